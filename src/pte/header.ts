@@ -1,0 +1,112 @@
+// The `.pte` file header: the FlatBuffers root offset and `ET12` identifier,
+// then the optional ExecuTorch extended header at byte 8:
+//   [8..11]  magic "eh" + two digits ("eh00")
+//   [12..15] u32 header length, counting the magic and this field
+//   [16..23] u64 program size (flatbuffer bytes from offset 0)
+//   [24..31] u64 segment base offset (0 when there are no segments)
+//   [32..39] u64 segment data size (only when length >= 32)
+// Every 64-bit field is compared against the real file size before it is
+// turned into a number, so a hostile value cannot wrap or lose precision.
+
+import { TrtxError } from '../util/errors.js';
+
+export const FILE_IDENTIFIER = 'ET12';
+export const EXTENDED_MAGIC = 'eh00';
+/** Bytes a reader needs to see the whole header (ExecuTorch's kNumHeadBytes). */
+export const HEAD_BYTES = 64;
+/** Length of the extended header trtx writes (with segment_data_size). */
+export const EXTENDED_HEADER_LENGTH = 32;
+const MIN_EXTENDED_LENGTH = 24;
+
+export interface ExtendedHeader {
+  magic: string;
+  length: number;
+  programSize: number;
+  segmentBaseOffset: number;
+  /** null when the header is too short to carry the field (older files). */
+  segmentDataSize: number | null;
+}
+
+export interface PteHeader {
+  rootOffset: number;
+  identifier: string;
+  extended: ExtendedHeader | null;
+}
+
+const ascii = (b: Uint8Array, at: number, n: number) =>
+  Array.from(b.subarray(at, at + n), (c) => (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : '?')).join('');
+
+function fail(code: string, location: string, message: string): never {
+  throw new TrtxError(code, location, message);
+}
+
+/** Reads a u64 and checks it against `limit` (inclusive) before narrowing. */
+function u64Within(view: DataView, at: number, limit: number, code: string, location: string, what: string): number {
+  const v = view.getBigUint64(at, true);
+  if (v > BigInt(limit)) fail(code, location, `${what} ${v} is past the end of the file (${limit} bytes)`);
+  return Number(v);
+}
+
+/**
+ * Parses the header from the first bytes of a file (at least HEAD_BYTES, or
+ * the whole file when it is shorter) and checks it against the file size.
+ */
+export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
+  if (fileSize < 8 || head.length < 8) fail('PTE_TRUNCATED', 'header', `file is ${fileSize} bytes, too short for a program header (8)`);
+  const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  const identifier = ascii(head, 4, 4);
+  if (identifier !== FILE_IDENTIFIER) {
+    const looksLikeEt = head[4] === 0x45 && head[5] === 0x54;
+    fail(
+      'PTE_IDENTIFIER',
+      'header.file_identifier',
+      looksLikeEt
+        ? `unsupported program format version "${identifier}" (trtx reads ${FILE_IDENTIFIER})`
+        : `not an ExecuTorch program: identifier "${identifier}" at byte 4, expected "${FILE_IDENTIFIER}"`,
+    );
+  }
+  const rootOffset = view.getUint32(0, true);
+
+  let extended: ExtendedHeader | null = null;
+  if (head.length >= 12 && head[8] === 0x65 && head[9] === 0x68) {
+    const magic = ascii(head, 8, 4);
+    if (magic !== EXTENDED_MAGIC) fail('PTE_EXTENDED_HEADER', 'header.extended.magic', `unsupported extended header "${magic}" (trtx reads ${EXTENDED_MAGIC})`);
+    if (head.length < 16) fail('PTE_TRUNCATED', 'header.extended', 'file ends inside the extended header');
+    const length = view.getUint32(12, true);
+    if (length < MIN_EXTENDED_LENGTH || length > HEAD_BYTES - 8) {
+      fail('PTE_EXTENDED_HEADER', 'header.extended.length', `extended header length ${length} is outside [${MIN_EXTENDED_LENGTH}, ${HEAD_BYTES - 8}]`);
+    }
+    if (head.length < 8 + length) fail('PTE_TRUNCATED', 'header.extended', `file ends inside the ${length}-byte extended header`);
+    const programSize = u64Within(view, 16, fileSize, 'PTE_PROGRAM_SIZE', 'header.extended.program_size', 'program size');
+    if (programSize < 8 + length) fail('PTE_PROGRAM_SIZE', 'header.extended.program_size', `program size ${programSize} is smaller than the headers (${8 + length})`);
+    const segmentBaseOffset = u64Within(view, 24, fileSize, 'PTE_SEGMENT_BASE', 'header.extended.segment_base_offset', 'segment base offset');
+    if (segmentBaseOffset !== 0 && segmentBaseOffset < programSize) {
+      fail('PTE_SEGMENT_BASE', 'header.extended.segment_base_offset', `segment base offset ${segmentBaseOffset} lies inside the program (${programSize} bytes)`);
+    }
+    let segmentDataSize: number | null = null;
+    if (length >= 32) {
+      const room = segmentBaseOffset === 0 ? 0 : fileSize - segmentBaseOffset;
+      segmentDataSize = u64Within(view, 32, room, 'PTE_SEGMENT_DATA_SIZE', 'header.extended.segment_data_size', 'segment data size');
+    }
+    extended = { magic, length, programSize, segmentBaseOffset, segmentDataSize };
+  }
+
+  const programSize = extended ? extended.programSize : fileSize;
+  const headerEnd = extended ? 8 + extended.length : 8;
+  if (rootOffset < headerEnd || rootOffset > programSize - 4) {
+    fail('PTE_ROOT_OFFSET', 'header.root_offset', `root table offset ${rootOffset} is outside the program bytes [${headerEnd}, ${programSize - 4}]`);
+  }
+  return { rootOffset, identifier, extended };
+}
+
+/** The 32-byte extended header trtx writes. */
+export function encodeExtendedHeader(programSize: number, segmentBaseOffset: number, segmentDataSize: number): Uint8Array {
+  const out = new Uint8Array(EXTENDED_HEADER_LENGTH);
+  const view = new DataView(out.buffer);
+  out.set([0x65, 0x68, 0x30, 0x30], 0);
+  view.setUint32(4, EXTENDED_HEADER_LENGTH, true);
+  view.setBigUint64(8, BigInt(programSize), true);
+  view.setBigUint64(16, BigInt(segmentBaseOffset), true);
+  view.setBigUint64(24, BigInt(segmentDataSize), true);
+  return out;
+}

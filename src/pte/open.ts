@@ -1,0 +1,108 @@
+// Opening a `.pte`: read the head, then only the program bytes, decode, and
+// resolve the segment table to absolute file ranges. Segment bytes are never
+// read here; `readRange` fetches exactly what a caller asks for.
+
+import { open, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { TrtxError } from '../util/errors.js';
+import { parseHeader, HEAD_BYTES, type PteHeader } from './header.js';
+import { decodeProgram } from './decode.js';
+import type { Program } from './model.js';
+import { resolveSegments, type SegmentRange } from './segments.js';
+
+export interface PteFile {
+  path: string;
+  fileSize: number;
+  header: PteHeader;
+  /** The flatbuffer bytes, headers included (file offsets 0..programSize). */
+  programBytes: Uint8Array;
+  program: Program;
+  /** Absolute file offset of segment 0's base (0 when there are none). */
+  segmentBase: number;
+  /** Program.segments as absolute file ranges, checked against the file. */
+  segments: SegmentRange[];
+  /** Reads `length` bytes at absolute file offset `offset`. */
+  readRange(offset: number, length: number): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+async function readExactly(fh: FileHandle, offset: number, length: number, path: string): Promise<Uint8Array> {
+  const out = new Uint8Array(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await fh.read(out, done, length - done, offset + done);
+    if (bytesRead === 0) throw new TrtxError('PTE_TRUNCATED', path, `file ended at byte ${offset + done}, expected ${length} bytes at ${offset}`);
+    done += bytesRead;
+  }
+  return out;
+}
+
+/** Refuses what is not a readable regular file, as a usage error (exit 2). */
+export async function statInput(path: string): Promise<number> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new TrtxError('INPUT_UNREADABLE', path, code === 'ENOENT' ? 'no such file' : `cannot read (${code})`, { kind: 'usage' });
+  }
+  if (st.isDirectory()) throw new TrtxError('INPUT_UNREADABLE', path, 'is a directory, expected a .pte file', { kind: 'usage' });
+  if (!st.isFile()) throw new TrtxError('INPUT_UNREADABLE', path, 'is not a regular file', { kind: 'usage' });
+  return st.size;
+}
+
+export async function openPte(path: string): Promise<PteFile> {
+  const fileSize = await statInput(path);
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (e) {
+    throw new TrtxError('INPUT_UNREADABLE', path, `cannot open (${(e as NodeJS.ErrnoException).code})`, { kind: 'usage' });
+  }
+  try {
+    const head = await readExactly(fh, 0, Math.min(HEAD_BYTES, fileSize), path);
+    const header = parseHeader(head, fileSize);
+    const programSize = header.extended ? header.extended.programSize : fileSize;
+    const programBytes = programSize <= head.length ? head.subarray(0, programSize) : await readExactly(fh, 0, programSize, path);
+    const program = decodeProgram(programBytes, header.rootOffset);
+    const segmentBase = header.extended?.segmentBaseOffset ?? 0;
+    const segments = resolveSegments(program, header, fileSize);
+    return {
+      path,
+      fileSize,
+      header,
+      programBytes,
+      program,
+      segmentBase,
+      segments,
+      readRange: (offset, length) => {
+        if (offset < 0 || length < 0 || offset > fileSize || length > fileSize - offset) {
+          return Promise.reject(new TrtxError('PTE_RANGE', path, `range ${offset}+${length} is outside the file (${fileSize} bytes)`));
+        }
+        return readExactly(fh, offset, length, path);
+      },
+      close: () => fh.close(),
+    };
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+}
+
+/** Opens, runs `fn`, and always closes. */
+export async function withPte<T>(path: string, fn: (pte: PteFile) => Promise<T> | T): Promise<T> {
+  const pte = await openPte(path);
+  try {
+    return await fn(pte);
+  } finally {
+    await pte.close();
+  }
+}
+
+/** Decodes a whole file held in memory (small files, tests, fuzzing). */
+export function decodePteBytes(bytes: Uint8Array): { header: PteHeader; program: Program; segments: SegmentRange[] } {
+  const header = parseHeader(bytes.subarray(0, HEAD_BYTES), bytes.length);
+  const programSize = header.extended ? header.extended.programSize : bytes.length;
+  const program = decodeProgram(bytes.subarray(0, programSize), header.rootOffset);
+  return { header, program, segments: resolveSegments(program, header, bytes.length) };
+}

@@ -1,0 +1,163 @@
+// Writing a `.pte`: re-encode the program, lay segments out aligned, stream
+// segment bytes from their source files, and publish atomically. The target
+// is only ever replaced by a complete, fsynced file: the bytes go to a
+// temporary file beside it, which is renamed over the target at the end.
+// Any failure (or an abort) removes the temporary file and leaves the target
+// as it was.
+
+import { open, rename, rm } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { TrtxError } from '../util/errors.js';
+import { encodeProgram } from './encode.js';
+import { encodeExtendedHeader, EXTENDED_HEADER_LENGTH } from './header.js';
+import type { Program } from './model.js';
+
+/** Where a segment's bytes come from. */
+export type SegmentSource =
+  | { kind: 'file'; path: string; offset: number; size: number }
+  | { kind: 'bytes'; bytes: Uint8Array };
+
+export interface WriteOptions {
+  /** Segment alignment (a power of two); default 4096. */
+  alignment?: number;
+  /** Write the extended header even with no segment data (default: only when needed). */
+  extendedHeader?: boolean;
+  onProgress?: (written: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+export interface WriteResult {
+  path: string;
+  fileSize: number;
+  programSize: number;
+  segmentBase: number;
+  alignment: number;
+}
+
+const COPY_CHUNK = 8 * 1024 * 1024;
+
+const alignUp = (n: number, a: number) => Math.ceil(n / a) * a;
+const sourceSize = (s: SegmentSource) => (s.kind === 'file' ? s.size : s.bytes.length);
+
+/**
+ * The bytes before the first segment: program flatbuffer (with the extended
+ * header inserted at byte 8 when wanted) and the segment layout. Mutates
+ * `program.segments` to the new layout.
+ */
+export function layoutProgram(program: Program, sources: SegmentSource[], opts: { alignment: number; extendedHeader: boolean }) {
+  const { alignment } = opts;
+  if (alignment <= 0 || (alignment & (alignment - 1)) !== 0) throw new TrtxError('WRITE_ALIGNMENT', 'alignment', `${alignment} is not a power of two`, { kind: 'usage' });
+  if (sources.length !== program.segments.length) {
+    throw new TrtxError('WRITE_SEGMENTS', 'program.segments', `${program.segments.length} segments in the program but ${sources.length} sources`, { kind: 'usage' });
+  }
+  let cursor = 0;
+  const relative = sources.map((s) => {
+    const at = alignUp(cursor, alignment);
+    cursor = at + sourceSize(s);
+    return at;
+  });
+  // Relative offsets depend only on sizes and alignment, so they can be set
+  // before the program (whose size they would otherwise feed back into) is encoded.
+  program.segments = sources.map((s, i) => ({ offset: BigInt(relative[i]), size: BigInt(sourceSize(s)) }));
+  const segmentDataSize = sources.length ? cursor : 0;
+  const withHeader = opts.extendedHeader || segmentDataSize > 0;
+
+  const fb = encodeProgram(program);
+  if (!withHeader) return { head: fb, programSize: fb.length, segmentBase: 0, relative, segmentDataSize };
+
+  const programSize = fb.length + EXTENDED_HEADER_LENGTH;
+  const segmentBase = segmentDataSize > 0 ? alignUp(programSize, alignment) : 0;
+  const head = new Uint8Array(segmentDataSize > 0 ? segmentBase : programSize);
+  head.set(fb.subarray(0, 8), 0);
+  head.set(encodeExtendedHeader(programSize, segmentBase, segmentDataSize), 8);
+  head.set(fb.subarray(8), 8 + EXTENDED_HEADER_LENGTH);
+  const view = new DataView(head.buffer);
+  view.setUint32(0, view.getUint32(0, true) + EXTENDED_HEADER_LENGTH, true);
+  return { head, programSize, segmentBase, relative, segmentDataSize };
+}
+
+async function copyRange(src: FileHandle, from: number, size: number, dst: FileHandle, at: number, buf: Uint8Array, progress: (n: number) => void, signal?: AbortSignal) {
+  let done = 0;
+  while (done < size) {
+    signal?.throwIfAborted();
+    const want = Math.min(buf.length, size - done);
+    const { bytesRead } = await src.read(buf, 0, want, from + done);
+    if (bytesRead === 0) throw new TrtxError('WRITE_SOURCE_TRUNCATED', `source byte ${from + done}`, 'segment source ended early');
+    let written = 0;
+    while (written < bytesRead) {
+      const { bytesWritten } = await dst.write(buf, written, bytesRead - written, at + done + written);
+      written += bytesWritten;
+    }
+    done += bytesRead;
+    progress(bytesRead);
+  }
+}
+
+/** Writes `program` and its segments to `target` atomically. */
+export async function writePte(target: string, program: Program, sources: SegmentSource[], opts: WriteOptions = {}): Promise<WriteResult> {
+  const alignment = opts.alignment ?? 4096;
+  const { head, programSize, segmentBase, relative, segmentDataSize } = layoutProgram(program, sources, {
+    alignment,
+    extendedHeader: opts.extendedHeader ?? false,
+  });
+  const fileSize = segmentDataSize > 0 ? segmentBase + segmentDataSize : head.length;
+  const tmp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  let out: FileHandle | undefined;
+  const opened = new Map<string, FileHandle>();
+  try {
+    out = await open(tmp, 'wx', 0o644);
+    await out.write(head, 0, head.length, 0);
+    let written = head.length;
+    const report = () => opts.onProgress?.(written, fileSize);
+    report();
+    const buf = new Uint8Array(Math.min(COPY_CHUNK, Math.max(segmentDataSize, 1)));
+    for (let i = 0; i < sources.length; i++) {
+      const s = sources[i];
+      const at = segmentBase + relative[i];
+      if (s.kind === 'bytes') {
+        await out.write(s.bytes, 0, s.bytes.length, at);
+        written += s.bytes.length;
+        report();
+      } else if (s.size > 0) {
+        let src = opened.get(s.path);
+        if (!src) opened.set(s.path, (src = await open(s.path, 'r')));
+        await copyRange(src, s.offset, s.size, out, at, buf, (n) => {
+          written += n;
+          report();
+        }, opts.signal);
+      }
+    }
+    // Padding between segments is left as a hole; truncate fixes the length
+    // (and zero-fills) without writing padding bytes.
+    await out.truncate(fileSize);
+    await out.sync();
+    await out.close();
+    out = undefined;
+    opts.signal?.throwIfAborted();
+    await rename(tmp, target);
+    await syncDir(dirname(target));
+    return { path: target, fileSize, programSize, segmentBase, alignment };
+  } catch (e) {
+    await out?.close().catch(() => {});
+    await rm(tmp, { force: true });
+    if (e instanceof TrtxError) throw e;
+    if ((e as Error).name === 'AbortError') throw new TrtxError('WRITE_ABORTED', target, 'write interrupted; the target was left untouched');
+    throw new TrtxError('WRITE_FAILED', target, `${(e as Error).message}; the target was left untouched`, { kind: 'usage' });
+  } finally {
+    for (const fh of opened.values()) await fh.close().catch(() => {});
+  }
+}
+
+/** Makes the rename durable: fsync the directory entry. */
+async function syncDir(dir: string): Promise<void> {
+  const d = await open(dir, 'r');
+  try {
+    await d.sync();
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename is still atomic.
+  } finally {
+    await d.close();
+  }
+}
