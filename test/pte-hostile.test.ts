@@ -52,10 +52,12 @@ describe.each(files)('hostile variants of %s', (name, original) => {
   it('refuses a wrong file identifier', () => {
     const b = original.slice();
     b.set([0x58, 0x58, 0x58, 0x58], 4);
-    expectRefused(b, 'PTE_IDENTIFIER');
+    expect(expectRefused(b, 'PTE_NOT_A_PROGRAM').kind).toBe('usage');
     const v = original.slice();
     v.set([0x45, 0x54, 0x31, 0x31], 4);
-    expect(expectRefused(v, 'PTE_IDENTIFIER').message).toMatch(/unsupported program format version "ET11"/);
+    const err = expectRefused(v, 'PTE_IDENTIFIER');
+    expect(err.message).toMatch(/unsupported program format version "ET11"/);
+    expect(err.kind).toBe('check');
   });
 
   it('refuses a root offset past the end', () => {

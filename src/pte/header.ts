@@ -56,14 +56,14 @@ export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const identifier = ascii(head, 4, 4);
   if (identifier !== FILE_IDENTIFIER) {
-    const looksLikeEt = head[4] === 0x45 && head[5] === 0x54;
-    fail(
-      'PTE_IDENTIFIER',
-      'header.file_identifier',
-      looksLikeEt
-        ? `unsupported program format version "${identifier}" (trtx reads ${FILE_IDENTIFIER})`
-        : `not an ExecuTorch program: identifier "${identifier}" at byte 4, expected "${FILE_IDENTIFIER}"`,
-    );
+    // "ET" and two digits is an ExecuTorch program of another format version
+    // (the file failed); anything else is not a program at all (wrong input).
+    if (/^ET[0-9]{2}$/.test(identifier)) {
+      fail('PTE_IDENTIFIER', 'header.file_identifier', `unsupported program format version "${identifier}" (trtx reads ${FILE_IDENTIFIER})`);
+    }
+    throw new TrtxError('PTE_NOT_A_PROGRAM', 'header.file_identifier', `not an ExecuTorch program: bytes 4..7 are ${JSON.stringify(identifier)}, a .pte has "${FILE_IDENTIFIER}"`, {
+      kind: 'usage',
+    });
   }
   const rootOffset = view.getUint32(0, true);
 

@@ -1,0 +1,98 @@
+// What every command shares: output streams, --json, colour, the logger and
+// the exit-code contract (0 ok, 1 the file or model failed a check, 2 usage
+// or environment). Commands print through this; the library never prints.
+
+import pino from 'pino';
+import { Writable } from 'node:stream';
+import { TrtxError, isTrtxError } from '../util/errors.js';
+
+export const EXIT_OK = 0;
+export const EXIT_CHECK = 1;
+export const EXIT_USAGE = 2;
+
+export interface GlobalOptions {
+  json?: boolean;
+  logLevel?: string;
+  quiet?: boolean;
+  color?: boolean;
+}
+
+export interface Ctx {
+  json: boolean;
+  color: boolean;
+  quiet: boolean;
+  log: pino.Logger;
+  /** Human output (stdout); suppressed under --json. */
+  print(line?: string): void;
+  /** The --json document (stdout). */
+  emitJson(value: unknown): void;
+  stderrIsTTY: boolean;
+}
+
+/** Colour only on a terminal, never with NO_COLOR or --no-color. */
+export function colorEnabled(opts: GlobalOptions, stream: NodeJS.WriteStream = process.stdout): boolean {
+  if (opts.color === false) return false;
+  if (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '') return false;
+  return Boolean(stream.isTTY);
+}
+
+/** Logs on a terminal read as `trtx warn: message`; elsewhere they stay pino's JSON lines. */
+function terminalLogStream(): Writable {
+  const names: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+  return new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split('\n')) {
+        if (!line) continue;
+        try {
+          const rec = JSON.parse(line) as { level: number; msg: string };
+          process.stderr.write(`trtx ${names[rec.level] ?? rec.level}: ${rec.msg}\n`);
+        } catch {
+          process.stderr.write(line + '\n');
+        }
+      }
+      done();
+    },
+  });
+}
+
+export function makeCtx(opts: GlobalOptions): Ctx {
+  const json = Boolean(opts.json);
+  const level = opts.quiet ? 'error' : (opts.logLevel ?? 'info');
+  const dest = process.stderr.isTTY ? terminalLogStream() : pino.destination({ fd: 2, sync: true });
+  const log = pino({ level, base: undefined, timestamp: !process.stderr.isTTY }, dest);
+  return {
+    json,
+    quiet: Boolean(opts.quiet),
+    color: !json && colorEnabled(opts),
+    log,
+    stderrIsTTY: Boolean(process.stderr.isTTY),
+    print: (line = '') => {
+      if (!json) process.stdout.write(line + '\n');
+    },
+    emitJson: (value) => {
+      process.stdout.write(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
+    },
+  };
+}
+
+/** The one line a refusal prints, plus its hint. */
+export function reportError(e: unknown, json: boolean): number {
+  if (isTrtxError(e)) {
+    const code = e.kind === 'usage' ? EXIT_USAGE : EXIT_CHECK;
+    if (json) {
+      process.stdout.write(JSON.stringify({ error: { code: e.code, location: e.location, message: e.message, hint: e.hint ?? null } }, null, 2) + '\n');
+    }
+    process.stderr.write(`error: ${e.oneLine()}\n`);
+    if (e.hint) process.stderr.write(`hint: ${e.hint}\n`);
+    return code;
+  }
+  // A bug in trtx, not in the input: still one line, and the detail on request.
+  const err = e as Error;
+  process.stderr.write(`error: INTERNAL: ${err?.message ?? String(e)} (set TRTX_DEBUG=1 for the stack)\n`);
+  if (process.env.TRTX_DEBUG) process.stderr.write(`${err?.stack}\n`);
+  return EXIT_USAGE;
+}
+
+export function usage(message: string, hint?: string): TrtxError {
+  return new TrtxError('USAGE', '', message, { kind: 'usage', hint });
+}

@@ -1,0 +1,90 @@
+// trtx inspect FILE [--method NAME] [--json]
+import type { Command } from 'commander';
+import { withPte } from '../pte/open.js';
+import { summarize, type DelegateSummary, type InspectReport, type MethodSummary, type TensorSummary } from '../inspect/summary.js';
+import { formatIEC } from '../util/size.js';
+import { EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
+import { action } from './main.js';
+import { styler } from './style.js';
+
+interface InspectOptions extends GlobalOptions {
+  method?: string;
+}
+
+const iec = (n: number) => formatIEC(BigInt(n));
+const shape = (t: TensorSummary) => `${t.name ?? `%${t.index}`} ${t.dtype}[${t.shape.join(', ')}] @${t.device}`;
+const counts = (r: Record<string, number>) =>
+  Object.entries(r)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ') || 'none';
+
+function delegateLines(d: DelegateSummary): string[] {
+  const where = 'error' in d.data ? d.data.error : `${d.data.location} ${d.data.index}, ${iec(d.data.size)}`;
+  const lines = [`  delegate ${d.index}: ${d.backend_id ?? '(no id)'} (${where})`];
+  if (d.tensorrt) {
+    if ('error' in d.tensorrt) lines.push(`    blob: ${d.tensorrt.error}`);
+    else {
+      const t = d.tensorrt;
+      lines.push(`    blob ${t.magic}: engine ${iec(t.engine_size)}, inputs ${t.inputs.join(', ') || '-'}; outputs ${t.outputs.join(', ') || '-'}`);
+      for (const a of t.aliased) lines.push(`    alias ${a.output} -> ${a.input} (${a.kind})`);
+    }
+  }
+  for (const s of d.compile_specs) {
+    const dec = s.decoded;
+    const shown = s.error
+      ? `invalid: ${s.error}`
+      : dec?.budget_bytes !== undefined
+        ? `${dec.budget_bytes} bytes (${dec.budget_iec})`
+        : dec?.target_device ?? (dec?.zero_copy_kv ? dec.zero_copy_kv.join(', ') : s.raw);
+    lines.push(`    spec ${s.key ?? '(no key)'} = ${shown}`);
+  }
+  return lines;
+}
+
+function methodLines(m: MethodSummary, s: ReturnType<typeof styler>): string[] {
+  const lines = [s('bold', `method ${m.name ?? '(unnamed)'}`)];
+  for (const t of m.inputs) lines.push(`  input  ${shape(t)}`);
+  for (const t of m.outputs) lines.push(`  output ${shape(t)}`);
+  lines.push(`  values: ${counts(m.values)}`);
+  lines.push(`  instructions: ${counts(m.instructions)}`);
+  for (const o of m.operators) lines.push(`  op ${o.name}${o.overload ? '.' + o.overload : ''} x${o.calls}`);
+  for (const a of m.arenas) if (a.index > 0) lines.push(`  arena ${a.index}: ${iec(a.size)} on ${a.device}`);
+  for (const d of m.delegates) lines.push(...delegateLines(d));
+  const st = m.staging;
+  lines.push(`  staging per execution: host->device ${iec(st.host_to_device_bytes)}, device->host ${iec(st.device_to_host_bytes)} (${st.copies} copies)`);
+  return lines;
+}
+
+export function renderInspect(r: InspectReport, ctx: Pick<Ctx, 'color'>): string[] {
+  const s = styler(ctx);
+  const eh = r.header.extended_header;
+  const lines = [
+    `${s('bold', r.file)}: ${iec(r.file_size)}, ${r.header.file_identifier}, root at ${r.header.root_offset}`,
+    eh
+      ? `  header ${eh.magic}: program ${iec(eh.program_size)}, segments at ${eh.segment_base_offset} (${eh.segment_data_size === null ? 'size not recorded' : iec(eh.segment_data_size)})`
+      : '  no extended header',
+    `  program v${r.program.version}: ${r.program.methods} method(s), constant data ${iec(r.program.constant_data_bytes)}, ${r.program.segments.length} segment(s)`,
+  ];
+  for (const seg of r.program.segments) lines.push(`  segment ${seg.index}: ${iec(seg.size)} at ${seg.offset}`);
+  for (const m of r.methods) lines.push('', ...methodLines(m, s));
+  return lines;
+}
+
+export function registerInspect(program: Command): void {
+  program
+    .command('inspect')
+    .description('describe a .pte: header, methods, operators, arenas, delegates, compile specs, segments')
+    .argument('<file>', 'the .pte program')
+    .option('--method <name>', 'only this method')
+    .option('--json', 'machine-readable output (schemas/inspect.schema.json)')
+    .addHelpText('after', '\nExamples:\n  trtx inspect model.pte\n  trtx inspect model.pte --method decode --json')
+    .action(
+      action<InspectOptions>(async (ctx, opts, [file]) => {
+        const report = await withPte(file, (pte) => summarize(pte, { method: opts.method }));
+        if (opts.method !== undefined && report.methods.length === 0) throw usage(`no method named "${opts.method}" in ${file}`);
+        if (ctx.json) ctx.emitJson(report);
+        else for (const l of renderInspect(report, ctx)) ctx.print(l);
+        return EXIT_OK;
+      }),
+    );
+}

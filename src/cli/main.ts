@@ -1,0 +1,61 @@
+// The trtx command line: global options, one file per command, and the
+// exit-code contract. Usage errors (bad flags, missing arguments) exit 2.
+
+import { Command, CommanderError, Option } from 'commander';
+import { EXIT_USAGE, makeCtx, reportError, type Ctx, type GlobalOptions } from './context.js';
+import { registerInspect } from './inspect.js';
+import { registerRewrite } from './rewrite.js';
+
+export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
+
+/** Wraps a command handler: context from the merged options, errors to exit codes. */
+export function action<O extends GlobalOptions>(handler: Handler<O>) {
+  return async function (this: Command, ...argv: unknown[]) {
+    const cmd = argv[argv.length - 1] as Command;
+    const opts = cmd.optsWithGlobals() as O;
+    const args = argv.slice(0, -2).filter((a): a is string => typeof a === 'string');
+    let ctx: Ctx | undefined;
+    try {
+      ctx = makeCtx(opts);
+      process.exitCode = await handler(ctx, opts, args);
+    } catch (e) {
+      process.exitCode = reportError(e, Boolean(opts.json));
+    }
+  };
+}
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0  ok (warnings allowed unless --strict)
+  1  the file or model failed a check
+  2  usage or environment (bad flags, missing or unreadable file, missing tool)`;
+
+export function buildProgram(): Command {
+  const program = new Command('trtx')
+    .description('Export, check, rewrite and verify ExecuTorch programs with TensorRT delegates')
+    .version('0.1.0', '--version')
+    .addOption(new Option('--log-level <level>', 'log level on stderr').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
+    .option('-q, --quiet', 'only errors on stderr')
+    .option('--no-color', 'no colour (also NO_COLOR)')
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .exitOverride();
+  program.configureOutput({ outputError: (str, write) => write(str) });
+  registerInspect(program);
+  registerRewrite(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version end here too, with code 0.
+      return e.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    return reportError(e, false);
+  }
+  return typeof process.exitCode === 'number' ? process.exitCode : 0;
+}
