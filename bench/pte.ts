@@ -1,0 +1,78 @@
+// Issue 2 benchmark: `trtx inspect` wall time and peak RSS on programs whose
+// segments total 40 MB and 4 GiB (cost must not grow with segment bytes), and
+// `trtx rewrite` throughput as a ratio to `cp` (and `cp` + fsync, since the
+// writer fsyncs) of the same file, all in one run.
+//
+//   npx tsx bench/pte.ts [--dir DIR] [--big-gib 4]
+import { mkdirSync, openSync, writeSync, closeSync, statSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { withPte } from '../src/pte/open.js';
+import { writePte, type SegmentSource } from '../src/pte/write.js';
+import { GiB, MiB, ensureBundle, fmtMs, median, timed, wall } from './lib.js';
+
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : dflt;
+};
+const dir = resolve(arg('--dir', 'bench/out'));
+const bigBytes = Math.round(Number(arg('--big-gib', '4')) * GiB);
+const corpus = resolve(process.env.TRTX_PTE_CORPUS ?? '../shared/pte-corpus');
+mkdirSync(dir, { recursive: true });
+ensureBundle();
+
+/** A data file of `size` bytes with non-zero content (so nothing is sparse). */
+function dataFile(path: string, size: number): string {
+  const fd = openSync(path, 'w');
+  const chunk = Buffer.alloc(8 * MiB);
+  for (let i = 0; i < chunk.length; i += 4) chunk.writeUInt32LE((i * 2654435761) >>> 0, i);
+  for (let done = 0; done < size; done += chunk.length) writeSync(fd, chunk, 0, Math.min(chunk.length, size - done));
+  closeSync(fd);
+  return path;
+}
+
+/** A real ExecuTorch program (the corpus's add-segment) carrying `total` bytes in 8 segments. */
+async function program(name: string, total: number): Promise<string> {
+  const data = dataFile(join(dir, `${name}.data`), total);
+  const out = join(dir, `${name}.pte`);
+  await withPte(join(corpus, 'add-segment.pte'), async (pte) => {
+    const first = pte.segments[0];
+    const sources: SegmentSource[] = [{ kind: 'file', path: pte.path, offset: first.offset, size: first.size }];
+    const per = Math.floor(total / 8);
+    for (let i = 0; i < 8; i++) sources.push({ kind: 'file', path: data, offset: i * per, size: per });
+    pte.program.segments = sources.map(() => ({ offset: 0n, size: 0n }));
+    await writePte(out, pte.program, sources, { alignment: 4096 });
+  });
+  rmSync(data);
+  return out;
+}
+
+const trtx = ['node', 'bin/trtx'];
+const files = { '40 MB': await program('segments-40mb', 40_000_000), [`${bigBytes / GiB} GiB`]: await program('segments-big', bigBytes) };
+
+console.log(`command: npx tsx bench/pte.ts --big-gib ${bigBytes / GiB}   (node ${process.version})`);
+console.log('\ntrtx inspect --json (median of 5; peak RSS of the slowest)');
+for (const [label, file] of Object.entries(files)) {
+  const runs = Array.from({ length: 5 }, () => timed([...trtx, 'inspect', file, '--json']));
+  const w = Array.from({ length: 5 }, () => wall([...trtx, 'inspect', file, '--json']));
+  const baseline = Array.from({ length: 5 }, () => wall(['node', '-e', '0']));
+  console.log(
+    `  ${label.padEnd(8)} file ${(statSync(file).size / MiB).toFixed(0)} MiB: ${fmtMs(median(w))} wall (node startup alone ${fmtMs(median(baseline))}), peak RSS ${(Math.max(...runs.map((r) => r.maxRssKiB)) / 1024).toFixed(1)} MiB`,
+  );
+}
+
+console.log('\ntrtx rewrite vs cp of the same file (median of 3, alternating)');
+for (const [label, file] of Object.entries(files)) {
+  const size = statSync(file).size;
+  const t = { rewrite: [] as number[], cp: [] as number[], cpsync: [] as number[] };
+  for (let i = 0; i < 3; i++) {
+    t.cp.push(wall(['cp', file, join(dir, 'cp.pte')]));
+    t.cpsync.push(wall(['sh', '-c', `cp "${file}" "${join(dir, 'cps.pte')}" && sync "${join(dir, 'cps.pte')}"`]));
+    t.rewrite.push(wall([...trtx, 'rewrite', file, '-o', join(dir, 'rw.pte'), '--quiet']));
+  }
+  const [r, c, cs] = [median(t.rewrite), median(t.cp), median(t.cpsync)];
+  const gbps = (s: number) => `${(size / s / 1e9).toFixed(2)} GB/s`;
+  console.log(
+    `  ${label.padEnd(8)} rewrite ${fmtMs(r)} (${gbps(r)}), cp ${fmtMs(c)} (${gbps(c)}), cp+fsync ${fmtMs(cs)}; throughput ratio vs cp ${(c / r).toFixed(2)}, vs cp+fsync ${(cs / r).toFixed(2)}`,
+  );
+}
+for (const f of ['cp.pte', 'cps.pte', 'rw.pte']) rmSync(join(dir, f), { force: true });

@@ -1,0 +1,44 @@
+// What every check sees: the opened program and, per TensorRT delegate, its
+// parsed blob (read once, shared by all checks). A blob that fails to parse
+// is recorded as its diagnostic and left out of `blobs`.
+
+import type { PteFile } from '../pte/open.js';
+import type { ParsedBlob } from '../tensorrt/blob.js';
+import { delegatesOf, isTensorRT, readDelegateBlob, type DelegateRef } from '../tensorrt/delegates.js';
+import { isTrtxError } from '../util/errors.js';
+import { diag, type Diagnostic } from './diagnostic.js';
+
+export interface TrtDelegate extends DelegateRef {
+  blob: ParsedBlob;
+}
+
+export interface CheckContext {
+  pte: PteFile;
+  /** Every TensorRT delegate whose blob parsed. */
+  trt: TrtDelegate[];
+  /** Options of the run (e.g. --zero-copy-kv requires zero-copy). */
+  options: CheckOptions;
+}
+
+export interface CheckOptions {
+  /** Require every KV cache to be zero-copy. */
+  requireZeroCopyKv?: boolean;
+}
+
+export type Check = (ctx: CheckContext) => Diagnostic[] | Promise<Diagnostic[]>;
+
+export async function buildCheckContext(pte: PteFile, options: CheckOptions = {}): Promise<{ ctx: CheckContext; blobDiagnostics: Diagnostic[] }> {
+  const trt: TrtDelegate[] = [];
+  const blobDiagnostics: Diagnostic[] = [];
+  for (const ref of delegatesOf(pte, isTensorRT)) {
+    try {
+      trt.push({ ...ref, blob: await readDelegateBlob(pte, ref) });
+    } catch (e) {
+      if (!isTrtxError(e)) throw e;
+      blobDiagnostics.push(
+        diag('error', e.code, e.location || ref.location, e.message, e.hint ?? 're-export the program', { method: ref.plan.name, delegate: ref.delegateIndex }),
+      );
+    }
+  }
+  return { ctx: { pte, trt, options }, blobDiagnostics };
+}

@@ -1,0 +1,31 @@
+// A finding of `trtx check`: severity, a stable code, where (a path such as
+// `decode > delegate 0 (TensorRTBackend) > binding k_out`), what is wrong and
+// one line on what to do.
+
+export type Severity = 'error' | 'warning' | 'info';
+
+export interface Diagnostic {
+  severity: Severity;
+  code: string;
+  /** Method name, or null for program-level findings. */
+  method: string | null;
+  /** Delegate index within the method, when the finding concerns one. */
+  delegate: number | null;
+  location: string;
+  message: string;
+  hint: string;
+}
+
+export function diag(
+  severity: Severity,
+  code: string,
+  location: string,
+  message: string,
+  hint: string,
+  where: { method?: string | null; delegate?: number | null } = {},
+): Diagnostic {
+  return { severity, code, method: where.method ?? null, delegate: where.delegate ?? null, location, message, hint };
+}
+
+export const errorsIn = (ds: Diagnostic[]) => ds.filter((d) => d.severity === 'error');
+export const warningsIn = (ds: Diagnostic[]) => ds.filter((d) => d.severity === 'warning');

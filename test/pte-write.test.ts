@@ -1,0 +1,62 @@
+// The writer's promise: the target is replaced by a complete file or not at
+// all, and no temporary file is left behind.
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { openPte } from '../src/pte/open.js';
+import { writePte } from '../src/pte/write.js';
+import { TrtxError } from '../src/util/errors.js';
+import { corpusPath } from './helpers/corpus.js';
+
+async function program() {
+  const pte = await openPte(corpusPath('add-segment'));
+  await pte.close();
+  return pte;
+}
+
+describe('atomic write', () => {
+  it('leaves the target untouched when a segment source is short', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trtx-write-'));
+    const target = join(dir, 'out.pte');
+    writeFileSync(target, 'previous contents');
+    const src = join(dir, 'short.bin');
+    writeFileSync(src, new Uint8Array(10));
+    const pte = await program();
+    await expect(writePte(target, pte.program, [{ kind: 'file', path: src, offset: 0, size: 1000 }])).rejects.toMatchObject({ code: 'WRITE_SOURCE_TRUNCATED' });
+    expect(readFileSync(target, 'utf8')).toBe('previous contents');
+    expect(readdirSync(dir).sort()).toEqual(['out.pte', 'short.bin']);
+  });
+
+  it('leaves the target untouched when interrupted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trtx-write-'));
+    const target = join(dir, 'out.pte');
+    writeFileSync(target, 'previous contents');
+    const src = join(dir, 'big.bin');
+    writeFileSync(src, new Uint8Array(48 * 1024 * 1024));
+    const pte = await program();
+    const ac = new AbortController();
+    const p = writePte(target, pte.program, [{ kind: 'file', path: src, offset: 0, size: 48 * 1024 * 1024 }], {
+      signal: ac.signal,
+      onProgress: (done) => {
+        if (done > 1024 * 1024) ac.abort();
+      },
+    });
+    await expect(p).rejects.toBeInstanceOf(TrtxError);
+    await expect(p).rejects.toMatchObject({ code: 'WRITE_ABORTED' });
+    expect(readFileSync(target, 'utf8')).toBe('previous contents');
+    expect(readdirSync(dir).sort()).toEqual(['big.bin', 'out.pte']);
+  });
+
+  it('writes a new file that reads back, with segments at the asked alignment', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trtx-write-'));
+    const target = join(dir, 'out.pte');
+    const pte = await program();
+    const bytes = new Uint8Array([1, 2, 3, 4]);
+    const r = await writePte(target, pte.program, [{ kind: 'bytes', bytes }], { alignment: 4096 });
+    expect(r.segmentBase % 4096).toBe(0);
+    const back = await openPte(target);
+    expect(Array.from(await back.readRange(back.segments[0].offset, 4))).toEqual([1, 2, 3, 4]);
+    await back.close();
+  });
+});
