@@ -1,0 +1,266 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  SPEC_TARGET_DEVICE,
+  SPEC_WEIGHT_STREAMING_BUDGET,
+  SPEC_ZERO_COPY_KV,
+  decodeBudget,
+  decodeCompileSpecs,
+  decodeTargetDevice,
+  decodeZeroCopyKv,
+  encodeBudget,
+  encodeTargetDevice,
+  encodeZeroCopyKv,
+  getSpec,
+  removeSpec,
+  setSpec,
+  type CompileSpecEntry,
+} from '../src/tensorrt/compile-specs.js';
+import { TrtxError } from '../src/util/errors.js';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const spec = (key: string | null, value: string | Uint8Array): CompileSpecEntry => ({ key, value: typeof value === 'string' ? enc.encode(value) : value });
+
+function thrown(f: () => unknown): TrtxError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof TrtxError) return e;
+    throw e;
+  }
+  throw new Error('expected a TrtxError');
+}
+
+describe('weight_streaming_budget', () => {
+  it.each([
+    ['0', 0n],
+    ['8589934592', 8589934592n],
+    ['9223372036854775807', (1n << 63n) - 1n],
+    ['0008', 8n],
+    ['00000000000000000000000000001', 1n],
+  ])('decodes %j', (text, want) => {
+    expect(decodeBudget(enc.encode(text))).toBe(want);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['2^63', '9223372036854775808'],
+    ['2^64', '18446744073709551616'],
+    ['twenty digits', '99999999999999999999'],
+    ['minus', '-1'],
+    ['minus zero', '-0'],
+    ['plus', '+8'],
+    ['leading space', ' 8'],
+    ['trailing space', '8 '],
+    ['trailing NUL', '8\0'],
+    ['inner NUL', '8\x009'],
+    ['unit', '8GiB'],
+    ['hex', '0x10'],
+    ['fraction', '1.5'],
+    ['exponent', '1e9'],
+    ['word', 'auto'],
+    ['full-width digit', '\uff18'],
+  ])('refuses %s', (_what, text) => {
+    const e = thrown(() => decodeBudget(enc.encode(text), 'here'));
+    expect(e.code).toBe('SPEC_BUDGET_INVALID');
+    expect(e.location).toBe('here');
+    expect(e.kind).toBe('check');
+  });
+
+  it('encodes plain decimal ASCII and round-trips over [0, 2^63)', () => {
+    expect(dec.decode(encodeBudget(8n * 2n ** 30n))).toBe('8589934592');
+    expect(dec.decode(encodeBudget(0n))).toBe('0');
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: (1n << 63n) - 1n }), (n) => {
+        expect(decodeBudget(encodeBudget(n))).toBe(n);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses to encode a value outside [0, 2^63) as a usage error', () => {
+    for (const n of [-1n, 1n << 63n]) {
+      const e = thrown(() => encodeBudget(n));
+      expect(e.code).toBe('SPEC_BUDGET_INVALID');
+      expect(e.kind).toBe('usage');
+    }
+  });
+});
+
+describe('target_device', () => {
+  it('decodes cuda:N', () => {
+    expect(decodeTargetDevice(enc.encode('cuda:0'))).toBe(0);
+    expect(decodeTargetDevice(enc.encode('cuda:7'))).toBe(7);
+    expect(decodeTargetDevice(enc.encode('cuda:2147483647'))).toBe(2147483647);
+  });
+
+  it.each(['', 'cuda', 'cuda:', 'cuda:-1', 'cuda:+1', 'cuda:01', 'cuda: 1', 'cuda:1 ', 'CUDA:0', 'cpu:0', 'cuda:0\0', 'cuda:2147483648', 'cuda:1.0', 'cuda:99999999999999999'])(
+    'refuses %j',
+    (text) => {
+      expect(thrown(() => decodeTargetDevice(enc.encode(text))).code).toBe('SPEC_TARGET_DEVICE_INVALID');
+    },
+  );
+
+  it('refuses a huge value without building a string from it', () => {
+    expect(thrown(() => decodeTargetDevice(new Uint8Array(1 << 20).fill(0x31))).code).toBe('SPEC_TARGET_DEVICE_INVALID');
+  });
+
+  it('encodes and round-trips', () => {
+    expect(dec.decode(encodeTargetDevice(3))).toBe('cuda:3');
+    expect(decodeTargetDevice(encodeTargetDevice(12))).toBe(12);
+    for (const bad of [-1, 1.5, 2 ** 31, NaN]) expect(thrown(() => encodeTargetDevice(bad)).code).toBe('SPEC_TARGET_DEVICE_INVALID');
+  });
+});
+
+describe('zero_copy_kv', () => {
+  it('decodes a JSON list of names, compact or spaced', () => {
+    expect(decodeZeroCopyKv(enc.encode('["k_out","v_out"]'))).toEqual(['k_out', 'v_out']);
+    expect(decodeZeroCopyKv(enc.encode('[ "k_out", "v_out" ]'))).toEqual(['k_out', 'v_out']);
+    expect(decodeZeroCopyKv(enc.encode('["caf\\u00e9"]'))).toEqual(['café']);
+  });
+
+  it.each([
+    ['not JSON', 'k_out,v_out'],
+    ['an object', '{"k_out":1}'],
+    ['a string', '"k_out"'],
+    ['empty list', '[]'],
+    ['non-string entry', '["k_out",1]'],
+    ['empty name', '["k_out",""]'],
+    ['NUL in a name', '["k_out\\u0000"]'],
+    ['repeated name', '["k_out","k_out"]'],
+    ['trailing bytes', '["k_out"]x'],
+    ['invalid UTF-8', new Uint8Array([0x5b, 0x22, 0xff, 0x22, 0x5d])],
+  ])('refuses %s', (_what, value) => {
+    const e = thrown(() => decodeZeroCopyKv(typeof value === 'string' ? enc.encode(value) : value, 'loc'));
+    expect(e.code).toBe('SPEC_ZERO_COPY_KV_INVALID');
+    expect(e.location).toBe('loc');
+  });
+
+  it('encodes compact JSON (Python-escaped) and round-trips', () => {
+    expect(dec.decode(encodeZeroCopyKv(['k_out', 'v_out']))).toBe('["k_out","v_out"]');
+    expect(dec.decode(encodeZeroCopyKv(['café']))).toBe('["caf\\u00e9"]');
+    expect(decodeZeroCopyKv(encodeZeroCopyKv(['a"b', 'c\\d', '出']))).toEqual(['a"b', 'c\\d', '出']);
+    for (const bad of [[], [''], ['a', 'a'], ['a\0'], ['\ud800']]) {
+      const e = thrown(() => encodeZeroCopyKv(bad));
+      expect(e.code).toBe('SPEC_ZERO_COPY_KV_INVALID');
+      expect(e.kind).toBe('usage');
+    }
+  });
+});
+
+describe('decodeCompileSpecs', () => {
+  it('types the specs trtx owns and leaves others alone', () => {
+    const r = decodeCompileSpecs([
+      spec('other_backend_flag', '\x01\x02'),
+      spec(SPEC_TARGET_DEVICE, 'cuda:1'),
+      spec(SPEC_WEIGHT_STREAMING_BUDGET, '1073741824'),
+      spec(SPEC_ZERO_COPY_KV, '["k_out"]'),
+      spec(null, 'x'),
+    ]);
+    expect(r.diagnostics).toEqual([]);
+    expect(r.specs).toEqual({ targetDevice: 1, weightStreamingBudget: 1073741824n, zeroCopyKv: ['k_out'] });
+  });
+
+  it('an absent budget is automatic: no value and no diagnostic', () => {
+    const r = decodeCompileSpecs([spec(SPEC_TARGET_DEVICE, 'cuda:0')]);
+    expect(r.specs.weightStreamingBudget).toBeUndefined();
+    expect(r.diagnostics).toEqual([]);
+  });
+
+  it('an unparsable budget is an error, never a silent automatic', () => {
+    const r = decodeCompileSpecs([spec(SPEC_TARGET_DEVICE, 'cuda:0'), spec(SPEC_WEIGHT_STREAMING_BUDGET, '8GiB')], {
+      location: 'decode > delegate 0 (TensorRTBackend)',
+    });
+    expect(r.specs.weightStreamingBudget).toBeUndefined();
+    expect(r.specs.targetDevice).toBe(0);
+    expect(r.diagnostics).toHaveLength(1);
+    expect(r.diagnostics[0]).toMatchObject({
+      severity: 'error',
+      code: 'SPEC_BUDGET_INVALID',
+      location: 'decode > delegate 0 (TensorRTBackend) > compile_specs[1] (weight_streaming_budget)',
+    });
+    expect(r.diagnostics[0].message).toContain('"8GiB"');
+    expect(r.diagnostics[0].hint.length).toBeGreaterThan(0);
+  });
+
+  it('a repeated key is an error naming the repeat, and the key gets no typed value', () => {
+    const r = decodeCompileSpecs([
+      spec(SPEC_WEIGHT_STREAMING_BUDGET, '1'),
+      spec(SPEC_TARGET_DEVICE, 'cuda:0'),
+      spec(SPEC_WEIGHT_STREAMING_BUDGET, '2'),
+    ]);
+    expect(r.diagnostics.map((d) => [d.code, d.location])).toEqual([['SPEC_DUPLICATE_KEY', 'compile_specs[2] (weight_streaming_budget)']]);
+    expect(r.diagnostics[0].message).toContain('compile_specs[0]');
+    expect(r.specs.weightStreamingBudget).toBeUndefined();
+    expect(r.specs.targetDevice).toBe(0);
+  });
+
+  it('a repeated key trtx does not own is also an error; null keys are ignored', () => {
+    const r = decodeCompileSpecs([spec('x', 'a'), spec(null, ''), spec(null, ''), spec('x', 'a')]);
+    expect(r.diagnostics.map((d) => d.code)).toEqual(['SPEC_DUPLICATE_KEY']);
+  });
+
+  it('reports each bad spec', () => {
+    const r = decodeCompileSpecs([spec(SPEC_TARGET_DEVICE, 'gpu0'), spec(SPEC_WEIGHT_STREAMING_BUDGET, '-1'), spec(SPEC_ZERO_COPY_KV, '[]')]);
+    expect(r.diagnostics.map((d) => [d.code, d.location])).toEqual([
+      ['SPEC_TARGET_DEVICE_INVALID', 'compile_specs[0] (target_device)'],
+      ['SPEC_BUDGET_INVALID', 'compile_specs[1] (weight_streaming_budget)'],
+      ['SPEC_ZERO_COPY_KV_INVALID', 'compile_specs[2] (zero_copy_kv)'],
+    ]);
+    expect(r.specs).toEqual({});
+  });
+
+  it('never throws on arbitrary specs', () => {
+    const key = fc.oneof(fc.constantFrom(SPEC_TARGET_DEVICE, SPEC_WEIGHT_STREAMING_BUDGET, SPEC_ZERO_COPY_KV, 'other'), fc.constant(null));
+    fc.assert(
+      fc.property(fc.array(fc.record({ key, value: fc.uint8Array({ maxLength: 24 }) }), { maxLength: 6 }), (specs) => {
+        const r = decodeCompileSpecs(specs);
+        for (const d of r.diagnostics) expect(d.code).toMatch(/^SPEC_/);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('setSpec / removeSpec', () => {
+  const base = () => [spec('a', '1'), spec(SPEC_WEIGHT_STREAMING_BUDGET, '5'), spec('b', '2')];
+
+  it('replaces in place and keeps every other entry untouched and in order', () => {
+    const before = base();
+    const after = setSpec(before, SPEC_WEIGHT_STREAMING_BUDGET, encodeBudget(9n));
+    expect(after.map((s) => s.key)).toEqual(['a', SPEC_WEIGHT_STREAMING_BUDGET, 'b']);
+    expect(dec.decode(after[1].value)).toBe('9');
+    expect(after[0]).toBe(before[0]);
+    expect(after[2]).toBe(before[2]);
+    // the input list is not modified
+    expect(dec.decode(before[1].value)).toBe('5');
+  });
+
+  it('appends when absent, and keeps extra fields of replaced entries', () => {
+    const withExtra = [{ ...spec('a', '1'), $absent: ['x'] }, { ...spec(SPEC_TARGET_DEVICE, 'cuda:0'), $absent: ['y'] }];
+    const added = setSpec(withExtra, SPEC_WEIGHT_STREAMING_BUDGET, encodeBudget(1n));
+    expect(added.map((s) => s.key)).toEqual(['a', SPEC_TARGET_DEVICE, SPEC_WEIGHT_STREAMING_BUDGET]);
+    const replaced = setSpec(withExtra, SPEC_TARGET_DEVICE, encodeTargetDevice(1));
+    expect(replaced[1]).toEqual({ key: SPEC_TARGET_DEVICE, value: enc.encode('cuda:1'), $absent: ['y'] });
+  });
+
+  it('collapses repeats of the key into its first position', () => {
+    const dup = [spec(SPEC_WEIGHT_STREAMING_BUDGET, '1'), spec('a', '1'), spec(SPEC_WEIGHT_STREAMING_BUDGET, '2')];
+    const after = setSpec(dup, SPEC_WEIGHT_STREAMING_BUDGET, encodeBudget(3n));
+    expect(after.map((s) => [s.key, dec.decode(s.value)])).toEqual([
+      [SPEC_WEIGHT_STREAMING_BUDGET, '3'],
+      ['a', '1'],
+    ]);
+    expect(decodeCompileSpecs(after).diagnostics).toEqual([]);
+  });
+
+  it('removeSpec drops every entry of the key and nothing else', () => {
+    const dup = [spec(SPEC_WEIGHT_STREAMING_BUDGET, '1'), spec('a', '1'), spec(SPEC_WEIGHT_STREAMING_BUDGET, '2'), spec('b', '2')];
+    const after = removeSpec(dup, SPEC_WEIGHT_STREAMING_BUDGET);
+    expect(after).toEqual([dup[1], dup[3]]);
+    expect(removeSpec(base(), 'missing')).toEqual(base());
+    expect(getSpec(after, SPEC_WEIGHT_STREAMING_BUDGET)).toBeUndefined();
+    expect(dec.decode(getSpec(dup, SPEC_WEIGHT_STREAMING_BUDGET)!)).toBe('1');
+  });
+});
