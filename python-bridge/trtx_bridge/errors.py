@@ -1,0 +1,33 @@
+"""The one exception type the bridge reports as an ``error`` event."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class BridgeError(Exception):
+    """A failure with a stable type, a one-line message and what to do next.
+
+    ``type`` is upper snake case; the TypeScript side reports it as
+    ``BRIDGE_<TYPE>``, so renaming one is a breaking change for scripts that
+    match on codes.
+    """
+
+    def __init__(self, type_: str, message: str, hint: str, *, stage: Optional[str] = None):
+        super().__init__(message)
+        self.type = type_
+        self.message = message
+        self.hint = hint
+        self.stage = stage
+
+
+def describe_exception(exc: BaseException, limit: int = 600) -> str:
+    """``Type: message`` on one line, cut to ``limit`` characters.
+
+    Library exceptions (TensorRT builder errors especially) can carry pages of
+    text; the full traceback goes to the log, the event gets the gist.
+    """
+    text = f"{type(exc).__name__}: {exc}".replace("\r", " ").replace("\n", " ").strip()
+    if len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    return text

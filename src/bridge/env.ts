@@ -1,0 +1,50 @@
+// Where the bridge package is and the environment it runs in. The bridge is
+// found from this package's install location, never from the working
+// directory, and its PYTHONPATH is only that location unless the caller passes
+// more: trtx must never pick up a stray module (or a test double) on its own.
+
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+/** The python-bridge folder shipped with trtx (holds the trtx_bridge package). */
+export function bridgePackageDir(): string {
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'python-bridge');
+}
+
+// Variables that would change how the interpreter starts or where it imports
+// from, beyond what the user's Python installation itself decides.
+const DROPPED = ['PYTHONPATH', 'PYTHONSTARTUP', 'PYTHONINSPECT'];
+
+export interface BridgeEnvOptions {
+  /** Extra variables; `PYTHONPATH` here is appended after the bridge package. `undefined` removes a variable. */
+  extra?: Record<string, string | undefined>;
+  /** The folder relative paths mean to the bridge (a factory's own file access); default process.cwd(). */
+  cwd?: string;
+  /** What to start from; default process.env. */
+  base?: NodeJS.ProcessEnv;
+}
+
+export function bridgeEnv(opts: BridgeEnvOptions = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.base ?? process.env)) {
+    if (v !== undefined && !DROPPED.includes(k)) out[k] = v;
+  }
+  const extra = opts.extra ?? {};
+  const paths = [bridgePackageDir()];
+  if (extra.PYTHONPATH) paths.push(...extra.PYTHONPATH.split(path.delimiter).filter((p) => p !== ''));
+  for (const [k, v] of Object.entries(extra)) {
+    if (k === 'PYTHONPATH') continue;
+    if (v === undefined) delete out[k];
+    else out[k] = v;
+  }
+  out.PYTHONPATH = paths.join(path.delimiter);
+  // 3.11+: do not put the working directory on sys.path (the bridge strips it
+  // itself on older Pythons).
+  out.PYTHONSAFEPATH = '1';
+  out.PYTHONUNBUFFERED = '1';
+  out.PYTHONIOENCODING = 'utf-8';
+  // The install folder may be read-only, and stale bytecode there is worse than none.
+  out.PYTHONDONTWRITEBYTECODE = '1';
+  out.TRTX_BRIDGE_CWD = opts.cwd ?? process.cwd();
+  return out;
+}

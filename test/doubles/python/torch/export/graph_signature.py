@@ -1,0 +1,61 @@
+"""TEST DOUBLE of torch.export.graph_signature. See ../../README.md."""
+
+import enum
+from dataclasses import dataclass
+from typing import Any, List, Optional
+
+
+class InputKind(enum.Enum):
+    USER_INPUT = enum.auto()
+    PARAMETER = enum.auto()
+    BUFFER = enum.auto()
+    CONSTANT_TENSOR = enum.auto()
+    CUSTOM_OBJ = enum.auto()
+    TOKEN = enum.auto()
+
+
+class OutputKind(enum.Enum):
+    USER_OUTPUT = enum.auto()
+    LOSS_OUTPUT = enum.auto()
+    BUFFER_MUTATION = enum.auto()
+    GRADIENT_TO_PARAMETER = enum.auto()
+    GRADIENT_TO_USER_INPUT = enum.auto()
+    USER_INPUT_MUTATION = enum.auto()
+    TOKEN = enum.auto()
+
+
+@dataclass
+class TensorArgument:
+    name: str
+
+
+@dataclass
+class InputSpec:
+    kind: InputKind
+    arg: Any
+    target: Optional[str]
+
+
+@dataclass
+class OutputSpec:
+    kind: OutputKind
+    arg: Any
+    target: Optional[str]
+
+
+@dataclass
+class ExportGraphSignature:
+    input_specs: List[InputSpec]
+    output_specs: List[OutputSpec]
+
+    @property
+    def user_inputs(self):
+        return [s.arg.name for s in self.input_specs if s.kind == InputKind.USER_INPUT]
+
+    @property
+    def inputs_to_buffers(self):
+        return {s.arg.name: s.target for s in self.input_specs if s.kind == InputKind.BUFFER}
+
+    @property
+    def buffers_to_mutate(self):
+        return {s.arg.name: s.target for s in self.output_specs if s.kind == OutputKind.BUFFER_MUTATION}
