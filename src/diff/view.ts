@@ -1,0 +1,131 @@
+// One method as the diff sees it: its delegates with what their blobs say
+// (binding names, aliasing), the name each delegate argument binds, and a
+// role for every value an instruction touches. Built once per side, before
+// any comparison, because naming a value needs the whole method (a staging
+// copy is named by the delegate binding it feeds, which comes later).
+
+import type { BackendDelegate, ExecutionPlan, Instruction } from '../pte/model.js';
+import type { PteFile } from '../pte/open.js';
+import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
+import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob, type DelegateRef } from '../tensorrt/delegates.js';
+import type { AliasedIo, IoBinding } from '../tensorrt/blob.js';
+import { isTrtxError } from '../util/errors.js';
+
+export interface BlobFacts {
+  magic: string;
+  engineSize: number;
+  inputs: IoBinding[];
+  outputs: IoBinding[];
+  aliased: AliasedIo[];
+  hardwareCompatible: boolean;
+  deviceId: number;
+  targetPlatform: string;
+  serializedMetadata: string;
+}
+
+export interface DelegateView {
+  index: number;
+  id: string | null;
+  delegate: BackendDelegate;
+  ref: DelegateRef;
+  /** Where the processed data lives, or why it cannot be found. */
+  data: { location: 'inline' | 'segment'; size: number } | { error: string };
+  /** TensorRT blob facts; null for another backend. */
+  blob: BlobFacts | { error: string } | null;
+}
+
+export interface MethodView {
+  planIndex: number;
+  plan: ExecutionPlan;
+  name: string;
+  delegates: DelegateView[];
+  /** Value index -> `delegateN.binding`, from the first delegate call that passes it. */
+  roles: Map<number, string>;
+}
+
+const errorText = (e: unknown): string => {
+  if (isTrtxError(e)) return e.oneLine();
+  throw e;
+};
+
+async function delegateView(pte: PteFile, ref: DelegateRef): Promise<DelegateView> {
+  const view: DelegateView = { index: ref.delegateIndex, id: ref.delegate.id, delegate: ref.delegate, ref, data: { error: '' }, blob: null };
+  try {
+    const place = blobPlace(pte, ref);
+    view.data = { location: place.location, size: place.size };
+  } catch (e) {
+    view.data = { error: errorText(e) };
+  }
+  if (isTensorRT(ref.delegate)) {
+    try {
+      const blob = await readDelegateBlob(pte, ref);
+      const m = blob.metadata;
+      view.blob = {
+        magic: blob.magic,
+        engineSize: Number(blob.engineSize),
+        inputs: m.io_bindings.filter((b) => b.is_input),
+        outputs: m.io_bindings.filter((b) => !b.is_input),
+        aliased: m.aliased_io,
+        hardwareCompatible: m.hardware_compatible,
+        deviceId: m.device_id,
+        targetPlatform: m.target_platform,
+        serializedMetadata: m.serialized_metadata,
+      };
+    } catch (e) {
+      view.blob = { error: errorText(e) };
+    }
+  }
+  return view;
+}
+
+export interface ArgumentNames {
+  names: string[];
+  /** False when the names are positions (`argN`). */
+  byBinding: boolean;
+}
+
+/**
+ * The binding name of each argument of a call with `arity` arguments: the
+ * blob's inputs, then its outputs, less the elided ones when the arity says
+ * the call is zero-copy (domain brief section 5: arity alone tells). Any
+ * other arity, or a delegate trtx cannot read, names arguments by position.
+ */
+export function argumentNames(d: DelegateView, arity: number): ArgumentNames {
+  const positional = { names: positionalNames(arity), byBinding: false };
+  if (!d.blob || 'error' in d.blob) return positional;
+  const ins = d.blob.inputs.map((b) => b.name);
+  const outs = d.blob.outputs.map((b) => b.name);
+  if (arity === ins.length + outs.length) return { names: [...ins, ...outs], byBinding: true };
+  // What was elided is what the delegate says it elided; failing that, the
+  // aliased outputs (the only ones a zero-copy rewrite may drop).
+  const stamped = decodeCompileSpecs(d.delegate.compileSpecs).specs.zeroCopyKv;
+  const elided = new Set(stamped ?? d.blob.aliased.map((a) => a.output));
+  const kept = outs.filter((o) => !elided.has(o));
+  if (arity === ins.length + kept.length) return { names: [...ins, ...kept], byBinding: true };
+  return positional;
+}
+
+export const positionalNames = (arity: number) => Array.from({ length: arity }, (_, i) => `arg${i}`);
+
+export const delegateCalls = (plan: ExecutionPlan): Extract<Instruction, { type: 'DelegateCall' }>[] =>
+  plan.chains.flatMap((c) => c.instructions.filter((i): i is Extract<Instruction, { type: 'DelegateCall' }> => i.type === 'DelegateCall'));
+
+export async function methodViews(pte: PteFile): Promise<MethodView[]> {
+  const refs = delegatesOf(pte);
+  const views: MethodView[] = [];
+  for (const [planIndex, plan] of pte.program.executionPlan.entries()) {
+    const delegates: DelegateView[] = [];
+    for (const ref of refs) if (ref.planIndex === planIndex) delegates.push(await delegateView(pte, ref));
+    const roles = new Map<number, string>();
+    for (const call of delegateCalls(plan)) {
+      const d = delegates[call.delegateIndex];
+      if (!d) continue;
+      const { names } = argumentNames(d, call.args.length);
+      call.args.forEach((v, i) => {
+        if (!roles.has(v)) roles.set(v, `delegate${d.index}.${names[i]}`);
+      });
+    }
+    views.push({ planIndex, plan, name: plan.name ?? `execution_plan[${planIndex}]`, delegates, roles });
+  }
+  return views;
+}
