@@ -1,0 +1,105 @@
+// The shared scratch pool plugged into the runner core's ScratchProvider
+// interface (include/trtx/runtime/scratch_provider.h). The runner's
+// --shared-scratch installs SharedScratchRegistry::factory(); without it the
+// core keeps its private_scratch_factory().
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "trtx/memory/scratch_backend.h"
+#include "trtx/memory/shared_scratch_pool.h"
+#include "trtx/runtime/device.h"
+#include "trtx/runtime/scratch_provider.h"
+
+namespace trtx {
+namespace memory {
+
+// Allocator + EventFactory over the runner's DeviceContext, so the shared pool
+// works on both targets and in a build without CUDA. On Target::Cuda prefer
+// makeCudaStreamAllocator()/makeCudaEventFactory() where the build has them:
+// DeviceContext zero-fills each allocation and has no device synchronize, so
+// this backend drains by waiting on the device's last hand-off event (every
+// lease holder is ordered after the previous one, so that event completes
+// after all of them).
+class DeviceContextScratchBackend final : public Allocator, public EventFactory {
+ public:
+  explicit DeviceContextScratchBackend(runtime::Target target) : target_(target) {}
+
+  Result<void*> allocate(int device, std::size_t bytes, StreamHandle stream) override;
+  Status free(int device, void* pointer, StreamHandle stream) override;
+  Status synchronizeDevice(int device) override;
+
+  Result<EventHandle> create(int device) override;
+  Status record(int device, EventHandle event, StreamHandle stream) override;
+  Status wait(int device, StreamHandle stream, EventHandle event) override;
+  void destroy(int device, EventHandle event) override;
+
+ private:
+  runtime::DeviceContext context(int device) const { return runtime::DeviceContext(target_, device); }
+
+  const runtime::Target target_;
+  std::mutex mutex_;
+  std::map<int, EventHandle> lastRecorded_;
+};
+
+class SharedScratchRegistry;
+
+// The provider every TensorRT delegate handle on one device shares.
+// acquire() leases the device's buffer on `stream`; release_after() must
+// follow every successful acquire (also when the enqueue failed, with or
+// without an event): until it does, the next acquire on the device fails with
+// InvalidState rather than hand one buffer to two enqueues. The event passed
+// in is not kept: the provider records its own on the leased stream, so a
+// delegate may destroy its event whenever it likes.
+class SharedScratchProvider final : public runtime::ScratchProvider {
+ public:
+  trtx::Result<void*> acquire(const runtime::DeviceContext& device, size_t bytes, runtime::StreamRef stream) override;
+  void release_after(runtime::EventRef event) override;
+  size_t capacity() const override;
+
+ private:
+  friend class SharedScratchRegistry;
+  struct Shared;
+  SharedScratchProvider(std::shared_ptr<Shared> shared, int device) : shared_(std::move(shared)), device_(device) {}
+
+  std::shared_ptr<Shared> shared_;
+  const int device_;
+  std::mutex mutex_;
+  bool leased_ = false;
+  ScratchLease lease_;
+  StreamHandle leaseStream_ = nullptr;
+};
+
+// Owns the pool (one buffer per device) and hands out one provider per device.
+class SharedScratchRegistry {
+ public:
+  // `allocator`/`events`, when given, serve Target::Cuda (pass the CUDA
+  // backends of cuda_backends.h in a CUDA build) and must outlive the
+  // registry and every provider it made; otherwise DeviceContext serves.
+  SharedScratchRegistry(runtime::Target target, SharedScratchOptions options, Allocator* allocator = nullptr,
+                        EventFactory* events = nullptr);
+  ~SharedScratchRegistry();
+
+  // For the delegates: the same provider for every handle on a device. A
+  // device of another target than the registry's gets a PrivateScratch.
+  runtime::ScratchProviderFactory factory();
+
+  // Drains and frees every buffer; call at teardown, before the warm pool's
+  // last release, so that its trim returns this memory too.
+  trtx::Status shutdown();
+
+  // {"mode":"shared",...,"capacity_events":[...],"handoff_failures":N} for the
+  // runner's JSON report.
+  std::string reportJson() const;
+  const SharedScratchPool& pool() const;
+
+ private:
+  std::shared_ptr<SharedScratchProvider::Shared> shared_;
+};
+
+}  // namespace memory
+}  // namespace trtx
