@@ -3,6 +3,8 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT_USAGE, makeCtx, reportError, type Ctx, type GlobalOptions } from './context.js';
+import { registerCheck } from './check.js';
+import { registerDiff } from './diff.js';
 import { registerInspect } from './inspect.js';
 import { registerRewrite } from './rewrite.js';
 
@@ -42,7 +44,9 @@ export function buildProgram(): Command {
     .exitOverride();
   program.configureOutput({ outputError: (str, write) => write(str) });
   registerInspect(program);
+  registerCheck(program);
   registerRewrite(program);
+  registerDiff(program);
   return program;
 }
 

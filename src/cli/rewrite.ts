@@ -1,15 +1,67 @@
-// trtx rewrite IN -o OUT [transformations]
+// trtx rewrite IN (-o OUT | --in-place) [transformations]
 // With no transformation flags: the canonical re-encoding of the program.
+//
+// The command is a fixed sequence: open -> passes (what the flags ask for,
+// src/passes/) -> checks on the result (refuse to write an unsound program)
+// -> write (in place when asked and possible, else atomically) -> report.
+// A new transformation adds its flags and one entry in passesFor().
 import type { Command } from 'commander';
+import { runChecks } from '../checks/run.js';
+import { budgetPass } from '../passes/budget.js';
+import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
+import type { Pass, PassReport } from '../passes/pass.js';
+import { finishInterruptedInPlace, journalPath, publishRewrite, type RewriteWrite } from '../pte/in-place.js';
 import { openPte } from '../pte/open.js';
-import { writeFromSource } from '../pte/copy.js';
-import { formatIEC } from '../util/size.js';
+import { TrtxError } from '../util/errors.js';
+import { formatIEC, parseSize } from '../util/size.js';
+import { renderDiagnostics } from './check.js';
 import { EXIT_OK, usage, type GlobalOptions } from './context.js';
 import { action } from './main.js';
 import { startProgress } from './progress.js';
 
 interface RewriteOptions extends GlobalOptions {
   output?: string;
+  inPlace?: boolean;
+  budget?: string;
+  clearBudget?: boolean;
+  method?: string;
+  delegate?: string;
+  zeroCopyKv?: boolean;
+  shareCache?: boolean;
+}
+
+/** The passes the flags ask for, in the order they run. */
+function passesFor(opts: RewriteOptions): Pass[] {
+  const passes: Pass[] = [];
+  if (opts.budget !== undefined && opts.clearBudget) throw usage('--budget and --clear-budget contradict each other; give one');
+  const narrowed = opts.method !== undefined || opts.delegate !== undefined;
+  if (opts.budget !== undefined || opts.clearBudget) {
+    const delegate = opts.delegate === undefined ? undefined : /^[0-9]+$/.test(opts.delegate) ? Number(opts.delegate) : NaN;
+    if (Number.isNaN(delegate)) throw usage(`--delegate ${JSON.stringify(opts.delegate)} is not a delegate index (0, 1, ...)`);
+    const budget = opts.clearBudget ? null : parseSize(opts.budget!, { location: '--budget' });
+    passes.push(budgetPass({ budget, method: opts.method, delegate }));
+  } else if (narrowed) {
+    throw usage('--method and --delegate narrow --budget or --clear-budget; give one of those');
+  }
+  if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
+  return passes;
+}
+
+function outputOf(input: string, opts: RewriteOptions): string {
+  if (opts.inPlace && opts.output !== undefined && opts.output !== input) throw usage('--in-place writes IN itself; drop -o or --in-place');
+  if (!opts.inPlace && opts.output === undefined) throw usage('missing -o OUT (or --in-place)');
+  return opts.output ?? input;
+}
+
+function describeWrite(w: RewriteWrite, input: string): string[] {
+  if (w.mode === 'unchanged') return [`${input}: nothing changed, file left untouched`];
+  if (w.mode === 'in-place') {
+    const r = w.result;
+    return [`rewrote ${r.path} in place: program head ${formatIEC(BigInt(r.bytesWritten))} rewritten, segments untouched (${formatIEC(BigInt(r.fileSize))} file)`];
+  }
+  const r = w.result;
+  const lines = w.fallback ? [`cannot rewrite in place (${w.fallback}); fell back to a full atomic rewrite`] : [];
+  return [...lines, `wrote ${r.path} (${formatIEC(BigInt(r.fileSize))}), segments aligned to ${r.alignment}`];
 }
 
 export function registerRewrite(program: Command): void {
@@ -17,20 +69,71 @@ export function registerRewrite(program: Command): void {
     .command('rewrite')
     .description('rewrite a .pte without re-exporting; with no flags, the canonical re-encoding')
     .argument('<in>', 'the .pte to read')
-    .requiredOption('-o, --output <out>', 'where to write (atomically; may equal <in>)')
+    .option('-o, --output <out>', 'where to write (atomically; may equal <in>)')
+    .option('--in-place', 'rewrite <in> itself, only its head when the program still fits before the segments')
+    .option('--budget <size>', 'set weight_streaming_budget on TensorRT delegates (8GiB, 512MiB, 1.5GiB, 8GB, 8589934592, 0)')
+    .option('--clear-budget', 'remove weight_streaming_budget (TensorRT sizes it automatically at load)')
+    .option('--method <name>', 'only delegates of this method (with --budget/--clear-budget)')
+    .option('--delegate <index>', 'only the delegate with this index (with --budget/--clear-budget)')
+    .option('--zero-copy-kv', 'un-stage KV caches: each TensorRT engine updates its cache in place on the device (docs/zero-copy-kv.md)')
+    .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or two methods share, recording the decision (shared_kv_cache)')
     .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExamples:\n  trtx rewrite model.pte -o canonical.pte')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  trtx rewrite model.pte -o canonical.pte\n  trtx rewrite model.pte --in-place --budget 8GiB\n  trtx rewrite model.pte -o a100.pte --budget 30GiB --method decode --delegate 0\n  trtx rewrite model.pte --in-place --clear-budget\n  trtx rewrite model.pte -o zero-copy.pte --zero-copy-kv --budget 8GiB',
+    )
     .action(
       action<RewriteOptions>(async (ctx, opts, [input]) => {
-        if (!opts.output) throw usage('missing -o OUT');
+        const output = outputOf(input, opts);
+        const passes = passesFor(opts);
+        const recovered = opts.inPlace ? await finishInterruptedInPlace(input) : false;
         const pte = await openPte(input);
         try {
-          const progress = startProgress(ctx, `writing ${opts.output}`, { bytes: true });
-          const result = await writeFromSource(pte, opts.output, { onProgress: (done, total) => progress.update(done, total) });
+          const fileSegments = pte.program.segments.map((s) => ({ ...s }));
+          // Reads the engines' metadata from the input, so it joins once the file is open.
+          if (opts.zeroCopyKv) passes.push(zeroCopyKvPass(await readTrtBlobs(pte), { shareCache: Boolean(opts.shareCache) }));
+          const reports: PassReport[] = passes.map((pass) => pass(pte.program));
+          const changed = reports.some((r) => r.changed);
+
+          const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv) });
+          if (checked.summary.errors > 0) {
+            for (const l of renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), pte.program, { color: false })) process.stderr.write(l + '\n');
+            throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {
+              hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
+            });
+          }
+          const warnings = [...reports.flatMap((r) => r.warnings), ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.message}`)];
+          for (const w of warnings) ctx.log.warn(w);
+
+          const progress = startProgress(ctx, `writing ${output}`, { bytes: true });
+          const written = await publishRewrite(pte, fileSegments, {
+            inPlace: Boolean(opts.inPlace),
+            output,
+            changed,
+            onProgress: (done, total) => progress.update(done, total),
+          });
           progress.done();
-          const summary = { schema: 'trtx.rewrite/1', input, output: result.path, changes: [] as string[], file_size: result.fileSize, segment_alignment: result.alignment };
-          if (ctx.json) ctx.emitJson(summary);
-          else ctx.print(`wrote ${result.path} (${formatIEC(BigInt(result.fileSize))}): canonical re-encoding, no transformation asked; segments aligned to ${result.alignment}`);
+
+          if (ctx.json) {
+            ctx.emitJson({
+              schema: 'trtx.rewrite/1',
+              input,
+              output,
+              mode: written.mode,
+              fallback: written.mode === 'atomic' ? written.fallback : null,
+              recovered_interrupted_rewrite: recovered,
+              changes: reports.flatMap((r) => (r.changed ? r.lines : [])),
+              passes: reports.map((r) => ({ pass: r.pass, changed: r.changed, details: r.details })),
+              warnings,
+              file_size: written.mode === 'unchanged' ? pte.fileSize : written.result.fileSize,
+              segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
+            });
+            return EXIT_OK;
+          }
+          if (recovered) ctx.print(`finished an interrupted in-place rewrite of ${input} from ${journalPath(input)}`);
+          if (passes.length === 0) ctx.print('canonical re-encoding, no transformation asked');
+          for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
+          for (const l of describeWrite(written, input)) ctx.print(l);
           return EXIT_OK;
         } finally {
           await pte.close();

@@ -17,6 +17,18 @@ export const HEAD_BYTES = 64;
 /** Length of the extended header trtx writes (with segment_data_size). */
 export const EXTENDED_HEADER_LENGTH = 32;
 const MIN_EXTENDED_LENGTH = 24;
+/**
+ * What an in-place rewrite (src/pte/in-place.ts) puts at bytes 4..7 while
+ * the head is being rewritten, so that no reader takes a half-written head
+ * for a program.
+ */
+export const IN_PLACE_MARKER = 'TXIP';
+export const IN_PLACE_JOURNAL_SUFFIX = '.trtx-inplace';
+
+/** The marker, or a torn 4-byte write between it and ET12 (each byte from one of the two). */
+function isInterruptedMarker(identifier: string): boolean {
+  return [...identifier].every((c, i) => c === IN_PLACE_MARKER[i] || c === FILE_IDENTIFIER[i]);
+}
 
 export interface ExtendedHeader {
   magic: string;
@@ -55,6 +67,11 @@ export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
   if (fileSize < 8 || head.length < 8) fail('PTE_TRUNCATED', 'header', `file is ${fileSize} bytes, too short for a program header (8)`);
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const identifier = ascii(head, 4, 4);
+  if (identifier !== FILE_IDENTIFIER && isInterruptedMarker(identifier)) {
+    throw new TrtxError('PTE_REWRITE_INTERRUPTED', 'header.file_identifier', 'an in-place rewrite by trtx was interrupted before it finished; the program head is incomplete', {
+      hint: `rerun \`trtx rewrite FILE --in-place\` (any flags): it finishes the interrupted write from FILE${IN_PLACE_JOURNAL_SUFFIX}`,
+    });
+  }
   if (identifier !== FILE_IDENTIFIER) {
     // "ET" and two digits is an ExecuTorch program of another format version
     // (the file failed); anything else is not a program at all (wrong input).

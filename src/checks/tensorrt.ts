@@ -1,0 +1,158 @@
+// Checks of each TensorRT delegate against the program around it: its
+// compile specs, the arity of every DelegateCall against the blob's
+// io_bindings, each argument's dtype and shape against its binding, the
+// devices of its tensors against `target_device`, and the budget total of a
+// program with several engines. Blob refusals themselves come from the codec
+// (context.ts records them); this file sees only blobs that parsed.
+
+import type { ExecutionPlan, Tensor } from '../pte/model.js';
+import { DeviceType, ScalarType } from '../pte/model.js';
+import { arenaDevice, deviceLabel, planName, scalarTypeName, valueLabel, type DevicePlace } from '../pte/tensor.js';
+import { aliasedOutputs, bindingLabel, inputs, outputs, type IoBinding } from '../tensorrt/blob.js';
+import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
+import { callsOf, delegatesOf, isTensorRT, type DelegateRef } from '../tensorrt/delegates.js';
+import { residentBudget, type EngineBudget } from '../tensorrt/resident.js';
+import type { CheckContext, TrtDelegate } from './context.js';
+import { diag, type Diagnostic } from './diagnostic.js';
+
+const HINTS = {
+  TRT_ARITY: 're-export the program: the runtime accepts inputs + outputs arguments (staged) or inputs + outputs - aliased (zero-copy), nothing else',
+  TRT_ARG_NOT_TENSOR: 're-export the program; every TensorRT binding takes a tensor',
+  TRT_ARG_DTYPE: 're-export the program; the engine would read or write the tensor with the wrong element type',
+  TRT_ARG_SHAPE: 're-export the program; the engine was built for another shape',
+  TRT_BINDING_DTYPE_UNKNOWN: 'nothing to do unless the engine misbehaves; trtx could not compare this binding\'s dtype',
+  TRT_DEVICE_MISMATCH: 're-export for one device, or plan the tensor on the target_device',
+  TRT_BUDGET_MULTI_ENGINE: 'each engine may hold its own budget: make the total fit the GPU (`trtx rewrite --budget SIZE`) or leave it automatic (`--clear-budget`)',
+} as const;
+
+export type TensorRTCode = keyof typeof HINTS;
+export const TENSORRT_CODES = Object.keys(HINTS) as TensorRTCode[];
+
+// The blob's dtype strings (torch names, as Torch-TensorRT writes them).
+const DTYPES: Record<string, ScalarType> = {
+  uint8: ScalarType.BYTE,
+  int8: ScalarType.CHAR,
+  int16: ScalarType.SHORT,
+  int32: ScalarType.INT,
+  int64: ScalarType.LONG,
+  float16: ScalarType.HALF,
+  float32: ScalarType.FLOAT,
+  float64: ScalarType.DOUBLE,
+  bool: ScalarType.BOOL,
+  bfloat16: ScalarType.BFLOAT16,
+  uint16: ScalarType.UINT16,
+  uint32: ScalarType.UINT32,
+  uint64: ScalarType.UINT64,
+  float8_e5m2: ScalarType.FLOAT8E5M2,
+  float8_e4m3fn: ScalarType.FLOAT8E4M3FN,
+  half: ScalarType.HALF,
+  float: ScalarType.FLOAT,
+  double: ScalarType.DOUBLE,
+  long: ScalarType.LONG,
+  int: ScalarType.INT,
+};
+
+/** The scalar type a binding's dtype string names; null when unknown. */
+export function dtypeScalarType(dtype: string): ScalarType | null {
+  const name = dtype.startsWith('torch.') ? dtype.slice(6) : dtype;
+  return Object.hasOwn(DTYPES, name) ? DTYPES[name] : null;
+}
+
+/** A dimension of -1 in a binding is dynamic and matches any size. */
+export function shapeAgrees(binding: readonly number[], sizes: readonly number[]): boolean {
+  return binding.length === sizes.length && binding.every((d, i) => d < 0 || d === sizes[i]);
+}
+
+function specChecks(ref: DelegateRef, out: Diagnostic[]): { targetDevice?: number; budget?: bigint } {
+  const { specs, diagnostics } = decodeCompileSpecs(ref.delegate.compileSpecs, { location: ref.location });
+  const where = { method: planName(ref.plan, ref.planIndex), delegate: ref.delegateIndex };
+  for (const d of diagnostics) out.push(diag('error', d.code, d.location, d.message, d.hint, where));
+  return { targetDevice: specs.targetDevice, budget: specs.weightStreamingBudget };
+}
+
+/** Devices a tensor claims: its tag and, when planned, its arena's. */
+function claimedDevices(plan: ExecutionPlan, t: Tensor): { source: string; place: DevicePlace }[] {
+  const out: { source: string; place: DevicePlace }[] = [];
+  const x = t.extraTensorInfo;
+  if (x && x.deviceType === DeviceType.CUDA) out.push({ source: 'device tag', place: { type: 'cuda', index: x.deviceIndex } });
+  if (t.allocationInfo && t.allocationInfo.memoryId > 0 && t.allocationInfo.memoryId < plan.nonConstBufferSizes.length) {
+    const place = arenaDevice(plan, t.allocationInfo.memoryId);
+    if (place.type === 'cuda') out.push({ source: `arena ${t.allocationInfo.memoryId}`, place });
+  }
+  return out;
+}
+
+function callChecks(d: TrtDelegate, targetDevice: number | undefined, out: Diagnostic[]): void {
+  const { plan } = d;
+  const m = planName(plan, d.planIndex);
+  const where = { method: m, delegate: d.delegateIndex };
+  const ins = inputs(d.blob.metadata);
+  const outs = outputs(d.blob.metadata);
+  const aliased = new Set(aliasedOutputs(d.blob.metadata).map((b) => b.name));
+  const staged = ins.length + outs.length;
+  const zeroCopy = staged - aliased.size;
+
+  for (const { chain, instruction, call } of callsOf(plan, d.delegateIndex)) {
+    const site = `chain ${chain} instruction ${instruction}`;
+    const n = call.args.length;
+    let bound: IoBinding[];
+    if (n === staged) bound = [...ins, ...outs];
+    else if (aliased.size > 0 && n === zeroCopy) bound = [...ins, ...outs.filter((b) => !aliased.has(b.name))];
+    else {
+      const want = aliased.size > 0 ? `${staged} (staged: ${ins.length} inputs + ${outs.length} outputs) or ${zeroCopy} (zero-copy: minus ${aliased.size} aliased outputs)` : `${staged} (${ins.length} inputs + ${outs.length} outputs)`;
+      out.push(diag('error', 'TRT_ARITY', `${d.location} > ${site}`, `DelegateCall to delegate ${d.delegateIndex} (${d.delegate.id}) has ${n} arguments; its io_bindings want ${want}`, HINTS.TRT_ARITY, where));
+      continue;
+    }
+
+    bound.forEach((b, k) => {
+      const v = call.args[k];
+      const at = `${d.location} > binding ${bindingLabel(b.name)}`;
+      const arg = `argument ${k} (${valueLabel(plan, v)}) at ${site}`;
+      const value = plan.values[v];
+      if (!value) return; // an index out of range is structure.ts's finding
+      if (value.type !== 'Tensor') {
+        out.push(diag('error', 'TRT_ARG_NOT_TENSOR', at, `${arg} is a ${value.type} value; ${b.is_input ? 'input' : 'output'} binding ${JSON.stringify(b.name)} takes a tensor`, HINTS.TRT_ARG_NOT_TENSOR, where));
+        return;
+      }
+      const t = value.tensor;
+      const noInfo = b.dtype === '' && b.shape.length === 0; // older blobs carry names only
+      if (!noInfo && b.dtype !== '') {
+        const want = dtypeScalarType(b.dtype);
+        if (want === null) {
+          out.push(diag('warning', 'TRT_BINDING_DTYPE_UNKNOWN', at, `binding dtype ${JSON.stringify(b.dtype)} is not one trtx knows; ${arg} was not compared`, HINTS.TRT_BINDING_DTYPE_UNKNOWN, where));
+        } else if (want !== t.scalarType) {
+          out.push(diag('error', 'TRT_ARG_DTYPE', at, `${arg} is ${scalarTypeName(t.scalarType).toLowerCase()}; the binding is ${b.dtype}`, HINTS.TRT_ARG_DTYPE, where));
+        }
+      }
+      if (!noInfo && !shapeAgrees(b.shape, t.sizes)) {
+        out.push(diag('error', 'TRT_ARG_SHAPE', at, `${arg} has shape [${t.sizes.join(', ')}]; the binding is [${b.shape.join(', ')}]`, HINTS.TRT_ARG_SHAPE, where));
+      }
+      if (targetDevice !== undefined) {
+        for (const c of claimedDevices(plan, t)) {
+          if (c.place.index !== targetDevice) {
+            out.push(
+              diag('error', 'TRT_DEVICE_MISMATCH', at, `${arg} is on ${deviceLabel(c.place)} (its ${c.source}); the delegate's target_device is cuda:${targetDevice}`, HINTS.TRT_DEVICE_MISMATCH, where),
+            );
+          }
+        }
+      }
+    });
+  }
+}
+
+export function checkTensorRT(ctx: Pick<CheckContext, 'pte' | 'trt'>): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const budgets: EngineBudget[] = [];
+  const targets = new Map<string, number | undefined>();
+  for (const ref of delegatesOf(ctx.pte, isTensorRT)) {
+    const { targetDevice, budget } = specChecks(ref, out);
+    targets.set(`${ref.planIndex}/${ref.delegateIndex}`, targetDevice);
+    if (budget !== undefined) budgets.push({ method: planName(ref.plan, ref.planIndex), budget });
+  }
+  for (const d of ctx.trt) callChecks(d, targets.get(`${d.planIndex}/${d.delegateIndex}`), out);
+  if (budgets.length > 1) {
+    const r = residentBudget(budgets);
+    out.push(diag('warning', 'TRT_BUDGET_MULTI_ENGINE', 'program', `weight_streaming_budget applies per engine: ${r.line}`, HINTS.TRT_BUDGET_MULTI_ENGINE));
+  }
+  return out;
+}

@@ -1,0 +1,117 @@
+// trtx check FILE [--json] [--strict] [--zero-copy-kv]
+// Exit 0 clean (warnings allowed unless --strict), 1 on any error, 2 on usage
+// or unreadable input. A file that is not a sound container is an error
+// diagnostic like any other (exit 1), not a crash.
+import type { Command } from 'commander';
+import { runChecks, summarizeDiagnostics, type CheckResult } from '../checks/run.js';
+import { diag, type Diagnostic } from '../checks/diagnostic.js';
+import type { Program } from '../pte/model.js';
+import { withPte } from '../pte/open.js';
+import { planName } from '../pte/tensor.js';
+import { isTrtxError } from '../util/errors.js';
+import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from './context.js';
+import { action } from './main.js';
+import { styler } from './style.js';
+
+interface CheckOptions extends GlobalOptions {
+  strict?: boolean;
+  zeroCopyKv?: boolean;
+}
+
+export interface CheckReport {
+  schema: 'trtx.check/1';
+  file: string;
+  ok: boolean;
+  strict: boolean;
+  zero_copy_kv: boolean;
+  summary: { errors: number; warnings: number; infos: number; line: string };
+  diagnostics: Diagnostic[];
+}
+
+export function checkExitCode(r: Pick<CheckResult, 'summary'>, strict: boolean): number {
+  return r.summary.errors > 0 || (strict && r.summary.warnings > 0) ? EXIT_CHECK : EXIT_OK;
+}
+
+const SEVERITY_STYLE = { error: 'red', warning: 'yellow', info: 'cyan' } as const;
+
+/** Diagnostics grouped by method, then delegate; `program` names delegates in headings. */
+export function renderDiagnostics(diagnostics: readonly Diagnostic[], program: Program | null, ctx: Pick<Ctx, 'color'>): string[] {
+  const s = styler(ctx);
+  const lines: string[] = [];
+  let group: string | null = null;
+  let sub: string | null = null;
+  for (const d of diagnostics) {
+    const g = d.method === null ? 'program' : `method ${d.method}`;
+    if (g !== group) {
+      lines.push(s('bold', g));
+      group = g;
+      sub = null;
+    }
+    let indent = '  ';
+    if (d.delegate !== null) {
+      const plan = program?.executionPlan.find((p, i) => planName(p, i) === d.method);
+      const id = plan?.delegates[d.delegate]?.id;
+      const label = `delegate ${d.delegate}${id ? ` (${id})` : ''}`;
+      if (label !== sub) {
+        lines.push(`  ${s('bold', label)}`);
+        sub = label;
+      }
+      indent = '    ';
+    } else if (sub !== null) {
+      sub = null;
+    }
+    lines.push(`${indent}${s(SEVERITY_STYLE[d.severity], d.severity)} ${s('bold', d.code)}  ${d.location}`);
+    lines.push(`${indent}  ${d.message}`);
+    lines.push(`${indent}  ${s('dim', `hint: ${d.hint}`)}`);
+  }
+  return lines;
+}
+
+/** Opens and checks; a container that does not parse becomes one error diagnostic. */
+export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean }): Promise<CheckResult & { program: Program | null }> {
+  try {
+    return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program }));
+  } catch (e) {
+    // Usage-kind failures (missing file, not a program) stay exit 2.
+    if (!isTrtxError(e) || e.kind === 'usage') throw e;
+    const diagnostics = [diag('error', e.code, e.location || 'file', e.message, e.hint ?? 'the file is not a sound ExecuTorch program; re-export it')];
+    return { diagnostics, summary: summarizeDiagnostics(diagnostics), program: null };
+  }
+}
+
+export function registerCheck(program: Command): void {
+  program
+    .command('check')
+    .description('prove a .pte is sound before it reaches a device: structure, TensorRT blobs, compile specs, arity, devices')
+    .argument('<file>', 'the .pte program')
+    .option('--json', 'machine-readable output (schemas/check.schema.json)')
+    .option('--strict', 'warnings fail the check too (exit 1)')
+    .option('--zero-copy-kv', 'require every KV cache to be zero-copy')
+    .addHelpText('after', '\nExit: 0 sound (warnings allowed unless --strict), 1 any error, 2 usage or unreadable input.\n\nExamples:\n  trtx check model.pte\n  trtx check model.pte --strict --json')
+    .action(
+      action<CheckOptions>(async (ctx, opts, [file]) => {
+        const result = await checkFile(file, { requireZeroCopyKv: Boolean(opts.zeroCopyKv) });
+        const strict = Boolean(opts.strict);
+        const code = checkExitCode(result, strict);
+        if (ctx.json) {
+          const report: CheckReport = {
+            schema: 'trtx.check/1',
+            file,
+            ok: code === EXIT_OK,
+            strict,
+            zero_copy_kv: Boolean(opts.zeroCopyKv),
+            summary: result.summary,
+            diagnostics: result.diagnostics,
+          };
+          ctx.emitJson(report);
+          return code;
+        }
+        const s = styler(ctx);
+        ctx.print(`${s('bold', file)}: ${result.diagnostics.length === 0 ? 'no problems found' : 'checked'}`);
+        for (const l of renderDiagnostics(result.diagnostics, result.program, ctx)) ctx.print(l);
+        const failedByStrict = strict && result.summary.errors === 0 && result.summary.warnings > 0;
+        ctx.print(`${result.summary.line}${failedByStrict ? ' (--strict: warnings fail)' : ''}`);
+        return code;
+      }),
+    );
+}

@@ -1,0 +1,20 @@
+// A rewrite pass: a change to the decoded program, made in place, that says
+// what it changed. `trtx rewrite` runs the passes its flags ask for, in order,
+// then checks the result and writes it.
+
+import type { Program } from '../pte/model.js';
+
+export interface PassReport {
+  /** Short name, e.g. "budget". */
+  pass: string;
+  /** Whether any byte of meaning changed. */
+  changed: boolean;
+  /** One line per change, for people. */
+  lines: string[];
+  /** Things to know that are not errors (e.g. the multi-engine budget total). */
+  warnings: string[];
+  /** The same changes as data, for --json. */
+  details: unknown;
+}
+
+export type Pass = (program: Program) => PassReport;

@@ -1,0 +1,259 @@
+// Rewriting only the head of a `.pte` (header + program flatbuffer) when the
+// re-encoded program still fits before the segment base, so a change of a
+// few bytes of meaning does not copy gigabytes of engine segments.
+//
+// A torn write must never leave bytes that parse as a valid program with the
+// wrong meaning. Protocol (each step fsynced before the next):
+//   0. the new head goes to a journal beside the file (FILE.trtx-inplace),
+//      written to a temporary name and renamed;
+//   1. bytes 4..7 become the marker "TXIP": from here until step 4 every
+//      reader refuses the file as an interrupted rewrite (PTE_REWRITE_INTERRUPTED);
+//   2. the new head from byte 8 to the segment base;
+//   3. bytes 0..3 (root offset);
+//   4. bytes 4..7 become "ET12": the new program is live;
+//   5. the journal is removed.
+// A crash before 1 leaves the old program (a journal left beside a valid
+// file is stale and ignored); after 4, the new one; in between, the marker,
+// and rerunning an in-place rewrite rolls forward from the journal.
+// The segments are never written: the file keeps its size and segment table.
+
+import { open, rename, rm, readFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import { TrtxError } from '../util/errors.js';
+import { encodeProgram } from './encode.js';
+import { EXTENDED_HEADER_LENGTH, FILE_IDENTIFIER, IN_PLACE_JOURNAL_SUFFIX, IN_PLACE_MARKER, encodeExtendedHeader, parseHeader, HEAD_BYTES } from './header.js';
+import type { Program } from './model.js';
+import type { PteFile } from './open.js';
+import { writeFromSource } from './copy.js';
+import type { WriteResult } from './write.js';
+
+export const journalPath = (path: string) => path + IN_PLACE_JOURNAL_SUFFIX;
+
+const JOURNAL_MAGIC = 'TRTXJNL1';
+const JOURNAL_FIXED = 8 + 8 + 8 + 32;
+
+export type InPlaceStep = 'journal' | 'marker' | 'body' | 'root' | 'identifier' | 'cleanup';
+export const IN_PLACE_STEPS: readonly InPlaceStep[] = ['journal', 'marker', 'body', 'root', 'identifier', 'cleanup'];
+
+export interface InPlaceHooks {
+  /** Called after each step is durable; a throw simulates a crash there. */
+  afterStep?: (step: InPlaceStep) => void | Promise<void>;
+}
+
+export type HeadPlan = { fits: true; head: Uint8Array; programSize: number; segmentBase: number } | { fits: false; reason: string };
+
+function sameSegments(a: Program['segments'], b: Program['segments']): boolean {
+  return a.length === b.length && a.every((s, i) => s.offset === b[i].offset && s.size === b[i].size);
+}
+
+/**
+ * The new head for `program` laid over `pte`'s segments as they are: bytes
+ * 0..segmentBase, zero-padded. `fits: false` says why the head cannot be
+ * rewritten alone (the caller falls back to a full rewrite).
+ */
+export function planHead(pte: PteFile, program: Program, fileSegments: Program['segments']): HeadPlan {
+  const eh = pte.header.extended;
+  if (!eh || pte.segmentBase === 0) return { fits: false, reason: 'the file has no segments, so the program is the whole file' };
+  if (!sameSegments(program.segments, fileSegments)) return { fits: false, reason: 'the segment table changed' };
+  const fb = encodeProgram(program);
+  const programSize = fb.length + EXTENDED_HEADER_LENGTH;
+  if (programSize > pte.segmentBase) {
+    return { fits: false, reason: `the new program (${programSize} bytes) does not fit before the segments at byte ${pte.segmentBase}` };
+  }
+  const dataEnd = program.segments.reduce((n, s) => (s.offset + s.size > n ? s.offset + s.size : n), 0n);
+  const segmentDataSize = eh.segmentDataSize ?? Number(dataEnd);
+  const head = new Uint8Array(pte.segmentBase);
+  head.set(fb.subarray(0, 8), 0);
+  head.set(encodeExtendedHeader(programSize, pte.segmentBase, segmentDataSize), 8);
+  head.set(fb.subarray(8), 8 + EXTENDED_HEADER_LENGTH);
+  const view = new DataView(head.buffer);
+  view.setUint32(0, view.getUint32(0, true) + EXTENDED_HEADER_LENGTH, true);
+  return { fits: true, head, programSize, segmentBase: pte.segmentBase };
+}
+
+async function writeAllAt(fh: FileHandle, bytes: Uint8Array, at: number): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, at + done);
+    done += bytesWritten;
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const d = await open(dir, 'r');
+  try {
+    await d.sync();
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename is still atomic.
+  } finally {
+    await d.close();
+  }
+}
+
+function encodeJournal(fileSize: number, head: Uint8Array): Uint8Array {
+  const out = new Uint8Array(JOURNAL_FIXED + head.length);
+  const view = new DataView(out.buffer);
+  out.set(new TextEncoder().encode(JOURNAL_MAGIC), 0);
+  view.setBigUint64(8, BigInt(fileSize), true);
+  view.setBigUint64(16, BigInt(head.length), true);
+  out.set(createHash('sha256').update(head).digest(), 24);
+  out.set(head, JOURNAL_FIXED);
+  return out;
+}
+
+function decodeJournal(bytes: Uint8Array, where: string): { fileSize: number; head: Uint8Array } {
+  const bad = (why: string): never => {
+    throw new TrtxError('PTE_REWRITE_INTERRUPTED', where, `the in-place rewrite journal is unusable (${why}); the program head cannot be recovered`, {
+      hint: 'restore the file from its source (or re-export it); its segments are intact but its program is not',
+    });
+  };
+  if (bytes.length < JOURNAL_FIXED || new TextDecoder().decode(bytes.subarray(0, 8)) !== JOURNAL_MAGIC) bad('not a trtx journal');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const fileSize = Number(view.getBigUint64(8, true));
+  const length = view.getBigUint64(16, true);
+  if (length !== BigInt(bytes.length - JOURNAL_FIXED)) bad('truncated');
+  const head = bytes.subarray(JOURNAL_FIXED);
+  if (!Buffer.from(createHash('sha256').update(head).digest()).equals(Buffer.from(bytes.subarray(24, 56)))) bad('checksum mismatch');
+  // The head must itself be a sound program head for a file of that size.
+  try {
+    parseHeader(head.subarray(0, HEAD_BYTES), fileSize);
+  } catch {
+    bad('its head does not parse');
+  }
+  return { fileSize, head };
+}
+
+/** Steps 1..5 over an open read-write handle; shared by a fresh write and a roll-forward. */
+async function applyHead(path: string, fh: FileHandle, head: Uint8Array, hooks: InPlaceHooks): Promise<void> {
+  const step = async (name: InPlaceStep) => {
+    await fh.sync();
+    await hooks.afterStep?.(name);
+  };
+  await writeAllAt(fh, new TextEncoder().encode(IN_PLACE_MARKER), 4);
+  await step('marker');
+  await writeAllAt(fh, head.subarray(8), 8);
+  await step('body');
+  await writeAllAt(fh, head.subarray(0, 4), 0);
+  await step('root');
+  await writeAllAt(fh, new TextEncoder().encode(FILE_IDENTIFIER), 4);
+  await step('identifier');
+  await rm(journalPath(path), { force: true });
+  await syncDir(dirname(path));
+  await hooks.afterStep?.('cleanup');
+}
+
+export interface InPlaceResult {
+  path: string;
+  fileSize: number;
+  programSize: number;
+  segmentBase: number;
+  /** Bytes written to the file (the head), journal not counted. */
+  bytesWritten: number;
+}
+
+/** Writes `head` (from planHead) over the start of `pte`'s file by the protocol above. */
+export async function writeHeadInPlace(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks = {}): Promise<InPlaceResult> {
+  const path = pte.path;
+  const journal = journalPath(path);
+  const tmp = join(dirname(path), `.${basename(journal)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const jf = await open(tmp, 'wx', 0o600);
+    try {
+      await writeAllAt(jf, encodeJournal(pte.fileSize, plan.head), 0);
+      await jf.sync();
+    } finally {
+      await jf.close();
+    }
+    await rename(tmp, journal);
+    await syncDir(dirname(path));
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw new TrtxError('WRITE_FAILED', journal, `cannot write the in-place journal: ${(e as Error).message}; ${path} was left untouched`, { kind: 'usage' });
+  }
+  await hooks.afterStep?.('journal');
+  const fh = await open(path, 'r+');
+  try {
+    await applyHead(path, fh, plan.head, hooks);
+  } catch (e) {
+    // Only I/O failures are explained here; anything else (a bug, a test's
+    // simulated crash) goes up as it is.
+    if (e instanceof TrtxError || typeof (e as NodeJS.ErrnoException).code !== 'string') throw e;
+    throw new TrtxError('WRITE_FAILED', path, `in-place write failed (${(e as Error).message}); the file may be marked as an interrupted rewrite`, {
+      kind: 'usage',
+      hint: `rerun \`trtx rewrite ${path} --in-place\` to finish it from ${journal}`,
+    });
+  } finally {
+    await fh.close();
+  }
+  return { path, fileSize: pte.fileSize, programSize: plan.programSize, segmentBase: plan.segmentBase, bytesWritten: plan.head.length };
+}
+
+/**
+ * Finishes an interrupted in-place rewrite of `path` from its journal (roll
+ * forward). Returns false when the file is not marked as interrupted (and
+ * removes a stale journal beside it).
+ */
+export async function finishInterruptedInPlace(path: string, hooks: InPlaceHooks = {}): Promise<boolean> {
+  const fh = await open(path, 'r+');
+  try {
+    const { size } = await fh.stat();
+    const first = new Uint8Array(Math.min(HEAD_BYTES, size));
+    await fh.read(first, 0, first.length, 0);
+    try {
+      parseHeader(first, size);
+      // A journal beside a file that is not marked is stale: its rewrite
+      // either never marked the file or finished.
+      await rm(journalPath(path), { force: true });
+      return false;
+    } catch (e) {
+      if (!(e instanceof TrtxError) || e.code !== 'PTE_REWRITE_INTERRUPTED') return false;
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = await readFile(journalPath(path));
+    } catch {
+      throw new TrtxError('PTE_REWRITE_INTERRUPTED', path, `the file is marked as an interrupted in-place rewrite but its journal ${journalPath(path)} is missing`, {
+        hint: 'restore the file from its source (or re-export it); its segments are intact but its program is not',
+      });
+    }
+    const { fileSize, head } = decodeJournal(bytes, journalPath(path));
+    if (fileSize !== size) {
+      throw new TrtxError('PTE_REWRITE_INTERRUPTED', path, `the journal was written for a ${fileSize}-byte file but the file has ${size} bytes`, {
+        hint: 'restore the file from its source (or re-export it)',
+      });
+    }
+    await applyHead(path, fh, head, hooks);
+    return true;
+  } finally {
+    await fh.close();
+  }
+}
+
+export type RewriteWrite =
+  | { mode: 'in-place'; result: InPlaceResult }
+  | { mode: 'atomic'; result: WriteResult; fallback: string | null }
+  | { mode: 'unchanged' };
+
+/**
+ * Publishes `pte.program` as it is now. In place: the head alone when it
+ * fits (nothing at all when `changed` is false), else a full atomic rewrite
+ * of the same path, with the reason in `fallback`. Otherwise an atomic write
+ * to `output`. `fileSegments` is the segment table as opened, before passes.
+ */
+export async function publishRewrite(
+  pte: PteFile,
+  fileSegments: Program['segments'],
+  opts: { inPlace: boolean; output: string; changed: boolean; onProgress?: (done: number, total: number) => void; hooks?: InPlaceHooks },
+): Promise<RewriteWrite> {
+  let fallback: string | null = null;
+  if (opts.inPlace) {
+    if (!opts.changed) return { mode: 'unchanged' };
+    const plan = planHead(pte, pte.program, fileSegments);
+    if (plan.fits) return { mode: 'in-place', result: await writeHeadInPlace(pte, plan, opts.hooks) };
+    fallback = plan.reason;
+  }
+  const result = await writeFromSource(pte, opts.inPlace ? pte.path : opts.output, { onProgress: opts.onProgress });
+  return { mode: 'atomic', result, fallback };
+}

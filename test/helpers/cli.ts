@@ -1,0 +1,48 @@
+// Runs the trtx command line in this process (`main(argv)` from
+// src/cli/main.ts, what bin/trtx calls), capturing what it writes to stdout
+// and stderr and the exit code it returns. Far faster than a process per
+// case; test/cli-check.test.ts also runs bin/trtx once to prove the wiring.
+// Log records (pino, written straight to fd 2) are not captured: assert on
+// --json output instead of on log lines.
+import { main } from '../../src/cli/main.js';
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+// The streams and process.exitCode are global: calls take turns.
+let queue: Promise<unknown> = Promise.resolve();
+
+export function runCli(args: string[]): Promise<CliResult> {
+  const run = queue.then(() => runOnce(args));
+  queue = run.catch(() => {});
+  return run;
+}
+
+async function runOnce(args: string[]): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const out = process.stdout.write;
+  const err = process.stderr.write;
+  const capture = (sink: (s: string) => void) =>
+    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      sink(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      const cb = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      cb?.();
+      return true;
+    }) as typeof process.stdout.write;
+  process.stdout.write = capture((s) => (stdout += s));
+  process.stderr.write = capture((s) => (stderr += s));
+  const before = process.exitCode;
+  process.exitCode = undefined;
+  try {
+    const code = await main(args);
+    return { code, stdout, stderr };
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+    process.exitCode = before;
+  }
+}
