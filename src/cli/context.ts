@@ -2,7 +2,8 @@
 // the exit-code contract (0 ok, 1 the file or model failed a check, 2 usage
 // or environment). Commands print through this; the library never prints.
 
-import pino from 'pino';
+import type pino from 'pino';
+import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { TrtxError, isTrtxError } from '../util/errors.js';
 
@@ -58,13 +59,23 @@ function terminalLogStream(): Writable {
 export function makeCtx(opts: GlobalOptions): Ctx {
   const json = Boolean(opts.json);
   const level = opts.quiet ? 'error' : (opts.logLevel ?? 'info');
-  const dest = process.stderr.isTTY ? terminalLogStream() : pino.destination({ fd: 2, sync: true });
-  const log = pino({ level, base: undefined, timestamp: !process.stderr.isTTY }, dest);
+  // pino is loaded on the first log line: most runs of a fast command log nothing.
+  let logger: pino.Logger | undefined;
+  const getLog = () => {
+    if (!logger) {
+      const pinoFn = createRequire(import.meta.url)('pino') as typeof pino;
+      const dest = process.stderr.isTTY ? terminalLogStream() : pinoFn.destination({ fd: 2, sync: true });
+      logger = pinoFn({ level, base: undefined, timestamp: !process.stderr.isTTY }, dest);
+    }
+    return logger;
+  };
   return {
     json,
     quiet: Boolean(opts.quiet),
     color: !json && colorEnabled(opts),
-    log,
+    get log() {
+      return getLog();
+    },
     stderrIsTTY: Boolean(process.stderr.isTTY),
     print: (line = '') => {
       if (!json) process.stdout.write(line + '\n');
