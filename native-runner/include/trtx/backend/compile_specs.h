@@ -1,0 +1,35 @@
+// The compile specs the toolchain owns (domain brief section 4), parsed
+// strictly: a value that does not parse is an invalid program, never a
+// silent default, and each key appears at most once per delegate.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trtx/runtime/result.h"
+
+namespace trtx::backend {
+
+struct CompileSpecView {
+  std::string key;
+  std::string_view value;  // raw bytes
+};
+
+/// Parses a byte budget: decimal ASCII digits only (no sign, space or NUL),
+/// value in [0, 2^63). Shared by the `weight_streaming_budget` spec and the
+/// runner's --budget option.
+Result<uint64_t> parse_budget_bytes(std::string_view text, const std::string& where);
+
+struct TrtCompileSpecs {
+  std::optional<int> target_device;          // N of cuda:N
+  std::optional<uint64_t> budget;            // weight_streaming_budget
+  std::optional<std::vector<std::string>> zero_copy_kv;  // elided output names
+};
+
+/// Reads the three keys from a delegate's specs; other keys are ignored.
+Result<TrtCompileSpecs> parse_trt_compile_specs(const std::vector<CompileSpecView>& specs, const std::string& where);
+
+}  // namespace trtx::backend

@@ -1,0 +1,59 @@
+// What a TensorRT delegate handle runs: an engine over bound addresses, on a
+// stream. Real programs carry TensorRT plans; this build executes trtx's
+// reference engines (see reference_engine.h) and recognises a TensorRT plan
+// only to refuse it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trtx/runtime/device.h"
+#include "trtx/runtime/result.h"
+#include "trtx/runtime/scalar_type.h"
+
+namespace trtx::engine {
+
+/// One io binding as bound for an enqueue, indexed like the blob's io_bindings.
+struct BindingView {
+  std::string name;
+  bool is_input = false;
+  void* data = nullptr;  // device memory on Target::Cuda
+  ScalarType dtype = ScalarType::Float;
+  std::vector<int64_t> sizes;
+  uint64_t numel = 0;
+  uint64_t nbytes = 0;
+};
+
+class EngineExecutor {
+ public:
+  virtual ~EngineExecutor() = default;
+
+  /// "reference-cpu" or "reference-cuda".
+  virtual const char* kind() const = 0;
+
+  /// Weight bytes streaming may keep off the device; a budget is clamped to it.
+  virtual uint64_t streamable_weight_bytes() const = 0;
+  /// Built with weight streaming enabled (otherwise a budget is ignored).
+  virtual bool weight_streaming() const = 0;
+  /// Applies a resolved budget, as TensorRT's setWeightStreamingBudgetV2 does.
+  virtual Status set_weight_streaming_budget(uint64_t bytes) = 0;
+
+  /// Checks the bound shapes and types against what each step needs.
+  virtual Status check_bindings(const std::vector<BindingView>& bindings, const std::string& where) const = 0;
+
+  /// Activation scratch one enqueue needs for these bindings.
+  virtual Result<uint64_t> scratch_bytes(const std::vector<BindingView>& bindings, const std::string& where) const = 0;
+
+  /// Enqueues every step on `stream`. Aliased outputs are bound to their
+  /// inputs' addresses by the caller; the engine writes through them.
+  virtual Status enqueue(const std::vector<BindingView>& bindings, void* scratch, uint64_t scratch_bytes,
+                         runtime::StreamRef stream, const std::string& where) = 0;
+
+  /// Reports a fault an earlier enqueue raised on the device (a KV position
+  /// out of range); call only once that enqueue is known complete.
+  virtual Status check_deferred(const std::string& where) = 0;
+};
+
+}  // namespace trtx::engine

@@ -1,0 +1,86 @@
+// Errors as values. Every failure the runner can report is one `Error` code
+// with a stable name (the report's `code`), a location in the input it
+// concerns and a one-line message. Nothing is thrown across a module
+// boundary: functions return `Result<T>`, the ExecuTorch way.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace trtx {
+
+enum class Error : uint16_t {
+  Ok = 0,
+  // General runtime conditions (ExecuTorch's vocabulary).
+  Internal,
+  InvalidArgument,
+  InvalidState,
+  NotSupported,
+  NotFound,
+  MemoryAllocationFailed,
+  AccessFailed,
+  InvalidProgram,
+  InvalidType,
+  OperatorMissing,
+  DelegateInvalidCompatibility,
+  // Program file structure.
+  ProgramTruncated,
+  ProgramIdentifier,
+  ProgramExtendedHeader,
+  ProgramVerification,
+  IndexOutOfRange,
+  ExtentOutOfRange,
+  // Execution.
+  KernelFailed,
+  DelegateArity,
+  DelegateExecutionFailed,
+  CompileSpecInvalid,
+  EngineFormat,
+  EngineNotExecutable,
+  DeviceUnavailable,
+  CudaError,
+  // The TensorRT delegate blob (domain brief section 3). The names are shared
+  // with the TypeScript codec and the test vectors: never rename one.
+  TRT_BLOB_TRUNCATED,
+  TRT_BLOB_MAGIC,
+  TRT_BLOB_METADATA_IN_HEADER,
+  TRT_BLOB_METADATA_EXTENT,
+  TRT_BLOB_ENGINE_EXTENT,
+  TRT_BLOB_OVERLAP,
+  TRT_BLOB_ENGINE_ALIGN,
+  TRT_BLOB_METADATA_JSON,
+  TRT_BINDING_NAME_EMPTY,
+  TRT_BINDING_NAME_NUL,
+  TRT_BINDING_DUPLICATE,
+  TRT_ALIAS_MISSING_SIDE,
+  TRT_ALIAS_UNKNOWN_BINDING,
+  TRT_ALIAS_DIRECTION,
+  TRT_ALIAS_DUPLICATE_OUTPUT,
+  TRT_ALIAS_DUPLICATE_INPUT,
+  TRT_ALIAS_KIND,
+  TRT_ALIAS_IN_TR01,
+};
+
+/// The stable name of a code, as written in reports ("TRT_BLOB_MAGIC").
+const char* error_name(Error e);
+
+/// Looks a name up; Error::Ok when unknown (Ok itself is never reported).
+Error error_from_name(const std::string& name);
+
+/// Process exit status for a run that stopped on this error:
+/// 1 program invalid or execution failed, 2 usage or environment,
+/// 3 a real TensorRT engine this build cannot execute.
+int error_exit_code(Error e);
+
+struct Failure {
+  Error code = Error::Internal;
+  std::string location;
+  std::string message;
+};
+
+inline Failure fail(Error code, std::string location, std::string message) {
+  return Failure{code, std::move(location), std::move(message)};
+}
+
+}  // namespace trtx

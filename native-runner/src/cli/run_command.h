@@ -1,0 +1,28 @@
+// `trtx-runner run`: load a program, run its methods for N steps with
+// deterministic inputs, and build the report (internal).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trtx::cli {
+
+enum class DeviceChoice { Auto, Cpu, Cuda };
+
+struct RunOptions {
+  std::string program;
+  std::vector<std::string> methods;  // empty: every method, in plan order
+  int steps = 1;
+  bool caller_stream = false;
+  std::optional<uint64_t> budget;
+  bool fresh_state = false;
+  DeviceChoice device = DeviceChoice::Auto;
+  std::string report_path;  // empty: stdout
+};
+
+/// Runs and writes the report; returns the process exit code.
+int run_command(const RunOptions& options);
+
+}  // namespace trtx::cli

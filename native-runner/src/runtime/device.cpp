@@ -1,0 +1,150 @@
+#include "trtx/runtime/device.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "cuda_api.h"
+
+namespace trtx::runtime {
+
+namespace {
+// Host-target streams and events are distinct tokens with no behaviour: the
+// host does every operation immediately, so there is nothing to order.
+struct HostToken {
+  char unused = 0;
+};
+
+cuda::CopyKind kind_of(Placement dst, Placement src) {
+  if (src == Placement::Host) {
+    return dst == Placement::Host ? cuda::CopyKind::HostToHost : cuda::CopyKind::HostToDevice;
+  }
+  return dst == Placement::Host ? cuda::CopyKind::DeviceToHost : cuda::CopyKind::DeviceToDevice;
+}
+
+void count(CopyCounters* c, Placement dst, Placement src, size_t n) {
+  if (c == nullptr) return;
+  if (src == Placement::Host && dst == Placement::Device) c->h2d_bytes += n;
+  if (src == Placement::Device && dst == Placement::Host) c->d2h_bytes += n;
+  if (src == Placement::Device && dst == Placement::Device) c->d2d_bytes += n;
+}
+}  // namespace
+
+const char* placement_name(Placement p) { return p == Placement::Host ? "host" : "device"; }
+
+bool cuda_built() { return cuda::built(); }
+int cuda_device_count() { return cuda::device_count(); }
+Result<std::string> cuda_device_name(int device) { return cuda::device_name(device); }
+
+Status DeviceContext::activate() const {
+  if (target_ == Target::Host) return ok_status();
+  return cuda::set_device(device_);
+}
+
+Result<void*> DeviceContext::allocate(size_t bytes, StreamRef stream) const {
+  if (target_ == Target::Host) return allocate_host(bytes);
+  TRTX_ASSIGN_OR_RETURN(void* p, cuda::malloc_async(bytes, stream.handle));
+  Status z = cuda::memset_async(p, 0, bytes, stream.handle);
+  if (!z.ok()) {
+    cuda::free_async(p, stream.handle);
+    return z.take_failure();
+  }
+  return p;
+}
+
+void DeviceContext::release(void* ptr, StreamRef stream) const {
+  if (ptr == nullptr) return;
+  if (target_ == Target::Host) {
+    release_host(ptr);
+  } else {
+    cuda::free_async(ptr, stream.handle);
+  }
+}
+
+Result<void*> DeviceContext::allocate_host(size_t bytes) {
+  void* p = std::calloc(bytes == 0 ? 1 : bytes, 1);
+  if (p == nullptr) {
+    return fail(Error::MemoryAllocationFailed, "host", "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+  }
+  return p;
+}
+
+void DeviceContext::release_host(void* ptr) { std::free(ptr); }
+
+Status DeviceContext::copy(void* dst, Placement dst_p, const void* src, Placement src_p, size_t n, StreamRef stream,
+                           CopyCounters* counters) const {
+  count(counters, dst_p, src_p, n);
+  if (n == 0 || dst == src) return ok_status();
+  if (target_ == Target::Host || (dst_p == Placement::Host && src_p == Placement::Host)) {
+    std::memmove(dst, src, n);
+    return ok_status();
+  }
+  if (stream.handle == nullptr) return cuda::memcpy_sync(dst, src, n, kind_of(dst_p, src_p));
+  return cuda::memcpy_async(dst, src, n, kind_of(dst_p, src_p), stream.handle);
+}
+
+Result<StreamRef> DeviceContext::create_stream(bool non_blocking) const {
+  if (target_ == Target::Host) return StreamRef{new (std::nothrow) HostToken()};
+  TRTX_ASSIGN_OR_RETURN(void* s, cuda::stream_create(non_blocking));
+  return StreamRef{s};
+}
+
+void DeviceContext::destroy_stream(StreamRef s) const {
+  if (target_ == Target::Host) {
+    delete static_cast<HostToken*>(s.handle);
+  } else {
+    cuda::stream_destroy(s.handle);
+  }
+}
+
+Status DeviceContext::synchronize(StreamRef s) const {
+  if (target_ == Target::Host) return ok_status();
+  return cuda::stream_synchronize(s.handle);
+}
+
+Result<EventRef> DeviceContext::create_event() const {
+  if (target_ == Target::Host) return EventRef{new (std::nothrow) HostToken()};
+  TRTX_ASSIGN_OR_RETURN(void* e, cuda::event_create());
+  return EventRef{e};
+}
+
+void DeviceContext::destroy_event(EventRef e) const {
+  if (target_ == Target::Host) {
+    delete static_cast<HostToken*>(e.handle);
+  } else {
+    cuda::event_destroy(e.handle);
+  }
+}
+
+Status DeviceContext::record(EventRef e, StreamRef s) const {
+  if (target_ == Target::Host) return ok_status();
+  return cuda::event_record(e.handle, s.handle);
+}
+
+Status DeviceContext::wait(StreamRef s, EventRef e) const {
+  if (target_ == Target::Host) return ok_status();
+  return cuda::stream_wait_event(s.handle, e.handle);
+}
+
+Status DeviceContext::event_synchronize(EventRef e) const {
+  if (target_ == Target::Host) return ok_status();
+  return cuda::event_synchronize(e.handle);
+}
+
+Result<void*> DeviceContext::allocate_mapped_flag() const {
+  constexpr size_t kFlagBytes = 16;
+  if (target_ == Target::Host) return allocate_host(kFlagBytes);
+  TRTX_ASSIGN_OR_RETURN(void* p, cuda::host_alloc_mapped(kFlagBytes));
+  std::memset(p, 0, kFlagBytes);
+  return p;
+}
+
+void DeviceContext::release_mapped_flag(void* p) const {
+  if (target_ == Target::Host) {
+    release_host(p);
+  } else {
+    cuda::host_free(p);
+  }
+}
+
+}  // namespace trtx::runtime

@@ -1,0 +1,245 @@
+// Builds the native runner (native-runner/, CMake) on first use into a cache
+// folder keyed by a hash of its sources, so a source change means a fresh
+// build and an unchanged tree means none. Concurrent callers (two test files,
+// two `trtx verify`) share one build through a lock folder. Nothing here
+// prints: progress goes to the caller's onProgress.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { copyFile, chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { availableParallelism, homedir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { TrtxError } from '../util/errors.js';
+
+export const RUNNER_BINARY_NAME = 'trtx-runner';
+/** Bumped when what goes into a build changes in a way the sources do not show. */
+const BUILD_RECIPE = 'trtx-runner-build/1';
+/** The parts of native-runner/ the runner binary is built from. */
+const SOURCE_ROOTS = ['CMakeLists.txt', 'include', 'src', 'generated'];
+const LOCK_POLL_MS = 250;
+const LOCK_STALE_MS = 30 * 60 * 1000;
+
+export type RunnerProgress =
+  | { phase: 'cached'; message: string }
+  | { phase: 'prebuilt'; message: string }
+  | { phase: 'waiting'; message: string }
+  | { phase: 'configure'; message: string }
+  | { phase: 'build'; message: string }
+  | { phase: 'ready'; message: string };
+
+export interface EnsureRunnerOptions {
+  onProgress?: (p: RunnerProgress) => void;
+  /** Cache root; default $TRTX_CACHE_DIR, else ~/.cache/trtx. */
+  cacheDir?: string;
+  /** The native-runner source folder; default the one in this checkout. */
+  sourceDir?: string;
+  /** 'auto' builds the CUDA executors when CMake finds nvcc; 'off' never. */
+  cuda?: 'auto' | 'off';
+  /** AddressSanitizer + UBSan build; default $TRTX_RUNNER_ASAN === '1'. */
+  asan?: boolean;
+  /** A prebuilt binary to use instead of building; default $TRTX_RUNNER_BIN; null: always build. */
+  binary?: string | null;
+  /** Parallel compile jobs; default the CPU count. */
+  jobs?: number;
+}
+
+export interface RunnerBinary {
+  path: string;
+  /** The cache folder it lives in (null for a prebuilt binary). */
+  dir: string | null;
+  hash: string | null;
+  /** True when this call compiled it. */
+  built: boolean;
+}
+
+/** The checkout's native-runner folder, found by walking up from this module (bundled or not). */
+export function defaultSourceDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, 'native-runner');
+    if (existsSync(join(candidate, 'CMakeLists.txt'))) return candidate;
+    const up = dirname(dir);
+    if (up === dir) {
+      throw new TrtxError('RUNNER_SOURCES_MISSING', 'native-runner', 'the native runner sources are not part of this installation', {
+        kind: 'usage',
+      });
+    }
+    dir = up;
+  }
+}
+
+export function defaultCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.TRTX_CACHE_DIR;
+  return fromEnv && fromEnv.length > 0 ? resolve(fromEnv) : join(homedir(), '.cache', 'trtx');
+}
+
+async function listSources(root: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (p: string): Promise<void> => {
+    let s;
+    try {
+      s = await stat(p);
+    } catch {
+      return;
+    }
+    if (s.isDirectory()) {
+      for (const name of (await readdir(p)).sort()) await walk(join(p, name));
+    } else if (s.isFile()) {
+      out.push(p);
+    }
+  };
+  for (const r of SOURCE_ROOTS) await walk(join(root, r));
+  return out;
+}
+
+/**
+ * A hash of everything the runner binary is built from (the file names and
+ * contents under SOURCE_ROOTS) and of the build flags.
+ */
+export async function sourceHash(sourceDir: string, flags: readonly string[] = []): Promise<string> {
+  const h = createHash('sha256');
+  h.update(`${BUILD_RECIPE}\n${flags.join(' ')}\n`);
+  for (const file of await listSources(sourceDir)) {
+    const rel = relative(sourceDir, file).split(sep).join('/');
+    h.update(rel);
+    h.update('\0');
+    h.update(createHash('sha256').update(await readFile(file)).digest());
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+function tail(text: string, lines = 25): string {
+  return text.split('\n').filter((l) => l.trim() !== '').slice(-lines).join('\n');
+}
+
+async function requireCmake(): Promise<void> {
+  const r = await execa('cmake', ['--version'], { reject: false });
+  if (r.exitCode !== 0 || r.failed) {
+    throw new TrtxError('RUNNER_TOOLCHAIN', 'cmake', 'cmake is not installed; the native runner is built with CMake on first use', {
+      kind: 'usage',
+      hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev)',
+    });
+  }
+}
+
+async function build(sourceDir: string, target: string, flags: string[], jobs: number, progress: (p: RunnerProgress) => void) {
+  const work = `${target}.build-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const buildDir = join(work, 'build');
+  try {
+    await mkdir(work, { recursive: true });
+    progress({ phase: 'configure', message: `configuring the native runner (${flags.join(' ')})` });
+    const configure = await execa('cmake', ['-S', sourceDir, '-B', buildDir, ...flags], { all: true, reject: false });
+    if (configure.exitCode !== 0) {
+      throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `configuring the native runner failed:\n${tail(configure.all ?? '')}`, {
+        kind: 'usage',
+        hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev)',
+      });
+    }
+    const cuda = /trtx-runner: CUDA executors ON/.test(configure.all ?? '');
+    progress({ phase: 'build', message: `compiling the native runner (${cuda ? 'CPU and CUDA' : 'CPU'} executors, ${jobs} jobs)` });
+    const compile = await execa('cmake', ['--build', buildDir, '--target', RUNNER_BINARY_NAME, '--parallel', String(jobs)], {
+      all: true,
+      reject: false,
+    });
+    if (compile.exitCode !== 0) {
+      throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `compiling the native runner failed:\n${tail(compile.all ?? '')}`, {
+        kind: 'usage',
+      });
+    }
+    const staged = join(work, 'out');
+    await mkdir(staged);
+    await copyFile(join(buildDir, RUNNER_BINARY_NAME), join(staged, RUNNER_BINARY_NAME));
+    await chmod(join(staged, RUNNER_BINARY_NAME), 0o755);
+    await writeFile(join(staged, 'build.json'), `${JSON.stringify({ flags, cuda, built: new Date().toISOString() }, null, 2)}\n`);
+    // A folder appears whole or not at all.
+    try {
+      await rename(staged, target);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if ((code !== 'EEXIST' && code !== 'ENOTEMPTY') || !existsSync(join(target, RUNNER_BINARY_NAME))) throw e;
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function withLock<T>(lock: string, done: () => boolean, progress: (p: RunnerProgress) => void, body: () => Promise<T>): Promise<T | null> {
+  for (let announced = false; ; ) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    if (done()) return null;
+    let age = 0;
+    try {
+      age = Date.now() - statSync(lock).mtimeMs;
+    } catch {
+      continue;
+    }
+    if (age > LOCK_STALE_MS) {
+      await rm(lock, { recursive: true, force: true });
+      continue;
+    }
+    if (!announced) {
+      progress({ phase: 'waiting', message: 'waiting for another process that is building the native runner' });
+      announced = true;
+    }
+    await sleep(LOCK_POLL_MS);
+  }
+  try {
+    return await body();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The runner binary: a prebuilt one when given ($TRTX_RUNNER_BIN), the cached
+ * build for the current sources, or a fresh build into the cache.
+ */
+export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<RunnerBinary> {
+  const progress = options.onProgress ?? (() => {});
+  const prebuilt = options.binary === undefined ? process.env.TRTX_RUNNER_BIN : options.binary;
+  if (prebuilt) {
+    if (!existsSync(prebuilt)) {
+      throw new TrtxError('RUNNER_MISSING', prebuilt, 'the prebuilt native runner does not exist', { kind: 'usage' });
+    }
+    progress({ phase: 'prebuilt', message: `using the prebuilt native runner ${prebuilt}` });
+    return { path: resolve(prebuilt), dir: null, hash: null, built: false };
+  }
+  const sourceDir = options.sourceDir ?? defaultSourceDir();
+  const asan = options.asan ?? process.env.TRTX_RUNNER_ASAN === '1';
+  const flags = [
+    '-DCMAKE_BUILD_TYPE=Release',
+    '-DTRTX_BUILD_TESTS=OFF',
+    `-DTRTX_CUDA=${options.cuda === 'off' ? 'OFF' : 'ON'}`,
+    `-DTRTX_ASAN=${asan ? 'ON' : 'OFF'}`,
+  ];
+  const hash = await sourceHash(sourceDir, flags);
+  const root = options.cacheDir ?? defaultCacheRoot();
+  const dir = join(root, `runner-${hash}`);
+  const binary = join(dir, RUNNER_BINARY_NAME);
+  if (existsSync(binary)) {
+    progress({ phase: 'cached', message: `using the cached native runner ${dir}` });
+    return { path: binary, dir, hash, built: false };
+  }
+  await mkdir(root, { recursive: true });
+  await requireCmake();
+  const jobs = options.jobs ?? Math.max(1, availableParallelism());
+  const built = await withLock(`${dir}.lock`, () => existsSync(binary), progress, async () => {
+    if (existsSync(binary)) return false;
+    await build(sourceDir, dir, flags, jobs, progress);
+    return true;
+  });
+  if (!existsSync(binary)) {
+    throw new TrtxError('RUNNER_BUILD_FAILED', dir, 'the native runner build left no binary behind', { kind: 'usage' });
+  }
+  progress({ phase: 'ready', message: `native runner ready: ${binary}` });
+  return { path: binary, dir, hash, built: built === true };
+}

@@ -1,0 +1,8 @@
+// The native reference runner from TypeScript: build it on first use, run a
+// program, get its validated report.
+export { defaultCacheRoot, defaultSourceDir, ensureRunner, sourceHash, RUNNER_BINARY_NAME } from './build.js';
+export type { EnsureRunnerOptions, RunnerBinary, RunnerProgress } from './build.js';
+export { runRunner, runnerArgs } from './run.js';
+export type { RunRunnerOptions, RunnerResult } from './run.js';
+export { RunnerReport, REPORT_SCHEMA_ID } from './report.js';
+export type { BudgetResolution, DelegateReport, MethodReport, RunnerError, StepReport } from './report.js';

@@ -1,0 +1,129 @@
+// The native runner's JSON report, version 1, as zod schemas.
+// schemas/runner-report.schema.json is the language-neutral statement of the
+// same thing; test/runner-report.test.ts holds both to the same real reports
+// and the same damaged ones.
+
+import { z } from 'zod';
+
+export const REPORT_SCHEMA_ID = 'trtx.runner-report/1';
+
+const count = z.number().int().min(0);
+/** Decimal bytes below 2^63 (a budget); JSON numbers lose precision past 2^53. */
+const budgetBytes = z.string().regex(/^(0|[1-9][0-9]{0,18})$/);
+/** Decimal bytes below 2^64. */
+const u64Bytes = z.string().regex(/^(0|[1-9][0-9]{0,19})$/);
+const digest = z.string().regex(/^[0-9a-f]{16}$/);
+const sizes = z.array(count);
+const elision = z.enum(['staged', 'zero-copy', 'none']).nullable();
+
+export const BudgetResolution = z.strictObject({
+  source: z.enum(['option', 'spec', 'automatic']),
+  requested: budgetBytes.nullable(),
+  effective: budgetBytes.nullable(),
+  clamped: z.boolean(),
+  ignored: z.string().nullable(),
+  streaming: z.boolean(),
+  streamable_bytes: u64Bytes,
+});
+export type BudgetResolution = z.infer<typeof BudgetResolution>;
+
+export const DelegateReport = z.strictObject({
+  index: count,
+  backend: z.string(),
+  engine: z.enum(['reference-cpu', 'reference-cuda']),
+  target_device: z.string().regex(/^cuda:[0-9]+$/),
+  elision,
+  inputs: z.array(z.string()),
+  outputs: z.array(z.string()),
+  aliased_outputs: z.array(z.string()),
+  zero_copy_kv: z.array(z.string()).nullable(),
+  budget: BudgetResolution,
+  scratch_bytes: count,
+  scratch_capacity: count,
+  executes: count,
+  syncs_performed: count,
+  syncs_skipped: count,
+  waits: count,
+  drains: count,
+  h2d_bytes: count,
+  d2h_bytes: count,
+  d2d_bytes: count,
+});
+export type DelegateReport = z.infer<typeof DelegateReport>;
+
+export const OutputDigest = z.strictObject({
+  index: count,
+  value: count,
+  kind: z.string(),
+  dtype: z.string().nullable(),
+  sizes: sizes.nullable(),
+  digest,
+});
+
+export const BufferDigest = z.strictObject({
+  name: z.string(),
+  value: count,
+  dtype: z.string(),
+  sizes,
+  placement: z.enum(['host', 'device']),
+  digest,
+});
+
+export const DelegateStep = z.strictObject({
+  index: count,
+  elision,
+  syncs_performed: count,
+  syncs_skipped: count,
+  waits: count,
+  h2d_bytes: count,
+  d2h_bytes: count,
+  d2d_bytes: count,
+});
+
+export const StepReport = z.strictObject({
+  step: count,
+  outputs: z.array(OutputDigest),
+  buffers: z.array(BufferDigest),
+  h2d_bytes: count,
+  d2h_bytes: count,
+  d2d_bytes: count,
+  delegates: z.array(DelegateStep),
+});
+export type StepReport = z.infer<typeof StepReport>;
+
+export const MethodReport = z.strictObject({
+  name: z.string(),
+  delegates: z.array(DelegateReport),
+  steps: z.array(StepReport),
+});
+export type MethodReport = z.infer<typeof MethodReport>;
+
+export const RunnerError = z.strictObject({
+  code: z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/),
+  location: z.string(),
+  message: z.string(),
+});
+export type RunnerError = z.infer<typeof RunnerError>;
+
+export const RunnerReport = z.strictObject({
+  schema: z.literal(REPORT_SCHEMA_ID),
+  runner: z.strictObject({ version: z.string(), cuda_built: z.boolean() }),
+  program: z.strictObject({ path: z.string(), bytes: count, methods: z.array(z.string()) }),
+  device: z.strictObject({
+    kind: z.enum(['cpu', 'cuda']),
+    name: z.string(),
+    index: count.nullable(),
+  }),
+  options: z.strictObject({
+    methods: z.array(z.string()),
+    steps: z.number().int().min(1),
+    caller_stream: z.boolean(),
+    budget: budgetBytes.nullable(),
+    fresh_state: z.boolean(),
+  }),
+  methods: z.array(MethodReport),
+  errors: z.array(RunnerError),
+  ok: z.boolean(),
+  exit_code: z.number().int().min(0).max(3),
+});
+export type RunnerReport = z.infer<typeof RunnerReport>;

@@ -1,0 +1,110 @@
+// Runs the native runner on one program and returns its validated report.
+// The runner writes the report to a file (stdout stays free for it to print
+// nothing); its stderr is returned for the caller to show or not.
+
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { TrtxError } from '../util/errors.js';
+import { RunnerReport } from './report.js';
+
+export interface RunRunnerOptions {
+  /** The runner binary (ensureRunner().path). */
+  runner: string;
+  /** Methods to run, in order; default every method of the program. */
+  methods?: readonly string[];
+  /** Decode steps; default 1. */
+  steps?: number;
+  /** Run every execute under one caller stream (non-blocking on CUDA). */
+  callerStream?: boolean;
+  /** Load-time weight_streaming_budget in bytes. */
+  budget?: bigint | number | string;
+  /** Reload the method before every step (caches back at their initial state). */
+  freshState?: boolean;
+  /** Force the CPU or a CUDA device; default a GPU when the build and machine have one. */
+  device?: 'cpu' | 'cuda';
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface RunnerResult {
+  /** 0 ok, 1 program invalid or execution failed, 2 environment, 3 a TensorRT plan this build cannot run. */
+  exitCode: number;
+  report: RunnerReport;
+  stderr: string;
+  /** The command line, for messages. */
+  argv: string[];
+}
+
+export function runnerArgs(program: string, o: Omit<RunRunnerOptions, 'runner'>, reportPath: string): string[] {
+  const args = ['run', program, '--report', reportPath];
+  for (const m of o.methods ?? []) args.push('--method', m);
+  if (o.steps !== undefined) args.push('--steps', String(o.steps));
+  if (o.callerStream !== undefined) args.push('--caller-stream', o.callerStream ? 'on' : 'off');
+  if (o.budget !== undefined) args.push('--budget', String(o.budget));
+  if (o.freshState) args.push('--fresh-state');
+  if (o.device !== undefined) args.push('--device', o.device);
+  return args;
+}
+
+export async function runRunner(program: string, options: RunRunnerOptions): Promise<RunnerResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'trtx-runner-'));
+  const reportPath = join(dir, 'report.json');
+  const argv = runnerArgs(program, options, reportPath);
+  try {
+    const r = await execa(options.runner, argv, {
+      reject: false,
+      timeout: options.timeoutMs,
+      cancelSignal: options.signal,
+      stdin: 'ignore',
+      // Hostile programs ask for huge arenas: under AddressSanitizer that must
+      // come back as an allocation error, which is what the runner reports.
+      env: { ASAN_OPTIONS: process.env.ASAN_OPTIONS ?? 'allocator_may_return_null=1' },
+    });
+    const stderr = r.stderr ?? '';
+    if (r.isCanceled || r.timedOut) {
+      throw new TrtxError('RUNNER_INTERRUPTED', program, r.timedOut ? `the native runner timed out after ${options.timeoutMs} ms` : 'the native runner was cancelled', {
+        kind: 'usage',
+      });
+    }
+    if (r.signal || r.exitCode === undefined) {
+      throw new TrtxError('RUNNER_CRASHED', program, `the native runner died (${r.signal ?? 'no exit code'}): ${lastLine(stderr)}`);
+    }
+    let text: string;
+    try {
+      text = await readFile(reportPath, 'utf8');
+    } catch {
+      // No report: a usage error (exit 2) or a failure before the runner could write one.
+      throw new TrtxError(
+        r.exitCode === 2 ? 'RUNNER_USAGE' : 'RUNNER_NO_REPORT',
+        program,
+        `the native runner wrote no report (exit ${r.exitCode}): ${lastLine(stderr)}`,
+        { kind: 'usage' },
+      );
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (e) {
+      throw new TrtxError('RUNNER_REPORT_INVALID', reportPath, `the runner's report is not JSON: ${(e as Error).message}`);
+    }
+    const parsed = RunnerReport.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const at = issue ? `$.${issue.path.join('.')}` : '$';
+      throw new TrtxError('RUNNER_REPORT_INVALID', at, `the runner's report does not match its schema: ${issue?.message ?? 'invalid'}`);
+    }
+    if (parsed.data.exit_code !== r.exitCode) {
+      throw new TrtxError('RUNNER_REPORT_INVALID', '$.exit_code', `the report says exit ${parsed.data.exit_code} but the runner exited ${r.exitCode}`);
+    }
+    return { exitCode: r.exitCode, report: parsed.data, stderr, argv };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function lastLine(text: string): string {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  return lines[lines.length - 1] ?? '(no output)';
+}

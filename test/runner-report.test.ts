@@ -1,0 +1,105 @@
+// schemas/runner-report.schema.json and the zod mirror in src/runner/report.ts
+// hold the same reports: every real report the runner writes (ok, refused,
+// exit 3, caller stream, budgets, fresh state, the corpus) passes both, and
+// each damaged copy fails both. The validator is the project's JSON Schema
+// subset, which refuses any keyword it does not implement.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { renderBlob, writeFixture } from '../fixtures/builder.js';
+import { brokenBlob, cloneSpec, delegateOf, methodOf } from '../fixtures/broken.js';
+import { kvDecoder } from '../fixtures/kv-decoder.js';
+import { multiEngine, trtSingle } from '../fixtures/programs.js';
+import { RunnerReport } from '../src/runner/report.js';
+import { runRunner } from '../src/runner/run.js';
+import { corpusPath } from './helpers/corpus.js';
+import { validate } from './helpers/json-schema-subset.js';
+import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+
+const SCHEMA = JSON.parse(readFileSync(new URL('../schemas/runner-report.schema.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+const dir = mkdtempSync(join(tmpdir(), 'trtx-runner-report-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const reports = new Map<string, unknown>();
+
+beforeAll(async () => {
+  const runner = await testRunner();
+  const write = async (name: string, spec: Parameters<typeof writeFixture>[1]) => {
+    const p = join(dir, name);
+    await writeFixture(p, spec);
+    return p;
+  };
+  const staged = await write('staged.pte', kvDecoder({ mode: 'staged' }));
+  const zeroCopy = await write('zero-copy.pte', kvDecoder({ mode: 'zero-copy' }));
+  const multi = await write('multi.pte', multiEngine(3));
+  const blob = await write('blob.pte', brokenBlob(kvDecoder({ mode: 'staged' }), 'alias-in-tr01'));
+  const plan = cloneSpec(trtSingle());
+  const d = delegateOf(methodOf(plan, 'forward'), 'trt');
+  const bytes = renderBlob(d.blob).slice();
+  bytes.set(new TextEncoder().encode('ftrt'), new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true));
+  d.blob = { kind: 'bytes', bytes };
+  const real = await write('plan.pte', plan);
+  const runs: [string, string, Parameters<typeof runRunner>[1]][] = [
+    ['staged', staged, { runner, steps: 2 }],
+    ['zero-copy caller stream', zeroCopy, { runner, steps: 3, callerStream: true, methods: ['decode'] }],
+    ['fresh state', zeroCopy, { runner, steps: 2, freshState: true }],
+    ['budget option', multi, { runner, budget: 4096n }],
+    ['blob refused', blob, { runner }],
+    ['real plan', real, { runner }],
+    ['missing file', join(dir, 'missing.pte'), { runner }],
+    ['corpus add', corpusPath('add'), { runner, steps: 2 }],
+    ['corpus unknown operator', corpusPath('keyword-spotting-cortex-m'), { runner }],
+  ];
+  for (const [name, path, o] of runs) reports.set(name, (await runRunner(path, { device: 'cpu', ...o })).report);
+}, BUILD_TIMEOUT_MS);
+
+type Doc = Record<string, any>;
+const damages: [string, (r: Doc) => void][] = [
+  ['schema id missing', (r) => delete r.schema],
+  ['other schema version', (r) => (r.schema = 'trtx.runner-report/2')],
+  ['unknown top-level field', (r) => (r.extra = 1)],
+  ['exit code out of range', (r) => (r.exit_code = 4)],
+  ['unknown device kind', (r) => (r.device.kind = 'tpu')],
+  ['negative device index', (r) => (r.device.index = -1)],
+  ['zero steps', (r) => (r.options.steps = 0)],
+  ['budget option as a number', (r) => (r.options.budget = 4096)],
+  ['unknown elision mode', (r) => (r.methods[0].delegates[0].elision = 'partial')],
+  ['budget requested as a number', (r) => (r.methods[0].delegates[0].budget.requested = 1024)],
+  ['unknown budget source', (r) => (r.methods[0].delegates[0].budget.source = 'baked')],
+  ['streamable bytes with a leading zero', (r) => (r.methods[0].delegates[0].budget.streamable_bytes = '012')],
+  ['drains missing', (r) => delete r.methods[0].delegates[0].drains],
+  ['fractional sync count', (r) => (r.methods[0].delegates[0].syncs_skipped = 1.5)],
+  ['target device not cuda:N', (r) => (r.methods[0].delegates[0].target_device = 'gpu:0')],
+  ['unknown engine kind', (r) => (r.methods[0].delegates[0].engine = 'tensorrt')],
+  ['digest not 16 hex digits', (r) => (r.methods[0].steps[0].outputs[0].digest = 'XYZ')],
+  ['unknown buffer placement', (r) => (r.methods[0].steps[0].buffers[0].placement = 'gpu')],
+  ['negative byte count', (r) => (r.methods[0].steps[0].h2d_bytes = -1)],
+  ['extra field in a step', (r) => (r.methods[0].steps[0].note = 'x')],
+  ['error code not an identifier', (r) => r.errors.push({ code: '1 bad', location: '', message: '' })],
+  ['error without a location', (r) => r.errors.push({ code: 'InvalidProgram', message: 'x' })],
+];
+
+describe('runner-report.schema.json and the zod schema', () => {
+  it('both accept every real report', () => {
+    expect(reports.size).toBe(9);
+    const exitCodes = new Set<number>();
+    for (const [name, report] of reports) {
+      expect(validate(SCHEMA, report), name).toEqual([]);
+      expect(RunnerReport.safeParse(report).success, name).toBe(true);
+      exitCodes.add((report as Doc).exit_code);
+    }
+    expect([...exitCodes].sort()).toEqual([0, 1, 3]);
+  });
+
+  it('both refuse each damaged report', () => {
+    const base = reports.get('zero-copy caller stream') as Doc;
+    expect(base.methods[0].delegates.length).toBeGreaterThan(0);
+    for (const [name, damage] of damages) {
+      const doc = structuredClone(base);
+      damage(doc);
+      expect(validate(SCHEMA, doc).length, `schema accepted: ${name}`).toBeGreaterThan(0);
+      expect(RunnerReport.safeParse(doc).success, `zod accepted: ${name}`).toBe(false);
+    }
+  });
+});
