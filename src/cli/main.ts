@@ -7,6 +7,7 @@ import { registerCheck } from './check.js';
 import { registerDiff } from './diff.js';
 import { registerInspect } from './inspect.js';
 import { registerRewrite } from './rewrite.js';
+import { registerVerify } from './verify.js';
 
 export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
 
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerCheck(program);
   registerRewrite(program);
   registerDiff(program);
+  registerVerify(program);
   return program;
 }
 

@@ -1,0 +1,76 @@
+// The runtime-contract assertions `trtx verify` makes over runner reports.
+// Each returns a named pass/fail with the first counter-example.
+
+import type { RunnerReport } from '../runner/report.js';
+
+export interface Assertion {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+type Step = RunnerReport['methods'][number]['steps'][number];
+
+function stepsOf(r: RunnerReport): Map<string, Step[]> {
+  return new Map(r.methods.map((m) => [m.name, m.steps]));
+}
+
+/** Every output and every named buffer bit-identical at every step. */
+export function compareRuns(a: RunnerReport, b: RunnerReport, label: string): Assertion {
+  const name = `outputs and caches identical at every step: ${label}`;
+  const sa = stepsOf(a);
+  const sb = stepsOf(b);
+  for (const [method, stepsA] of sa) {
+    const stepsB = sb.get(method);
+    if (!stepsB || stepsB.length !== stepsA.length) return { name, ok: false, detail: `${method}: ${stepsA.length} vs ${stepsB?.length ?? 0} steps` };
+    for (let s = 0; s < stepsA.length; s++) {
+      const oa = stepsA[s].outputs;
+      const ob = stepsB[s].outputs;
+      if (oa.length !== ob.length) return { name, ok: false, detail: `${method} step ${s}: ${oa.length} vs ${ob.length} outputs` };
+      for (let i = 0; i < oa.length; i++) {
+        if (oa[i].digest !== ob[i].digest) return { name, ok: false, detail: `${method} step ${s}: output ${i} differs (${oa[i].digest} vs ${ob[i].digest})` };
+      }
+      const bb = new Map(stepsB[s].buffers.map((x) => [x.name, x.digest]));
+      for (const buf of stepsA[s].buffers) {
+        const other = bb.get(buf.name);
+        if (other === undefined) return { name, ok: false, detail: `${method} step ${s}: buffer ${buf.name} missing on one side` };
+        if (other !== buf.digest) return { name, ok: false, detail: `${method} step ${s}: buffer ${buf.name} differs (${buf.digest} vs ${other})` };
+      }
+    }
+  }
+  return { name, ok: true, detail: `${[...sa.values()].reduce((n, s) => n + s.length, 0)} steps compared` };
+}
+
+/** Each cache's digest changes from every step to the next. */
+export function cachesChangeEveryStep(r: RunnerReport, caches: string[], label: string): Assertion {
+  const name = `every cache changes at every step: ${label}`;
+  let seen = 0;
+  for (const m of r.methods) {
+    for (const cache of caches) {
+      const digests = m.steps.map((s) => s.buffers.find((b) => b.name === cache)?.digest);
+      if (digests.every((d) => d === undefined)) continue;
+      seen++;
+      for (let s = 1; s < digests.length; s++) {
+        if (digests[s] === undefined) return { name, ok: false, detail: `${m.name}: cache ${cache} missing at step ${s}` };
+        if (digests[s] === digests[s - 1]) return { name, ok: false, detail: `${m.name}: cache ${cache} unchanged from step ${s - 1} to ${s}` };
+      }
+    }
+  }
+  if (seen === 0) return { name, ok: false, detail: `none of the caches (${caches.join(', ')}) appears in the report` };
+  return { name, ok: true, detail: `${seen} cache(s)` };
+}
+
+/** After the first step, a persistent run's outputs differ from a fresh-cache run's. */
+export function persistentDiffersFromFresh(persistent: RunnerReport, fresh: RunnerReport, label: string): Assertion {
+  const name = `each step sees what the previous one wrote (persistent vs fresh caches): ${label}`;
+  const f = stepsOf(fresh);
+  for (const m of persistent.methods) {
+    const fs = f.get(m.name);
+    if (!fs) return { name, ok: false, detail: `${m.name}: missing from the fresh run` };
+    for (let s = 1; s < m.steps.length; s++) {
+      const same = m.steps[s].outputs.every((o, i) => fs[s]?.outputs[i]?.digest === o.digest);
+      if (same) return { name, ok: false, detail: `${m.name} step ${s}: outputs equal with fresh caches, so the step did not see the previous step's writes` };
+    }
+  }
+  return { name, ok: true, detail: 'outputs differ from step 1 on' };
+}

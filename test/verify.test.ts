@@ -1,0 +1,51 @@
+// trtx verify end to end on the CPU runner: the staged KV decoder against its
+// derived zero-copy twin, and the refusals.
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { writeFixture } from '../fixtures/builder.js';
+import { kvDecoder, trtSingle } from '../fixtures/catalogue.js';
+import { verifyProgram } from '../src/verify/verify.js';
+import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'trtx-verify-'));
+
+describe('trtx verify', () => {
+  it('proves a staged KV decoder and its zero-copy twin agree step by step', { timeout: BUILD_TIMEOUT_MS }, async () => {
+    const file = join(dir, 'kv-staged.pte');
+    await writeFixture(file, kvDecoder());
+    const r = await verifyProgram(file, { zeroCopyKv: true, steps: 4, runner: await testRunner() });
+    expect(r.mode).toBe('staged-vs-zero-copy');
+    expect(r.device.kind).toBe('cpu');
+    expect(r.caches.length).toBeGreaterThan(0);
+    expect(r.assertions.filter((a) => !a.ok)).toEqual([]);
+    const names = r.assertions.map((a) => a.name).join('\n');
+    expect(names).toMatch(/identical at every step: staged \(stream off\) vs zero-copy \(stream on\)/);
+    expect(names).toMatch(/every cache changes at every step: zero-copy \(stream on\)/);
+    expect(names).toMatch(/persistent vs fresh/);
+    const staged = r.runs.find((x) => x.variant === 'staged')!.staging[0];
+    const zc = r.runs.find((x) => x.variant === 'zero-copy')!.staging[0];
+    expect(zc.h2d_bytes + zc.d2h_bytes).toBeLessThan(staged.h2d_bytes + staged.d2h_bytes);
+    expect(r.ok).toBe(true);
+  });
+
+  it('refuses --zero-copy-kv on a program with no aliased cache', { timeout: BUILD_TIMEOUT_MS }, async () => {
+    const file = join(dir, 'single.pte');
+    await writeFixture(file, trtSingle());
+    await expect(verifyProgram(file, { zeroCopyKv: true, runner: await testRunner() })).rejects.toMatchObject({ code: 'ZC_REWRITE_NO_ALIASED_CACHE' });
+  });
+
+  it('reports a real TensorRT plan as not executable here, as an environment limit', { timeout: BUILD_TIMEOUT_MS }, async () => {
+    const spec = trtSingle();
+    const d = spec.methods[0].delegates![0] as { blob: { engine: unknown } };
+    d.blob.engine = new Uint8Array([0x66, 0x74, 0x72, 0x74, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    const file = join(dir, 'plan.pte');
+    await writeFixture(file, spec);
+    await expect(verifyProgram(file, { runner: await testRunner() })).rejects.toMatchObject({ code: 'VERIFY_TENSORRT_PLAN', kind: 'usage' });
+  });
+
+  it('needs at least two steps', async () => {
+    await expect(verifyProgram(join(dir, 'x.pte'), { steps: 1 })).rejects.toMatchObject({ code: 'VERIFY_STEPS' });
+  });
+});
