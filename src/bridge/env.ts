@@ -5,10 +5,19 @@
 
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { existsSync } from 'node:fs';
 
 /** The python-bridge folder shipped with trtx (holds the trtx_bridge package). */
 export function bridgePackageDir(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'python-bridge');
+  // Walk up from this module: it runs from src/bridge/ or bundled in dist/.
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, 'python-bridge');
+    if (existsSync(path.join(candidate, 'trtx_bridge', '__main__.py'))) return candidate;
+    const up = path.dirname(dir);
+    if (up === dir) return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'python-bridge');
+    dir = up;
+  }
 }
 
 // Variables that would change how the interpreter starts or where it imports

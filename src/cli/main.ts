@@ -8,6 +8,7 @@ import { registerDiff } from './diff.js';
 import { registerInspect } from './inspect.js';
 import { registerRewrite } from './rewrite.js';
 import { registerVerify } from './verify.js';
+import { registerExport } from './export.js';
 
 export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
 
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
   registerRewrite(program);
   registerDiff(program);
   registerVerify(program);
+  registerExport(program);
   return program;
 }
 

@@ -1,0 +1,95 @@
+// trtx export MODEL -o OUT [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
+import type { Command } from 'commander';
+import { parseSize } from '../util/size.js';
+import { formatIEC } from '../util/size.js';
+import { EXIT_OK, usage, type GlobalOptions } from './context.js';
+import { action } from './main.js';
+import { startProgress } from './progress.js';
+
+interface ExportCliOptions extends GlobalOptions {
+  output?: string;
+  budget?: string;
+  zeroCopyKv?: boolean;
+  shareCache?: boolean;
+  method?: string[];
+  python?: string;
+  timeout?: string;
+  allowPickle?: boolean;
+}
+
+const collect = (v: string, acc: string[] = []) => [...acc, v];
+
+export function registerExport(program: Command): void {
+  program
+    .command('export')
+    .description('export a PyTorch model with Torch-TensorRT into an ExecuTorch program, finished and checked by trtx')
+    .argument('<model>', 'a torch.export archive (.pt2, .pt, .ep) or file.py:factory')
+    .requiredOption('-o, --output <out>', 'the .pte to write (atomically)')
+    .option('--budget <size>', 'weight-streaming budget per engine (8GiB, 512MiB, 8GB, 8589934592)')
+    .option('--zero-copy-kv', 'engines update their KV caches in place (no staging copies)')
+    .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or methods share')
+    .option('--method <name>', 'a method to export (repeat for prefill and decode)', collect)
+    .option('--python <path>', 'the Python with torch, torch_tensorrt and executorch (default $TRTX_PYTHON, then python3)')
+    .option('--timeout <seconds>', 'stop the export after this long')
+    .option('--allow-pickle', 'accept a pickled nn.Module (runs its code: only for files you trust)')
+    .option('--json', 'machine-readable output')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  trtx export model.pt2 -o model.pte --budget 8GiB\n  trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv\n  TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
+    )
+    .action(
+      action<ExportCliOptions>(async (ctx, opts, [model]) => {
+        if (!opts.output) throw usage('missing -o OUT');
+        if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
+        const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
+        let timeoutMs: number | undefined;
+        if (opts.timeout !== undefined) {
+          if (!/^[0-9]+(\.[0-9]+)?$/.test(opts.timeout) || Number(opts.timeout) <= 0) throw usage(`--timeout ${JSON.stringify(opts.timeout)} is not a number of seconds`);
+          timeoutMs = Math.round(Number(opts.timeout) * 1000);
+        }
+        // Ctrl-C reaches trtx, not the bridge (it runs in its own process group): forward it.
+        const ac = new AbortController();
+        const stop = () => ac.abort();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        const bar = startProgress(ctx, 'exporting');
+        try {
+          const { exportModel } = await import('../export/export.js');
+          const summary = await exportModel({
+            model,
+            output: opts.output,
+            budget,
+            zeroCopyKv: opts.zeroCopyKv,
+            shareCache: opts.shareCache,
+            methods: opts.method,
+            allowPickle: opts.allowPickle,
+            python: opts.python,
+            timeoutMs,
+            signal: ac.signal,
+            onEvent: (e) => {
+              if (e.event === 'progress') bar.update(Math.round(e.fraction * 100), 100, e.stage + (e.message ? `: ${e.message}` : ''));
+              if (e.event === 'progress' && !ctx.stderrIsTTY) ctx.log.info(`${e.stage} ${Math.round(e.fraction * 100)}%${e.message ? ': ' + e.message : ''}`);
+              if (e.event === 'warning') ctx.log.warn(`${e.code ? e.code + ': ' : ''}${e.message}`);
+            },
+            onStderr: (t) => ctx.log.debug(t.trimEnd()),
+          });
+          bar.done();
+          if (ctx.json) {
+            ctx.emitJson(summary);
+            return EXIT_OK;
+          }
+          ctx.print(`wrote ${summary.output} (${formatIEC(BigInt(summary.file_size))}) from ${model}`);
+          ctx.print(`  python ${summary.python.version} (${summary.python.source}): torch ${summary.versions.torch ?? '?'}, torch_tensorrt ${summary.versions.torch_tensorrt ?? '?'}, executorch ${summary.versions.executorch ?? '?'}`);
+          for (const m of summary.methods) ctx.print(`  method ${m.name}`);
+          for (const p of summary.passes) for (const l of p.lines) ctx.print(`  ${l}`);
+          const warnings = summary.diagnostics.filter((d) => d.severity === 'warning');
+          ctx.print(`  checks: ${warnings.length ? `${warnings.length} warning(s)` : 'clean'}`);
+          for (const w of summary.warnings) ctx.log.warn(w);
+          return EXIT_OK;
+        } finally {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+        }
+      }),
+    );
+}
