@@ -9,6 +9,7 @@ import { registerInspect } from './inspect.js';
 import { registerRewrite } from './rewrite.js';
 import { registerVerify } from './verify.js';
 import { registerExport } from './export.js';
+import { registerDemo } from './demo.js';
 
 export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
 
@@ -51,6 +52,7 @@ export function buildProgram(): Command {
   registerDiff(program);
   registerVerify(program);
   registerExport(program);
+  registerDemo(program);
   return program;
 }
 

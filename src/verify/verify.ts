@@ -28,6 +28,8 @@ export interface VerifyOptions {
   callerStream?: StreamMode;
   budget?: bigint;
   device?: 'cpu' | 'cuda';
+  /** With zeroCopyKv on a staged program: compare against this file instead of deriving the twin. */
+  zeroCopyTwin?: string;
   /** A runner binary to use instead of the cached build. */
   runner?: string;
   onProgress?: (message: string) => void;
@@ -65,7 +67,7 @@ interface Variant {
 }
 
 /** Cache buffer names and, for a staged program, its zero-copy twin written to `dir`. */
-async function deriveVariants(pte: PteFile, dir: string, zeroCopyKv: boolean): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyResult['mode'] }> {
+async function deriveVariants(pte: PteFile, dir: string, zeroCopyKv: boolean, given?: string): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyResult['mode'] }> {
   if (!zeroCopyKv) return { variants: [{ name: 'as-is', path: pte.path }], caches: [], mode: 'as-is' };
   const blobs = await readTrtBlobs(pte);
   const twin = structuredClone(pte.program);
@@ -73,13 +75,15 @@ async function deriveVariants(pte: PteFile, dir: string, zeroCopyKv: boolean): P
   // The pass names buffers as `fqn (%index)`; reports name them by fqn.
   const caches = [...new Set([...result.rewritten, ...result.already].flatMap((d) => d.buffers).map((b) => b.replace(/ \(%[0-9]+\)$/, '')))];
   if (!result.changed) return { variants: [{ name: 'zero-copy', path: pte.path }], caches, mode: 'zero-copy' };
-  const twinPath = join(dir, 'zero-copy-twin.pte');
-  const original = pte.program;
-  pte.program = twin;
-  try {
-    await writeFromSource(pte, twinPath);
-  } finally {
-    pte.program = original;
+  const twinPath = given ?? join(dir, 'zero-copy-twin.pte');
+  if (!given) {
+    const original = pte.program;
+    pte.program = twin;
+    try {
+      await writeFromSource(pte, twinPath);
+    } finally {
+      pte.program = original;
+    }
   }
   return {
     variants: [
@@ -104,7 +108,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   const dir = await mkdtemp(join(tmpdir(), 'trtx-verify-'));
   const pte = await openPte(path);
   try {
-    const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv));
+    const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin);
     const methods = decodeMethods(pte);
     await pte.close();
     const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild });

@@ -1,0 +1,114 @@
+// `trtx demo`: the main job end to end on a bundled example, with nothing
+// but trtx installed. A staged KV decoder (built by the fixture builder, laid
+// out as ExecuTorch and Torch-TensorRT lay it out) is rewritten with an 8 GiB
+// weight-streaming budget and zero-copy KV, checked, and verified in the
+// reference runner against the staged original in both caller-stream modes.
+
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { writeFixture } from '../../fixtures/builder.js';
+import { kvDecoder } from '../../fixtures/kv-decoder.js';
+import { runChecks } from '../checks/run.js';
+import { stagingBytes } from '../inspect/staging.js';
+import { budgetPass } from '../passes/budget.js';
+import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
+import { writeFromSource } from '../pte/copy.js';
+import { openPte, withPte } from '../pte/open.js';
+import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
+import { TrtxError } from '../util/errors.js';
+import { verifyProgram, type VerifyResult } from '../verify/verify.js';
+import type { RunnerProgress } from '../runner/index.js';
+
+export const DEMO_BUDGET = 8n << 30n;
+
+export interface DemoOptions {
+  out: string;
+  scale: 'small' | 'seed';
+  steps?: number;
+  onStage?: (stage: string) => void;
+  onRunnerBuild?: (p: RunnerProgress) => void;
+  runner?: string;
+}
+
+export interface DemoResult {
+  schema: 'trtx.demo/1';
+  scale: 'small' | 'seed';
+  staged: string;
+  zero_copy: string;
+  /** Per decode step, from the programs' instruction streams. */
+  staging: { before: { h2d: number; d2h: number }; after: { h2d: number; d2h: number } };
+  budgets: { method: string; delegate: number; bytes: string | null }[];
+  rewrite: string[];
+  check: { errors: number; warnings: number; line: string };
+  verify: VerifyResult;
+  ok: boolean;
+}
+
+function decodeStaging(plans: { name: string | null }[], of: (i: number) => ReturnType<typeof stagingBytes>) {
+  const i = Math.max(0, plans.findIndex((p) => p.name === 'decode'));
+  const s = of(i);
+  return { h2d: s.host_to_device_bytes, d2h: s.device_to_host_bytes };
+}
+
+export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
+  const out = resolve(opts.out);
+  await mkdir(out, { recursive: true });
+  const staged = join(out, `kv-decode-${opts.scale}-staged.pte`);
+  const zeroCopy = join(out, `kv-decode-${opts.scale}-zero-copy.pte`);
+
+  opts.onStage?.('building the staged KV decoder');
+  await writeFixture(staged, kvDecoder({ scale: opts.scale }));
+
+  opts.onStage?.('rewriting: --budget 8GiB --zero-copy-kv');
+  const pte = await openPte(staged);
+  let before;
+  const rewrite: string[] = [];
+  try {
+    before = decodeStaging(pte.program.executionPlan, (i) => stagingBytes(pte.program.executionPlan[i]));
+    const zc = zeroCopyKvPass(await readTrtBlobs(pte))(pte.program);
+    const budget = budgetPass({ budget: DEMO_BUDGET })(pte.program);
+    rewrite.push(...zc.lines, ...budget.lines);
+    await writeFromSource(pte, zeroCopy);
+  } finally {
+    await pte.close();
+  }
+
+  opts.onStage?.('checking');
+  const { check, after, budgets } = await withPte(zeroCopy, async (z) => {
+    const checked = await runChecks(z, { requireZeroCopyKv: true });
+    const budgets = z.program.executionPlan.flatMap((p) =>
+      p.delegates
+        .map((d, i) => ({ d, i }))
+        .filter(({ d }) => d.id === 'TensorRTBackend')
+        .map(({ d, i }) => ({ method: p.name ?? '', delegate: i, bytes: decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget?.toString() ?? null })),
+    );
+    return {
+      check: { errors: checked.summary.errors, warnings: checked.summary.warnings, line: checked.summary.line },
+      after: decodeStaging(z.program.executionPlan, (i) => stagingBytes(z.program.executionPlan[i])),
+      budgets,
+    };
+  });
+  if (check.errors > 0) throw new TrtxError('DEMO_CHECK_FAILED', zeroCopy, `the rewritten demo program fails ${check.line}`);
+
+  opts.onStage?.('verifying in the reference runner (staged vs zero-copy, caller stream off and on)');
+  const verify = await verifyProgram(staged, {
+    zeroCopyKv: true,
+    zeroCopyTwin: zeroCopy,
+    steps: opts.steps ?? 4,
+    callerStream: 'both',
+    runner: opts.runner,
+    onRunnerBuild: opts.onRunnerBuild,
+  });
+  return {
+    schema: 'trtx.demo/1',
+    scale: opts.scale,
+    staged,
+    zero_copy: zeroCopy,
+    staging: { before, after },
+    budgets,
+    rewrite,
+    check,
+    verify,
+    ok: verify.ok && check.errors === 0,
+  };
+}
