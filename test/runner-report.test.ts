@@ -45,6 +45,8 @@ beforeAll(async () => {
     ['zero-copy caller stream', zeroCopy, { runner, steps: 3, callerStream: true, methods: ['decode'] }],
     ['fresh state', zeroCopy, { runner, steps: 2, freshState: true }],
     ['budget option', multi, { runner, budget: 4096n }],
+    ['shared scratch', multi, { runner, steps: 3, sharedScratch: true }],
+    ['cold pool, shared scratch, fresh state', multi, { runner, steps: 2, coldPool: true, sharedScratch: true, freshState: true }],
     ['blob refused', blob, { runner }],
     ['real plan', real, { runner }],
     ['missing file', join(dir, 'missing.pte'), { runner }],
@@ -78,11 +80,67 @@ const damages: [string, (r: Doc) => void][] = [
   ['extra field in a step', (r) => (r.methods[0].steps[0].note = 'x')],
   ['error code not an identifier', (r) => r.errors.push({ code: '1 bad', location: '', message: '' })],
   ['error without a location', (r) => r.errors.push({ code: 'InvalidProgram', message: 'x' })],
+  ['memory section missing', (r) => delete r.memory],
+  ['cold_pool option missing', (r) => delete r.options.cold_pool],
+  ['step time missing', (r) => delete r.methods[0].steps[0].step_us],
+  ['negative step time', (r) => (r.methods[0].steps[0].step_us = -1)],
+  ['unknown pool mode', (r) => (r.memory.pool.mode = 'lukewarm')],
+  ['pool api calls missing', (r) => delete r.memory.pool.api_calls],
+  ['unknown scratch mode', (r) => (r.memory.scratch.mode = 'pooled')],
+  ['peak scratch as a string', (r) => (r.memory.scratch.peak_bytes = '3145728')],
+  [
+    'pool threshold as a number',
+    (r) =>
+      r.memory.pool.devices.push({
+        device: 0,
+        state_at_load: 'raised',
+        state: 'restored',
+        previous_release_threshold: 0,
+        raised_to: '18446744073709551615',
+        restored: true,
+        trimmed: true,
+        configure_error: null,
+        release_error: null,
+      }),
+  ],
+  [
+    'unknown pool state',
+    (r) =>
+      r.memory.pool.devices.push({
+        device: 0,
+        state_at_load: 'warm',
+        state: 'restored',
+        previous_release_threshold: '0',
+        raised_to: null,
+        restored: true,
+        trimmed: true,
+        configure_error: null,
+        release_error: null,
+      }),
+  ],
+  [
+    'configure error without a message',
+    (r) =>
+      r.memory.pool.devices.push({
+        device: 0,
+        state_at_load: 'failed',
+        state: 'failed',
+        previous_release_threshold: null,
+        raised_to: null,
+        restored: false,
+        trimmed: false,
+        configure_error: { code: 'device_error' },
+        release_error: null,
+      }),
+  ],
+  ['capacity event with an unknown reason', (r) => r.memory.scratch.capacity_events.push({ device: 0, execute_index: 0, from: 0, to: 1, reason: 'resize', detail: null })],
+  ['capacity event without execute_index', (r) => r.memory.scratch.capacity_events.push({ device: 0, from: 0, to: 1, reason: 'grow', detail: null })],
+  ['scratch device with a fractional capacity', (r) => r.memory.scratch.devices.push({ device: 0, capacity: 1.5, peak_capacity: 2, floor: null, executes: 1 })],
 ];
 
 describe('runner-report.schema.json and the zod schema', () => {
   it('both accept every real report', () => {
-    expect(reports.size).toBe(9);
+    expect(reports.size).toBe(11);
     const exitCodes = new Set<number>();
     for (const [name, report] of reports) {
       expect(validate(SCHEMA, report), name).toEqual([]);
@@ -90,6 +148,31 @@ describe('runner-report.schema.json and the zod schema', () => {
       exitCodes.add((report as Doc).exit_code);
     }
     expect([...exitCodes].sort()).toEqual([0, 1, 3]);
+  });
+
+  it('both accept the memory entries a CUDA run writes', () => {
+    const doc = structuredClone(reports.get('shared scratch')) as Doc;
+    doc.memory.pool = {
+      mode: 'warm',
+      unavailable_reason: null,
+      api_calls: 9,
+      devices: [
+        {
+          device: 0,
+          state_at_load: 'raised',
+          state: 'restored',
+          previous_release_threshold: '0',
+          raised_to: '18446744073709551615',
+          restored: true,
+          trimmed: true,
+          configure_error: null,
+          release_error: { code: 'device_error', message: 'cudaMemPoolTrimTo: invalid argument' },
+        },
+      ],
+    };
+    doc.memory.scratch.capacity_events.push({ device: 0, execute_index: 7, from: 3, to: 3, reason: 'grow_failed', detail: 'allocation: out of memory' });
+    expect(validate(SCHEMA, doc)).toEqual([]);
+    expect(RunnerReport.safeParse(doc).success).toBe(true);
   });
 
   it('both refuse each damaged report', () => {

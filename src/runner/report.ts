@@ -82,6 +82,8 @@ export const DelegateStep = z.strictObject({
 
 export const StepReport = z.strictObject({
   step: count,
+  /** Wall time of the execute and its final caller-stream synchronize, in microseconds. */
+  step_us: z.number().min(0),
   outputs: z.array(OutputDigest),
   buffers: z.array(BufferDigest),
   h2d_bytes: count,
@@ -97,6 +99,65 @@ export const MethodReport = z.strictObject({
   steps: z.array(StepReport),
 });
 export type MethodReport = z.infer<typeof MethodReport>;
+
+const poolState = z.enum(['disabled', 'raised', 'already_max', 'failed', 'restored']);
+const memoryError = z.strictObject({
+  code: z.enum(['invalid_argument', 'out_of_memory', 'device_error', 'busy']),
+  message: z.string(),
+});
+
+export const PoolDevice = z.strictObject({
+  device: count,
+  state_at_load: poolState,
+  state: poolState,
+  /** Decimal strings: the maximum threshold, 2^64 - 1, does not survive a JSON number. */
+  previous_release_threshold: u64Bytes.nullable(),
+  raised_to: u64Bytes.nullable(),
+  restored: z.boolean(),
+  trimmed: z.boolean(),
+  configure_error: memoryError.nullable(),
+  release_error: memoryError.nullable(),
+});
+export type PoolDevice = z.infer<typeof PoolDevice>;
+
+export const ScratchDevice = z.strictObject({
+  device: count,
+  capacity: count,
+  peak_capacity: count,
+  floor: count.nullable(),
+  executes: count,
+});
+
+export const CapacityEvent = z.strictObject({
+  device: count,
+  execute_index: count,
+  from: count,
+  to: count,
+  reason: z.enum(['grow', 'shrink', 'grow_failed', 'shrink_failed']),
+  detail: z.string().nullable(),
+});
+export type CapacityEvent = z.infer<typeof CapacityEvent>;
+
+export const MemoryReport = z.strictObject({
+  pool: z.strictObject({
+    mode: z.enum(['warm', 'cold', 'unavailable']),
+    unavailable_reason: z.string().nullable(),
+    api_calls: count,
+    devices: z.array(PoolDevice),
+  }),
+  scratch: z.strictObject({
+    mode: z.enum(['private', 'shared']),
+    reclaim: z.boolean(),
+    warmup_executes: count.nullable(),
+    shrink_after: count.nullable(),
+    peak_bytes: count,
+    peak_buffers: count,
+    devices: z.array(ScratchDevice),
+    capacity_events: z.array(CapacityEvent),
+    handoff_failures: count,
+  }),
+});
+export type MemoryReport = z.infer<typeof MemoryReport>;
 
 export const RunnerError = z.strictObject({
   code: z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/),
@@ -120,7 +181,10 @@ export const RunnerReport = z.strictObject({
     caller_stream: z.boolean(),
     budget: budgetBytes.nullable(),
     fresh_state: z.boolean(),
+    cold_pool: z.boolean(),
+    shared_scratch: z.boolean(),
   }),
+  memory: MemoryReport,
   methods: z.array(MethodReport),
   errors: z.array(RunnerError),
   ok: z.boolean(),

@@ -22,6 +22,10 @@ export interface RunRunnerOptions {
   budget?: bigint | number | string;
   /** Reload the method before every step (caches back at their initial state). */
   freshState?: boolean;
+  /** Leave the device pool's release threshold alone (`--cold-pool`); default: kept warm on CUDA. */
+  coldPool?: boolean;
+  /** One activation scratch buffer per device for every engine (`--shared-scratch`); default: private per engine. */
+  sharedScratch?: boolean;
   /** Force the CPU or a CUDA device; default a GPU when the build and machine have one. */
   device?: 'cpu' | 'cuda';
   timeoutMs?: number;
@@ -44,6 +48,8 @@ export function runnerArgs(program: string, o: Omit<RunRunnerOptions, 'runner'>,
   if (o.callerStream !== undefined) args.push('--caller-stream', o.callerStream ? 'on' : 'off');
   if (o.budget !== undefined) args.push('--budget', String(o.budget));
   if (o.freshState) args.push('--fresh-state');
+  if (o.coldPool) args.push('--cold-pool');
+  if (o.sharedScratch) args.push('--shared-scratch');
   if (o.device !== undefined) args.push('--device', o.device);
   return args;
 }

@@ -1,5 +1,8 @@
 #include "json_writer.h"
 
+#include <cmath>
+#include <cstdio>
+
 #include "trtx/runtime/json.h"
 
 namespace trtx::cli {
@@ -44,6 +47,17 @@ void JsonWriter::key(std::string_view k) {
 void JsonWriter::raw(const std::string& text) {
   separate();
   out_ += text;
+}
+
+void JsonWriter::value(double v) {
+  // JSON has no NaN or infinity.
+  if (!std::isfinite(v)) {
+    raw("null");
+    return;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  raw(buf);
 }
 
 void JsonWriter::value(std::string_view s) {

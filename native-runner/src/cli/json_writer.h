@@ -24,6 +24,8 @@ class JsonWriter {
   void value(int v) { raw(std::to_string(v)); }
   void value(int64_t v) { raw(std::to_string(v)); }
   void value(uint64_t v) { raw(std::to_string(v)); }
+  /// Finite values with three decimals (a time in microseconds).
+  void value(double v);
   void null() { raw("null"); }
 
   template <typename T>

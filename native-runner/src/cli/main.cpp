@@ -16,7 +16,8 @@ namespace {
 const char kUsage[] =
     "usage:\n"
     "  trtx-runner run PROGRAM.pte [--method NAME ...] [--steps N] [--caller-stream on|off]\n"
-    "                  [--budget BYTES] [--fresh-state] [--device cpu|cuda] [--report FILE]\n"
+    "                  [--budget BYTES] [--fresh-state] [--cold-pool] [--shared-scratch]\n"
+    "                  [--device cpu|cuda] [--report FILE]\n"
     "  trtx-runner parse-blob-vectors FILE\n"
     "  trtx-runner --version\n"
     "exit codes: 0 ok, 1 program invalid or execution failed, 2 usage or environment,\n"
@@ -83,6 +84,10 @@ int run_main(int argc, char** argv) {
       o.budget = b.get();
     } else if (a == "--fresh-state") {
       o.fresh_state = true;
+    } else if (a == "--cold-pool") {
+      o.cold_pool = true;
+    } else if (a == "--shared-scratch") {
+      o.shared_scratch = true;
     } else if (a == "--device") {
       const char* v = next("--device");
       if (v != nullptr && std::strcmp(v, "cpu") == 0) {

@@ -1,6 +1,7 @@
 #include "run_command.h"
 
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <memory>
 
 #include "json_writer.h"
+#include "runner_memory.h"
 #include "trtx/backend/backend.h"
 #include "trtx/executor/method.h"
 #include "trtx/program/program.h"
@@ -53,6 +55,8 @@ struct DelegateStep {
 
 struct StepRecord {
   int step = 0;
+  // Wall time of the method's execute and its final synchronize.
+  double step_us = 0.0;
   std::vector<OutputRecord> outputs;
   std::vector<BufferRecord> buffers;
   runtime::CopyCounters copies;
@@ -269,7 +273,7 @@ void write_delegate(JsonWriter& w, size_t index, const backend::DelegateInfo& d)
   w.end_object();
 }
 
-std::string render(const Report& r, const RunOptions& o, int exit_code) {
+std::string render(const Report& r, const RunOptions& o, int exit_code, const RunnerMemory& memory) {
   JsonWriter w;
   w.begin_object();
   w.field("schema", "trtx.runner-report/1");
@@ -301,7 +305,10 @@ std::string render(const Report& r, const RunOptions& o, int exit_code) {
   w.field("caller_stream", o.caller_stream);
   write_optional_u64(w, "budget", o.budget);
   w.field("fresh_state", o.fresh_state);
+  w.field("cold_pool", o.cold_pool);
+  w.field("shared_scratch", o.shared_scratch);
   w.end_object();
+  memory.write_report(w);
   w.key("methods");
   w.begin_array();
   for (const auto& m : r.methods) {
@@ -316,6 +323,7 @@ std::string render(const Report& r, const RunOptions& o, int exit_code) {
     for (const auto& s : m.steps) {
       w.begin_object();
       w.field("step", s.step);
+      w.field("step_us", s.step_us);
       w.key("outputs");
       w.begin_array();
       for (const auto& out : s.outputs) {
@@ -411,7 +419,26 @@ class Runner {
   Runner(const RunOptions& o, Report& r) : opts_(o), report_(r) {}
 
   void run() {
-    if (!choose_device()) return;
+    run_steps();
+    finish();
+  }
+
+  const RunnerMemory& memory() const { return *memory_; }
+
+  ~Runner() {
+    for (auto& m : loaded_) m.reset();
+    if (memory_) (void)memory_->teardown();
+    if (has_stream_) device_->destroy_stream(stream_);
+  }
+
+ private:
+  void run_steps() {
+    if (!choose_device()) {
+      memory_.reset(new RunnerMemory(runtime::Target::Host, memory_options(), nullptr,
+                                     "no device was chosen for the run"));
+      return;
+    }
+    memory_ = RunnerMemory::create(device_->target(), memory_options());
     backend::register_builtin_backends();
     auto loaded = program::Program::load(opts_.program);
     if (!loaded.ok()) return record(loaded.take_failure());
@@ -419,10 +446,15 @@ class Runner {
     report_.program_loaded = true;
     report_.program_methods = program_->method_names();
     methods_ = opts_.methods.empty() ? report_.program_methods : opts_.methods;
+    uint64_t delegate_calls = 0;
     for (const auto& name : methods_) {
       auto p = program_->plan(name);
       if (!p.ok()) return record(p.take_failure());
+      delegate_calls += delegate_calls_in(*p.get());
     }
+    // One program handle: the pool stays warm from here until teardown, also
+    // across --fresh-state reloads of its methods.
+    if (device_->target() == runtime::Target::Cuda) memory_->program_loaded({device_->device_index()});
     if (opts_.caller_stream) {
       auto s = device_->create_stream(/*non_blocking=*/true);
       if (!s.ok()) return record(s.take_failure());
@@ -433,6 +465,7 @@ class Runner {
     mopts_.has_caller_stream = has_stream_;
     mopts_.caller_stream = stream_;
     mopts_.budget_option = opts_.budget;
+    mopts_.scratch_factory = memory_->scratch_factory(delegate_calls);
     report_.methods.resize(methods_.size());
     loaded_.resize(methods_.size());
     for (size_t i = 0; i < methods_.size(); ++i) report_.methods[i].name = methods_[i];
@@ -440,15 +473,29 @@ class Runner {
     for (int step = 0; step < opts_.steps && report_.errors.empty(); ++step) {
       for (size_t i = 0; i < methods_.size() && report_.errors.empty(); ++i) run_step(i, step);
     }
+  }
+
+  // Every method closed (drained), then the scratch freed and the pool handed
+  // back, in that order: the pool's trim can only return freed memory.
+  void finish() {
     for (size_t i = 0; i < loaded_.size(); ++i) close(i);
+    Status s = memory_->teardown();
+    if (!s.ok()) record(s.take_failure());
   }
 
-  ~Runner() {
-    for (auto& m : loaded_) m.reset();
-    if (has_stream_) device_->destroy_stream(stream_);
-  }
+  RunnerMemoryOptions memory_options() const { return RunnerMemoryOptions{opts_.cold_pool, opts_.shared_scratch}; }
 
- private:
+  // Delegate calls in one execute of the method's chain, in program order
+  // (the fixtures have no jumps): the shared scratch's warm-up length.
+  static uint64_t delegate_calls_in(const executorch_flatbuffer::ExecutionPlan& plan) {
+    const auto* chains = plan.chains();
+    if (chains == nullptr || chains->size() == 0 || chains->Get(0)->instructions() == nullptr) return 0;
+    uint64_t n = 0;
+    for (const auto* ins : *chains->Get(0)->instructions()) {
+      if (ins != nullptr && ins->instr_args_type() == executorch_flatbuffer::InstructionArguments::DelegateCall) ++n;
+    }
+    return n;
+  }
   bool choose_device() {
     bool cuda = false;
     if (opts_.device == DeviceChoice::Cuda) {
@@ -501,10 +548,16 @@ class Runner {
     if (!s.ok()) return record(s.take_failure());
     std::vector<backend::DelegateInfo> before = m.delegate_infos();
     runtime::CopyCounters copies;
+    auto start = std::chrono::steady_clock::now();
     s = m.execute(&copies);
+    // A zero-copy delegate under a caller stream returns before its work is
+    // done; the step ends when the stream has drained.
+    if (s.ok() && has_stream_) s = device_->synchronize(stream_);
+    auto stop = std::chrono::steady_clock::now();
     report_.methods[i].delegates = m.delegate_infos();
     if (!s.ok()) return record(s.take_failure());
     StepRecord rec;
+    rec.step_us = std::chrono::duration<double, std::micro>(stop - start).count();
     s = record_step(m, step, copies, before, rec);
     if (!s.ok()) return record(s.take_failure());
     // Reading the results synchronized the stream, so device faults of this
@@ -519,6 +572,7 @@ class Runner {
   const RunOptions& opts_;
   Report& report_;
   std::unique_ptr<runtime::DeviceContext> device_;
+  std::unique_ptr<RunnerMemory> memory_;
   std::unique_ptr<program::Program> program_;
   std::vector<std::string> methods_;
   std::vector<std::unique_ptr<Method>> loaded_;
@@ -536,17 +590,15 @@ int run_command(const RunOptions& options) {
     auto loader = program::FileDataLoader::open(options.program);
     if (loader.ok()) report.program_bytes = loader.get()->size();
   }
-  {
-    Runner runner(options, report);
-    runner.run();
-  }
+  Runner runner(options, report);
+  runner.run();
   int exit_code = 0;
   for (const auto& e : report.errors) {
     int c = error_exit_code(e.code);
     if (exit_code == 0 || c == 3) exit_code = c;
     std::fprintf(stderr, "%s: %s: %s\n", error_name(e.code), e.location.c_str(), e.message.c_str());
   }
-  if (!write_report(options.report_path, render(report, options, exit_code))) {
+  if (!write_report(options.report_path, render(report, options, exit_code, runner.memory()))) {
     std::fprintf(stderr, "trtx-runner: cannot write report %s\n", options.report_path.c_str());
     return 2;
   }

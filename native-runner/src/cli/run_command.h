@@ -18,6 +18,8 @@ struct RunOptions {
   bool caller_stream = false;
   std::optional<uint64_t> budget;
   bool fresh_state = false;
+  bool cold_pool = false;       // --cold-pool: leave the device pool's release threshold alone
+  bool shared_scratch = false;  // --shared-scratch: one reclaiming scratch buffer per device
   DeviceChoice device = DeviceChoice::Auto;
   std::string report_path;  // empty: stdout
 };

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Tables for the runner-level benchmarks (issues 6 and 7) from trtx-runner
+reports, as written by native-runner/bench/runner_h200.sh:
+
+  runner_tables.py REPORTS_DIR WARMUP > tables.md   (and REPORTS_DIR/summary.json)
+
+Report names: seed.<staged|zero-copy>.<off|on>.json,
+six.<private|shared>.<off|on>.json, multi3.<private|shared>.json,
+m25.<private|shared>.<persistent|fresh>.<warm|cold>.<pass>.json.
+Step times are each report's step_us; the first WARMUP steps are left out.
+"""
+import json
+import os
+import statistics
+import sys
+
+
+def load(d, name):
+    p = os.path.join(d, name)
+    if not os.path.exists(p):
+        return None
+    with open(p) as f:
+        return json.load(f)
+
+
+def steps(r):
+    return r["methods"][0]["steps"] if r and r["methods"] else []
+
+
+def timed(r, warmup):
+    return [s["step_us"] for s in steps(r)[warmup:]]
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def pct(xs, q):
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def digests(r):
+    return [([o["digest"] for o in s["outputs"]], [(b["name"], b["digest"]) for b in s["buffers"]]) for m in r["methods"] for s in m["steps"]]
+
+
+def status(r):
+    if r is None:
+        return "missing"
+    if not r["ok"]:
+        e = r["errors"][0] if r["errors"] else {"code": "?", "message": ""}
+        return "exit %d %s: %s" % (r["exit_code"], e["code"], e["message"][:120])
+    return "ok"
+
+
+def per_step_bytes(r, warmup):
+    ss = steps(r)[warmup:]
+    if not ss:
+        return (0, 0, 0)
+    return (med([s["h2d_bytes"] for s in ss]), med([s["d2h_bytes"] for s in ss]), med([s["d2d_bytes"] for s in ss]))
+
+
+def main():
+    d, warmup = sys.argv[1], int(sys.argv[2])
+    summary = {"warmup": warmup}
+    out = []
+
+    # Issue 6: staged vs zero-copy per decode step at the seed's scale.
+    out.append("### Staged vs zero-copy per decode step (kv-decode-seed, method decode)\n")
+    out.append("| caller stream | program | status | steps timed | median step us | p10 | p90 | H2D B/step | D2H B/step | D2D B/step |")
+    out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    seed = {}
+    for cs in ("off", "on"):
+        for prog in ("staged", "zero-copy"):
+            r = load(d, "seed.%s.%s.json" % (prog, cs))
+            t = timed(r, warmup)
+            h2d, d2h, d2d = per_step_bytes(r, warmup)
+            seed[(prog, cs)] = {"status": status(r), "median_us": med(t), "p10_us": pct(t, 0.1), "p90_us": pct(t, 0.9),
+                                "n": len(t), "h2d": h2d, "d2h": d2h, "d2d": d2d, "report": r}
+            out.append("| %s | %s | %s | %d | %.1f | %.1f | %.1f | %d | %d | %d |" % (
+                cs, prog, status(r), len(t), med(t), pct(t, 0.1), pct(t, 0.9), h2d, d2h, d2d))
+    out.append("")
+    out.append("| caller stream | step time staged / zero-copy | H2D+D2H bytes staged / zero-copy | staged and zero-copy digests identical at every step |")
+    out.append("|---|---:|---:|---|")
+    summary["seed"] = {}
+    for cs in ("off", "on"):
+        a, b = seed[("staged", cs)], seed[("zero-copy", cs)]
+        ratio = a["median_us"] / b["median_us"] if b["median_us"] and b["median_us"] == b["median_us"] else float("nan")
+        bytes_a, bytes_b = a["h2d"] + a["d2h"], b["h2d"] + b["d2h"]
+        same = a["report"] is not None and b["report"] is not None and digests(a["report"]) == digests(b["report"])
+        out.append("| %s | %.1fx | %d / %d (%.0fx) | %s |" % (cs, ratio, bytes_a, bytes_b, bytes_a / bytes_b if bytes_b else float("nan"), "yes" if same else "NO"))
+        summary["seed"][cs] = {k: {kk: vv for kk, vv in v.items() if kk != "report"} for k, v in
+                               (("staged", a), ("zero-copy", b))}
+        summary["seed"][cs]["time_ratio"] = ratio
+        summary["seed"][cs]["identical"] = same
+    out.append("")
+
+    # Issue 7: six engines with equal scratch, and multi-engine.pte: private vs shared.
+    def scratch_table(title, prefix, variants):
+        out.append("### %s\n" % title)
+        out.append("| variant | status | scratch mode | peak scratch B | buffers | median step us | outputs identical to private |")
+        out.append("|---|---|---|---:|---:|---:|---|")
+        rows = {}
+        for v in variants:
+            rp = load(d, "%s.private%s.json" % (prefix, v))
+            rs = load(d, "%s.shared%s.json" % (prefix, v))
+            for mode, r in (("private", rp), ("shared", rs)):
+                sc = r["memory"]["scratch"] if r else {"peak_bytes": 0, "peak_buffers": 0}
+                same = "-" if mode == "private" else ("yes" if rp and rs and digests(rp) == digests(rs) else "NO")
+                out.append("| %s | %s | %s | %d | %d | %.1f | %s |" % (v.strip(".") or "-", status(r), mode, sc["peak_bytes"], sc["peak_buffers"], med(timed(r, warmup)), same))
+                rows["%s%s" % (mode, v)] = {"status": status(r), "peak_bytes": sc["peak_bytes"], "peak_buffers": sc["peak_buffers"],
+                                            "median_us": med(timed(r, warmup)), "identical": same,
+                                            "capacity_events": r["memory"]["scratch"]["capacity_events"] if r else None}
+            if rp and rs and rp["memory"]["scratch"]["peak_bytes"]:
+                frac = 1 - rs["memory"]["scratch"]["peak_bytes"] / rp["memory"]["scratch"]["peak_bytes"]
+                out.append("| %s | reclaimed | | %.4f of private | | | |" % (v.strip(".") or "-", frac))
+                rows["reclaimed%s" % v] = frac
+        out.append("")
+        return rows
+
+    summary["six"] = scratch_table("Six engines, 281,018,368 B scratch each: private vs shared", "six", (".off", ".on"))
+    summary["multi3"] = scratch_table("multi-engine.pte (3 engines, 1/2/3 MiB): private vs shared", "multi3", ("",))
+
+    # Issue 7: 25 delegates, cold vs warm pool.
+    out.append("### 25 delegates (multiEngine(25)): cold vs warm pool\n")
+    out.append("| scratch | methods | pass | warm median step us | cold median step us | cold / warm | warm p90 | cold p90 | pool at load (warm run) | pool api calls warm / cold | outputs identical |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---|---|---|")
+    summary["m25"] = []
+    for scratch in ("private", "shared"):
+        for state in ("persistent", "fresh"):
+            for p in ("1", "2"):
+                w = load(d, "m25.%s.%s.warm.%s.json" % (scratch, state, p))
+                c = load(d, "m25.%s.%s.cold.%s.json" % (scratch, state, p))
+                if w is None and c is None:
+                    continue
+                tw, tc = timed(w, warmup), timed(c, warmup)
+                ratio = med(tc) / med(tw) if tw and tc else float("nan")
+                pool = w["memory"]["pool"] if w else None
+                at_load = ",".join("%d:%s" % (x["device"], x["state_at_load"]) for x in pool["devices"]) if pool else "-"
+                calls = "%s / %s" % (pool["api_calls"] if pool else "-", c["memory"]["pool"]["api_calls"] if c else "-")
+                same = "yes" if w and c and digests(w) == digests(c) else "NO"
+                st = "" if status(w) == "ok" and status(c) == "ok" else " (%s / %s)" % (status(w), status(c))
+                out.append("| %s | %s%s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %s | %s | %s |" % (
+                    scratch, state, st, p, med(tw), med(tc), ratio, pct(tw, 0.9), pct(tc, 0.9), at_load, calls, same))
+                summary["m25"].append({"scratch": scratch, "state": state, "pass": p, "warm_median_us": med(tw),
+                                       "cold_median_us": med(tc), "ratio": ratio, "warm_p90": pct(tw, 0.9), "cold_p90": pct(tc, 0.9),
+                                       "pool_warm": pool, "pool_cold": c["memory"]["pool"] if c else None, "identical": same,
+                                       "n": len(tw)})
+    out.append("")
+    print("\n".join(out))
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()

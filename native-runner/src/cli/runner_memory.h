@@ -1,0 +1,160 @@
+// The runner's device memory for one `trtx-runner run` (issue 7): the warm
+// default pool (on unless --cold-pool) and where each TensorRT delegate gets
+// its activation scratch (private per engine, or with --shared-scratch one
+// reclaiming buffer per device). It owns the units of src/memory/ and turns
+// what they record into the report's `memory` section (internal).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "json_writer.h"
+#include "trtx/memory/device_pool_api.h"
+#include "trtx/memory/runtime_scratch_provider.h"
+#include "trtx/memory/scratch_backend.h"
+#include "trtx/memory/warm_pool.h"
+#include "trtx/runtime/device.h"
+#include "trtx/runtime/result.h"
+#include "trtx/runtime/scratch_provider.h"
+
+namespace trtx::cli {
+
+struct RunnerMemoryOptions {
+  bool cold_pool = false;
+  bool shared_scratch = false;
+};
+
+/// Counts every call into the pool API: the report proves that --cold-pool
+/// leaves the pool alone by a count of zero.
+class CountingPoolApi final : public memory::DevicePoolApi {
+ public:
+  explicit CountingPoolApi(memory::DevicePoolApi& inner) : inner_(inner) {}
+  memory::Status getCurrentDevice(int* device) override {
+    count();
+    return inner_.getCurrentDevice(device);
+  }
+  memory::Status setCurrentDevice(int device) override {
+    count();
+    return inner_.setCurrentDevice(device);
+  }
+  memory::Status getReleaseThreshold(int device, std::uint64_t* bytes) override {
+    count();
+    return inner_.getReleaseThreshold(device, bytes);
+  }
+  memory::Status setReleaseThreshold(int device, std::uint64_t bytes) override {
+    count();
+    return inner_.setReleaseThreshold(device, bytes);
+  }
+  memory::Status synchronizeCurrentDevice() override {
+    count();
+    return inner_.synchronizeCurrentDevice();
+  }
+  memory::Status trimTo(int device, std::size_t keep) override {
+    count();
+    return inner_.trimTo(device, keep);
+  }
+  void clearLastError() override {
+    count();
+    inner_.clearLastError();
+  }
+  std::uint64_t calls() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  void count() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++calls_;
+  }
+  memory::DevicePoolApi& inner_;
+  mutable std::mutex mutex_;
+  std::uint64_t calls_ = 0;
+};
+
+/// Bytes held by every private scratch of the run, summed: what --shared-scratch
+/// is compared against.
+struct PrivateScratchTally {
+  std::mutex mutex;
+  uint64_t current_bytes = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t live_buffers = 0;
+  uint64_t peak_buffers = 0;
+  uint64_t providers = 0;
+};
+
+class RunnerMemory {
+ public:
+  /// The runner's own wiring: on Target::Cuda in a CUDA build the CUDA pool
+  /// API, stream-ordered allocator and event factory; otherwise no pool.
+  static std::unique_ptr<RunnerMemory> create(runtime::Target target, RunnerMemoryOptions options);
+
+  /// `pool_api`: the device pool to keep warm, or null when there is none to
+  /// touch (a build without CUDA, or a run on the CPU); `unavailable` says
+  /// why. `allocator`/`events` serve the shared scratch on Target::Cuda (null:
+  /// the runner's DeviceContext serves it). Every pointer must outlive this.
+  RunnerMemory(runtime::Target target, RunnerMemoryOptions options, memory::DevicePoolApi* pool_api,
+               std::string unavailable, memory::Allocator* allocator = nullptr,
+               memory::EventFactory* events = nullptr);
+  ~RunnerMemory();
+  RunnerMemory(const RunnerMemory&) = delete;
+  RunnerMemory& operator=(const RunnerMemory&) = delete;
+
+  /// The program handle is loaded: keep the pools of `devices` warm until
+  /// teardown(). Never fails the run (a failed device is reported).
+  void program_loaded(const std::vector<int>& devices);
+
+  /// The factory every method load passes to its delegates. With shared
+  /// scratch the pool freezes its floor after `delegate_calls_per_step`
+  /// executes on a device (one program step), so a steady program never
+  /// shrinks and regrows inside a step.
+  runtime::ScratchProviderFactory scratch_factory(uint64_t delegate_calls_per_step);
+
+  /// After every method is closed: frees the shared scratch, then hands the
+  /// pool back (restore and trim), so the trim returns the scratch too. A
+  /// failure to free scratch is returned; a pool that could not be restored is
+  /// only reported.
+  Status teardown();
+
+  /// The report's `memory` object.
+  void write_report(JsonWriter& w) const;
+
+  uint64_t pool_api_calls() const { return counting_ ? counting_->calls() : 0; }
+
+ private:
+  // Declared first so that they are destroyed last: the registry and the
+  // warm pool below still call them while they are torn down.
+  std::unique_ptr<memory::DevicePoolApi> own_pool_api_;
+  std::unique_ptr<memory::Allocator> own_allocator_;
+  std::unique_ptr<memory::EventFactory> own_events_;
+
+  const runtime::Target target_;
+  const RunnerMemoryOptions options_;
+  const std::string unavailable_;
+  std::unique_ptr<CountingPoolApi> counting_;
+  std::unique_ptr<memory::WarmPool> warm_;
+  bool acquired_ = false;
+  std::vector<int> devices_;
+  std::vector<memory::PoolState> state_at_load_;
+  memory::Allocator* allocator_;
+  memory::EventFactory* events_;
+  uint64_t warmup_executes_ = 0;
+  std::unique_ptr<memory::SharedScratchRegistry> shared_;
+  struct SharedSnapshot {
+    std::vector<memory::ScratchDeviceStats> devices;
+    std::vector<memory::CapacityEvent> events;
+    uint64_t handoff_failures = 0;
+  };
+  SharedSnapshot snapshot_shared() const;
+  // Taken at teardown, before the buffers are freed: the report shows the
+  // capacity the run ended with.
+  std::optional<SharedSnapshot> shared_final_;
+  bool torn_down_ = false;
+  std::shared_ptr<PrivateScratchTally> tally_ = std::make_shared<PrivateScratchTally>();
+};
+
+}  // namespace trtx::cli

@@ -1,0 +1,205 @@
+// The runner's device-memory wiring (src/cli/runner_memory.cpp) on the CPU,
+// against the fakes of tests/memory/: the warm pool is raised at program load
+// and restored and trimmed at teardown; --cold-pool makes no pool call at
+// all; no pool is "unavailable", never "failed"; a pool that cannot be
+// configured is reported with its message and costs nothing else; shared
+// scratch is one provider per device whose buffer is freed before the pool is
+// trimmed; private scratch is tallied across engines. Each case reads the
+// report section the runner writes.
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "fake_device_pool_api.h"
+#include "fake_scratch_backend.h"
+#include "runner_memory.h"
+#include "test_harness.h"
+#include "trtx/runtime/json.h"
+
+using trtx::cli::JsonWriter;
+using trtx::cli::RunnerMemory;
+using trtx::cli::RunnerMemoryOptions;
+using trtx_test::FakeDevicePoolApi;
+using trtx_test::FakeScratchBackend;
+namespace rt = trtx::runtime;
+
+namespace {
+
+constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+
+trtx::json::Value memory_report(const RunnerMemory& m) {
+  JsonWriter w;
+  w.begin_object();
+  m.write_report(w);
+  w.end_object();
+  auto parsed = trtx::json::parse(w.str());
+  if (!parsed.ok()) return trtx::json::Value();
+  const trtx::json::Value* mem = parsed->find("memory");
+  return mem == nullptr ? trtx::json::Value() : *mem;
+}
+
+const trtx::json::Value& at(const trtx::json::Value& v, const char* key) {
+  static const trtx::json::Value missing;
+  const trtx::json::Value* found = v.find(key);
+  return found == nullptr ? missing : *found;
+}
+
+std::string str(const trtx::json::Value& v) { return v.is(trtx::json::Type::String) ? v.string : "<not a string>"; }
+std::int64_t num(const trtx::json::Value& v) { return v.int_ok ? v.integer : -1; }
+
+// Trims only once no scratch buffer is live: otherwise the trim would keep
+// the scratch's memory mapped.
+class TrimWatch final : public FakeDevicePoolApi {
+ public:
+  TrimWatch(const FakeScratchBackend& scratch) : FakeDevicePoolApi(1), scratch_(scratch) {}
+  trtx::memory::Status trimTo(int device, std::size_t keep) override {
+    if (!scratch_.live.empty()) trimmedWhileLive = true;
+    return FakeDevicePoolApi::trimTo(device, keep);
+  }
+  bool trimmedWhileLive = false;
+
+ private:
+  const FakeScratchBackend& scratch_;
+};
+
+}  // namespace
+
+TEST(warm_pool_is_raised_at_load_and_restored_and_trimmed_at_teardown) {
+  FakeDevicePoolApi api(1);
+  api.reserved()[0] = 64u << 20;
+  RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{false, false}, &api, "");
+  m.program_loaded({0});
+  CHECK_EQ(api.thresholds()[0], kMax);
+  CHECK(m.teardown().ok());
+  CHECK_EQ(api.thresholds()[0], std::uint64_t{0});
+  CHECK_EQ(api.reserved()[0], std::uint64_t{0});
+  const auto pool = at(memory_report(m), "pool");
+  CHECK_EQ(str(at(pool, "mode")), std::string("warm"));
+  CHECK(at(pool, "unavailable_reason").is(trtx::json::Type::Null));
+  CHECK(num(at(pool, "api_calls")) > 0);
+  CHECK_EQ(num(at(pool, "api_calls")), static_cast<std::int64_t>(api.calls().size()));
+  const auto& devices = at(pool, "devices").array;
+  CHECK_EQ(devices.size(), std::size_t{1});
+  CHECK_EQ(str(at(devices[0], "state_at_load")), std::string("raised"));
+  CHECK_EQ(str(at(devices[0], "state")), std::string("restored"));
+  CHECK_EQ(str(at(devices[0], "previous_release_threshold")), std::string("0"));
+  CHECK_EQ(str(at(devices[0], "raised_to")), std::string("18446744073709551615"));
+  CHECK(at(devices[0], "restored").boolean);
+  CHECK(at(devices[0], "trimmed").boolean);
+  CHECK(at(devices[0], "configure_error").is(trtx::json::Type::Null));
+}
+
+TEST(cold_pool_makes_no_pool_call) {
+  FakeDevicePoolApi api(1);
+  api.thresholds()[0] = 123;
+  {
+    RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{true, false}, &api, "");
+    m.program_loaded({0});
+    CHECK(m.teardown().ok());
+    const auto pool = at(memory_report(m), "pool");
+    CHECK_EQ(str(at(pool, "mode")), std::string("cold"));
+    CHECK_EQ(num(at(pool, "api_calls")), std::int64_t{0});
+    CHECK_EQ(str(at(at(pool, "devices").array.at(0), "state")), std::string("disabled"));
+  }
+  CHECK_EQ(api.calls().size(), std::size_t{0});
+  CHECK_EQ(api.thresholds()[0], std::uint64_t{123});
+}
+
+TEST(no_pool_is_unavailable_not_failed) {
+  RunnerMemory m(rt::Target::Host, RunnerMemoryOptions{false, false}, nullptr, "this trtx-runner was built without CUDA");
+  m.program_loaded({0});
+  CHECK(m.teardown().ok());
+  const auto pool = at(memory_report(m), "pool");
+  CHECK_EQ(str(at(pool, "mode")), std::string("unavailable"));
+  CHECK_EQ(str(at(pool, "unavailable_reason")), std::string("this trtx-runner was built without CUDA"));
+  CHECK_EQ(num(at(pool, "api_calls")), std::int64_t{0});
+  CHECK_EQ(at(pool, "devices").array.size(), std::size_t{0});
+}
+
+TEST(a_pool_that_cannot_be_configured_is_reported_with_its_message) {
+  FakeDevicePoolApi api(1);
+  api.failOps.insert("setThreshold:0");
+  RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{false, false}, &api, "");
+  m.program_loaded({0});
+  CHECK(!api.errorLatched);  // cleared, so no later launch check sees it
+  CHECK(m.teardown().ok());
+  const auto d = at(at(memory_report(m), "pool"), "devices").array.at(0);
+  CHECK_EQ(str(at(d, "state_at_load")), std::string("failed"));
+  CHECK_EQ(str(at(d, "state")), std::string("failed"));
+  CHECK_EQ(str(at(at(d, "configure_error"), "message")), std::string("fake setThreshold failed"));
+  CHECK(at(d, "previous_release_threshold").is(trtx::json::Type::Null));
+}
+
+TEST(shared_scratch_is_one_provider_per_device_freed_before_the_trim) {
+  FakeScratchBackend scratch;
+  TrimWatch api(scratch);
+  RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{false, true}, &api, "", &scratch, &scratch);
+  m.program_loaded({0});
+  auto factory = m.scratch_factory(3);
+  const rt::DeviceContext dev(rt::Target::Cuda, 0);
+  auto a = factory(dev, "forward.delegates[0]");
+  auto b = factory(dev, "forward.delegates[1]");
+  auto c = factory(dev, "forward.delegates[2]");
+  CHECK(a == b && b == c);
+  int x = 0;
+  const rt::StreamRef stream{&x};
+  for (int step = 0; step < 2; ++step) {
+    auto need = {std::size_t{1} << 20, std::size_t{2} << 20, std::size_t{3} << 20};
+    for (std::size_t bytes : need) {
+      auto got = a->acquire(dev, bytes, stream);
+      CHECK(got.ok());
+      a->release_after(rt::EventRef{});
+    }
+  }
+  CHECK_EQ(a->capacity(), std::size_t{3} << 20);
+  a.reset();
+  b.reset();
+  c.reset();
+  CHECK(m.teardown().ok());
+  CHECK(scratch.live.empty());
+  CHECK(!api.trimmedWhileLive);
+  CHECK(scratch.violations.empty());
+
+  const auto s = at(memory_report(m), "scratch");
+  CHECK_EQ(str(at(s, "mode")), std::string("shared"));
+  CHECK(at(s, "reclaim").boolean);
+  CHECK_EQ(num(at(s, "warmup_executes")), std::int64_t{3});
+  CHECK_EQ(num(at(s, "peak_bytes")), std::int64_t{3} << 20);
+  CHECK_EQ(num(at(s, "peak_buffers")), std::int64_t{1});
+  const auto& devices = at(s, "devices").array;
+  CHECK_EQ(devices.size(), std::size_t{1});
+  // The capacity the run ended with, not the zero left after teardown.
+  CHECK_EQ(num(at(devices[0], "capacity")), std::int64_t{3} << 20);
+  CHECK_EQ(num(at(devices[0], "floor")), std::int64_t{3} << 20);
+  CHECK_EQ(num(at(devices[0], "executes")), std::int64_t{6});
+  const auto& events = at(s, "capacity_events").array;
+  CHECK_EQ(events.size(), std::size_t{3});
+  CHECK_EQ(num(at(events[2], "execute_index")), std::int64_t{2});
+  CHECK_EQ(num(at(events[2], "from")), std::int64_t{2} << 20);
+  CHECK_EQ(num(at(events[2], "to")), std::int64_t{3} << 20);
+  CHECK_EQ(str(at(events[2], "reason")), std::string("grow"));
+}
+
+TEST(private_scratch_is_tallied_across_engines) {
+  RunnerMemory m(rt::Target::Host, RunnerMemoryOptions{false, false}, nullptr, "cpu");
+  auto factory = m.scratch_factory(2);
+  const rt::DeviceContext dev(rt::Target::Host, 0);
+  auto a = factory(dev, "forward.delegates[0]");
+  auto b = factory(dev, "forward.delegates[1]");
+  CHECK(a != b);
+  CHECK(a->acquire(dev, 1 << 20, rt::StreamRef{}).ok());
+  a->release_after(rt::EventRef{});
+  CHECK(b->acquire(dev, 2 << 20, rt::StreamRef{}).ok());
+  b->release_after(rt::EventRef{});
+  a.reset();
+  b.reset();
+  CHECK(m.teardown().ok());
+  const auto s = at(memory_report(m), "scratch");
+  CHECK_EQ(str(at(s, "mode")), std::string("private"));
+  CHECK_EQ(num(at(s, "peak_bytes")), std::int64_t{3} << 20);
+  CHECK_EQ(num(at(s, "peak_buffers")), std::int64_t{2});
+  CHECK_EQ(at(s, "devices").array.size(), std::size_t{0});
+}
+
+TEST_MAIN()
