@@ -66,6 +66,14 @@ def main() -> int:
         "torch": torch.__version__,
     }
     program = torch.export.load(args.archive)
+    # torch.export now saves the non-functional training IR: in-place updates
+    # stay in the graph and buffers_to_mutate is empty until the program is
+    # functionalized. An empty decomposition table functionalizes and nothing
+    # else, which is what to_edge (and Torch-TensorRT) will see.
+    report["signature_as_saved"] = describe_signature(program.graph_signature)
+    if hasattr(program, "run_decompositions"):
+        program = program.run_decompositions({})
+        report["functionalized"] = True
     report["signature"] = describe_signature(program.graph_signature)
     stored = getattr(program, "example_inputs", None)
     report["example_inputs"] = None if stored is None else _describe_value(stored)
