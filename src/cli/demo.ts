@@ -16,7 +16,7 @@ const b = (n: number) => formatIEC(BigInt(n));
 export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
   const s = styler(ctx);
   const v = r.verify;
-  const where = v.device.kind === 'cuda' ? `on the GPU (${v.device.name})` : `on the CPU (no GPU here; ${v.device.name})`;
+  const where = v.device.kind === 'cuda' ? `on the GPU (${v.device.name})` : 'on the CPU (no GPU here)';
   const before = r.staging.before.h2d + r.staging.before.d2h;
   const after = r.staging.after.h2d + r.staging.after.d2h;
   const lines = [

@@ -18,7 +18,7 @@ const bytes = (n: number) => formatIEC(BigInt(n));
 
 export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[] {
   const s = styler(ctx);
-  const where = r.device.kind === 'cuda' ? `GPU ${r.device.name}` : `CPU (${r.device.name}; no GPU used)`;
+  const where = r.device.kind === 'cuda' ? `GPU ${r.device.name}` : 'CPU (no GPU used)';
   const lines = [`${s('bold', r.file)}: ${r.mode}, ${r.steps} steps of ${r.methods.join(', ')} on ${where}`];
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
   for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === r.runs[0].caller_stream)) {

@@ -127,3 +127,19 @@ export function encodeExtendedHeader(programSize: number, segmentBaseOffset: num
   view.setBigUint64(24, BigInt(segmentDataSize), true);
   return out;
 }
+
+/**
+ * The file head: the encoded flatbuffer with the extended header inserted at
+ * byte 8 (the root offset moves by the header's length; every other offset
+ * in a flatbuffer is relative and unchanged), padded with zeros to `length`.
+ */
+export function headWithExtendedHeader(fb: Uint8Array, segmentBase: number, segmentDataSize: number, length: number): Uint8Array {
+  const programSize = fb.length + EXTENDED_HEADER_LENGTH;
+  const head = new Uint8Array(Math.max(length, programSize));
+  head.set(fb.subarray(0, 8), 0);
+  head.set(encodeExtendedHeader(programSize, segmentBase, segmentDataSize), 8);
+  head.set(fb.subarray(8), 8 + EXTENDED_HEADER_LENGTH);
+  const view = new DataView(head.buffer);
+  view.setUint32(0, view.getUint32(0, true) + EXTENDED_HEADER_LENGTH, true);
+  return head;
+}

@@ -23,7 +23,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
-import { EXTENDED_HEADER_LENGTH, FILE_IDENTIFIER, IN_PLACE_JOURNAL_SUFFIX, IN_PLACE_MARKER, encodeExtendedHeader, parseHeader, HEAD_BYTES } from './header.js';
+import { EXTENDED_HEADER_LENGTH, FILE_IDENTIFIER, IN_PLACE_JOURNAL_SUFFIX, IN_PLACE_MARKER, headWithExtendedHeader, parseHeader, HEAD_BYTES } from './header.js';
+import { syncDir, writeAllAt } from './file-io.js';
 import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { writeFromSource } from './copy.js';
@@ -64,32 +65,8 @@ export function planHead(pte: PteFile, program: Program, fileSegments: Program['
   }
   const dataEnd = program.segments.reduce((n, s) => (s.offset + s.size > n ? s.offset + s.size : n), 0n);
   const segmentDataSize = eh.segmentDataSize ?? Number(dataEnd);
-  const head = new Uint8Array(pte.segmentBase);
-  head.set(fb.subarray(0, 8), 0);
-  head.set(encodeExtendedHeader(programSize, pte.segmentBase, segmentDataSize), 8);
-  head.set(fb.subarray(8), 8 + EXTENDED_HEADER_LENGTH);
-  const view = new DataView(head.buffer);
-  view.setUint32(0, view.getUint32(0, true) + EXTENDED_HEADER_LENGTH, true);
+  const head = headWithExtendedHeader(fb, pte.segmentBase, segmentDataSize, pte.segmentBase);
   return { fits: true, head, programSize, segmentBase: pte.segmentBase };
-}
-
-async function writeAllAt(fh: FileHandle, bytes: Uint8Array, at: number): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) {
-    const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, at + done);
-    done += bytesWritten;
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const d = await open(dir, 'r');
-  try {
-    await d.sync();
-  } catch {
-    // Some filesystems refuse fsync on a directory; the rename is still atomic.
-  } finally {
-    await d.close();
-  }
 }
 
 function encodeJournal(fileSize: number, head: Uint8Array): Uint8Array {

@@ -11,7 +11,8 @@ import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
-import { encodeExtendedHeader, EXTENDED_HEADER_LENGTH } from './header.js';
+import { EXTENDED_HEADER_LENGTH, headWithExtendedHeader } from './header.js';
+import { syncDir, writeAllAt } from './file-io.js';
 import type { Program } from './model.js';
 
 /** Where a segment's bytes come from. */
@@ -69,21 +70,8 @@ export function layoutProgram(program: Program, sources: SegmentSource[], opts: 
 
   const programSize = fb.length + EXTENDED_HEADER_LENGTH;
   const segmentBase = segmentDataSize > 0 ? alignUp(programSize, alignment) : 0;
-  const head = new Uint8Array(segmentDataSize > 0 ? segmentBase : programSize);
-  head.set(fb.subarray(0, 8), 0);
-  head.set(encodeExtendedHeader(programSize, segmentBase, segmentDataSize), 8);
-  head.set(fb.subarray(8), 8 + EXTENDED_HEADER_LENGTH);
-  const view = new DataView(head.buffer);
-  view.setUint32(0, view.getUint32(0, true) + EXTENDED_HEADER_LENGTH, true);
+  const head = headWithExtendedHeader(fb, segmentBase, segmentDataSize, segmentBase);
   return { head, programSize, segmentBase, relative, segmentDataSize };
-}
-
-async function writeAll(dst: FileHandle, buf: Uint8Array, length: number, at: number): Promise<void> {
-  let written = 0;
-  while (written < length) {
-    const { bytesWritten } = await dst.write(buf, written, length - written, at + written);
-    written += bytesWritten;
-  }
 }
 
 /**
@@ -103,7 +91,7 @@ async function copyRange(src: FileHandle, from: number, size: number, dst: FileH
     if (bytesRead === 0) throw new TrtxError('WRITE_SOURCE_TRUNCATED', `source byte ${from + done}`, 'segment source ended early');
     await pending;
     const offset = at + done;
-    pending = writeAll(dst, buf, bytesRead, offset).then(() => progress(bytesRead));
+    pending = writeAllAt(dst, buf, offset, bytesRead).then(() => progress(bytesRead));
     done += bytesRead;
     k ^= 1;
   }
@@ -163,17 +151,5 @@ export async function writePte(target: string, program: Program, sources: Segmen
     throw new TrtxError('WRITE_FAILED', target, `${(e as Error).message}; the target was left untouched`, { kind: 'usage' });
   } finally {
     for (const fh of opened.values()) await fh.close().catch(() => {});
-  }
-}
-
-/** Makes the rename durable: fsync the directory entry. */
-async function syncDir(dir: string): Promise<void> {
-  const d = await open(dir, 'r');
-  try {
-    await d.sync();
-  } catch {
-    // Some filesystems refuse fsync on a directory; the rename is still atomic.
-  } finally {
-    await d.close();
   }
 }
