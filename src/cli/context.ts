@@ -99,6 +99,11 @@ export function reportError(e: unknown, json: boolean): number {
   }
   // A bug in trtx, not in the input: still one line, and the detail on request.
   const err = e as Error;
+  // A script reading --json must still get the error document (schemas/error.schema.json).
+  if (json) {
+    const doc = { error: { code: 'INTERNAL', location: '', message: err?.message ?? String(e), hint: 'set TRTX_DEBUG=1 for the stack' } };
+    process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
+  }
   process.stderr.write(`error: INTERNAL: ${err?.message ?? String(e)} (set TRTX_DEBUG=1 for the stack)\n`);
   if (process.env.TRTX_DEBUG) process.stderr.write(`${err?.stack}\n`);
   return EXIT_USAGE;

@@ -1,0 +1,171 @@
+// One behaviour across the commands: a missing file, a directory or a file
+// that is not a .pte prints one line on stderr and exits 2 (export, whose
+// import check runs first, an `error:` line and at most one `hint:`); every
+// command's --help exits 0 with examples; human output carries no ANSI
+// escape off a terminal or with NO_COLOR, whatever the terminal.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { writeFixture } from '../fixtures/builder.js';
+import { catalogueEntry, kvDecoder } from '../fixtures/catalogue.js';
+import { REPO } from './helpers/bridge.js';
+import { runCli, type CliResult } from './helpers/cli.js';
+import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'trtx-cli-errors-'));
+const good = join(dir, 'kv-decode-staged.pte');
+const broken = join(dir, 'broken-arity.pte');
+const zeroCopy = join(dir, 'kv-decode-zero-copy.pte');
+const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
+let runner = '';
+
+beforeAll(async () => {
+  await writeFixture(good, kvDecoder());
+  await writeFixture(broken, catalogueEntry('broken-arity.pte').build());
+  await writeFixture(zeroCopy, catalogueEntry('kv-decode-zero-copy.pte').build());
+  runner = await testRunner();
+}, BUILD_TIMEOUT_MS);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const set = (vs: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(vs)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  set(vars);
+  try {
+    return await fn();
+  } finally {
+    set(before);
+  }
+}
+
+const BAD_INPUTS: [string, () => string][] = [
+  ['a missing file', () => join(dir, 'missing.pte')],
+  ['a directory', () => dir],
+  ['a file that is not a .pte', () => join(REPO, 'package.json')],
+];
+
+function expectOneLine(r: CliResult): void {
+  expect(r.code, r.stderr).toBe(2);
+  const lines = r.stderr.split('\n').filter((l) => l !== '');
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^error: [A-Z][A-Z0-9_]*: /);
+  expect(r.stderr.endsWith('\n')).toBe(true);
+  expect(r.stdout).toBe('');
+}
+
+describe.each(BAD_INPUTS)('%s: one line on stderr, exit 2', (_what, input) => {
+  it('inspect', async () => expectOneLine(await runCli(['inspect', input()])));
+  it('check', async () => expectOneLine(await runCli(['check', input()])));
+
+  it('rewrite, writing nothing', async () => {
+    const out = join(dir, 'rewritten.pte');
+    expectOneLine(await runCli(['rewrite', input(), '-o', out]));
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('verify', async () => expectOneLine(await withEnv({ TRTX_RUNNER_BIN: runner }, () => runCli(['verify', input()]))));
+  it('diff, as the first file', async () => expectOneLine(await runCli(['diff', input(), good])));
+  it('diff, as the second file', async () => expectOneLine(await runCli(['diff', good, input()])));
+});
+
+describe('export: a missing, directory or non-model file exits 2 with an error line and at most a hint', () => {
+  function expectErrorAndHint(r: CliResult): void {
+    expect(r.code, r.stderr).toBe(2);
+    const lines = r.stderr.split('\n').filter((l) => l !== '');
+    expect(lines[0]).toMatch(/^error: [A-Z][A-Z0-9_]*: /);
+    expect(lines.length, r.stderr).toBeLessThanOrEqual(2);
+    if (lines[1] !== undefined) expect(lines[1]).toMatch(/^hint: /);
+    expect(r.stdout).toBe('');
+  }
+
+  it('with a Python that lacks torch (the import check refuses first)', async () => {
+    const out = join(dir, 'exported.pte');
+    expectErrorAndHint(await runCli(['export', join(dir, 'missing.pt2'), '-o', out, '--python', 'python3']));
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it.each(BAD_INPUTS)('with the double interpreter: %s', async (_what, input) => {
+    const out = join(dir, 'exported.pte');
+    const r = await withEnv({ TRTX_DOUBLE_PROGRAM: good, TRTX_DOUBLE_CALLS: join(dir, 'calls.jsonl') }, () =>
+      runCli(['export', input().replace(/\.pte$/, '.pt2'), '-o', out, '--python', DOUBLE_PYTHON]),
+    );
+    expectErrorAndHint(r);
+    expect(r.stderr).toMatch(/^error: BRIDGE_MODEL_/);
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('--help', () => {
+  it.each(['inspect', 'check', 'rewrite', 'verify', 'diff', 'export', 'demo'])('%s exits 0 and shows examples', async (cmd) => {
+    const r = await runCli([cmd, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Examples:');
+    expect(r.stdout).toContain(`trtx ${cmd} `);
+  });
+
+  it('the top-level help documents the exit codes', async () => {
+    const r = await runCli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Exit codes:[\s\S]*0 +ok[\s\S]*1 +the file or model failed a check[\s\S]*2 +usage or environment/);
+  });
+});
+
+describe('colour', () => {
+  const ESC = '\u001b[';
+  const human = () => [
+    ['inspect', broken],
+    ['check', broken],
+    ['diff', good, zeroCopy],
+  ];
+
+  /** Runs with stdout claiming to be a terminal (or not), restoring it after. */
+  async function onTerminal<T>(tty: boolean, fn: () => Promise<T>): Promise<T> {
+    const before = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY');
+    Object.defineProperty(process.stdout, 'isTTY', { value: tty, configurable: true, writable: true });
+    try {
+      return await fn();
+    } finally {
+      if (before) Object.defineProperty(process.stdout, 'isTTY', before);
+      else delete (process.stdout as { isTTY?: boolean }).isTTY;
+    }
+  }
+
+  it('none when stdout is not a terminal', async () => {
+    await withEnv({ NO_COLOR: undefined }, async () => {
+      for (const args of human()) {
+        const r = await onTerminal(false, () => runCli(args));
+        expect(r.stdout.length, args[0]).toBeGreaterThan(0);
+        expect(r.stdout, args[0]).not.toContain(ESC);
+      }
+    });
+  });
+
+  it('none with NO_COLOR, even on a terminal', async () => {
+    await withEnv({ NO_COLOR: '1' }, async () => {
+      for (const args of human()) {
+        const r = await onTerminal(true, () => runCli(args));
+        expect(r.stdout.length, args[0]).toBeGreaterThan(0);
+        expect(r.stdout, args[0]).not.toContain(ESC);
+      }
+    });
+  });
+
+  it('none with --no-color, even on a terminal', async () => {
+    await withEnv({ NO_COLOR: undefined }, async () => {
+      for (const args of human()) expect((await onTerminal(true, () => runCli([...args, '--no-color']))).stdout, args[0]).not.toContain(ESC);
+    });
+  });
+
+  // The control: without it the three tests above would pass on a command that never colours.
+  it('some on a terminal without NO_COLOR', async () => {
+    await withEnv({ NO_COLOR: undefined }, async () => {
+      for (const args of human()) expect((await onTerminal(true, () => runCli(args))).stdout, args[0]).toContain(ESC);
+    });
+  });
+});

@@ -1,0 +1,241 @@
+// Every command's `--json` document against its schema under schemas/: a real
+// run of inspect, check, rewrite (--budget and --zero-copy-kv), verify, diff,
+// demo and export validates, a damaged copy of each does not (the schemas are
+// not vacuous), and a failing --json run prints the error document of
+// schemas/error.schema.json. The validator is the project's JSON Schema
+// subset (test/helpers/json-schema-subset.ts), which refuses any keyword it
+// does not implement. verify and demo run the prebuilt test runner; export
+// runs the explicitly named double interpreter (no torch here).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { writeFixture } from '../fixtures/builder.js';
+import { catalogueEntry, kvDecoder, multiEngine } from '../fixtures/catalogue.js';
+import { REPO, workspace } from './helpers/bridge.js';
+import { runCli } from './helpers/cli.js';
+import { validate } from './helpers/json-schema-subset.js';
+import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+
+// Documents are walked and damaged by key path; the schemas, not the types, hold their shape.
+type Doc = Record<string, any>;
+type Schema = Record<string, unknown>;
+
+const schema = (name: string) => JSON.parse(readFileSync(join(REPO, 'schemas', `${name}.schema.json`), 'utf8')) as Schema;
+const SCHEMAS = Object.fromEntries(['inspect', 'check', 'rewrite', 'verify', 'diff', 'demo', 'export', 'error'].map((n) => [n, schema(n)]));
+
+const dir = mkdtempSync(join(tmpdir(), 'trtx-json-schemas-'));
+const staged = join(dir, 'kv-decode-staged.pte');
+const zeroCopy = join(dir, 'kv-decode-zero-copy.pte');
+const engines = join(dir, 'multi-engine.pte');
+const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
+
+/** Runs with these environment variables, restoring the previous values after. */
+async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+async function json(args: string[], expectCode = 0): Promise<Doc> {
+  const r = await runCli(args);
+  expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(expectCode);
+  return JSON.parse(r.stdout) as Doc;
+}
+
+const copy = (d: unknown): Doc => JSON.parse(JSON.stringify(d)) as Doc;
+
+/** Each damage is applied to a fresh copy of `doc`; every result must fail `s`. */
+function expectRefused(s: Schema, doc: Doc, damages: Record<string, (d: Doc) => void>): void {
+  for (const [what, damage] of Object.entries(damages)) {
+    const d = copy(doc);
+    damage(d);
+    expect(validate(s, d).length, what).toBeGreaterThan(0);
+  }
+}
+
+// The real documents, produced once.
+const docs: Record<string, Doc> = {};
+let runner = '';
+
+beforeAll(async () => {
+  await writeFixture(staged, kvDecoder());
+  await writeFixture(zeroCopy, catalogueEntry('kv-decode-zero-copy.pte').build());
+  await writeFixture(engines, multiEngine());
+  runner = await testRunner();
+
+  docs.inspect = await json(['inspect', staged, '--json']);
+  docs.check = await json(['check', staged, '--json']);
+  docs.rewriteBudget = await json(['rewrite', engines, '-o', join(dir, 'budget.pte'), '--budget', '8GiB', '--json']);
+  docs.rewriteZeroCopy = await json(['rewrite', staged, '-o', join(dir, 'rewritten-zero-copy.pte'), '--zero-copy-kv', '--json']);
+  docs.diff = await json(['diff', staged, zeroCopy, '--json']);
+  await withEnv({ TRTX_RUNNER_BIN: runner }, async () => {
+    docs.verify = await json(['verify', staged, '--zero-copy-kv', '--json']);
+    docs.demo = await json(['demo', '--out', join(dir, 'demo'), '--json']);
+  });
+
+  const ws = workspace();
+  const program = join(ws.dir, 'exported-by-double.pte');
+  await writeFixture(program, kvDecoder());
+  await withEnv({ TRTX_DOUBLE_CALLS: ws.calls, TRTX_DOUBLE_PROGRAM: program }, async () => {
+    docs.export = await json(['export', ws.file('model.pt2'), '-o', join(ws.dir, 'model.pte'), '--budget', '8GiB', '--zero-copy-kv', '--python', DOUBLE_PYTHON, '--json']);
+  });
+}, BUILD_TIMEOUT_MS);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('--json documents validate against their schemas', () => {
+  it.each([
+    ['inspect', 'inspect'],
+    ['check', 'check'],
+    ['rewriteBudget', 'rewrite'],
+    ['rewriteZeroCopy', 'rewrite'],
+    ['verify', 'verify'],
+    ['diff', 'diff'],
+    ['demo', 'demo'],
+    ['export', 'export'],
+  ])('%s against %s.schema.json', (doc, name) => {
+    expect(validate(SCHEMAS[name], docs[doc])).toEqual([]);
+  });
+
+  it('exercises the parts the schemas describe (not only empty lists)', () => {
+    expect(docs.rewriteBudget.passes.map((p: Doc) => p.pass)).toEqual(['budget']);
+    expect(docs.rewriteBudget.passes[0].details.resident).not.toBeNull();
+    expect(docs.rewriteBudget.warnings.length).toBeGreaterThan(0);
+    expect(docs.rewriteZeroCopy.passes.map((p: Doc) => p.pass)).toEqual(['zero-copy-kv']);
+    expect(docs.rewriteZeroCopy.passes[0].details.rewritten.length).toBeGreaterThan(0);
+    expect(docs.verify.mode).toBe('staged-vs-zero-copy');
+    expect(docs.verify.ok).toBe(true);
+    expect(docs.verify.runs.map((r: Doc) => r.caller_stream)).toContain(true);
+    expect(docs.demo.verify.assertions.length).toBeGreaterThan(0);
+    expect(docs.export.passes.map((p: Doc) => p.pass)).toEqual(['budget', 'zero-copy-kv']);
+    expect(docs.export.diagnostics.length).toBeGreaterThan(0);
+  });
+
+  it('demo.schema.json repeats verify.schema.json exactly (the validator has no cross-file $ref)', () => {
+    const v = SCHEMAS.verify.$defs as Record<string, unknown>;
+    const d = SCHEMAS.demo.$defs as Record<string, unknown>;
+    expect(d.verifyResult).toEqual(v.result);
+    for (const k of ['run', 'budget', 'assertion', 'count', 'strings']) expect(d[k], k).toEqual(v[k]);
+  });
+});
+
+describe('the schemas refuse damaged documents', () => {
+  it('inspect and check', () => {
+    expectRefused(SCHEMAS.inspect, docs.inspect, { schema: (d) => (d.schema = 'trtx.inspect/2'), size: (d) => (d.file_size = -1), extra: (d) => (d.extra = 1) });
+    expectRefused(SCHEMAS.check, docs.check, { ok: (d) => (d.ok = 'yes'), summary: (d) => delete d.summary.line, extra: (d) => (d.extra = 1) });
+  });
+
+  it('rewrite', () => {
+    expectRefused(SCHEMAS.rewrite, docs.rewriteBudget, {
+      schema: (d) => (d.schema = 'trtx.rewrite/2'),
+      mode: (d) => (d.mode = 'partial'),
+      'unknown pass': (d) => (d.passes[0].pass = 'budgets'),
+      'budget as a number': (d) => (d.passes[0].details.edits[0].after = { kind: 'bytes', bytes: 8589934592 }),
+      'budget state kind': (d) => (d.passes[0].details.edits[0].before = { kind: 'unset' }),
+      'resident of one engine': (d) => (d.passes[0].details.resident.engines = 1),
+      'file size': (d) => (d.file_size = -1),
+      'missing fallback': (d) => delete d.fallback,
+      extra: (d) => (d.extra = 1),
+    });
+    expectRefused(SCHEMAS.rewrite, docs.rewriteZeroCopy, {
+      'arena device': (d) => (d.passes[0].details.methods[0].arenas[0].device = 'gpu'),
+      'cache bytes as a number': (d) => (d.passes[0].details.methods[0].caches[0].bytes = 256),
+      'staging lacks copies': (d) => delete d.passes[0].details.methods[0].staging_after.copies,
+      'delegate lacks elided': (d) => delete d.passes[0].details.rewritten[0].elided,
+    });
+  });
+
+  it('verify', () => {
+    expectRefused(SCHEMAS.verify, docs.verify, {
+      schema: (d) => (d.schema = 'trtx.verify/2'),
+      device: (d) => (d.device.kind = 'gpu'),
+      'one step': (d) => (d.steps = 1),
+      mode: (d) => (d.mode = 'zero-copy-vs-staged'),
+      'no runs': (d) => (d.runs = []),
+      'run variant': (d) => (d.runs[0].variant = 'twin'),
+      'runner error code': (d) => (d.runs[0].errors = [{ code: '1bad', location: '', message: '' }]),
+      'effective budget as a number': (d) => (d.budgets[0].effective = 2097152),
+      'budget source': (d) => (d.budgets[0].source = 'env'),
+      'assertion lacks detail': (d) => delete d.assertions[0].detail,
+      extra: (d) => (d.extra = 1),
+    });
+  });
+
+  it('diff', () => {
+    expectRefused(SCHEMAS.diff, docs.diff, { schema: (d) => (d.schema = 'trtx.diff/2'), extra: (d) => (d.extra = 1) });
+  });
+
+  it('demo, including the verify result it embeds', () => {
+    expectRefused(SCHEMAS.demo, docs.demo, {
+      schema: (d) => (d.schema = 'trtx.demo/2'),
+      scale: (d) => (d.scale = 'large'),
+      'staging lacks d2h': (d) => delete d.staging.before.d2h,
+      'budget as a number': (d) => (d.budgets[0].bytes = 8589934592),
+      'check line': (d) => (d.check.line = 'clean'),
+      'verify ok': (d) => (d.verify.ok = 'yes'),
+      'verify device': (d) => (d.verify.device.index = -1),
+      'verify extra': (d) => (d.verify.extra = 1),
+      extra: (d) => (d.extra = 1),
+    });
+  });
+
+  it('export', () => {
+    expectRefused(SCHEMAS.export, docs.export, {
+      schema: (d) => (d.schema = 'trtx.export/2'),
+      'python source': (d) => (d.python.source = 'env'),
+      'versions lack torch': (d) => delete d.versions.torch,
+      'no methods': (d) => (d.methods = []),
+      'method name': (d) => (d.methods[0].name = 'not a name'),
+      'buffer map value': (d) => (d.methods[0].signature.buffers_to_mutate = { x: 1 }),
+      'budget as a number': (d) => (d.bridge.weight_streaming.budget_bytes = 8589934592),
+      'unknown pass': (d) => (d.passes[0].pass = 'quantize'),
+      'diagnostic severity': (d) => (d.diagnostics[0].severity = 'fatal'),
+      extra: (d) => (d.extra = 1),
+    });
+  });
+
+  it('error', () => {
+    const doc = { error: { code: 'INPUT_UNREADABLE', location: '/x.pte', message: 'no such file', hint: null } };
+    expect(validate(SCHEMAS.error, doc)).toEqual([]);
+    expectRefused(SCHEMAS.error, doc, {
+      'lower-case code': (d) => (d.error.code = 'input_unreadable'),
+      'no hint': (d) => delete d.error.hint,
+      'empty message': (d) => (d.error.message = ''),
+      extra: (d) => (d.error.stack = 'at ...'),
+      'not wrapped': (d) => (d.code = 'X'),
+    });
+  });
+});
+
+describe('a failing --json run prints the error document', () => {
+  const missing = join(dir, 'missing.pte');
+  it.each([
+    ['inspect', () => ['inspect', missing, '--json']],
+    ['check', () => ['check', missing, '--json']],
+    ['rewrite', () => ['rewrite', missing, '-o', join(dir, 'never.pte'), '--json']],
+    ['rewrite', () => ['rewrite', staged, '--json']],
+    ['verify', () => ['verify', missing, '--json']],
+    ['diff', () => ['diff', staged, missing, '--json']],
+    // --out names a file: the demo cannot make its folder.
+    ['demo', () => ['demo', '--out', staged, '--json']],
+  ])('%s', async (name, args) => {
+    const doc = await withEnv({ TRTX_RUNNER_BIN: runner }, () => json(args(), 2));
+    expect(validate(SCHEMAS.error, doc)).toEqual([]);
+    expect(validate(SCHEMAS[name], doc)).toEqual([]);
+  });
+
+  it('export', async () => {
+    const doc = await json(['export', join(dir, 'missing.pt2'), '-o', join(dir, 'never.pte'), '--python', DOUBLE_PYTHON, '--json'], 2);
+    expect(doc.error.code).toBe('BRIDGE_MODEL_NOT_FOUND');
+    expect(validate(SCHEMAS.error, doc)).toEqual([]);
+    expect(validate(SCHEMAS.export, doc)).toEqual([]);
+  });
+});
