@@ -52,7 +52,11 @@ function decodeStaging(plans: { name: string | null }[], of: (i: number) => Retu
 
 export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const out = resolve(opts.out);
-  await mkdir(out, { recursive: true });
+  try {
+    await mkdir(out, { recursive: true });
+  } catch (e) {
+    throw new TrtxError('DEMO_OUT', out, `cannot use as the demo folder (${(e as NodeJS.ErrnoException).code})`, { kind: 'usage' });
+  }
   const staged = join(out, `kv-decode-${opts.scale}-staged.pte`);
   const zeroCopy = join(out, `kv-decode-${opts.scale}-zero-copy.pte`);
 
