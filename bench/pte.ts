@@ -64,9 +64,18 @@ console.log('\ntrtx rewrite vs cp of the same file (median of 3, alternating)');
 for (const [label, file] of Object.entries(files)) {
   const size = statSync(file).size;
   const t = { rewrite: [] as number[], cp: [] as number[], cpsync: [] as number[] };
+  // Each command writes a new file (no unlink of a previous copy inside the
+  // timing) and starts with no dirty pages left by the one before.
+  const fresh = () => {
+    for (const f of ['cp.pte', 'cps.pte', 'rw.pte']) rmSync(join(dir, f), { force: true });
+    wall(['sync']);
+  };
   for (let i = 0; i < 3; i++) {
+    fresh();
     t.cp.push(wall(['cp', file, join(dir, 'cp.pte')]));
+    fresh();
     t.cpsync.push(wall(['sh', '-c', `cp "${file}" "${join(dir, 'cps.pte')}" && sync "${join(dir, 'cps.pte')}"`]));
+    fresh();
     t.rewrite.push(wall([...trtx, 'rewrite', file, '-o', join(dir, 'rw.pte'), '--quiet']));
   }
   const [r, c, cs] = [median(t.rewrite), median(t.cp), median(t.cpsync)];

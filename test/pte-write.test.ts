@@ -60,3 +60,31 @@ describe('atomic write', () => {
     await back.close();
   });
 });
+
+describe('kernel-copy fast path', () => {
+  it('gives the same bytes as streaming, padding zeroed even when the source had garbage there', async () => {
+    const { openSync, writeSync, closeSync } = await import('node:fs');
+    const { writeFromSource } = await import('../src/pte/copy.js');
+    const dir = mkdtempSync(join(tmpdir(), 'trtx-write-'));
+    const pte = await program();
+    const a = new Uint8Array(5000).fill(7);
+    const b = new Uint8Array(3000).fill(9);
+    pte.program.segments = [{ offset: 0n, size: 0n }, { offset: 0n, size: 0n }];
+    const src = join(dir, 'src.pte');
+    await writePte(src, pte.program, [{ kind: 'bytes', bytes: a }, { kind: 'bytes', bytes: b }], { alignment: 4096 });
+    // Garbage in the padding between the two segments.
+    const fd = openSync(src, 'r+');
+    writeSync(fd, new Uint8Array(100).fill(0xee), 0, 100, 4096 + 5000 + 10); // segment 0 ends at 9096, segment 1 starts at 12288
+    closeSync(fd);
+
+    const opened = await openPte(src);
+    const fast = join(dir, 'fast.pte');
+    await writeFromSource(opened, fast); // same layout: kernel copy + head + zeroed gaps
+    await opened.close();
+    const streamed = join(dir, 'streamed.pte');
+    const again = await program();
+    again.program.segments = [{ offset: 0n, size: 0n }, { offset: 0n, size: 0n }];
+    await writePte(streamed, again.program, [{ kind: 'bytes', bytes: a }, { kind: 'bytes', bytes: b }], { alignment: 4096, extendedHeader: true });
+    expect(readFileSync(fast).equals(readFileSync(streamed))).toBe(true);
+  });
+});

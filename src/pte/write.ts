@@ -5,7 +5,8 @@
 // Any failure (or an abort) removes the temporary file and leaves the target
 // as it was.
 
-import { open, rename, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, open, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -98,6 +99,77 @@ async function copyRange(src: FileHandle, from: number, size: number, dst: FileH
   await pending;
 }
 
+/**
+ * The one source file whose segments already sit exactly where the new
+ * layout puts them (a canonical or head-only rewrite), or null.
+ */
+async function sameLayoutSource(sources: SegmentSource[], segmentBase: number, relative: number[], fileSize: number): Promise<string | null> {
+  let path: string | null = null;
+  for (let i = 0; i < sources.length; i++) {
+    const s = sources[i];
+    if (s.kind !== 'file') return null;
+    if (s.size === 0) continue;
+    if (path !== null && s.path !== path) return null;
+    if (s.offset !== segmentBase + relative[i]) return null;
+    path = s.path;
+  }
+  if (path === null) return null;
+  try {
+    return (await stat(path)).size === fileSize ? path : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Zeroes the padding between segments (a copied file's padding is not ours to keep). */
+async function zeroGaps(out: FileHandle, sources: SegmentSource[], segmentBase: number, relative: number[]): Promise<void> {
+  const zeros = new Uint8Array(64 * 1024);
+  for (let i = 0; i + 1 < sources.length; i++) {
+    let from = segmentBase + relative[i] + sourceSize(sources[i]);
+    const to = segmentBase + relative[i + 1];
+    while (from < to) {
+      const n = Math.min(zeros.length, to - from);
+      await writeAllAt(out, zeros, from, n);
+      from += n;
+    }
+  }
+}
+
+async function streamSegments(
+  out: FileHandle,
+  head: Uint8Array,
+  sources: SegmentSource[],
+  segmentBase: number,
+  relative: number[],
+  fileSize: number,
+  segmentDataSize: number,
+  opened: Map<string, FileHandle>,
+  opts: WriteOptions,
+): Promise<void> {
+  await writeAllAt(out, head, 0);
+  let written = head.length;
+  const report = () => opts.onProgress?.(written, fileSize);
+  report();
+  const chunk = Math.min(COPY_CHUNK, Math.max(segmentDataSize, 1));
+  const bufs: [Uint8Array, Uint8Array] = [new Uint8Array(chunk), new Uint8Array(chunk)];
+  for (let i = 0; i < sources.length; i++) {
+    const s = sources[i];
+    const at = segmentBase + relative[i];
+    if (s.kind === 'bytes') {
+      await writeAllAt(out, s.bytes, at);
+      written += s.bytes.length;
+      report();
+    } else if (s.size > 0) {
+      let src = opened.get(s.path);
+      if (!src) opened.set(s.path, (src = await open(s.path, 'r')));
+      await copyRange(src, s.offset, s.size, out, at, bufs, (n) => {
+        written += n;
+        report();
+      }, opts.signal);
+    }
+  }
+}
+
 /** Writes `program` and its segments to `target` atomically. */
 export async function writePte(target: string, program: Program, sources: SegmentSource[], opts: WriteOptions = {}): Promise<WriteResult> {
   const alignment = opts.alignment ?? 4096;
@@ -110,31 +182,22 @@ export async function writePte(target: string, program: Program, sources: Segmen
   let out: FileHandle | undefined;
   const opened = new Map<string, FileHandle>();
   try {
-    out = await open(tmp, 'wx', 0o644);
-    await out.write(head, 0, head.length, 0);
-    let written = head.length;
-    const report = () => opts.onProgress?.(written, fileSize);
-    report();
-    const chunk = Math.min(COPY_CHUNK, Math.max(segmentDataSize, 1));
-    const bufs: [Uint8Array, Uint8Array] = [new Uint8Array(chunk), new Uint8Array(chunk)];
-    for (let i = 0; i < sources.length; i++) {
-      const s = sources[i];
-      const at = segmentBase + relative[i];
-      if (s.kind === 'bytes') {
-        await out.write(s.bytes, 0, s.bytes.length, at);
-        written += s.bytes.length;
-        report();
-      } else if (s.size > 0) {
-        let src = opened.get(s.path);
-        if (!src) opened.set(s.path, (src = await open(s.path, 'r')));
-        await copyRange(src, s.offset, s.size, out, at, bufs, (n) => {
-          written += n;
-          report();
-        }, opts.signal);
-      }
+    const same = await sameLayoutSource(sources, segmentBase, relative, fileSize);
+    if (same) {
+      // Every segment stays where it is in its source file: let the kernel
+      // copy the file (copy_file_range/sendfile, as cp does), then replace
+      // the head and zero the padding between segments.
+      await copyFile(same, tmp, constants.COPYFILE_EXCL);
+      out = await open(tmp, 'r+');
+      await writeAllAt(out, head, 0);
+      await zeroGaps(out, sources, segmentBase, relative);
+      opts.onProgress?.(fileSize, fileSize);
+    } else {
+      out = await open(tmp, 'wx', 0o644);
+      await streamSegments(out, head, sources, segmentBase, relative, fileSize, segmentDataSize, opened, opts);
     }
-    // Padding between segments is left as a hole; truncate fixes the length
-    // (and zero-fills) without writing padding bytes.
+    // Padding is left as holes by the streaming path; truncate fixes the
+    // length (and zero-fills) without writing padding bytes.
     await out.truncate(fileSize);
     await out.sync();
     await out.close();
