@@ -7,9 +7,8 @@
 import type { BackendDelegate, ExecutionPlan, Instruction } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
-import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob, type DelegateRef } from '../tensorrt/delegates.js';
+import { delegatesOf, readDelegate, type DelegateRef } from '../tensorrt/delegates.js';
 import type { AliasedIo, IoBinding } from '../tensorrt/blob.js';
-import { isTrtxError } from '../util/errors.js';
 
 export interface BlobFacts {
   magic: string;
@@ -43,37 +42,30 @@ export interface MethodView {
   roles: Map<number, string>;
 }
 
-const errorText = (e: unknown): string => {
-  if (isTrtxError(e)) return e.oneLine();
-  throw e;
-};
-
 async function delegateView(pte: PteFile, ref: DelegateRef): Promise<DelegateView> {
-  const view: DelegateView = { index: ref.delegateIndex, id: ref.delegate.id, delegate: ref.delegate, ref, data: { error: '' }, blob: null };
-  try {
-    const place = blobPlace(pte, ref);
-    view.data = { location: place.location, size: place.size };
-  } catch (e) {
-    view.data = { error: errorText(e) };
-  }
-  if (isTensorRT(ref.delegate)) {
-    try {
-      const blob = await readDelegateBlob(pte, ref);
-      const m = blob.metadata;
-      view.blob = {
-        magic: blob.magic,
-        engineSize: Number(blob.engineSize),
-        inputs: m.io_bindings.filter((b) => b.is_input),
-        outputs: m.io_bindings.filter((b) => !b.is_input),
-        aliased: m.aliased_io,
-        hardwareCompatible: m.hardware_compatible,
-        deviceId: m.device_id,
-        targetPlatform: m.target_platform,
-        serializedMetadata: m.serialized_metadata,
-      };
-    } catch (e) {
-      view.blob = { error: errorText(e) };
-    }
+  const { place, blob } = await readDelegate(pte, ref);
+  const view: DelegateView = {
+    index: ref.delegateIndex,
+    id: ref.delegate.id,
+    delegate: ref.delegate,
+    ref,
+    data: 'error' in place ? place : { location: place.location, size: place.size },
+    blob: null,
+  };
+  if (blob && 'error' in blob) view.blob = blob;
+  else if (blob) {
+    const m = blob.metadata;
+    view.blob = {
+      magic: blob.magic,
+      engineSize: Number(blob.engineSize),
+      inputs: m.io_bindings.filter((b) => b.is_input),
+      outputs: m.io_bindings.filter((b) => !b.is_input),
+      aliased: m.aliased_io,
+      hardwareCompatible: m.hardware_compatible,
+      deviceId: m.device_id,
+      targetPlatform: m.target_platform,
+      serializedMetadata: m.serialized_metadata,
+    };
   }
   return view;
 }

@@ -6,9 +6,8 @@ import type { PteFile } from '../pte/open.js';
 import type { ExecutionPlan, Tensor } from '../pte/model.js';
 import { arenaDevice, deviceLabel, placement, scalarTypeName, taggedDevice, tensorAt, tensorName } from '../pte/tensor.js';
 import { decodeCompileSpecs, showBytes } from '../tensorrt/compile-specs.js';
-import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../tensorrt/delegates.js';
+import { delegatesOf, readDelegate } from '../tensorrt/delegates.js';
 import { formatIEC } from '../util/size.js';
-import { isTrtxError } from '../util/errors.js';
 import { stagingBytes } from './staging.js';
 
 export interface TensorSummary {
@@ -104,7 +103,7 @@ function constantBytes(pte: PteFile): number {
 
 export async function summarize(pte: PteFile, opts: { method?: string } = {}): Promise<InspectReport> {
   const eh = pte.header.extended;
-  const trt = new Map(delegatesOf(pte).map((r) => [`${r.planIndex}/${r.delegateIndex}`, r]));
+  const refs = new Map(delegatesOf(pte).map((r) => [`${r.planIndex}/${r.delegateIndex}`, r]));
   const methods: MethodSummary[] = [];
   for (const [planIndex, plan] of pte.program.executionPlan.entries()) {
     if (opts.method !== undefined && plan.name !== opts.method) continue;
@@ -113,29 +112,20 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
     for (const i of instructions) if (i.type === 'KernelCall') calls.set(i.opIndex, (calls.get(i.opIndex) ?? 0) + 1);
     const delegates: DelegateSummary[] = [];
     for (const [index, d] of plan.delegates.entries()) {
-      const ref = trt.get(`${planIndex}/${index}`)!;
+      const ref = refs.get(`${planIndex}/${index}`)!;
       const summary: DelegateSummary = { index, backend_id: d.id, data: { error: '' }, compile_specs: d.compileSpecs.map((s) => specSummary(s, ref.location)) };
-      try {
-        const place = blobPlace(pte, ref);
-        summary.data = { location: place.location, index: place.index, size: place.size };
-      } catch (e) {
-        summary.data = { error: isTrtxError(e) ? e.oneLine() : String(e) };
-      }
-      if (isTensorRT(d)) {
-        try {
-          const blob = await readDelegateBlob(pte, ref);
-          const m = blob.metadata;
-          summary.tensorrt = {
-            magic: blob.magic,
-            engine_size: Number(blob.engineSize),
-            inputs: m.io_bindings.filter((b) => b.is_input).map((b) => b.name),
-            outputs: m.io_bindings.filter((b) => !b.is_input).map((b) => b.name),
-            aliased: m.aliased_io.map((a) => ({ output: a.output, input: a.input, kind: a.kind })),
-          };
-        } catch (e) {
-          if (!isTrtxError(e)) throw e;
-          summary.tensorrt = { error: e.oneLine() };
-        }
+      const { place, blob } = await readDelegate(pte, ref);
+      summary.data = 'error' in place ? place : { location: place.location, index: place.index, size: place.size };
+      if (blob && 'error' in blob) summary.tensorrt = blob;
+      else if (blob) {
+        const m = blob.metadata;
+        summary.tensorrt = {
+          magic: blob.magic,
+          engine_size: Number(blob.engineSize),
+          inputs: m.io_bindings.filter((b) => b.is_input).map((b) => b.name),
+          outputs: m.io_bindings.filter((b) => !b.is_input).map((b) => b.name),
+          aliased: m.aliased_io.map((a) => ({ output: a.output, input: a.input, kind: a.kind })),
+        };
       }
       delegates.push(summary);
     }

@@ -77,3 +77,38 @@ export function callsOf(plan: ExecutionPlan, delegateIndex: number): { chain: nu
   );
   return out;
 }
+
+export type OrError<T> = T | { error: string };
+
+export interface DelegateReadout {
+  place: OrError<BlobPlace>;
+  /** The parsed TensorRT blob; null for another backend. */
+  blob: OrError<ParsedBlob> | null;
+}
+
+/**
+ * Where a delegate's data lives and, for TensorRT, its blob, with a refusal
+ * turned into its one-line text: for reports (inspect, diff) that describe a
+ * broken file rather than stop at its first problem.
+ */
+export async function readDelegate(pte: PteFile, ref: DelegateRef): Promise<DelegateReadout> {
+  const text = (e: unknown) => {
+    if (e instanceof TrtxError) return { error: e.oneLine() };
+    throw e;
+  };
+  let place: OrError<BlobPlace>;
+  try {
+    place = blobPlace(pte, ref);
+  } catch (e) {
+    place = text(e);
+  }
+  let blob: OrError<ParsedBlob> | null = null;
+  if (isTensorRT(ref.delegate)) {
+    try {
+      blob = await readDelegateBlob(pte, ref);
+    } catch (e) {
+      blob = text(e);
+    }
+  }
+  return { place, blob };
+}
