@@ -5,21 +5,20 @@
 // prints: progress goes to the caller's onProgress.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { copyFile, chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, homedir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { TrtxError } from '../util/errors.js';
+import { withLock } from '../util/lock.js';
 
 export const RUNNER_BINARY_NAME = 'trtx-runner';
 /** Bumped when what goes into a build changes in a way the sources do not show. */
 const BUILD_RECIPE = 'trtx-runner-build/1';
 /** The parts of native-runner/ the runner binary is built from. */
 const SOURCE_ROOTS = ['CMakeLists.txt', 'include', 'src', 'generated'];
-const LOCK_POLL_MS = 250;
-const LOCK_STALE_MS = 30 * 60 * 1000;
 
 export type RunnerProgress =
   | { phase: 'cached'; message: string }
@@ -165,40 +164,6 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function withLock<T>(lock: string, done: () => boolean, progress: (p: RunnerProgress) => void, body: () => Promise<T>): Promise<T | null> {
-  for (let announced = false; ; ) {
-    try {
-      await mkdir(lock);
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    if (done()) return null;
-    let age = 0;
-    try {
-      age = Date.now() - statSync(lock).mtimeMs;
-    } catch {
-      continue;
-    }
-    if (age > LOCK_STALE_MS) {
-      await rm(lock, { recursive: true, force: true });
-      continue;
-    }
-    if (!announced) {
-      progress({ phase: 'waiting', message: 'waiting for another process that is building the native runner' });
-      announced = true;
-    }
-    await sleep(LOCK_POLL_MS);
-  }
-  try {
-    return await body();
-  } finally {
-    await rm(lock, { recursive: true, force: true });
-  }
-}
-
 /**
  * The runner binary: a prebuilt one when given ($TRTX_RUNNER_BIN), the cached
  * build for the current sources, or a fresh build into the cache.
@@ -232,11 +197,23 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
   await mkdir(root, { recursive: true });
   await requireCmake();
   const jobs = options.jobs ?? Math.max(1, availableParallelism());
-  const built = await withLock(`${dir}.lock`, () => existsSync(binary), progress, async () => {
-    if (existsSync(binary)) return false;
-    await build(sourceDir, dir, flags, jobs, progress);
-    return true;
-  });
+  const built = await withLock(
+    `${dir}.lock`,
+    async () => {
+      if (existsSync(binary)) return false;
+      await build(sourceDir, dir, flags, jobs, progress);
+      return true;
+    },
+    {
+      purpose: 'building the native runner',
+      done: () => existsSync(binary),
+      onWait: (owner) =>
+        progress({
+          phase: 'waiting',
+          message: `waiting for another process that is building the native runner${owner ? ` (pid ${owner.pid}, since ${owner.started})` : ''}`,
+        }),
+    },
+  );
   if (!existsSync(binary)) {
     throw new TrtxError('RUNNER_BUILD_FAILED', dir, 'the native runner build left no binary behind', { kind: 'usage' });
   }
