@@ -9,12 +9,17 @@ import { parseHeader, HEAD_BYTES, type PteHeader } from './header.js';
 import { decodeProgram } from './decode.js';
 import type { Program } from './model.js';
 import { resolveSegments, type SegmentRange } from './segments.js';
+import { pagedFileSource } from './program-source.js';
+import { verifyProgram } from './verify.js';
 
 export interface PteFile {
   path: string;
   fileSize: number;
   header: PteHeader;
-  /** The flatbuffer bytes, headers included (file offsets 0..programSize). */
+  /**
+   * The flatbuffer bytes, headers included: file offsets 0..programSize, or
+   * the prefix the program reaches when a large claimed size is not all used.
+   */
   programBytes: Uint8Array;
   program: Program;
   /** Absolute file offset of segment 0's base (0 when there are none). */
@@ -26,11 +31,16 @@ export interface PteFile {
   close(): Promise<void>;
 }
 
+/** One read call asks for at most this much (fs.read takes an int32 length). */
+const READ_CHUNK = 64 * 1024 * 1024;
+/** Programs up to this size are read whole; larger ones are verified from pages first (program-source.ts). */
+export const EAGER_PROGRAM_BYTES = 16 * 1024 * 1024;
+
 async function readExactly(fh: FileHandle, offset: number, length: number, path: string): Promise<Uint8Array> {
   const out = new Uint8Array(length);
   let done = 0;
   while (done < length) {
-    const { bytesRead } = await fh.read(out, done, length - done, offset + done);
+    const { bytesRead } = await fh.read(out, done, Math.min(READ_CHUNK, length - done), offset + done);
     if (bytesRead === 0) throw new TrtxError('PTE_TRUNCATED', path, `file ended at byte ${offset + done}, expected ${length} bytes at ${offset}`);
     done += bytesRead;
   }
@@ -63,7 +73,10 @@ export async function openPte(path: string): Promise<PteFile> {
     const head = await readExactly(fh, 0, Math.min(HEAD_BYTES, fileSize), path);
     const header = parseHeader(head, fileSize);
     const programSize = header.extended ? header.extended.programSize : fileSize;
-    const programBytes = programSize <= head.length ? head.subarray(0, programSize) : await readExactly(fh, 0, programSize, path);
+    // A large claimed program is verified from pages first; only the prefix
+    // its tables, vectors and strings reach is then read and decoded.
+    const needed = programSize <= EAGER_PROGRAM_BYTES ? programSize : verifyProgram(pagedFileSource(fh.fd, programSize, path), header.rootOffset).extent;
+    const programBytes = needed <= head.length ? head.subarray(0, needed) : await readExactly(fh, 0, needed, path);
     const program = decodeProgram(programBytes, header.rootOffset);
     const segmentBase = header.extended?.segmentBaseOffset ?? 0;
     const segments = resolveSegments(program, header, fileSize);
