@@ -10,6 +10,7 @@ import { runChecks } from '../checks/run.js';
 import { budgetPass } from '../passes/budget.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
 import type { Pass, PassReport } from '../passes/pass.js';
+import { unsoundInput } from '../passes/precondition.js';
 import { finishInterruptedInPlace, journalPath, publishRewrite, type RewriteWrite } from '../pte/in-place.js';
 import { openPte } from '../pte/open.js';
 import { TrtxError } from '../util/errors.js';
@@ -89,6 +90,11 @@ export function registerRewrite(program: Command): void {
         const recovered = opts.inPlace ? await finishInterruptedInPlace(input) : false;
         const pte = await openPte(input);
         try {
+          const unsound = unsoundInput(pte);
+          if (unsound) {
+            for (const l of renderDiagnostics(unsound.diagnostics, pte.program, { color: false })) process.stderr.write(l + '\n');
+            throw unsound.error;
+          }
           const fileSegments = pte.program.segments.map((s) => ({ ...s }));
           // Reads the engines' metadata from the input, so it joins once the file is open.
           if (opts.zeroCopyKv) passes.push(zeroCopyKvPass(await readTrtBlobs(pte), { shareCache: Boolean(opts.shareCache) }));

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { openPte, type PteFile } from '../pte/open.js';
 import { writeFromSource } from '../pte/copy.js';
 import { applyZeroCopyKv, readTrtBlobs } from '../passes/zero-copy.js';
+import { unsoundInput } from '../passes/precondition.js';
 import { ensureRunner, runRunner, type RunnerProgress } from '../runner/index.js';
 import type { RunnerReport } from '../runner/report.js';
 import { TrtxError } from '../util/errors.js';
@@ -69,6 +70,8 @@ interface Variant {
 /** Cache buffer names and, for a staged program, its zero-copy twin written to `dir`. */
 async function deriveVariants(pte: PteFile, dir: string, zeroCopyKv: boolean, given?: string): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyResult['mode'] }> {
   if (!zeroCopyKv) return { variants: [{ name: 'as-is', path: pte.path }], caches: [], mode: 'as-is' };
+  const unsound = unsoundInput(pte);
+  if (unsound) throw unsound.error;
   const blobs = await readTrtBlobs(pte);
   const twin = structuredClone(pte.program);
   const result = applyZeroCopyKv(twin, blobs);
