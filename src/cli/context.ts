@@ -6,6 +6,7 @@ import type pino from 'pino';
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { TrtxError, isTrtxError } from '../util/errors.js';
+import { escapeControls } from '../util/escape.js';
 
 export const EXIT_OK = 0;
 export const EXIT_CHECK = 1;
@@ -46,7 +47,7 @@ function terminalLogStream(): Writable {
         if (!line) continue;
         try {
           const rec = JSON.parse(line) as { level: number; msg: string };
-          process.stderr.write(`trtx ${names[rec.level] ?? rec.level}: ${rec.msg}\n`);
+          process.stderr.write(`trtx ${names[rec.level] ?? rec.level}: ${escapeControls(String(rec.msg))}\n`);
         } catch {
           process.stderr.write(line + '\n');
         }
@@ -58,6 +59,7 @@ function terminalLogStream(): Writable {
 
 export function makeCtx(opts: GlobalOptions): Ctx {
   const json = Boolean(opts.json);
+  const color = !json && colorEnabled(opts);
   const level = opts.quiet ? 'error' : (opts.logLevel ?? 'info');
   // pino is loaded on the first log line: most runs of a fast command log nothing.
   let logger: pino.Logger | undefined;
@@ -72,13 +74,13 @@ export function makeCtx(opts: GlobalOptions): Ctx {
   return {
     json,
     quiet: Boolean(opts.quiet),
-    color: !json && colorEnabled(opts),
+    color,
     get log() {
       return getLog();
     },
     stderrIsTTY: Boolean(process.stderr.isTTY),
     print: (line = '') => {
-      if (!json) process.stdout.write(line + '\n');
+      if (!json) process.stdout.write(escapeControls(line, color) + '\n');
     },
     emitJson: (value) => {
       process.stdout.write(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
@@ -93,8 +95,8 @@ export function reportError(e: unknown, json: boolean): number {
     if (json) {
       process.stdout.write(JSON.stringify({ error: { code: e.code, location: e.location, message: e.message, hint: e.hint ?? null } }, null, 2) + '\n');
     }
-    process.stderr.write(`error: ${e.oneLine()}\n`);
-    if (e.hint) process.stderr.write(`hint: ${e.hint}\n`);
+    process.stderr.write(`error: ${escapeControls(e.oneLine())}\n`);
+    if (e.hint) process.stderr.write(`hint: ${escapeControls(e.hint)}\n`);
     return code;
   }
   // A bug in trtx, not in the input: still one line, and the detail on request.
@@ -104,7 +106,7 @@ export function reportError(e: unknown, json: boolean): number {
     const doc = { error: { code: 'INTERNAL', location: '', message: err?.message ?? String(e), hint: 'set TRTX_DEBUG=1 for the stack' } };
     process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
   }
-  process.stderr.write(`error: INTERNAL: ${err?.message ?? String(e)} (set TRTX_DEBUG=1 for the stack)\n`);
+  process.stderr.write(`error: INTERNAL: ${escapeControls(err?.message ?? String(e))} (set TRTX_DEBUG=1 for the stack)\n`);
   if (process.env.TRTX_DEBUG) process.stderr.write(`${err?.stack}\n`);
   return EXIT_USAGE;
 }

@@ -11,6 +11,7 @@ import type { Program } from './model.js';
 import { resolveSegments, type SegmentRange } from './segments.js';
 import { pagedFileSource } from './program-source.js';
 import { verifyProgram } from './verify.js';
+import { describeHolder, targetLockHeld } from '../util/file-lock.js';
 
 export interface PteFile {
   path: string;
@@ -71,7 +72,7 @@ export async function openPte(path: string): Promise<PteFile> {
   }
   try {
     const head = await readExactly(fh, 0, Math.min(HEAD_BYTES, fileSize), path);
-    const header = parseHeader(head, fileSize);
+    const header = parseHeaderOf(head, fileSize, path);
     const programSize = header.extended ? header.extended.programSize : fileSize;
     // A large claimed program is verified from pages first; only the prefix
     // its tables, vectors and strings reach is then read and decoded.
@@ -98,6 +99,27 @@ export async function openPte(path: string): Promise<PteFile> {
     };
   } catch (e) {
     await fh.close();
+    throw e;
+  }
+}
+
+/**
+ * parseHeader, except that a file marked as being rewritten in place while a
+ * writer holds its lock is reported as in progress, not as interrupted: the
+ * writer is alive and will finish it, rerunning would only wait for it.
+ */
+function parseHeaderOf(head: Uint8Array, fileSize: number, path: string): PteHeader {
+  try {
+    return parseHeader(head, fileSize);
+  } catch (e) {
+    if (!(e instanceof TrtxError) || e.code !== 'PTE_REWRITE_INTERRUPTED') throw e;
+    const lock = targetLockHeld(path);
+    if (lock?.held && lock.holder?.pid !== process.pid) {
+      throw new TrtxError('PTE_REWRITE_IN_PROGRESS', path, `an in-place rewrite is writing this file now (${describeHolder(lock.holder)}); its program head is incomplete until it finishes`, {
+        kind: 'usage',
+        hint: 'read it again when the writer is done (a writer holds it for milliseconds, plus its fsyncs)',
+      });
+    }
     throw e;
   }
 }
