@@ -55,7 +55,7 @@ function passesFor(opts: RewriteOptions): Pass[] {
 
 function outputOf(input: string, opts: RewriteOptions): string {
   if (opts.inPlace && opts.output !== undefined && opts.output !== input) throw usage('--in-place writes IN itself; drop -o or --in-place');
-  if (opts.force && (opts.inPlace || opts.output === undefined)) throw usage('--force goes with -o OUT naming the input itself');
+  if (opts.force && opts.inPlace) throw usage('--force goes with -o OUT (allowing OUT to be the input); --in-place needs no --force');
   if (!opts.inPlace && opts.output === undefined) throw usage('missing -o OUT (or --in-place)');
   return opts.output ?? input;
 }
@@ -93,7 +93,7 @@ export function registerRewrite(program: Command): void {
     .argument('<in>', 'the .pte to read')
     .option('-o, --output <out>', 'where to write (atomically): a new path or a regular file other than <in>')
     .option('--in-place', 'rewrite <in> itself, only its head when the program still fits before the segments')
-    .option('--force', 'with -o naming <in> itself: replace it by a full rewrite')
+    .option('--force', 'with -o: allow OUT to be <in> itself, replaced by a full rewrite')
     .option('--no-wait', 'fail at once (REWRITE_LOCKED) when another writer holds the target, instead of waiting')
     .option('--budget <size>', 'set weight_streaming_budget on TensorRT delegates (8GiB, 512MiB, 1.5GiB, 8GB, 8589934592, 0)')
     .option('--clear-budget', 'remove weight_streaming_budget (TensorRT sizes it automatically at load)')
