@@ -8,7 +8,7 @@
 // takes the lock on a descriptor, says so, and holds it until its stdin
 // closes. The kernel releases a flock when its holder ends, so the lock
 // goes when the writer exits, crashes or is killed (its end of the pipe
-// closes, `cat` sees EOF): no stale-lock detection, no polling.
+// closes, the shell sees EOF): no stale-lock detection, no polling.
 //
 // The lock file records who holds it, for a waiter's message, and is
 // removed by its holder before it lets go (HOLD below says why that is
@@ -59,12 +59,14 @@ function holderOf(text: string): LockHolder | null {
 export const describeHolder = (h: LockHolder | null) => (h ? `trtx pid ${h.pid}${h.host && h.host !== hostname() ? ` on ${h.host}` : ''} (${h.command}, since ${h.since})` : 'another process');
 
 // The helper shell opens the lock file on fd 9, flocks that descriptor
-// (flock(1) in fd mode), and prints the inode it holds and the inode the
-// path names now. They differ when the file was unlinked by the previous
-// holder while this one waited: the lock then protects nothing and is taken
-// again on the new file. A holder unlinks the file before it releases, so
-// no lock file is left behind (except by a writer that was killed).
-const HOLD = 'exec 9<>"$1" || exit 3; flock $2 -x 9 || exit $?; echo "$(stat -L -c %i /proc/$$/fd/9) $(stat -c %i "$1" 2>/dev/null || echo gone)"; exec cat >/dev/null';
+// (flock(1) in fd mode), and says whether the file it holds is still the one
+// the path names (`-ef`: same device and inode). It is not when the previous
+// holder unlinked it while this one waited: the lock then protects nothing
+// and is taken again on the new file. A holder unlinks the file before it
+// releases, so no lock file is left behind (except by a writer that was
+// killed; the next one reuses it). Then the shell waits on its stdin
+// (`read`, a builtin: two processes in all) and exits at EOF, closing fd 9.
+const HOLD = 'exec 9<>"$1" || exit 3; flock $2 -x 9 || exit $?; if [ /proc/$$/fd/9 -ef "$1" ]; then echo same; else echo moved; fi; read _ || true';
 
 interface Held {
   child: ChildProcess;
@@ -92,10 +94,8 @@ function startFlock(lockPath: string, noBlock: boolean): Promise<Held | null> {
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
-      const line = stdout.split('\n');
-      if (line.length < 2) return;
-      const [fd, path] = line[0].trim().split(' ');
-      done({ child, sameFile: fd === path });
+      if (!stdout.includes('\n')) return;
+      done({ child, sameFile: stdout.startsWith('same') });
     });
     child.once('error', (e) => done(null, e));
     child.once('exit', (code) => {
