@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildProgram } from '../fixtures/builder.js';
 import { CATALOGUE } from '../fixtures/catalogue.js';
-import { sharedOperatorName, sharedValueTable } from '../fixtures/hostile.js';
+import { repeatedLongName, sharedOperatorName, sharedValueTable } from '../fixtures/hostile.js';
 import { parseHeader } from '../src/pte/header.js';
 import { decodePteBytes } from '../src/pte/open.js';
 import { DECODE_BUDGET_FACTOR, verifyProgram } from '../src/pte/verify.js';
@@ -104,6 +104,26 @@ describe('amplification files through the CLI, memory measured in the child', ()
         expect(r.stdout.length).toBeLessThan(8192);
       }
       expect(r.maxRssMiB).toBeLessThan(floorMiB + 16 * fileMiB + 32);
+    }
+  }, 120_000);
+});
+
+describe('one long name referenced by index many times', () => {
+  // Indices may repeat (the format has no rule against it), so the decode
+  // budget does not apply: each report bounds what it prints per reference
+  // instead (src/util/display.ts). Before: inspect aborted out of memory on
+  // this 270 KB file (3.2 GB of output).
+  it('inspect, check and diff finish with output and memory in proportion to the file', async () => {
+    const bytes = repeatedLongName({ references: 50_000, nameBytes: 65_536 });
+    const file = write('repeated-name.pte', bytes);
+    const fileMiB = bytes.length / 2 ** 20;
+    const floor = await runChild(['inspect', '--json', corpusPath('add')]);
+    for (const args of [['inspect', file], ['inspect', '--json', file], ['check', '--json', file], ['diff', file, file]]) {
+      const r = await runChild(args, { heapMiB: 512 });
+      expect([0, 1], `${args.join(' ')}: ${r.stderr.slice(0, 500)}`).toContain(r.code);
+      expect(r.stderr).not.toMatch(/INTERNAL|heap/);
+      expect(r.stdout.length).toBeLessThan(100 * bytes.length);
+      expect(r.maxRssMiB).toBeLessThan(floor.maxRssMiB + 600 * fileMiB + 32);
     }
   }, 120_000);
 });

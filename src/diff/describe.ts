@@ -8,6 +8,7 @@
 import type { EValue, Tensor } from '../pte/model.js';
 import { deviceLabel, placement, scalarTypeName, taggedDevice, tensorName } from '../pte/tensor.js';
 import type { MethodView } from './view.js';
+import { shortName } from '../util/display.js';
 
 export interface DescribeOptions {
   /** Name tensors by the delegate binding they are passed as (off when describing that very binding). */
@@ -58,7 +59,7 @@ export function describeValue(view: MethodView, index: number, opts: DescribeOpt
     case 'Double':
       return doubleText(v.doubleVal);
     case 'String':
-      return v.stringVal === null ? '<no string>' : JSON.stringify(v.stringVal);
+      return v.stringVal === null ? '<no string>' : JSON.stringify(shortName(v.stringVal));
     case 'IntList':
       return `[${v.items.map((i) => item(Number(i))).join(', ')}]`;
     case 'DoubleList':
@@ -71,7 +72,7 @@ export function describeValue(view: MethodView, index: number, opts: DescribeOpt
       return `[${v.items.map((i) => (i < 0 ? 'None' : item(i))).join(', ')}]`;
     case 'Tensor': {
       const name = tensorName(v.tensor);
-      if (name) return name;
+      if (name) return shortName(name);
       const role = ioRole(view, index) ?? (opts.delegateRoles ? view.roles.get(index) : undefined);
       return role ?? anonymousTensor(view, v.tensor);
     }

@@ -9,6 +9,7 @@ import { decodeCompileSpecs, showBytes } from '../tensorrt/compile-specs.js';
 import { delegatesOf, readDelegate } from '../tensorrt/delegates.js';
 import { formatIEC } from '../util/size.js';
 import { stagingBytes } from './staging.js';
+import { shortName, shortNameOrNull } from '../util/display.js';
 
 export interface TensorSummary {
   index: number;
@@ -68,7 +69,7 @@ function tensorSummary(plan: ExecutionPlan, index: number): TensorSummary {
   const place = placement(plan, t);
   return {
     index,
-    name: tensorName(t),
+    name: shortNameOrNull(tensorName(t)),
     dtype: scalarTypeName(t.scalarType).toLowerCase(),
     shape: t.sizes,
     device: deviceLabel(place ? place.device : taggedDevice(t)),
@@ -122,9 +123,9 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
         summary.tensorrt = {
           magic: blob.magic,
           engine_size: Number(blob.engineSize),
-          inputs: m.io_bindings.filter((b) => b.is_input).map((b) => b.name),
-          outputs: m.io_bindings.filter((b) => !b.is_input).map((b) => b.name),
-          aliased: m.aliased_io.map((a) => ({ output: a.output, input: a.input, kind: a.kind })),
+          inputs: m.io_bindings.filter((b) => b.is_input).map((b) => shortName(b.name)),
+          outputs: m.io_bindings.filter((b) => !b.is_input).map((b) => shortName(b.name)),
+          aliased: m.aliased_io.map((a) => ({ output: shortName(a.output), input: shortName(a.input), kind: a.kind })),
         };
       }
       delegates.push(summary);
@@ -135,7 +136,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       outputs: plan.outputs.map((i) => tensorSummary(plan, i)),
       values: count(plan.values, (v) => v.type),
       instructions: count(instructions, (i) => i.type),
-      operators: plan.operators.map((o, i) => ({ name: o.name, overload: o.overload, calls: calls.get(i) ?? 0 })),
+      operators: plan.operators.map((o, i) => ({ name: shortNameOrNull(o.name), overload: shortNameOrNull(o.overload), calls: calls.get(i) ?? 0 })),
       arenas: plan.nonConstBufferSizes.map((size, index) => ({ index, size: Number(size), device: index === 0 ? 'reserved' : deviceLabel(arenaDevice(plan, index)) })),
       delegates,
       staging: stagingBytes(plan),
