@@ -3,6 +3,7 @@
 // one line on what to do.
 
 import { boundedText } from '../util/display.js';
+import { chargeReport } from '../util/report-budget.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 
@@ -27,6 +28,7 @@ export function diag(
   where: { method?: string | null; delegate?: number | null } = {},
 ): Diagnostic {
   // Messages and locations embed names from the program: bounded, so many findings about one long name stay small.
+  chargeReport(Math.min(location.length, 600) + Math.min(message.length, 1200) + hint.length + 64, location.slice(0, 200));
   return { severity, code, method: where.method ?? null, delegate: where.delegate ?? null, location: boundedText(location, 600), message: boundedText(message, 1200), hint };
 }
 

@@ -10,6 +10,7 @@ import { registerRewrite } from './rewrite.js';
 import { registerVerify } from './verify.js';
 import { registerExport } from './export.js';
 import { registerDemo } from './demo.js';
+import { endReportBudget, resetReportBudget } from '../util/report-budget.js';
 
 export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
 
@@ -20,11 +21,14 @@ export function action<O extends GlobalOptions>(handler: Handler<O>) {
     const opts = cmd.optsWithGlobals() as O;
     const args = argv.slice(0, -2).filter((a): a is string => typeof a === 'string');
     let ctx: Ctx | undefined;
+    resetReportBudget();
     try {
       ctx = makeCtx(opts);
       process.exitCode = await handler(ctx, opts, args);
     } catch (e) {
       process.exitCode = reportError(e, Boolean(opts.json));
+    } finally {
+      endReportBudget();
     }
   };
 }

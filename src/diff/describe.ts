@@ -9,6 +9,7 @@ import type { EValue, Tensor } from '../pte/model.js';
 import { deviceLabel, placement, scalarTypeName, taggedDevice, tensorName } from '../pte/tensor.js';
 import type { MethodView } from './view.js';
 import { shortName } from '../util/display.js';
+import { chargeReport } from '../util/report-budget.js';
 
 export interface DescribeOptions {
   /** Name tensors by the delegate binding they are passed as (off when describing that very binding). */
@@ -42,6 +43,12 @@ function ioRole(view: MethodView, index: number): string | null {
 const doubleText = (d: number) => (Number.isInteger(d) ? d.toFixed(1) : String(d));
 
 export function describeValue(view: MethodView, index: number, opts: DescribeOptions = {}, depth = 0): string {
+  const text = valueText(view, index, opts, depth);
+  chargeReport(text.length + 8, `${view.name} > value %${index}`);
+  return text;
+}
+
+function valueText(view: MethodView, index: number, opts: DescribeOptions, depth: number): string {
   const v: EValue | undefined = view.plan.values[index];
   if (v === undefined) return `<missing %${index}>`;
   // Lists hold value indices; a list of lists is not something the emitter

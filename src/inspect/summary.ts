@@ -10,6 +10,7 @@ import { delegatesOf, readDelegate } from '../tensorrt/delegates.js';
 import { formatIEC } from '../util/size.js';
 import { stagingBytes } from './staging.js';
 import { shortName, shortNameOrNull } from '../util/display.js';
+import { chargeReport } from '../util/report-budget.js';
 
 export interface TensorSummary {
   index: number;
@@ -67,9 +68,11 @@ function tensorSummary(plan: ExecutionPlan, index: number): TensorSummary {
   const t: Tensor | null = tensorAt(plan, index);
   if (!t) return { index, name: null, dtype: plan.values[index]?.type ?? 'missing', shape: [], device: '-' };
   const place = placement(plan, t);
+  const name = shortNameOrNull(tensorName(t));
+  chargeReport((name?.length ?? 0) + 96, `${plan.name ?? 'method'} > value %${index}`);
   return {
     index,
-    name: shortNameOrNull(tensorName(t)),
+    name,
     dtype: scalarTypeName(t.scalarType).toLowerCase(),
     shape: t.sizes,
     device: deviceLabel(place ? place.device : taggedDevice(t)),
@@ -120,6 +123,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       if (blob && 'error' in blob) summary.tensorrt = blob;
       else if (blob) {
         const m = blob.metadata;
+        chargeReport(m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64), ref.location);
         summary.tensorrt = {
           magic: blob.magic,
           engine_size: Number(blob.engineSize),

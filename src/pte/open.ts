@@ -12,6 +12,7 @@ import { resolveSegments, type SegmentRange } from './segments.js';
 import { pagedFileSource } from './program-source.js';
 import { verifyProgram } from './verify.js';
 import { describeHolder, targetLockHeld } from '../util/file-lock.js';
+import { allowReportFor } from '../util/report-budget.js';
 
 export interface PteFile {
   path: string;
@@ -81,6 +82,7 @@ export async function openPte(path: string): Promise<PteFile> {
     const program = decodeProgram(programBytes, header.rootOffset);
     const segmentBase = header.extended?.segmentBaseOffset ?? 0;
     const segments = resolveSegments(program, header, fileSize);
+    allowReportFor(programBytes.length);
     return {
       path,
       fileSize,
