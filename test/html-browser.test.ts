@@ -60,16 +60,14 @@ async function open(file: string, scheme: 'light' | 'dark' = 'light'): Promise<{
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(url, { waitUntil: 'load' });
-  const ms = await page.evaluate(() => {
-    const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-    return nav.loadEventEnd - nav.startTime;
-  });
+  // Browser-side code is passed as text: the project compiles without the DOM library.
+  const ms = (await page.evaluate(`(() => { const nav = performance.getEntriesByType('navigation')[0]; return nav.loadEventEnd - nav.startTime; })()`)) as number;
   expect(requests).toEqual([url]);
   expect(errors).toEqual([]);
   return { page, ms };
 }
 
-const text = (page: Page) => page.evaluate(() => document.body.innerText);
+const text = (page: Page) => page.evaluate('document.body.innerText') as Promise<string>;
 
 function findAll(node: SerializedAXNode | null, pred: (n: SerializedAXNode) => boolean, out: SerializedAXNode[] = []): SerializedAXNode[] {
   if (!node) return out;
@@ -83,6 +81,8 @@ describe('the diff report of the demo KV decoder, staged vs zero-copy', () => {
     const { page, ms } = await open(pages.diff);
     loadTimes['diff kv-decode staged vs zero-copy'] = ms;
     const [a, b] = [await withPte(staged, (p) => memoryPlan(p)), await withPte(zeroCopy, (p) => memoryPlan(p))];
+    // The tables sit in closed <details> under the drawings: open them as a reader would.
+    for (const summary of await page.$$('details > summary')) await summary.click();
     const body = await text(page);
     for (const plan of [a, b]) {
       const decode = plan.methods.find((m) => m.name === 'decode')!;
@@ -111,8 +111,8 @@ describe('the diff report of the demo KV decoder, staged vs zero-copy', () => {
   it('is readable in dark and light: the page follows prefers-color-scheme', async () => {
     const bg = async (scheme: 'light' | 'dark') => {
       const { page } = await open(pages.diff, scheme);
-      const rgb = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-      const fg = await page.evaluate(() => getComputedStyle(document.body).color);
+      const rgb = (await page.evaluate('getComputedStyle(document.body).backgroundColor')) as string;
+      const fg = (await page.evaluate('getComputedStyle(document.body).color')) as string;
       if (scheme === 'dark') await page.screenshot({ path: join(ARTIFACTS, 'html-diff-kv-dark.png') });
       await page.close();
       const lum = (c: string) => c.match(/[0-9]+/g)!.slice(0, 3).map(Number).reduce((n, v) => n + v, 0) / 765;
@@ -131,11 +131,10 @@ describe('keyboard and screen reader', () => {
   it('Tab reaches the skip link, the method links, then the drawing; arrows walk the tensors and select their rows', async () => {
     const { page } = await open(pages.zc);
     const plan = await withPte(zeroCopy, (p) => memoryPlan(p));
-    const focused = () => page.evaluate(() => {
-      const e = document.activeElement!;
-      return { tag: e.tagName.toLowerCase(), text: e.textContent?.trim() ?? '', label: e.getAttribute('aria-label'), id: e.id };
-    });
-    const order: { tag: string; text: string; label: string | null; id: string }[] = [];
+    type Focus = { tag: string; text: string; label: string | null; id: string };
+    const focused = () =>
+      page.evaluate(`(() => { const e = document.activeElement; return { tag: e.tagName.toLowerCase(), text: (e.textContent || '').trim(), label: e.getAttribute('aria-label'), id: e.id }; })()`) as Promise<Focus>;
+    const order: Focus[] = [];
     for (let i = 0; i < 2 + plan.methods.length; i++) {
       await page.keyboard.press('Tab');
       order.push(await focused());

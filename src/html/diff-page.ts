@@ -52,7 +52,7 @@ function changeSummary(md: MethodDiff | undefined): string {
 }
 
 function side(label: string, file: string, m: MethodPlan | undefined, id: string, scale: number): string {
-  const body = m ? methodView(m, id, scale, 4, 620) : '<p>This program has no such method.</p>';
+  const body = m ? methodView(m, id, scale, 4, { width: 620, collapse: true }) : '<p>This program has no such method.</p>';
   return `<section class="side" aria-labelledby="${id}-h"><h3 id="${id}-h">${esc(label)}: <code>${esc(file)}</code></h3>\n${body}\n</section>`;
 }
 

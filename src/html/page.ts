@@ -62,18 +62,20 @@ ${s.main}
 
 export const methodAnchor = (prefix: string, m: MethodPlan, i: number) => `${prefix}m${i}-${idPart(m.name)}`;
 
-/** Drawing, totals and tables of one method; `level` is the heading level of its parts. */
-export function methodView(m: MethodPlan, id: string, scaleBytes: number, level: number, width = 960): string {
-  const { svg, undrawnCopies } = drawMethod(m, { id, scaleBytes, width });
+/**
+ * Drawing, totals and tables of one method; `level` is the heading level of
+ * its parts. `collapse` puts the tables in a closed <details> (the diff view,
+ * where two drawings side by side come first).
+ */
+export function methodView(m: MethodPlan, id: string, scaleBytes: number, level: number, opts: { width?: number; collapse?: boolean } = {}): string {
+  const { svg, undrawnCopies } = drawMethod(m, { id, scaleBytes, width: opts.width });
   const h = `h${level}`;
   const caption =
     `Memory plan of ${m.name}: ${m.arenas.length} arena${m.arenas.length === 1 ? '' : 's'}, ` +
     `${m.arenas.reduce((n, a) => n + a.tensors.length, 0)} planned tensors, ${m.copies.length} staging copies` +
     (undrawnCopies ? ` (${undrawnCopies} with an end that is not memory-planned, in the table only)` : '') +
     `; full bar width = ${bytes(scaleBytes)}.`;
-  return [
-    stagingSummary(m),
-    `<figure><figcaption id="${id}-caption">${esc(caption)}</figcaption><div class="wide">${svg}</div></figure>`,
+  const tables = [
     `<${h}>Arenas</${h}>`,
     arenaTable(m),
     `<${h}>Staging copies</${h}>`,
@@ -82,6 +84,11 @@ export function methodView(m: MethodPlan, id: string, scaleBytes: number, level:
     delegateSections(m, level + 1),
     `<${h}>Planned tensors</${h}>`,
     `<div class="wide">${tensorTable(m, id)}</div>`,
+  ].join('\n');
+  return [
+    stagingSummary(m),
+    `<figure><figcaption id="${id}-caption">${esc(caption)}</figcaption><div class="wide">${svg}</div></figure>`,
+    opts.collapse ? `<details><summary>Tables of ${esc(m.name)}: arenas, staging copies, delegates, planned tensors</summary>\n${tables}\n</details>` : tables,
   ].join('\n');
 }
 

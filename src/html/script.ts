@@ -9,7 +9,11 @@ export const SCRIPT = `(() => {
     for (const x of document.querySelectorAll('.hl')) x.classList.remove('hl');
     el.classList.add('hl');
     const row = document.getElementById(el.dataset.row);
-    if (row) row.classList.add('hl');
+    if (row) {
+      row.classList.add('hl');
+      const details = row.closest('details');
+      if (details) details.open = true;
+    }
     if (live) live.textContent = el.getAttribute('aria-label');
     return row;
   };
