@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { writeFixture } from '../fixtures/builder.js';
 import { CATALOGUE } from '../fixtures/catalogue.js';
 import { multiEngine, trtSingle } from '../fixtures/programs.js';
+import { readFileSync } from 'node:fs';
 import { artifactUri, toSarif } from '../src/report/sarif.js';
+import { TRTX_VERSION } from '../src/util/version.js';
 import { runCli } from './helpers/cli.js';
 import { sarifValidator } from './helpers/sarif-schema.js';
 
@@ -112,6 +114,14 @@ describe('check --format sarif', () => {
     expect(artifactUri('/tmp/a b.pte')).toBe('file:///tmp/a%20b.pte');
     const log = toSarif({ file: 'models/my model#1.pte', exitCode: 0, diagnostics: [] });
     expect(validate(log)).toBe(true);
+  });
+
+  it('names the tool with the package version, as --version does', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    expect(TRTX_VERSION).toBe(pkg.version);
+    expect((await runCli(['--version'])).stdout.trim()).toBe(pkg.version);
+    const log = toSarif({ file: 'a.pte', exitCode: 0, diagnostics: [] }) as any;
+    expect(log.runs[0].tool.driver.version).toBe(pkg.version);
   });
 
   it('--json with another --format is a usage error; --format json is --json', async () => {
