@@ -10,6 +10,7 @@ import { registerRewrite } from './rewrite.js';
 import { registerVerify } from './verify.js';
 import { registerExport } from './export.js';
 import { registerDemo } from './demo.js';
+import { registerEnv } from './env.js';
 
 export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
 
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
   registerVerify(program);
   registerExport(program);
   registerDemo(program);
+  registerEnv(program);
   return program;
 }
 
