@@ -10,6 +10,7 @@ import { registerRewrite } from './rewrite.js';
 import { registerVerify } from './verify.js';
 import { registerExport } from './export.js';
 import { registerDemo } from './demo.js';
+import { registerEnv } from './env.js';
 import { TRTX_VERSION } from '../util/version.js';
 
 export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
   registerVerify(program);
   registerExport(program);
   registerDemo(program);
+  registerEnv(program);
   return program;
 }
 
