@@ -24,8 +24,10 @@ export interface Ctx {
   color: boolean;
   quiet: boolean;
   log: pino.Logger;
-  /** Human output (stdout); suppressed under --json. */
+  /** Human output (stdout), one line, control characters escaped; suppressed under --json. */
   print(line?: string): void;
+  /** A machine-format document (JUnit XML) on stdout as it is: its format escapes its own text. */
+  printDocument(text: string): void;
   /** The --json document (stdout). */
   emitJson(value: unknown): void;
   stderrIsTTY: boolean;
@@ -81,6 +83,9 @@ export function makeCtx(opts: GlobalOptions): Ctx {
     stderrIsTTY: Boolean(process.stderr.isTTY),
     print: (line = '') => {
       if (!json) process.stdout.write(escapeControls(line, color) + '\n');
+    },
+    printDocument: (text) => {
+      process.stdout.write(text + '\n');
     },
     emitJson: (value) => {
       process.stdout.write(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');

@@ -76,7 +76,7 @@ export function registerVerify(program: Command): void {
             if (p.phase === 'configure' || p.phase === 'build' || p.phase === 'waiting') ctx.log.info(p.message);
           },
         });
-        if (opts.format === 'junit') ctx.print(toJunit(result, { started, seconds: Number(process.hrtime.bigint() - t0) / 1e9, hostname: hostname() }).trimEnd());
+        if (opts.format === 'junit') ctx.printDocument(toJunit(result, { started, seconds: Number(process.hrtime.bigint() - t0) / 1e9, hostname: hostname() }).trimEnd());
         else if (ctx.json) ctx.emitJson(result);
         else for (const l of renderVerify(result, ctx)) ctx.print(l);
         return result.ok ? EXIT_OK : EXIT_CHECK;
