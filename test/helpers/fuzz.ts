@@ -119,8 +119,38 @@ function slots(root: unknown): Slot[] {
 const NUMBERS = [-1, 0, 1, 2, 3, 4, 5, 7, 8, 11, 12, 16, 63, 64, 255, 1000, 4096, 65535, 0x7fffffff, -0x80000000];
 const BIGINTS = [0n, 1n, -1n, 2n, 16n, 4095n, 4096n, 1n << 32n, 1n << 40n, 0x7fffffffffffffffn, -(1n << 63n)];
 
+/**
+ * An edit of one instruction's arguments, the fields the dataflow checks
+ * and the passes follow by position: an argument dropped, added, pointed
+ * past the values or at another value.
+ */
+function instructionMutant(rng: Rng, program: Program): boolean {
+  const calls = program.executionPlan.flatMap((plan) =>
+    plan.chains.flatMap((c) => c.instructions.filter((i) => i.type === 'KernelCall' || i.type === 'DelegateCall').map((ins) => ({ plan, ins }))),
+  );
+  if (calls.length === 0) return false;
+  const { plan, ins } = pick(rng, calls);
+  if (ins.type !== 'KernelCall' && ins.type !== 'DelegateCall') return false;
+  const a = ins.args;
+  switch (int(rng, 5)) {
+    case 0: a.length = Math.max(0, a.length - 1 - int(rng, 2)); break;
+    case 1: a.push(int(rng, plan.values.length)); break;
+    case 2: if (a.length) a[int(rng, a.length)] = pick(rng, [plan.values.length, 255, -1, 0x7fffffff]); break;
+    case 3: if (a.length) a[int(rng, a.length)] = int(rng, plan.values.length); break;
+    default: if (a.length > 1) a.splice(int(rng, a.length), 1);
+  }
+  return true;
+}
+
 function modelMutant(rng: Rng, seed: FuzzSeed): Uint8Array | null {
   const program = structuredClone(seed.program);
+  if (rng() < 0.3 && instructionMutant(rng, program)) {
+    try {
+      return encodePte(program, seed.segments);
+    } catch {
+      return null;
+    }
+  }
   const all = slots(program);
   for (let k = 1 + int(rng, 3); k > 0; k--) {
     const s = pick(rng, all);
