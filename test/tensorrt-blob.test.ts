@@ -171,7 +171,9 @@ const LOCATIONS: Record<string, string> = {
   key_order_aliases_before_bindings: 'metadata.aliased_io',
   key_order_device_id_before_bindings: 'metadata.device_id',
   upstream_misread_alias_named_device_id: 'metadata',
-  upstream_misread_device_id_exponent: 'metadata.device_id',
+  upstream_misread_key_text_as_value: 'binding x',
+  json_device_id_exponent: 'metadata.device_id',
+  json_binding_shape_float_literal: 'metadata.io_bindings[0].shape[0]',
 };
 
 describe('shared blob vectors', () => {

@@ -16,12 +16,13 @@ import {
   type BlobMetadata,
   type IoBinding,
 } from './blob-format.js';
-import { isJsonObject, parseStrictJsonBytes, type JsonObject, type JsonValue } from './strict-json.js';
+import { JsonFloat, isJsonObject, parseStrictJsonBytes, type JsonObject, type JsonValue } from './strict-json.js';
 import { checkUpstreamAgreement } from './upstream-agreement.js';
 
 function kindOf(v: JsonValue | undefined): string {
   if (v === undefined) return 'nothing (the key is missing)';
   if (v === null) return 'null';
+  if (v instanceof JsonFloat) return `${v.text} (an integer field must be written without a fraction or an exponent)`;
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'an object';
   return `a ${typeof v}`;
@@ -209,7 +210,7 @@ function checkAliases(
 
 /** Parses and checks metadata JSON bytes for a blob with the given magic. */
 export function parseBlobMetadata(json: Uint8Array, magic: BlobMagic, opts: BlobLocationOptions = {}): BlobMetadata {
-  const doc = parseStrictJsonBytes(json, 'TRT_BLOB_METADATA_JSON', loc(opts, 'metadata'));
+  const doc = parseStrictJsonBytes(json, 'TRT_BLOB_METADATA_JSON', loc(opts, 'metadata'), { floats: 'apart' });
   const { meta, aliases } = readMetadataDocument(doc, opts);
   const byName = checkBindings(meta.io_bindings, opts);
   const aliased_io = checkAliases(aliases, byName, magic, opts);

@@ -60,6 +60,10 @@ enum class Error : uint16_t {
   TRT_ALIAS_DUPLICATE_INPUT,
   TRT_ALIAS_KIND,
   TRT_ALIAS_IN_TR01,
+  // Metadata Torch-TensorRT's own parser would read differently from this one.
+  TRT_NAME_ESCAPED,
+  TRT_BLOB_KEY_ORDER,
+  TRT_BLOB_UPSTREAM_MISREAD,
 };
 
 /// The stable name of a code, as written in reports ("TRT_BLOB_MAGIC").
