@@ -152,6 +152,16 @@ describe('TRT_DEVICE_MISMATCH', () => {
     expect(new Set(found.map((d) => d.code))).toEqual(new Set(['TRT_DEVICE_MISMATCH']));
   });
 
+  it('a cpu target_device with tensors on the GPU: every device claim disagrees', async () => {
+    const found = await trtFindings(trtSingle(), (p) => {
+      const spec = forward(p).delegates[0].compileSpecs.find((s) => s.key === 'target_device')!;
+      spec.value = new TextEncoder().encode('cpu');
+    });
+    const mismatches = found.filter((d) => d.code === 'TRT_DEVICE_MISMATCH');
+    expect(mismatches.length).toBeGreaterThanOrEqual(2);
+    expect(mismatches[0].message).toContain("target_device is cpu:0");
+  });
+
   it('host tensors are not a mismatch (a program without device planning)', async () => {
     const found = await trtFindings(trtSingle(), (p) => {
       const plan = forward(p);
@@ -178,12 +188,28 @@ describe('compile specs', () => {
     expect(f.location).toMatch(new RegExp(`^forward > delegate 0 \\(TensorRTBackend\\) > compile_specs\\[\\d\\] \\(${key}\\)$`));
   });
 
-  it('SPEC_DUPLICATE_KEY: a budget carried twice', async () => {
+  it('SPEC_BUDGET_DUPLICATE: a budget carried twice is an error (Torch-TensorRT refuses it at init)', async () => {
     const found = await trtFindings(multiEngine(3), (p) => {
       const d = forward(p).delegates[1];
       d.compileSpecs.push({ ...d.compileSpecs.find((s) => s.key === 'weight_streaming_budget')! });
     });
-    expect(found.map((d) => [d.code, d.delegate])).toContainEqual(['SPEC_DUPLICATE_KEY', 1]);
+    expect(found.map((d) => [d.code, d.delegate, d.severity])).toContainEqual(['SPEC_BUDGET_DUPLICATE', 1, 'error']);
+  });
+
+  it('SPEC_DUPLICATE_KEY and the spelling warnings reach the check as warnings, not errors', async () => {
+    const found = await trtFindings(trtSingle(), (p) => {
+      const d = forward(p).delegates[0];
+      d.compileSpecs = [
+        { key: 'target_device', value: new TextEncoder().encode(' CUDA:0') },
+        { key: 'target_device', value: new TextEncoder().encode('cuda:0') },
+        { key: 'weight_streaming_budget', value: new TextEncoder().encode('-0') },
+      ];
+    });
+    expect(found.map((d) => [d.code, d.severity]).sort()).toEqual([
+      ['SPEC_BUDGET_FORM', 'warning'],
+      ['SPEC_DUPLICATE_KEY', 'warning'],
+      ['SPEC_TARGET_DEVICE_FORM', 'warning'],
+    ]);
   });
 
   it("leaves another backend's specs alone (CudaBackend has its own target_device)", async () => {
