@@ -84,22 +84,22 @@ describe('argument checks', () => {
   });
 
   it('TRT_ARG_DTYPE: a float16 tensor for a float32 binding', async () => {
-    const found = await trtFindings(trtSingle(), (p) => (tensorOfArg(forward(p), 1).scalarType = ScalarType.HALF));
+    const found = await trtFindings(trtSingle({ typedBindings: true }), (p) => (tensorOfArg(forward(p), 1).scalarType = ScalarType.HALF));
     expect(found.map((d) => d.code)).toEqual(['TRT_ARG_DTYPE']);
     expect(found[0].location).toBe('forward > delegate 0 (TensorRTBackend) > binding output0');
     expect(found[0].message).toContain('is half; the binding is float32');
   });
 
   it('TRT_ARG_SHAPE: another shape, and another rank', async () => {
-    const narrower = await trtFindings(trtSingle(), (p) => (tensorOfArg(forward(p), 0).sizes = [1, 8]));
+    const narrower = await trtFindings(trtSingle({ typedBindings: true }), (p) => (tensorOfArg(forward(p), 0).sizes = [1, 8]));
     expect(narrower.map((d) => d.code)).toEqual(['TRT_ARG_SHAPE']);
     expect(narrower[0].message).toContain('has shape [1, 8]; the binding is [1, 16]');
-    const rank = await trtFindings(trtSingle(), (p) => (tensorOfArg(forward(p), 0).sizes = [16]));
+    const rank = await trtFindings(trtSingle({ typedBindings: true }), (p) => (tensorOfArg(forward(p), 0).sizes = [16]));
     expect(rank.map((d) => d.code)).toEqual(['TRT_ARG_SHAPE']);
   });
 
   it('a dynamic (-1) binding dimension accepts any size', async () => {
-    const spec = trtSingle();
+    const spec = trtSingle({ typedBindings: true });
     const d = spec.methods[0].delegates[0];
     if (d.blob.kind !== 'tensorrt') throw new Error('expected a TensorRT blob');
     for (const b of d.blob.metadata.io_bindings) b.shape = [-1, 16];
@@ -109,12 +109,37 @@ describe('argument checks', () => {
   });
 
   it('TRT_BINDING_DTYPE_UNKNOWN: a dtype string trtx cannot compare is a warning', async () => {
-    const spec = trtSingle();
+    const spec = trtSingle({ typedBindings: true });
     const d = spec.methods[0].delegates[0];
     if (d.blob.kind !== 'tensorrt') throw new Error('expected a TensorRT blob');
     d.blob.metadata.io_bindings[0].dtype = 'complex32';
     const found = await trtFindings(spec);
     expect(found.map((f) => [f.code, f.severity])).toEqual([['TRT_BINDING_DTYPE_UNKNOWN', 'warning']]);
+  });
+
+  it('names-only bindings (as the real export writes them) are not compared, whatever the tensors hold', async () => {
+    const found = await trtFindings(trtSingle(), (p) => {
+      tensorOfArg(forward(p), 0).sizes = [3, 5, 7];
+      tensorOfArg(forward(p), 1).scalarType = ScalarType.HALF;
+    });
+    expect(found).toEqual([]);
+  });
+
+  it('a recorded dtype with no recorded shape checks the dtype only, and the reverse', async () => {
+    const dtypeOnly = trtSingle({ typedBindings: true });
+    const shapeOnly = trtSingle({ typedBindings: true });
+    for (const [spec, field] of [[dtypeOnly, 'shape'], [shapeOnly, 'dtype']] as const) {
+      const d = spec.methods[0].delegates[0];
+      if (d.blob.kind !== 'tensorrt') throw new Error('expected a TensorRT blob');
+      for (const b of d.blob.metadata.io_bindings) if (field === 'shape') b.shape = [];
+      else b.dtype = '';
+    }
+    const bad = (p: Program) => {
+      tensorOfArg(forward(p), 0).sizes = [1, 8];
+      tensorOfArg(forward(p), 1).scalarType = ScalarType.HALF;
+    };
+    expect((await trtFindings(dtypeOnly, bad)).map((d) => d.code)).toEqual(['TRT_ARG_DTYPE']);
+    expect((await trtFindings(shapeOnly, bad)).map((d) => d.code)).toEqual(['TRT_ARG_SHAPE']);
   });
 
   it('reads dtype strings with or without the torch. prefix', () => {

@@ -1,6 +1,7 @@
 // Checks of each TensorRT delegate against the program around it: its
 // compile specs, the arity of every DelegateCall against the blob's
-// io_bindings, each argument's dtype and shape against its binding, the
+// io_bindings, each argument's dtype and shape against its binding (when the
+// blob records them; the real export does not), the
 // devices of its tensors against `target_device`, and the budget total of a
 // program with several engines. Blob refusals themselves come from the codec
 // (context.ts records them); this file sees only blobs that parsed.
@@ -116,8 +117,9 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
         return;
       }
       const t = value.tensor;
-      const noInfo = b.dtype === '' && b.shape.length === 0; // older blobs carry names only
-      if (!noInfo && b.dtype !== '') {
+      // The real export records names only (dtype "", shape []: backend.py
+      // preprocess), so each field is compared only when it was recorded.
+      if (b.dtype !== '') {
         const want = dtypeScalarType(b.dtype);
         if (want === null) {
           out.push(diag('warning', 'TRT_BINDING_DTYPE_UNKNOWN', at, `binding dtype ${JSON.stringify(b.dtype)} is not one trtx knows; ${arg} was not compared`, HINTS.TRT_BINDING_DTYPE_UNKNOWN, where));
@@ -125,7 +127,7 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
           out.push(diag('error', 'TRT_ARG_DTYPE', at, `${arg} is ${scalarTypeName(t.scalarType).toLowerCase()}; the binding is ${b.dtype}`, HINTS.TRT_ARG_DTYPE, where));
         }
       }
-      if (!noInfo && !shapeAgrees(b.shape, t.sizes)) {
+      if (b.shape.length > 0 && !shapeAgrees(b.shape, t.sizes)) {
         out.push(diag('error', 'TRT_ARG_SHAPE', at, `${arg} has shape [${t.sizes.join(', ')}]; the binding is [${b.shape.join(', ')}]`, HINTS.TRT_ARG_SHAPE, where));
       }
       if (target !== undefined) {

@@ -18,6 +18,8 @@ export interface DelegateView {
   id: string;
   specs: [string, string][];
   blob: Uint8Array;
+  /** Sizes of the tensors its first DelegateCall passes, in argument order. */
+  argSizes: number[][];
 }
 
 export interface MethodView {
@@ -89,10 +91,16 @@ export function viewMethod(built: BuiltProgram, method: string): MethodView {
   });
   const delegates = new Map<string, DelegateView>();
   plan.delegates.forEach((d, i) => {
+    const call = plan.chains[0].instructions.find((ins) => ins.type === 'DelegateCall' && ins.delegateIndex === i);
+    const args = call && call.type === 'DelegateCall' ? call.args : [];
     delegates.set(delegateNames.get(i)!, {
       id: d.id ?? '',
       specs: d.compileSpecs.map((c) => [c.key ?? '', td.decode(c.value)]),
       blob: delegateBytes(built, idx.plan, i),
+      argSizes: args.map((a) => {
+        const v = plan.values[a];
+        return v.type === 'Tensor' ? v.tensor.sizes : [];
+      }),
     });
   });
   return {
