@@ -109,13 +109,23 @@ export function writeBlobHead(args: WriteBlobHeadArgs, opts: BlobLocationOptions
   const magic: BlobMagic = args.magic ?? (meta.aliased_io.length > 0 ? 'TR02' : 'TR01');
   const json = encodeBlobMetadata(meta);
   validateMetadata(meta, magic, json, opts);
+  return layoutBlobHead(magic, json, args.engineSize, opts);
+}
+
+/**
+ * The bytes before the engine for metadata `json` already encoded, with no
+ * check of what the metadata says: serialize_engine's layout alone. Writers
+ * go through writeBlobHead; this is for tests that compare the layout with
+ * the real serializer's on metadata trtx refuses.
+ */
+export function layoutBlobHead(magic: BlobMagic, json: Uint8Array, engineSize: number | bigint, opts: BlobLocationOptions = {}): Uint8Array {
   const engineOffset = Math.ceil((BLOB_HEADER_SIZE + json.length) / ENGINE_ALIGNMENT) * ENGINE_ALIGNMENT;
   if (engineOffset > U32_MAX) {
     throw blobError('TRT_BLOB_METADATA_EXTENT', opts, 'header.metadata_size', `metadata of ${json.length} bytes does not fit a u32 engine offset`, HINT_METADATA);
   }
-  const engineSize = BigInt(args.engineSize);
-  if (engineSize < 0n || engineSize > U64_MAX) {
-    throw blobError('TRT_BLOB_ENGINE_EXTENT', opts, 'header.engine_size', `engine size ${engineSize} is not a u64`);
+  const size = BigInt(engineSize);
+  if (size < 0n || size > U64_MAX) {
+    throw blobError('TRT_BLOB_ENGINE_EXTENT', opts, 'header.engine_size', `engine size ${size} is not a u64`);
   }
   const out = new Uint8Array(engineOffset);
   const dv = new DataView(out.buffer);
@@ -123,7 +133,7 @@ export function writeBlobHead(args: WriteBlobHeadArgs, opts: BlobLocationOptions
   dv.setUint32(4, BLOB_HEADER_SIZE, true);
   dv.setUint32(8, json.length, true);
   dv.setUint32(12, engineOffset, true);
-  dv.setBigUint64(16, engineSize, true);
+  dv.setBigUint64(16, size, true);
   // Current Torch-TensorRT writers set the first reserved byte; keep it so a
   // blob rewritten by trtx is byte-identical to one they wrote.
   out[24] = 0x01;

@@ -26,7 +26,7 @@ import {
 export * from './blob-format.js';
 export { parseBlobHeader, type ParseHeaderOptions } from './blob-header.js';
 export { parseBlobMetadata, validateMetadata } from './blob-metadata.js';
-export { encodeBlobMetadata, writeBlob, writeBlobHead, type MetadataInit, type WriteBlobArgs, type WriteBlobHeadArgs } from './blob-write.js';
+export { encodeBlobMetadata, layoutBlobHead, writeBlob, writeBlobHead, type MetadataInit, type WriteBlobArgs, type WriteBlobHeadArgs } from './blob-write.js';
 
 /**
  * Parses a blob from its leading bytes. `headAndMetadata` starts at blob
