@@ -27,6 +27,7 @@ describe('trtx export', () => {
     const { ws, env, out } = await setup();
     const summary = await exportModel({ model: ws.file('model.pt2'), output: out, budget: 8n << 30n, zeroCopyKv: true, bridgeEnv: env });
     expect(summary.output).toBe(out);
+    expect(summary.bridge.zero_copy_kv_path).toBe('torch_tensorrt');
     await withPte(out, async (pte) => {
       const trt = pte.program.executionPlan.flatMap((p) => p.delegates.filter((d) => d.id === 'TensorRTBackend'));
       expect(trt.length).toBeGreaterThan(0);
@@ -39,6 +40,29 @@ describe('trtx export', () => {
       expect(s.errors).toBe(0);
     });
     expect(readdirSync(ws.dir).filter((f) => f.includes('.bridge-'))).toEqual([]);
+  });
+
+  it('exports staged and un-stages in TypeScript when Torch-TensorRT has no zero-copy export, and says which path ran', { timeout: 60_000 }, async () => {
+    const { ws, env, out } = await setup();
+    const summary = await exportModel({ model: ws.file('model.pt2'), output: out, zeroCopyKv: true, bridgeEnv: { ...env, TRTX_DOUBLE_FEATURES: 'no_zero_copy' } });
+    expect(summary.bridge).toMatchObject({ zero_copy_kv: true, zero_copy_kv_path: 'trtx' });
+    expect(summary.warnings.some((w) => w.startsWith('ZERO_COPY_STAGED: '))).toBe(true);
+    const zc = summary.passes.find((p) => p.pass === 'zero-copy-kv')!;
+    expect(zc.changed).toBe(true);
+    await withPte(out, async (pte) => {
+      const { summary: s } = await runChecks(pte, { requireZeroCopyKv: true });
+      expect(s.errors).toBe(0);
+    });
+    // The command line names the path too.
+    const prev = { ...process.env };
+    Object.assign(process.env, { TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS, TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM, TRTX_DOUBLE_FEATURES: 'no_zero_copy' });
+    try {
+      const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--zero-copy-kv', '--python', join(REPO, 'test', 'doubles', 'python-with-doubles')]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
+    } finally {
+      process.env = prev;
+    }
   });
 
   it('leaves no output and no temporary file when the bridge dies', { timeout: 60_000 }, async () => {

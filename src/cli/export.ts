@@ -81,6 +81,8 @@ export function registerExport(program: Command): void {
           ctx.print(`wrote ${summary.output} (${formatIEC(BigInt(summary.file_size))}) from ${model}`);
           ctx.print(`  python ${summary.python.version} (${summary.python.source}): torch ${summary.versions.torch ?? '?'}, torch_tensorrt ${summary.versions.torch_tensorrt ?? '?'}, executorch ${summary.versions.executorch ?? '?'}`);
           for (const m of summary.methods) ctx.print(`  method ${m.name}`);
+          if (summary.bridge.zero_copy_kv_path === 'torch_tensorrt') ctx.print('  zero-copy KV: Torch-TensorRT exported it (zero_copy_kv)');
+          if (summary.bridge.zero_copy_kv_path === 'trtx') ctx.print('  zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
           for (const p of summary.passes) for (const l of p.lines) ctx.print(`  ${l}`);
           const warnings = summary.diagnostics.filter((d) => d.severity === 'warning');
           ctx.print(`  checks: ${warnings.length ? `${warnings.length} warning(s)` : 'clean'}`);
