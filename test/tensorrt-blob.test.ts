@@ -161,7 +161,7 @@ const LOCATIONS: Record<string, string> = {
   alias_input_repeated: 'aliased_io[1]',
   alias_kind_unknown: 'aliased_io[0]',
   alias_kind_uppercase: 'aliased_io[0]',
-  alias_kind_empty: 'aliased_io[0]',
+  alias_kind_bogus_case: 'aliased_io[0]',
   alias_in_tr01: 'aliased_io',
   alias_in_tr01_written_form: 'aliased_io',
   escaped_name_non_ascii: 'binding "caché"',

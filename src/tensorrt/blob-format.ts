@@ -33,7 +33,8 @@
 //     only: dtype "" and shape [] mean "not recorded" (backend.py preprocess);
 //   - `aliased_io` optional (older blobs have none), a list of objects whose
 //     `output`, `input`, `kind` are strings when present; a missing or empty
-//     side is TRT_ALIAS_MISSING_SIDE, a missing kind means `kv_cache_update`;
+//     side is TRT_ALIAS_MISSING_SIDE, a missing or empty kind means
+//     `kv_cache_update` (as TensorRTBlobHeader.cpp reads it);
 //   - `hardware_compatible` boolean (default false), `device_id` integer in
 //     int32 range (default 0), `serialized_metadata` and `target_platform`
 //     strings (default ""); other keys are ignored.

@@ -79,7 +79,10 @@ function readMetadataDocument(doc: JsonValue, opts: BlobLocationOptions | undefi
     const where = `metadata.aliased_io[${j}]`;
     if (!isJsonObject(a)) throw jsonError(opts, where, `${where} must be an object, got ${kindOf(a)}`);
     const side = (key: string): string | undefined => (a[key] === undefined ? undefined : str(a, key, `${where}.${key}`));
-    return { output: side('output'), input: side('input'), kind: str(a, 'kind', `${where}.kind`, 'kv_cache_update') };
+    // An absent or empty kind is kv_cache_update, as Torch-TensorRT's parser
+    // reads it (TensorRTBlobHeader.cpp: `if (ab.kind.empty())`).
+    const kind = str(a, 'kind', `${where}.kind`, 'kv_cache_update');
+    return { output: side('output'), input: side('input'), kind: kind === '' ? 'kv_cache_update' : kind };
   });
 
   const deviceId = doc['device_id'];

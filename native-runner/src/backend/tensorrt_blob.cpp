@@ -217,9 +217,9 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
         return fail(Error::TRT_ALIAS_MISSING_SIDE, at,
                     std::string("alias entry has no ") + (alias.output.empty() ? "output" : "input") + " binding name");
       }
-      // Writers always emit the kind; upstream reads an absent one as the
-      // TensorRT-enforced kv_cache_update, and so does this parser.
-      alias.kind = kind == nullptr ? std::string("kv_cache_update") : kind->string;
+      // Writers always emit the kind; upstream reads an absent or empty one as
+      // the TensorRT-enforced kv_cache_update, and so does this parser.
+      alias.kind = kind == nullptr || kind->string.empty() ? std::string("kv_cache_update") : kind->string;
       if (alias.kind != "kv_cache_update" && alias.kind != "user") {
         return fail(Error::TRT_ALIAS_KIND, at + ".kind",
                     "unknown alias kind '" + printable(alias.kind) + "' (expected kv_cache_update or user)");
