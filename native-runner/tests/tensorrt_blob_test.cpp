@@ -226,12 +226,13 @@ TEST(refuses_each_malformed_alias) {
   CHECK_EQ(with(R"({"output":"cache_out","input":"cache"},{"output":"y","input":"cache"})"),
            Error::TRT_ALIAS_DUPLICATE_INPUT);
   CHECK_EQ(with(R"({"output":"cache_out","input":"cache","kind":"weights"})"), Error::TRT_ALIAS_KIND);
-  CHECK_EQ(with(R"({"output":"cache_out","input":"cache","kind":""})"), Error::TRT_ALIAS_KIND);
+  CHECK_EQ(with(R"({"output":"cache_out","input":"cache","kind":"User"})"), Error::TRT_ALIAS_KIND);
   // The kind is checked before the names resolve.
   CHECK_EQ(with(R"({"output":"nope","input":"cache","kind":"weights"})"), Error::TRT_ALIAS_KIND);
   CHECK_EQ(with(R"({"output":"cache_out","input":"cache","kind":"user"})"), Error::Ok);
-  // An absent kind reads as kv_cache_update, as upstream reads it.
+  // An absent or empty kind reads as kv_cache_update, as upstream reads it.
   CHECK_EQ(with(R"({"output":"cache_out","input":"cache"})"), Error::Ok);
+  CHECK_EQ(with(R"({"output":"cache_out","input":"cache","kind":""})"), Error::Ok);
 }
 
 TEST(refuses_aliasing_in_a_tr01_blob) {
