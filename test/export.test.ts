@@ -2,7 +2,7 @@
 // torch, Torch-TensorRT or ExecuTorch here): the bridge exports, TypeScript
 // finishes (budget, zero-copy, checks) and writes OUT atomically.
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { writeFixture } from '../fixtures/builder.js';
@@ -44,24 +44,28 @@ describe('trtx export', () => {
 
   it('exports staged and un-stages in TypeScript when Torch-TensorRT has no zero-copy export, and says which path ran', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();
-    const summary = await exportModel({ model: ws.file('model.pt2'), output: out, zeroCopyKv: true, bridgeEnv: { ...env, TRTX_DOUBLE_FEATURES: 'no_zero_copy' } });
-    expect(summary.bridge).toMatchObject({ zero_copy_kv: true, zero_copy_kv_path: 'trtx' });
-    expect(summary.warnings.some((w) => w.startsWith('ZERO_COPY_STAGED: '))).toBe(true);
-    const zc = summary.passes.find((p) => p.pass === 'zero-copy-kv')!;
-    expect(zc.changed).toBe(true);
-    await withPte(out, async (pte) => {
-      const { summary: s } = await runChecks(pte, { requireZeroCopyKv: true });
-      expect(s.errors).toBe(0);
-    });
-    // The command line names the path too.
-    const prev = { ...process.env };
-    Object.assign(process.env, { TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS, TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM, TRTX_DOUBLE_FEATURES: 'no_zero_copy' });
     try {
-      const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--zero-copy-kv', '--python', join(REPO, 'test', 'doubles', 'python-with-doubles')]);
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toContain('zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
+      const summary = await exportModel({ model: ws.file('model.pt2'), output: out, zeroCopyKv: true, bridgeEnv: { ...env, TRTX_DOUBLE_FEATURES: 'no_zero_copy' } });
+      expect(summary.bridge).toMatchObject({ zero_copy_kv: true, zero_copy_kv_path: 'trtx' });
+      expect(summary.warnings.some((w) => w.startsWith('ZERO_COPY_STAGED: '))).toBe(true);
+      const zc = summary.passes.find((p) => p.pass === 'zero-copy-kv')!;
+      expect(zc.changed).toBe(true);
+      await withPte(out, async (pte) => {
+        const { summary: s } = await runChecks(pte, { requireZeroCopyKv: true });
+        expect(s.errors).toBe(0);
+      });
+      // The command line names the path too.
+      const prev = { ...process.env };
+      Object.assign(process.env, { TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS, TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM, TRTX_DOUBLE_FEATURES: 'no_zero_copy' });
+      try {
+        const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--zero-copy-kv', '--python', join(REPO, 'test', 'doubles', 'python-with-doubles')]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toContain('zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
+      } finally {
+        process.env = prev;
+      }
     } finally {
-      process.env = prev;
+      rmSync(ws.dir, { recursive: true, force: true });
     }
   });
 
