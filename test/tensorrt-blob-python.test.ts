@@ -81,8 +81,8 @@ const caseArb: fc.Arbitrary<Case> = fc
   .chain((bindings) => {
     const ins = bindings.filter((b) => b.is_input).map((b) => b.name);
     const outs = bindings.filter((b) => !b.is_input).map((b) => b.name);
-    const alias =
-      ins.length && outs.length ? fc.tuple(fc.constantFrom(...outs), fc.constantFrom(...ins), fc.constantFrom('kv_cache_update', 'user')) : fc.constant(null);
+    const alias: fc.Arbitrary<[string, string, string] | null> =
+      ins.length && outs.length ? fc.tuple(fc.constantFrom(...outs), fc.constantFrom(...ins), fc.constantFrom<string>('kv_cache_update', 'user')) : fc.constant(null);
     return fc.record({
       io_bindings: fc.constant(bindings.map((b) => (b.typed ? { name: b.name, is_input: b.is_input, dtype: 'float16', shape: [1, -1, 8] } : { name: b.name, is_input: b.is_input }))),
       aliased_io: fc.array(alias, { maxLength: 3 }).map((a) => a.filter((x): x is [string, string, string] => x !== null)),
