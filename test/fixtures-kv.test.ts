@@ -12,7 +12,7 @@ import { stagingBytes } from '../fixtures/measure.js';
 import { engineBytes, parseBlob } from '../src/tensorrt/blob.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { decodeEngine, scratchBytes } from '../src/tensorrt/reference-engine.js';
-import { blobMeta, lineDiff, viewMethod, type MethodView } from './helpers/fixture-view.js';
+import { blobMeta, callArgSizes, lineDiff, viewMethod, type MethodView } from './helpers/fixture-view.js';
 
 const H2D = 'et_copy::_h2d_copy.out';
 const D2H = 'et_copy::_d2h_copy.out';
@@ -130,7 +130,7 @@ describe('staged KV decoder', () => {
     expect(new Set(writes.map((s) => (s.op === 'KvWrite' ? s.position : -1)))).toEqual(new Set([5, 6, 7]));
     // Scratch is sized by the tensors the call binds (the blob records no shapes).
     const dec = engineOf(decode, 'kv');
-    expect(scratchBytes(engine, prefill.delegates.get('kv')!.argSizes)).toBeGreaterThan(scratchBytes(dec.engine, decode.delegates.get('kv')!.argSizes));
+    expect(scratchBytes(engine, callArgSizes(built, 'prefill', 'kv'))).toBeGreaterThan(scratchBytes(dec.engine, callArgSizes(built, 'decode', 'kv')));
   });
 });
 

@@ -18,8 +18,6 @@ export interface DelegateView {
   id: string;
   specs: [string, string][];
   blob: Uint8Array;
-  /** Sizes of the tensors its first DelegateCall passes, in argument order. */
-  argSizes: number[][];
 }
 
 export interface MethodView {
@@ -91,16 +89,10 @@ export function viewMethod(built: BuiltProgram, method: string): MethodView {
   });
   const delegates = new Map<string, DelegateView>();
   plan.delegates.forEach((d, i) => {
-    const call = plan.chains[0].instructions.find((ins) => ins.type === 'DelegateCall' && ins.delegateIndex === i);
-    const args = call && call.type === 'DelegateCall' ? call.args : [];
     delegates.set(delegateNames.get(i)!, {
       id: d.id ?? '',
       specs: d.compileSpecs.map((c) => [c.key ?? '', td.decode(c.value)]),
       blob: delegateBytes(built, idx.plan, i),
-      argSizes: args.map((a) => {
-        const v = plan.values[a];
-        return v.type === 'Tensor' ? v.tensor.sizes : [];
-      }),
     });
   });
   return {
@@ -113,6 +105,19 @@ export function viewMethod(built: BuiltProgram, method: string): MethodView {
     arenaSizes: plan.nonConstBufferSizes,
     deviceEntries: plan.nonConstBufferDevice.map((e) => `${e.bufferIdx}:${e.deviceType === DeviceType.CUDA ? 'cuda' : 'cpu'}:${e.deviceIndex}`),
   };
+}
+
+/** Sizes of the tensors a delegate's first DelegateCall in `method` passes, in argument order. */
+export function callArgSizes(built: BuiltProgram, method: string, delegate: string): number[][] {
+  const idx = built.index.get(method)!;
+  const plan = built.program.executionPlan[idx.plan];
+  const d = idx.delegates.get(delegate);
+  const call = plan.chains[0].instructions.find((ins) => ins.type === 'DelegateCall' && ins.delegateIndex === d);
+  if (!call || call.type !== 'DelegateCall') throw new Error(`no call to ${delegate} in ${method}`);
+  return call.args.map((a) => {
+    const v = plan.values[a];
+    return v.type === 'Tensor' ? v.tensor.sizes : [];
+  });
 }
 
 /** Parsed metadata of a delegate's blob. */
