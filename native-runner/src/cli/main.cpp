@@ -37,7 +37,7 @@ int run_main(int argc, char** argv) {
   if (argc < 2) return usage("");
   std::string cmd = argv[1];
   if (cmd == "--version") {
-    std::printf("trtx-runner %s\n", trtx::cli::kRunnerVersion);
+    std::printf("trtx-runner %s (ExecuTorch %s)\n", trtx::cli::kRunnerVersion, trtx::cli::kExecutorchVersion);
     return 0;
   }
   if (cmd == "--help" || cmd == "-h") {

@@ -4,6 +4,7 @@
 // TensorRTBackend delegate and the device allocator registered for CUDA.
 #include "run_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -45,7 +46,27 @@ Failure failure_of(et::Error e, const std::string& location, const std::string& 
   std::vector<std::string> lines = take_et_errors();
   if (plugin.has_value()) return *plugin;
   std::string msg = what + " failed with " + trtx::et::et_error_name(e);
-  if (!lines.empty()) msg += ": " + lines.back();
+  // ExecuTorch logs each operator it has no kernel for, then a count.
+  std::vector<std::string> missing;
+  for (const std::string& line : lines) {
+    const size_t at = line.find("Missing operator: [");
+    const size_t name = at == std::string::npos ? at : line.find("] ", at);
+    if (name == std::string::npos) continue;
+    const std::string op = line.substr(name + 2);
+    if (std::find(missing.begin(), missing.end(), op) == missing.end()) missing.push_back(op);
+  }
+  if (!missing.empty()) {
+    msg += ": no kernel for ";
+    for (size_t i = 0; i < missing.size(); ++i) msg += (i ? ", " : "") + missing[i];
+  } else {
+    // The cause first (a kernel's failed check), then where it stopped; the
+    // per-argument type dump adds nothing a reader can act on.
+    std::vector<std::string> useful;
+    for (const std::string& line : lines) {
+      if (line.find(" with type id ") == std::string::npos && useful.size() < 3) useful.push_back(line);
+    }
+    for (size_t i = 0; i < useful.size(); ++i) msg += (i ? "; " : ": ") + useful[i];
+  }
   return fail(trtx::et::from_et_error(e), location, msg);
 }
 
@@ -105,7 +126,12 @@ class Runner {
   }
 
   bool setup() {
-    if (!choose_device()) return false;
+    if (!choose_device()) {
+      memory_ = std::make_unique<RunnerMemory>(runtime::Target::Host,
+                                               RunnerMemoryOptions{opts_.cold_pool, opts_.shared_scratch}, nullptr,
+                                               "no device was chosen for the run");
+      return false;
+    }
     const runtime::Target target = device_->target();
     memory_ = RunnerMemory::create(target, RunnerMemoryOptions{opts_.cold_pool, opts_.shared_scratch});
     RunnerMemory* memory = memory_.get();
