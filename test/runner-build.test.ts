@@ -146,7 +146,7 @@ describe('ensureRunner', () => {
     const second = await ensureRunner(opts);
     expect(second).toMatchObject({ path: first.path, built: false });
     const version = await execa(first.path, ['--version']);
-    expect(version.stdout).toMatch(/^trtx-runner \d+\.\d+\.\d+ \(ExecuTorch 1\.5\.\d+\)$/);
+    expect(version.stdout).toMatch(/^trtx-runner \d+\.\d+\.\d+ \(ExecuTorch 1\.5\.\d+[^)]*\)$/);
     const usage = await execa(first.path, ['run'], { reject: false });
     expect(usage.exitCode).toBe(2);
   });
