@@ -21,19 +21,11 @@ void write_sizes(JsonWriter& w, const std::vector<int64_t>& sizes) {
 
 void write_optional_u64(JsonWriter& w, const char* key, const std::optional<uint64_t>& v) {
   // Byte budgets may exceed 2^53, so they are decimal strings.
-  if (v.has_value()) {
-    w.field(key, std::to_string(*v));
-  } else {
-    w.field_null(key);
-  }
+  v.has_value() ? w.field(key, std::to_string(*v)) : w.field_null(key);
 }
 
 void write_string_or_null(JsonWriter& w, const char* key, const std::string& v) {
-  if (v.empty()) {
-    w.field_null(key);
-  } else {
-    w.field(key, v);
-  }
+  v.empty() ? w.field_null(key) : w.field(key, v);
 }
 
 void write_copies(JsonWriter& w, const runtime::CopyCounters& c) {

@@ -20,29 +20,21 @@ std::optional<Failure> take_failure() {
 }
 
 const char* et_error_name(executorch::runtime::Error e) {
-  using executorch::runtime::Error;
+  using E = executorch::runtime::Error;
   // runtime/core/error.h; names as ExecuTorch spells them.
-  switch (e) {
-    case Error::Ok: return "Ok";
-    case Error::Internal: return "Internal";
-    case Error::InvalidState: return "InvalidState";
-    case Error::EndOfMethod: return "EndOfMethod";
-    case Error::NotSupported: return "NotSupported";
-    case Error::NotImplemented: return "NotImplemented";
-    case Error::InvalidArgument: return "InvalidArgument";
-    case Error::InvalidType: return "InvalidType";
-    case Error::OperatorMissing: return "OperatorMissing";
-    case Error::NotFound: return "NotFound";
-    case Error::MemoryAllocationFailed: return "MemoryAllocationFailed";
-    case Error::AccessFailed: return "AccessFailed";
-    case Error::InvalidProgram: return "InvalidProgram";
-    case Error::InvalidExternalData: return "InvalidExternalData";
-    case Error::OutOfResources: return "OutOfResources";
-    case Error::DelegateInvalidCompatibility: return "DelegateInvalidCompatibility";
-    case Error::DelegateMemoryAllocationFailed: return "DelegateMemoryAllocationFailed";
-    case Error::DelegateInvalidHandle: return "DelegateInvalidHandle";
-    default: return "ExecuTorchError";
+  static const std::pair<E, const char*> kNames[] = {
+      {E::Ok, "Ok"}, {E::Internal, "Internal"}, {E::InvalidState, "InvalidState"}, {E::EndOfMethod, "EndOfMethod"},
+      {E::NotSupported, "NotSupported"}, {E::NotImplemented, "NotImplemented"}, {E::InvalidArgument, "InvalidArgument"},
+      {E::InvalidType, "InvalidType"}, {E::OperatorMissing, "OperatorMissing"}, {E::NotFound, "NotFound"},
+      {E::MemoryAllocationFailed, "MemoryAllocationFailed"}, {E::AccessFailed, "AccessFailed"},
+      {E::InvalidProgram, "InvalidProgram"}, {E::InvalidExternalData, "InvalidExternalData"},
+      {E::OutOfResources, "OutOfResources"}, {E::DelegateInvalidCompatibility, "DelegateInvalidCompatibility"},
+      {E::DelegateMemoryAllocationFailed, "DelegateMemoryAllocationFailed"},
+      {E::DelegateInvalidHandle, "DelegateInvalidHandle"}};
+  for (const auto& n : kNames) {
+    if (n.first == e) return n.second;
   }
+  return "ExecuTorchError";
 }
 
 trtx::Error from_et_error(executorch::runtime::Error e) {

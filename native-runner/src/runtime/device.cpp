@@ -31,8 +31,6 @@ void count(CopyCounters* c, Placement dst, Placement src, size_t n) {
 }
 }  // namespace
 
-const char* placement_name(Placement p) { return p == Placement::Host ? "host" : "device"; }
-
 bool cuda_built() { return cuda::built(); }
 int cuda_device_count() { return cuda::device_count(); }
 Result<std::string> cuda_device_name(int device) { return cuda::device_name(device); }

@@ -1,30 +1,17 @@
 // TensorRTBackend: the Torch-TensorRT ExecuTorch delegate's runtime contract
-// (domain brief section 6) as an ExecuTorch BackendInterface, registered
-// under "TensorRTBackend" (runtime/backend/interface.h). ExecuTorch's Method
-// calls init() when it loads, execute() for each DelegateCall and destroy()
-// when it goes; this build's engines are trtx reference engines, on the CPU
-// or as CUDA kernels.
-//
-// init:    parse the blob (every refusal of tensorrt_blob.h) and the compile
-//          specs, recognise the engine (a TensorRT plan is refused with
-//          EngineNotExecutable: this build has no TensorRT), resolve the
-//          weight-streaming budget: the load-time backend option
-//          `weight_streaming_budget` (BackendInitContext::get_runtime_spec,
-//          decimal bytes), else the baked spec, else automatic.
-// execute: detect elision from arity alone (staged n_in + n_out, zero-copy
-//          n_in + n_out - n_aliased, anything else refused), bind inputs
-//          (host-resident ones staged through device buffers), bind each
-//          aliased output to its input's address, run the engine with
-//          activation scratch from its ScratchProvider, reflect staged
-//          aliased outputs, and synchronize unless a caller stream is set and
-//          nothing (host staging, a reflect) is pending; when it skips the
-//          sync it records an event the next execute waits on and drain()
-//          waits for.
-//
-// With TrtContract::Stock it behaves as the Torch-TensorRT runtime without
-// the zero-copy KV contract (pull request 4667): it ignores zero_copy_kv and
-// needs at least n_in + n_out arguments, so a zero-copy program fails its
-// first execute with "expected at least N args".
+// (domain brief section 6) as an ExecuTorch BackendInterface registered
+// under "TensorRTBackend" (runtime/backend/interface.h); its engines are trtx
+// reference engines, on the CPU or as CUDA kernels. init() parses the blob
+// and compile specs, refuses a TensorRT plan (EngineNotExecutable) and
+// resolves the budget: the load-time option `weight_streaming_budget`
+// (decimal bytes), else the baked spec, else automatic. execute() reads
+// elision from arity alone, stages host-resident inputs, binds each aliased
+// output to its input, runs the engine with scratch from its provider, and
+// synchronizes unless a caller stream is set and nothing is pending; a
+// skipped sync records an event the next execute waits on and drain() waits
+// for. TrtContract::Stock is Torch-TensorRT without the zero-copy KV contract
+// (pull request 4667): zero_copy_kv is ignored and a call needs at least
+// n_in + n_out arguments ("expected at least N args").
 #pragma once
 
 #include <optional>

@@ -1,27 +1,16 @@
 // The device allocator trtx registers with ExecuTorch for DeviceType::CUDA
-// (runtime/core/device_allocator.h). ExecuTorch's Module allocates every
-// arena that non_const_buffer_device places on CUDA through it
-// (extension/module/module.cpp, make_planned_memory_with_devices), and the
-// et_copy::_h2d_copy/_d2h_copy kernels copy through it
-// (kernels/portable/cpu/op__device_copy.cpp).
-//
-// On a GPU it is stream-ordered: cudaMallocAsync/cudaFreeAsync on the
-// caller stream (the legacy stream without one), from the device's default
-// pool, which the warm pool keeps warm (the runner's `before_first_allocation`
-// hook acquires it when the first arena of a device is allocated). Without a
-// GPU the same allocator hands out host memory for the CUDA device type, so
-// every program still runs, on the CPU.
-//
-// Like cudaMalloc, it never clears what it hands out; ExecuTorch does not
-// either. ArenaFill::Poison (what `trtx verify` runs with) sets every byte to
-// 0xFF, a NaN in every float type and -1 in every signed integer, so a
-// program that reads a device buffer before anything wrote it fails visibly;
-// ArenaFill::None leaves the memory as the allocator returned it (what
-// compute-sanitizer's initcheck needs to see).
-//
-// It never accepts more than the real one would: a copy whose device side is
-// not inside an allocation it made (a tensor tagged CUDA in a host arena) is
-// refused, on the CPU stand-in as on the GPU.
+// (runtime/core/device_allocator.h): Module allocates every arena that
+// non_const_buffer_device places on CUDA through it (extension/module/
+// module.cpp), and the et_copy kernels copy through it (kernels/portable/cpu/
+// op__device_copy.cpp). On a GPU it is stream-ordered (cudaMallocAsync and
+// cudaFreeAsync on the caller stream, from the default pool the warm pool
+// keeps warm: the runner's `before_first_allocation` hook); without one it
+// hands out host memory for the CUDA device type, so every program still runs.
+// Like cudaMalloc it never clears memory; ArenaFill::Poison (what `trtx
+// verify` uses) writes 0xFF, a NaN in every float type, so a program that
+// reads a device buffer before writing it fails visibly. It never accepts
+// more than the real one: a copy whose device side is not an allocation it
+// made (a tensor tagged CUDA in a host arena) is refused on both targets.
 #pragma once
 
 #include <cstddef>

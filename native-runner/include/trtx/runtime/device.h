@@ -19,8 +19,6 @@ enum class Target : uint8_t { Host, Cuda };
 /// Where a tensor's bytes live as the program planned them.
 enum class Placement : uint8_t { Host, Device };
 
-const char* placement_name(Placement p);
-
 /// A CUDA stream or event as an opaque handle (null: none / legacy stream).
 struct StreamRef {
   void* handle = nullptr;
