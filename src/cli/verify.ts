@@ -1,8 +1,10 @@
-// trtx verify FILE [--zero-copy-kv] [--steps N] [--caller-stream on|off|both] [--budget SIZE]
-//   [--device cpu|cuda] [--runtime NAME ...] [--init-device-buffers] [--shared-scratch] [--cold-pool] [--json]
+// trtx verify FILE [--zero-copy-kv] [--steps N] [--caller-stream on|off|both] [--budget SIZE] [--device cpu|cuda]
+//   [--runtime NAME ...] [--init-device-buffers] [--shared-scratch] [--cold-pool] [--json | --format text|json|junit]
 import { Option, type Command } from 'commander';
+import { hostname } from 'node:os';
 import { parseRuntimes, describeRuntime } from '../checks/runtime-rules.js';
 import { formatIEC, parseSize } from '../util/size.js';
+import { toJunit } from '../report/junit.js';
 import { renderDiagnostics } from './check.js';
 import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
@@ -20,6 +22,7 @@ interface VerifyOptions extends GlobalOptions {
   initDeviceBuffers?: boolean;
   sharedScratch?: boolean;
   coldPool?: boolean;
+  format?: 'text' | 'json' | 'junit';
 }
 
 const bytes = (n: number) => formatIEC(BigInt(n));
@@ -78,13 +81,21 @@ export function registerVerify(program: Command): void {
     .option('--init-device-buffers', 'zero device-resident buffers after each load, as a correct application must (default: they stay poisoned)')
     .option('--shared-scratch', 'one activation scratch buffer per device backs every engine (default: private per engine)')
     .option('--cold-pool', 'leave the device pool cold (default: its release threshold is raised while the program is loaded)')
-    .option('--json', 'machine-readable output')
+    .option('--json', 'machine-readable output (schemas/verify.schema.json); the same as --format json')
+    .addOption(new Option('--format <format>', 'text, json (schemas/verify.schema.json) or junit (JUnit XML, one test case per check)').choices(['text', 'json', 'junit']))
     .addHelpText(
       'after',
-      '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU).\n\nExamples:\n  trtx verify model.pte\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json',
+      '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU).\n\nExamples:\n  trtx verify model.pte\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
     )
+    // --format json is --json: the same document, and the error document on a refusal.
+    .hook('preAction', (cmd) => {
+      if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
+    })
     .action(
       action<VerifyOptions>(async (ctx, opts, [file]) => {
+        if (opts.json && opts.format !== undefined && opts.format !== 'json') throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
+        const started = new Date();
+        const t0 = process.hrtime.bigint();
         const steps = Number(opts.steps);
         if (!/^[0-9]+$/.test(opts.steps ?? '')) throw usage(`--steps ${JSON.stringify(opts.steps)} is not a whole number`);
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
@@ -104,7 +115,8 @@ export function registerVerify(program: Command): void {
           onProgress: (m) => ctx.log.debug(m),
           onRunnerBuild: runnerBuildProgress(ctx),
         });
-        if (ctx.json) ctx.emitJson(result);
+        if (opts.format === 'junit') ctx.print(toJunit(result, { started, seconds: Number(process.hrtime.bigint() - t0) / 1e9, hostname: hostname() }).trimEnd());
+        else if (ctx.json) ctx.emitJson(result);
         else for (const l of renderVerify(result, ctx)) ctx.print(l);
         return result.ok ? EXIT_OK : EXIT_CHECK;
       }),
