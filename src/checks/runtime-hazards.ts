@@ -126,7 +126,8 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
     const stamped = getSpec(d.delegate.compileSpecs, SPEC_ZERO_COPY_KV) !== undefined;
     const m = planName(d.plan, d.planIndex);
     for (const c of callsOf(d.plan, d.delegateIndex)) {
-      if (c.call.args.length >= need) continue;
+      // Only a well-formed zero-copy call: any other arity is TRT_ARITY's.
+      if (aliased === 0 || c.call.args.length !== need - aliased) continue;
       const at = `${d.location} > chain ${c.chain} instruction ${c.instruction}`;
       const msg = `the call passes ${c.call.args.length} arguments (${need} inputs and outputs, ${aliased} aliased output(s) elided${stamped ? ', stamped zero_copy_kv' : ''}): Torch-TensorRT without the zero-copy KV contract (pull request 4667, not merged upstream) needs at least ${need} and fails the first execute with "expected at least ${need} args"`;
       if (rules.delegate === 'stock-trt') {

@@ -39,16 +39,25 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   const s = styler(ctx);
   const where = r.device === null ? 'nothing ran' : r.device.kind === 'cuda' ? `GPU ${r.device.name}` : 'CPU (no GPU used)';
   const lines = [`${s('bold', r.file)}: ${r.mode}, ${r.steps} steps of ${r.methods.join(', ')}; runtime rules ${describeRuntime(r.runtime)}`];
-  if (r.check.diagnostics.length) {
+  if (r.check.refused) {
     lines.push(`  check: ${r.check.summary.line}`);
     for (const file of [...new Set(r.check.diagnostics.map((d) => d.file))]) {
       lines.push(`  ${s('bold', file)}`);
       lines.push(...renderDiagnostics(r.check.diagnostics.filter((d) => d.file === file), null, ctx).map((l) => `    ${l}`));
     }
-  }
-  if (r.check.refused) {
     lines.push(s('red', `refused: the check found ${r.check.summary.line}; nothing was run`));
     return lines;
+  }
+  if (r.check.diagnostics.length) {
+    // What the deployment must provide; `trtx check` explains each.
+    const byFile = new Map<string, Map<string, number>>();
+    for (const d of r.check.diagnostics) {
+      const codes = byFile.get(d.file) ?? new Map<string, number>();
+      codes.set(d.code, (codes.get(d.code) ?? 0) + 1);
+      byFile.set(d.file, codes);
+    }
+    const found = [...byFile].map(([file, codes]) => `${file}: ${[...codes].map(([c, n]) => (n > 1 ? `${c} x${n}` : c)).join(', ')}`);
+    lines.push(`  check: ${r.check.summary.line} (${found.join('; ')}; trtx check explains each)`);
   }
   lines.push(`  ran on ${where}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
