@@ -7,7 +7,7 @@ import type { Ctx } from './context.js';
 
 export function runnerBuildProgress(ctx: Pick<Ctx, 'quiet' | 'json' | 'log'>): (p: RunnerProgress) => void {
   if (ctx.quiet || ctx.json) return () => {};
-  let shown = -10;
+  let shown = 0;
   return (p) => {
     if (p.phase === 'cached' || p.phase === 'prebuilt' || p.phase === 'ready') return;
     if (p.phase === 'build' && p.percent !== undefined && p.percent > 0) {
