@@ -156,17 +156,18 @@ describe('the command line', () => {
     // The CLI builds its own runner unless told which binary to use.
     const before = process.env.TRTX_RUNNER_BIN;
     process.env.TRTX_RUNNER_BIN = runner;
-    afterAll(() => {
+    try {
+      const refused = await runCli(['verify', await file('zc-init2.pte', zeroCopy({ ...DECODE, cacheInitialState: true }))]);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toContain('RT_DEVICE_INITIAL_STATE');
+      expect(refused.stdout).toMatch(/refused: the check found 4 errors, .*; nothing was run/);
+      const nogpu = await runCli(['verify', await file('staged5.pte', staged(DECODE)), '--device', 'cuda']);
+      expect(nogpu.code).toBe(2);
+      expect(nogpu.stderr).toContain('VERIFY_NO_GPU');
+      expect(nogpu.stderr).toContain('an environment result, not a failed program');
+    } finally {
       if (before === undefined) delete process.env.TRTX_RUNNER_BIN;
       else process.env.TRTX_RUNNER_BIN = before;
-    });
-    const refused = await runCli(['verify', await file('zc-init2.pte', zeroCopy({ ...DECODE, cacheInitialState: true }))]);
-    expect(refused.code).toBe(1);
-    expect(refused.stdout).toContain('RT_DEVICE_INITIAL_STATE');
-    expect(refused.stdout).toMatch(/refused: the check found 4 errors, .*; nothing was run/);
-    const nogpu = await runCli(['verify', await file('staged5.pte', staged(DECODE)), '--device', 'cuda']);
-    expect(nogpu.code).toBe(2);
-    expect(nogpu.stderr).toContain('VERIFY_NO_GPU');
-    expect(nogpu.stderr).toContain('an environment result, not a failed program');
+    }
   });
 });
