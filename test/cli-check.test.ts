@@ -49,7 +49,7 @@ describe('trtx check', () => {
   it('exits 0 on a clean program and says so', async () => {
     const r = await runCli(['check', clean]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`${clean}: no problems found\n0 errors, 0 warnings\n`);
+    expect(r.stdout).toBe(`${clean}: no problems found (runtime rules: zero-copy-trt, et-module)\n0 errors, 0 warnings\n`);
   });
 
   it('exits 0 with warnings, 1 with them under --strict', async () => {
@@ -67,7 +67,7 @@ describe('trtx check', () => {
     const r = await runCli(['check', broken]);
     expect(r.code).toBe(1);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe(`${broken}: checked`);
+    expect(lines[0]).toBe(`${broken}: checked (runtime rules: zero-copy-trt, et-module)`);
     expect(lines.slice(1)).toEqual([
       'method forward',
       '  error STRUCT_VALUE_INDEX  forward > outputs[0]',

@@ -78,7 +78,7 @@ beforeAll(async () => {
   docs.diff = await json(['diff', staged, zeroCopy, '--json']);
   docs.env = await json(['env', '--json']);
   await withEnv({ TRTX_RUNNER_BIN: runner }, async () => {
-    docs.verify = await json(['verify', staged, '--zero-copy-kv', '--json']);
+    docs.verify = await json(['verify', staged, '--zero-copy-kv', '--init-device-buffers', '--json']);
     docs.demo = await json(['demo', '--out', join(dir, 'demo'), '--json']);
   });
 
@@ -167,11 +167,15 @@ describe('the schemas refuse damaged documents', () => {
 
   it('verify', () => {
     expectRefused(SCHEMAS.verify, docs.verify, {
-      schema: (d) => (d.schema = 'trtx.verify/2'),
+      schema: (d) => (d.schema = 'trtx.verify/1'),
       device: (d) => (d.device.kind = 'gpu'),
       'one step': (d) => (d.steps = 1),
       mode: (d) => (d.mode = 'zero-copy-vs-staged'),
-      'no runs': (d) => (d.runs = []),
+      'check without refused': (d) => delete d.check.refused,
+      'unknown runtime': (d) => (d.runtime.memory = 'malloc'),
+      'arena fill not poison': (d) => (d.options.arena_fill = 'zero'),
+      'memory pool mode': (d) => (d.memory.pool.mode = 'tepid'),
+      'run without init_device_buffers': (d) => delete d.runs[0].init_device_buffers,
       'run variant': (d) => (d.runs[0].variant = 'twin'),
       'runner error code': (d) => (d.runs[0].errors = [{ code: '1bad', location: '', message: '' }]),
       'effective budget as a number': (d) => (d.budgets[0].effective = 2097152),

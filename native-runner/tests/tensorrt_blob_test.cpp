@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "support/check.h"
-#include "support/program_builder.h"
+#include "support/blob_builder.h"
 #include "trtx/backend/tensorrt_blob.h"
 
 using trtx::Error;

@@ -1,10 +1,11 @@
-// trtx check FILE [--json | --format text|json|sarif|github] [--strict] [--zero-copy-kv]
+// trtx check FILE [--json | --format text|json|sarif|github] [--strict] [--zero-copy-kv] [--runtime NAME ...]
 // Exit 0 clean (warnings allowed unless --strict), 1 on any error, 2 on usage
 // or unreadable input. A file that is not a sound container is an error
 // diagnostic like any other (exit 1), not a crash.
 import { Option, type Command } from 'commander';
 import { runChecks, summarizeDiagnostics, type CheckResult } from '../checks/run.js';
 import { diag, type Diagnostic } from '../checks/diagnostic.js';
+import { parseRuntimes, describeRuntime, type RuntimeRules } from '../checks/runtime-rules.js';
 import type { Program } from '../pte/model.js';
 import { withPte } from '../pte/open.js';
 import { planName } from '../pte/tensor.js';
@@ -19,6 +20,7 @@ interface CheckOptions extends GlobalOptions {
   strict?: boolean;
   zeroCopyKv?: boolean;
   format?: CheckFormat;
+  runtime?: string[];
 }
 
 export const CHECK_FORMATS = ['text', 'json', 'sarif', 'github'] as const;
@@ -30,6 +32,8 @@ export interface CheckReport {
   ok: boolean;
   strict: boolean;
   zero_copy_kv: boolean;
+  /** Whose runtime rules applied (--runtime). */
+  runtime: RuntimeRules;
   summary: { errors: number; warnings: number; infos: number; line: string };
   diagnostics: Diagnostic[];
 }
@@ -74,7 +78,7 @@ export function renderDiagnostics(diagnostics: readonly Diagnostic[], program: P
 }
 
 /** Opens and checks; a container that does not parse becomes one error diagnostic. */
-export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean }): Promise<CheckResult & { program: Program | null }> {
+export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules }): Promise<CheckResult & { program: Program | null }> {
   try {
     return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program }));
   } catch (e) {
@@ -94,7 +98,11 @@ export function registerCheck(program: Command): void {
     .addOption(new Option('--format <format>', 'text, json (schemas/check.schema.json), sarif (SARIF 2.1.0 for code scanning) or github (workflow-command annotations)').choices(CHECK_FORMATS))
     .option('--strict', 'warnings fail the check too (exit 1)')
     .option('--zero-copy-kv', 'require every KV cache to be zero-copy')
-    .addHelpText('after', '\nExit: 0 sound (warnings allowed unless --strict), 1 any error, 2 usage or unreadable input.\n\nExamples:\n  trtx check model.pte\n  trtx check model.pte --strict --json\n  trtx check model.pte --format sarif > trtx.sarif\n  trtx check model.pte --format github')
+    .option(
+      '--runtime <name...>',
+      'whose runtime rules apply: zero-copy-trt (default) or stock-trt for the TensorRT delegate, et-module (default) or custom-memory for memory',
+    )
+    .addHelpText('after', '\nExit: 0 sound (warnings allowed unless --strict), 1 any error, 2 usage or unreadable input.\n\nExamples:\n  trtx check model.pte\n  trtx check model.pte --strict --json\n  trtx check model.pte --format sarif > trtx.sarif\n  trtx check model.pte --format github\n  trtx check model.pte --runtime stock-trt --runtime custom-memory')
     // --format json is --json: the same document, and the error document on a refusal.
     .hook('preAction', (cmd) => {
       if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
@@ -102,7 +110,8 @@ export function registerCheck(program: Command): void {
     .action(
       action<CheckOptions>(async (ctx, opts, [file]) => {
         if (opts.json && opts.format !== undefined && opts.format !== 'json') throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
-        const result = await checkFile(file, { requireZeroCopyKv: Boolean(opts.zeroCopyKv) });
+        const runtime = parseRuntimes(opts.runtime);
+        const result = await checkFile(file, { requireZeroCopyKv: Boolean(opts.zeroCopyKv), runtime });
         const strict = Boolean(opts.strict);
         const code = checkExitCode(result, strict);
         // Machine formats go to stdout whole, like --json: no colour, no heading.
@@ -122,6 +131,7 @@ export function registerCheck(program: Command): void {
             ok: code === EXIT_OK,
             strict,
             zero_copy_kv: Boolean(opts.zeroCopyKv),
+            runtime,
             summary: result.summary,
             diagnostics: result.diagnostics,
           };
@@ -129,7 +139,7 @@ export function registerCheck(program: Command): void {
           return code;
         }
         const s = styler(ctx);
-        ctx.print(`${s('bold', file)}: ${result.diagnostics.length === 0 ? 'no problems found' : 'checked'}`);
+        ctx.print(`${s('bold', file)}: ${result.diagnostics.length === 0 ? 'no problems found' : 'checked'} (runtime rules: ${describeRuntime(runtime)})`);
         for (const l of renderDiagnostics(result.diagnostics, result.program, ctx)) ctx.print(l);
         const failedByStrict = strict && result.summary.errors === 0 && result.summary.warnings > 0;
         ctx.print(`${result.summary.line}${failedByStrict ? ' (--strict: warnings fail)' : ''}`);

@@ -3,7 +3,9 @@ import { Option, type Command } from 'commander';
 import { formatIEC } from '../util/size.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
+import { runnerBuildProgress } from './runner-progress.js';
 import { styler } from './style.js';
+import { renderMemory } from './verify.js';
 import type { DemoResult } from '../demo/demo.js';
 
 interface DemoCliOptions extends GlobalOptions {
@@ -16,7 +18,7 @@ const b = (n: number) => formatIEC(BigInt(n));
 export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
   const s = styler(ctx);
   const v = r.verify;
-  const where = v.device.kind === 'cuda' ? `on the GPU (${v.device.name})` : 'on the CPU (no GPU here)';
+  const where = v.device === null ? 'nowhere (the check refused it)' : v.device.kind === 'cuda' ? `on the GPU (${v.device.name})` : 'on the CPU (no GPU here)';
   const before = r.staging.before.h2d + r.staging.before.d2h;
   const after = r.staging.after.h2d + r.staging.after.d2h;
   const lines = [
@@ -33,6 +35,8 @@ export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
     `  ${r.check.errors === 0 ? s('green', 'clean') : s('red', 'FAILED')}: ${r.check.line}`,
     '',
     s('bold', `verify ${where}`),
+    `  the zero-copy caches live in device memory, which ExecuTorch does not clear: the demo initialises them after each load, as an application must (--init-device-buffers)`,
+    ...(v.memory ? renderMemory(v.memory, v.options.init_device_buffers) : []),
     ...v.assertions.map((a) => `  ${a.ok ? s('green', 'ok  ') : s('red', 'FAIL')} ${a.name}`),
     '',
     r.ok ? s('green', `done: the zero-copy program computes what the staged one does, ${where}, without the cache copies`) : s('red', 'the demo found a problem (see FAIL above)'),
@@ -56,9 +60,7 @@ export function registerDemo(program: Command): void {
           out: opts.out,
           scale: opts.scale,
           onStage: (stage) => ctx.log.info(stage),
-          onRunnerBuild: (p) => {
-            if (p.phase !== 'cached' && p.phase !== 'ready') ctx.log.info(p.message);
-          },
+          onRunnerBuild: runnerBuildProgress(ctx),
         });
         if (ctx.json) ctx.emitJson(result);
         else for (const l of renderDemo(result, ctx)) ctx.print(l);

@@ -7,6 +7,7 @@
 // A new transformation adds its flags and one entry in passesFor().
 import type { Command } from 'commander';
 import { runChecks } from '../checks/run.js';
+import { parseRuntimes } from '../checks/runtime-rules.js';
 import { budgetPass } from '../passes/budget.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
 import type { Pass, PassReport } from '../passes/pass.js';
@@ -28,6 +29,7 @@ interface RewriteOptions extends GlobalOptions {
   delegate?: string;
   zeroCopyKv?: boolean;
   shareCache?: boolean;
+  runtime?: string[];
 }
 
 /** The passes the flags ask for, in the order they run. */
@@ -77,6 +79,7 @@ export function registerRewrite(program: Command): void {
     .option('--delegate <index>', 'only the delegate with this index (with --budget/--clear-budget)')
     .option('--zero-copy-kv', 'un-stage KV caches: each TensorRT engine updates its cache in place on the device (docs/zero-copy-kv.md)')
     .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or two methods share, recording the decision (shared_kv_cache)')
+    .option('--runtime <name...>', 'whose rules the check after the rewrite applies (as trtx check --runtime); a cache shared between methods needs custom-memory')
     .option('--json', 'machine-readable output')
     .addHelpText(
       'after',
@@ -95,7 +98,7 @@ export function registerRewrite(program: Command): void {
           const reports: PassReport[] = passes.map((pass) => pass(pte.program));
           const changed = reports.some((r) => r.changed);
 
-          const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv) });
+          const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv), runtime: parseRuntimes(opts.runtime) });
           if (checked.summary.errors > 0) {
             for (const l of renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), pte.program, { color: false })) process.stderr.write(l + '\n');
             throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {

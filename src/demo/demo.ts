@@ -2,7 +2,8 @@
 // but trtx installed. A staged KV decoder (built by the fixture builder, laid
 // out as ExecuTorch and Torch-TensorRT lay it out) is rewritten with an 8 GiB
 // weight-streaming budget and zero-copy KV, checked, and verified in the
-// reference runner against the staged original in both caller-stream modes.
+// reference runner against the staged original in both caller-stream modes,
+// initialising the device-resident caches as an application must.
 
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -100,6 +101,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     zeroCopyTwin: zeroCopy,
     steps: opts.steps ?? 4,
     callerStream: 'both',
+    // An application zeroes its device-resident caches before the first
+    // execute: ExecuTorch leaves device arenas as cudaMalloc returns them.
+    initDeviceBuffers: true,
     runner: opts.runner,
     onRunnerBuild: opts.onRunnerBuild,
   });
