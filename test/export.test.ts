@@ -2,9 +2,8 @@
 // torch, Torch-TensorRT or ExecuTorch here): the bridge exports, TypeScript
 // finishes (budget, zero-copy, checks) and writes OUT atomically.
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../fixtures/builder.js';
 import { kvDecoder } from '../fixtures/catalogue.js';
 import { exportModel } from '../src/export/export.js';
@@ -13,6 +12,7 @@ import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { runChecks } from '../src/checks/run.js';
 import { DOUBLES_DIR, REPO, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
 async function setup() {
   const ws = workspace();
@@ -78,7 +78,7 @@ describe('trtx export', () => {
   });
 
   it('says what to install when the Python lacks the packages, exit 2', { timeout: 60_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trtx-export-'));
+    const dir = tempDir('export');
     const r = await runCli(['export', join(dir, 'm.pt2'), '-o', join(dir, 'o.pte'), '--python', 'python3']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/BRIDGE_/);

@@ -11,6 +11,9 @@ import { registerVerify } from './verify.js';
 import { registerExport } from './export.js';
 import { registerDemo } from './demo.js';
 
+// bin/trtx installs it; tests that call main() in process do not.
+export { installSignalCleanup } from '../util/cleanup.js';
+
 export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
 
 /** Wraps a command handler: context from the merged options, errors to exit codes. */

@@ -18,6 +18,7 @@ import type { PassReport } from '../passes/pass.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
 import { writeFromSource } from '../pte/copy.js';
 import { openPte } from '../pte/open.js';
+import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 
 export interface ExportOptions {
@@ -61,6 +62,7 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   const output = resolve(opts.output);
   const temp = join(dirname(output), `.${basename(output)}.bridge-${randomBytes(6).toString('hex')}.pte`);
   const warnings: string[] = [];
+  const untrack = trackPath(temp);
   try {
     const result = await runBridge(
       {
@@ -120,5 +122,6 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
     }
   } finally {
     await rm(temp, { force: true });
+    untrack();
   }
 }

@@ -12,6 +12,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { TrtxError } from '../util/errors.js';
+import { trackPath, trackProcessGroup } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
 
 export const RUNNER_BINARY_NAME = 'trtx-runner';
@@ -123,13 +124,29 @@ async function requireCmake(): Promise<void> {
   }
 }
 
+/**
+ * Runs cmake in a process group of its own, registered for the interrupt
+ * handler: a SIGTERM to trtx alone must also stop make and the compilers,
+ * which would otherwise keep writing into a build folder being removed.
+ */
+async function cmake(args: string[]) {
+  const child = execa('cmake', args, { all: true, reject: false, detached: true });
+  const untrack = child.pid === undefined ? () => {} : trackProcessGroup(child.pid);
+  try {
+    return await child;
+  } finally {
+    untrack();
+  }
+}
+
 async function build(sourceDir: string, target: string, flags: string[], jobs: number, progress: (p: RunnerProgress) => void) {
   const work = `${target}.build-${process.pid}-${randomBytes(4).toString('hex')}`;
   const buildDir = join(work, 'build');
+  const untrack = trackPath(work);
   try {
     await mkdir(work, { recursive: true });
     progress({ phase: 'configure', message: `configuring the native runner (${flags.join(' ')})` });
-    const configure = await execa('cmake', ['-S', sourceDir, '-B', buildDir, ...flags], { all: true, reject: false });
+    const configure = await cmake(['-S', sourceDir, '-B', buildDir, ...flags]);
     if (configure.exitCode !== 0) {
       throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `configuring the native runner failed:\n${tail(configure.all ?? '')}`, {
         kind: 'usage',
@@ -138,10 +155,7 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
     }
     const cuda = /trtx-runner: CUDA executors ON/.test(configure.all ?? '');
     progress({ phase: 'build', message: `compiling the native runner (${cuda ? 'CPU and CUDA' : 'CPU'} executors, ${jobs} jobs)` });
-    const compile = await execa('cmake', ['--build', buildDir, '--target', RUNNER_BINARY_NAME, '--parallel', String(jobs)], {
-      all: true,
-      reject: false,
-    });
+    const compile = await cmake(['--build', buildDir, '--target', RUNNER_BINARY_NAME, '--parallel', String(jobs)]);
     if (compile.exitCode !== 0) {
       throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `compiling the native runner failed:\n${tail(compile.all ?? '')}`, {
         kind: 'usage',
@@ -161,6 +175,7 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
     }
   } finally {
     await rm(work, { recursive: true, force: true });
+    untrack();
   }
 }
 

@@ -9,14 +9,13 @@
 //   - a persistent run differs from a fresh-cache run (each decode step sees
 //     what the previous one wrote).
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPte, type PteFile } from '../pte/open.js';
 import { writeFromSource } from '../pte/copy.js';
 import { applyZeroCopyKv, readTrtBlobs } from '../passes/zero-copy.js';
 import { ensureRunner, runRunner, type RunnerProgress } from '../runner/index.js';
 import type { RunnerReport } from '../runner/report.js';
+import { makeTempDir, type TempDir } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { compareRuns, persistentDiffersFromFresh, cachesChangeEveryStep, type Assertion } from './assertions.js';
 
@@ -105,9 +104,12 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   const steps = opts.steps ?? 4;
   if (!Number.isInteger(steps) || steps < 2) throw new TrtxError('VERIFY_STEPS', '--steps', `${opts.steps} steps: verify needs at least 2 to see a cache persist`, { kind: 'usage' });
   const modes = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
-  const dir = await mkdtemp(join(tmpdir(), 'trtx-verify-'));
+  // Open first: a file that cannot be read must not leave an empty temp folder.
   const pte = await openPte(path);
+  let temp: TempDir | undefined;
   try {
+    temp = await makeTempDir('trtx-verify-');
+    const dir = temp.path;
     const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin);
     const methods = decodeMethods(pte);
     await pte.close();
@@ -180,6 +182,6 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     };
   } finally {
     await pte.close().catch(() => {});
-    await rm(dir, { recursive: true, force: true });
+    await temp?.remove();
   }
 }
