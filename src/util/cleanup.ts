@@ -5,14 +5,15 @@
 // registered paths and exits 130 or 143, the shell's codes for those
 // signals. The work is synchronous so that nothing else runs in between: no
 // write that recreates a removed file, no rename that publishes half a job.
-// Children are killed first so they cannot write into a folder after it is
-// removed.
+// Children are stopped first (SIGTERM, so that a compiler can remove its own
+// temporary files, then SIGKILL for what is left) so that nothing writes
+// into a folder after it is removed.
 //
 // A step that must not be cut in half (the in-place head write, whose
 // journal is for crashes, not for Ctrl-C) runs inside withSignalsHeld: a
 // signal that arrives meanwhile takes effect when the step has finished.
 
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -83,16 +84,62 @@ export function tracked(): { paths: string[]; groups: number[] } {
   return { paths: [...paths.keys()], groups: [...groups.keys()] };
 }
 
-/** Kills every registered group, then removes every registered path. Synchronous; never throws. */
-export function cleanupNow(): void {
-  for (const pid of groups.keys()) {
+/** Live (not zombie) processes in any of these groups, from /proc; null where there is no /proc. */
+function liveMembers(pgids: ReadonlySet<number>): number | null {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  let live = 0;
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
     try {
-      process.kill(-pid, 'SIGKILL');
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      // pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state !== 'Z' && pgids.has(Number(pgrp))) live++;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return live;
+}
+
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/** How long children get to act on SIGTERM (a compiler removes its own temp files) before SIGKILL. */
+const TERM_GRACE_MS = 2000;
+
+function signalGroups(pgids: Iterable<number>, signal: NodeJS.Signals): void {
+  for (const pid of pgids) {
+    try {
+      process.kill(-pid, signal);
     } catch {
       // already gone
     }
   }
-  groups.clear();
+}
+
+/**
+ * Stops every registered group (SIGTERM, a short grace while any member
+ * lives, then SIGKILL), then removes every registered path. Synchronous;
+ * never throws.
+ */
+export function cleanupNow(): void {
+  if (groups.size > 0) {
+    const pgids = new Set(groups.keys());
+    signalGroups(pgids, 'SIGTERM');
+    for (const until = Date.now() + TERM_GRACE_MS; Date.now() < until; ) {
+      const live = liveMembers(pgids);
+      if (live === 0) break;
+      sleepSync(live === null ? 200 : 10);
+      if (live === null) break;
+    }
+    signalGroups(pgids, 'SIGKILL');
+    groups.clear();
+  }
   for (const path of paths.keys()) {
     try {
       rmSync(path, { recursive: true, force: true });
