@@ -1,6 +1,6 @@
 // One behaviour across the commands: a missing file, a directory or a file
-// that is not a .pte prints one line on stderr and exits 2 (export, whose
-// import check runs first, an `error:` line and at most one `hint:`); every
+// that is not a .pte prints one line on stderr and exits 2 (export an
+// `error:` line and at most one `hint:`, before any Python runs); every
 // command's --help exits 0 with examples; human output carries no ANSI
 // escape off a terminal or with NO_COLOR, whatever the terminal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,19 +84,26 @@ describe('export: a missing, directory or non-model file exits 2 with an error l
     expect(r.stdout).toBe('');
   }
 
-  it('with a Python that lacks torch (the import check refuses first)', async () => {
+  // The model file is looked at before Python: a wrong path reads as a wrong
+  // path, whatever the interpreter has installed, and no Python is started.
+  it('with a Python that lacks torch: the missing model is named, not the packages', async () => {
     const out = join(dir, 'exported.pte');
-    expectErrorAndHint(await runCli(['export', join(dir, 'missing.pt2'), '-o', out, '--python', 'python3']));
+    const r = await runCli(['export', join(dir, 'missing.pt2'), '-o', out, '--python', 'python3']);
+    expectErrorAndHint(r);
+    expect(r.stderr).toMatch(/^error: INPUT_UNREADABLE: .*missing\.pt2: no such file/);
+    expect(r.stderr).not.toMatch(/install/);
     expect(existsSync(out)).toBe(false);
   });
 
-  it.each(BAD_INPUTS)('with the double interpreter: %s', async (_what, input) => {
+  it.each(BAD_INPUTS)('with the double interpreter: %s, refused before Python starts', async (_what, input) => {
     const out = join(dir, 'exported.pte');
-    const r = await withEnv({ TRTX_DOUBLE_PROGRAM: good, TRTX_DOUBLE_CALLS: join(dir, 'calls.jsonl') }, () =>
+    const calls = join(dir, 'calls.jsonl');
+    const r = await withEnv({ TRTX_DOUBLE_PROGRAM: good, TRTX_DOUBLE_CALLS: calls }, () =>
       runCli(['export', input().replace(/\.pte$/, '.pt2'), '-o', out, '--python', DOUBLE_PYTHON]),
     );
     expectErrorAndHint(r);
-    expect(r.stderr).toMatch(/^error: BRIDGE_MODEL_/);
+    expect(r.stderr).toMatch(/^error: (INPUT_UNREADABLE|EXPORT_MODEL_FORMAT): /);
+    expect(existsSync(calls)).toBe(false);
     expect(existsSync(out)).toBe(false);
   });
 });

@@ -78,8 +78,9 @@ describe('trtx export', () => {
   });
 
   it('says what to install when the Python lacks the packages, exit 2', { timeout: 60_000 }, async () => {
+    const ws = workspace();
     const dir = tempDir('export');
-    const r = await runCli(['export', join(dir, 'm.pt2'), '-o', join(dir, 'o.pte'), '--python', 'python3']);
+    const r = await runCli(['export', ws.file('model.pt2'), '-o', join(dir, 'o.pte'), '--python', 'python3']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/BRIDGE_/);
     expect(r.stderr).toMatch(/install/i);
@@ -87,7 +88,8 @@ describe('trtx export', () => {
   });
 
   it('refuses a missing interpreter, exit 2', async () => {
-    const r = await runCli(['export', 'm.pt2', '-o', '/tmp/never.pte', '--python', '/nonexistent/python']);
+    const ws = workspace();
+    const r = await runCli(['export', ws.file('model.pt2'), '-o', join(ws.dir, 'never.pte'), '--python', '/nonexistent/python']);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')[0]).toMatch(/^error: BRIDGE_PYTHON_NOT_FOUND/);
   });

@@ -14,7 +14,7 @@ import { registerDemo } from './demo.js';
 // bin/trtx installs it; tests that call main() in process do not.
 export { installSignalCleanup } from '../util/cleanup.js';
 
-export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
+export type Handler<O> = (ctx: Ctx, opts: O, args: string[], cmd: Command) => Promise<number>;
 
 /** Wraps a command handler: context from the merged options, errors to exit codes. */
 export function action<O extends GlobalOptions>(handler: Handler<O>) {
@@ -25,7 +25,7 @@ export function action<O extends GlobalOptions>(handler: Handler<O>) {
     let ctx: Ctx | undefined;
     try {
       ctx = makeCtx(opts);
-      process.exitCode = await handler(ctx, opts, args);
+      process.exitCode = await handler(ctx, opts, args, cmd);
     } catch (e) {
       process.exitCode = reportError(e, Boolean(opts.json));
     }

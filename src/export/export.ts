@@ -20,6 +20,7 @@ import { writeFromSource } from '../pte/copy.js';
 import { openPte } from '../pte/open.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
+import { checkModelFile } from './model-file.js';
 
 export interface ExportOptions {
   model: string;
@@ -54,6 +55,8 @@ export interface ExportSummary {
 }
 
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
+  // The model file before Python: a wrong path is not a missing package.
+  await checkModelFile(opts.model);
   const python = resolvePython({ python: opts.python });
   const base: RunBridgeOptions = { python: python.command, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
   // The import check first: a missing package is named before any work starts.
