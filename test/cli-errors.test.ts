@@ -4,7 +4,7 @@
 // command's --help exits 0 with examples; human output carries no ANSI
 // escape off a terminal or with NO_COLOR, whatever the terminal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { writeFixture } from '../fixtures/builder.js';
@@ -44,10 +44,20 @@ async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Pr
   }
 }
 
+const empty = join(dir, 'empty.pte');
+const text = join(dir, 'notes.pte');
+const short = join(dir, 'short.pte');
+writeFileSync(empty, '');
+writeFileSync(text, 'a text file, not a program\n');
+writeFileSync(short, 'hi\n');
+
 const BAD_INPUTS: [string, () => string][] = [
   ['a missing file', () => join(dir, 'missing.pte')],
   ['a directory', () => dir],
   ['a file that is not a .pte', () => join(REPO, 'package.json')],
+  ['an empty file', () => empty],
+  ['a text file', () => text],
+  ['a text file shorter than a header', () => short],
 ];
 
 function expectOneLine(r: CliResult): void {
@@ -72,6 +82,24 @@ describe.each(BAD_INPUTS)('%s: one line on stderr, exit 2', (_what, input) => {
   it('verify', async () => expectOneLine(await withEnv({ TRTX_RUNNER_BIN: runner }, () => runCli(['verify', input()]))));
   it('diff, as the first file', async () => expectOneLine(await runCli(['diff', input(), good])));
   it('diff, as the second file', async () => expectOneLine(await runCli(['diff', good, input()])));
+});
+
+describe('an empty file and a text file', () => {
+  it.each(['inspect', 'check'])('%s: the same exit code and the same error, PTE_NOT_A_PROGRAM', async (cmd) => {
+    const results = await Promise.all([empty, text, short].map((f) => runCli([cmd, f])));
+    for (const r of results) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/^error: PTE_NOT_A_PROGRAM: /);
+    }
+  });
+
+  it('a program cut inside its first 8 bytes is still a truncated program (exit 1)', async () => {
+    const cut = join(dir, 'cut.pte');
+    writeFileSync(cut, Buffer.from([0x18, 0, 0, 0, 0x45, 0x54]));
+    const r = await runCli(['inspect', cut]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/^error: PTE_TRUNCATED: /);
+  });
 });
 
 describe('export: a missing, directory or non-model file exits 2 with an error line and at most a hint', () => {
