@@ -21,7 +21,8 @@ export function action<O extends GlobalOptions>(handler: Handler<O>) {
   return async function (this: Command, ...argv: unknown[]) {
     const cmd = argv[argv.length - 1] as Command;
     const opts = cmd.optsWithGlobals() as O;
-    const args = argv.slice(0, -2).filter((a): a is string => typeof a === 'string');
+    // A variadic argument (check FILE...) arrives as one array.
+    const args = argv.slice(0, -2).flat().filter((a): a is string => typeof a === 'string');
     let ctx: Ctx | undefined;
     try {
       ctx = makeCtx(opts);
