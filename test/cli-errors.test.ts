@@ -137,7 +137,7 @@ describe('export: a missing, directory or non-model file exits 2 with an error l
 });
 
 describe('--help', () => {
-  it.each(['inspect', 'check', 'rewrite', 'verify', 'diff', 'export', 'demo'])('%s exits 0 and shows examples', async (cmd) => {
+  it.each(['inspect', 'check', 'rewrite', 'verify', 'diff', 'export', 'demo', 'fixtures'])('%s exits 0 and shows examples', async (cmd) => {
     const r = await runCli([cmd, '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Examples:');

@@ -10,6 +10,7 @@ import { registerRewrite } from './rewrite.js';
 import { registerVerify } from './verify.js';
 import { registerExport } from './export.js';
 import { registerDemo } from './demo.js';
+import { registerFixtures } from './fixtures.js';
 
 // bin/trtx installs it; tests that call main() in process do not.
 export { installSignalCleanup } from '../util/cleanup.js';
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
   registerVerify(program);
   registerExport(program);
   registerDemo(program);
+  registerFixtures(program);
   return program;
 }
 
