@@ -45,6 +45,7 @@ export function buildProgram(): Command {
     .description('Export, check, rewrite and verify ExecuTorch programs with TensorRT delegates')
     .version('0.1.0', '--version')
     .addOption(new Option('--log-level <level>', 'log level on stderr').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
+    .addOption(new Option('--log-format <format>', "log lines on stderr: 'text' (trtx warn: ..., after the time when not a terminal) or 'json' (pino)").choices(['text', 'json']).default('text'))
     .option('-q, --quiet', 'only errors on stderr')
     .option('--no-color', 'no colour (also NO_COLOR)')
     .showHelpAfterError('(run with --help for usage)')
