@@ -76,7 +76,7 @@ export function registerDemo(program: Command): void {
           scale: opts.scale,
           onStage: (stage) => ctx.log.info(stage),
           onRunnerBuild: (p) => {
-            if (p.phase !== 'cached' && p.phase !== 'ready') ctx.log.info(p.message);
+            if (p.phase === 'configure' || p.phase === 'build' || p.phase === 'waiting') ctx.log.info(p.message);
           },
         });
         if (ctx.json) ctx.emitJson(result);
