@@ -22,7 +22,7 @@ type Doc = Record<string, any>;
 type Schema = Record<string, unknown>;
 
 const schema = (name: string) => JSON.parse(readFileSync(join(REPO, 'schemas', `${name}.schema.json`), 'utf8')) as Schema;
-const SCHEMAS = Object.fromEntries(['inspect', 'check', 'rewrite', 'verify', 'diff', 'demo', 'export', 'fixtures', 'error'].map((n) => [n, schema(n)]));
+const SCHEMAS = Object.fromEntries(['inspect', 'check', 'rewrite', 'verify', 'diff', 'demo', 'export', 'fixtures', 'env', 'error'].map((n) => [n, schema(n)]));
 
 const dir = mkdtempSync(join(tmpdir(), 'trtx-json-schemas-'));
 const staged = join(dir, 'kv-decode-staged.pte');
@@ -77,6 +77,7 @@ beforeAll(async () => {
   docs.rewriteZeroCopy = await json(['rewrite', staged, '-o', join(dir, 'rewritten-zero-copy.pte'), '--zero-copy-kv', '--json']);
   docs.diff = await json(['diff', staged, zeroCopy, '--json']);
   docs.fixtures = await json(['fixtures', join(dir, 'fixtures'), '--json']);
+  docs.env = await json(['env', '--json']);
   await withEnv({ TRTX_RUNNER_BIN: runner }, async () => {
     docs.verify = await json(['verify', staged, '--zero-copy-kv', '--json']);
     docs.demo = await json(['demo', '--out', join(dir, 'demo'), '--json']);
@@ -103,6 +104,7 @@ describe('--json documents validate against their schemas', () => {
     ['demo', 'demo'],
     ['export', 'export'],
     ['fixtures', 'fixtures'],
+    ['env', 'env'],
   ])('%s against %s.schema.json', (doc, name) => {
     expect(validate(SCHEMAS[name], docs[doc])).toEqual([]);
   });
@@ -132,6 +134,16 @@ describe('--json documents validate against their schemas', () => {
 });
 
 describe('the schemas refuse damaged documents', () => {
+  it('env', () => {
+    expect(docs.env.source).toBe('managed');
+    expectRefused(SCHEMAS.env, docs.env, {
+      schema: (d) => (d.schema = 'trtx.env/2'),
+      source: (d) => (d.source = 'default'),
+      hash: (d) => (d.lock_hash = 'xyz'),
+      version: (d) => (d.versions.python = '3'),
+      extra: (d) => (d.extra = 1),
+    });
+  });
   it('inspect and check', () => {
     expectRefused(SCHEMAS.inspect, docs.inspect, { schema: (d) => (d.schema = 'trtx.inspect/2'), size: (d) => (d.file_size = -1), extra: (d) => (d.extra = 1) });
     expectRefused(SCHEMAS.check, docs.check, { ok: (d) => (d.ok = 'yes'), summary: (d) => delete d.summary.line, extra: (d) => (d.extra = 1) });

@@ -11,6 +11,8 @@ import { registerVerify } from './verify.js';
 import { registerExport } from './export.js';
 import { registerDemo } from './demo.js';
 import { registerFixtures } from './fixtures.js';
+import { registerEnv } from './env.js';
+import { TRTX_VERSION } from '../util/version.js';
 
 // bin/trtx installs it; tests that call main() in process do not.
 export { installSignalCleanup } from '../util/cleanup.js';
@@ -43,7 +45,7 @@ Exit codes:
 export function buildProgram(): Command {
   const program = new Command('trtx')
     .description('Export, check, rewrite and verify ExecuTorch programs with TensorRT delegates')
-    .version('0.1.0', '--version')
+    .version(TRTX_VERSION, '--version')
     .addOption(new Option('--log-level <level>', 'log level on stderr').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
     .addOption(new Option('--log-format <format>', "log lines on stderr: 'text' (trtx warn: ..., after the time when not a terminal) or 'json' (pino)").choices(['text', 'json']).default('text'))
     .option('-q, --quiet', 'only errors on stderr')
@@ -60,6 +62,7 @@ export function buildProgram(): Command {
   registerExport(program);
   registerDemo(program);
   registerFixtures(program);
+  registerEnv(program);
   return program;
 }
 

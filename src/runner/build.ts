@@ -7,13 +7,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { availableParallelism, homedir } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { TrtxError } from '../util/errors.js';
 import { trackPath, trackProcessGroup } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
+import { defaultCacheRoot } from '../util/cache-dir.js';
 
 export const RUNNER_BINARY_NAME = 'trtx-runner';
 /** Bumped when what goes into a build changes in a way the sources do not show. */
@@ -70,10 +71,7 @@ export function defaultSourceDir(): string {
   }
 }
 
-export function defaultCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  const fromEnv = env.TRTX_CACHE_DIR;
-  return fromEnv && fromEnv.length > 0 ? resolve(fromEnv) : join(homedir(), '.cache', 'trtx');
-}
+export { defaultCacheRoot };
 
 async function listSources(root: string): Promise<string[]> {
   const out: string[] = [];

@@ -1,0 +1,175 @@
+// trtx's own Python environment: a virtual environment made from
+// python-bridge/requirements.lock on first need, in the cache folder, named by
+// the lock's hash, and reused after. It is made under a lock (two commands
+// starting at once make it once), in place, and marked complete only at the
+// end: a folder without its marker (an interrupted install) is removed and
+// made again. Progress goes to the caller's onProgress; nothing here prints.
+
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { TrtxError } from '../util/errors.js';
+import { withLock } from '../util/lock.js';
+import { defaultCacheRoot } from '../util/cache-dir.js';
+import { readPythonLock, sameRelease, type PythonLock } from './lock-file.js';
+import { probePython, type PythonProbe } from './probe.js';
+import { pipProgress } from './pip-progress.js';
+
+export type PythonEnvProgress =
+  | { phase: 'cached'; message: string }
+  | { phase: 'waiting'; message: string }
+  | { phase: 'create'; message: string }
+  | { phase: 'install'; message: string }
+  | { phase: 'ready'; message: string };
+
+export interface ManagedEnvOptions {
+  /** Cache root; default $TRTX_CACHE_DIR, else ~/.cache/trtx. */
+  cacheDir?: string;
+  /** The interpreter the environment is made from; default $TRTX_BOOTSTRAP_PYTHON, else python3. */
+  bootstrapPython?: string;
+  onProgress?: (p: PythonEnvProgress) => void;
+  signal?: AbortSignal;
+  /** The lock to install; default python-bridge/requirements.lock. */
+  lock?: PythonLock;
+}
+
+export interface ManagedEnv {
+  dir: string;
+  python: string;
+  lock: PythonLock;
+  probe: PythonProbe;
+  /** True when this call made it. */
+  created: boolean;
+}
+
+const MARKER = 'trtx-env.json';
+/** The interpreters ExecuTorch 1.5 publishes wheels for. */
+const SUPPORTED = { min: [3, 10], max: [3, 14] } as const;
+
+function interpreterIn(dir: string): string {
+  return process.platform === 'win32' ? join(dir, 'Scripts', 'python.exe') : join(dir, 'bin', 'python');
+}
+
+export function managedEnvDir(lock: PythonLock, cacheDir: string = defaultCacheRoot()): string {
+  return join(cacheDir, 'python', `env-${lock.hash}`);
+}
+
+async function readMarker(dir: string): Promise<PythonProbe | null> {
+  try {
+    const m = JSON.parse(await readFile(join(dir, MARKER), 'utf8')) as { probe?: PythonProbe };
+    return m.probe && existsSync(interpreterIn(dir)) ? m.probe : null;
+  } catch {
+    return null;
+  }
+}
+
+function tail(text: string, lines = 15): string {
+  return text.split('\n').filter((l) => l.trim() !== '').slice(-lines).join('\n');
+}
+
+async function checkBootstrap(python: string, signal?: AbortSignal): Promise<string> {
+  const probe = await probePython(python, signal).catch((e: unknown) => {
+    if (e instanceof TrtxError && e.code === 'PYENV_PYTHON_NOT_FOUND') {
+      throw new TrtxError('PYENV_BOOTSTRAP_MISSING', python, 'no Python to make trtx\u2019s environment from', {
+        kind: 'usage',
+        hint: 'install Python 3.10-3.14 with its venv module (Debian: apt-get install python3 python3-venv), or name one with TRTX_BOOTSTRAP_PYTHON',
+      });
+    }
+    throw e;
+  });
+  const [major, minor] = probe.version.split('.').map(Number) as [number, number];
+  const below = major < SUPPORTED.min[0] || (major === SUPPORTED.min[0] && minor < SUPPORTED.min[1]);
+  const above = major > SUPPORTED.max[0] || (major === SUPPORTED.max[0] && minor > SUPPORTED.max[1]);
+  if (below || above) {
+    throw new TrtxError('PYENV_BOOTSTRAP_VERSION', python, `Python ${probe.version}: ExecuTorch 1.5 publishes wheels for 3.10 to 3.14 only`, {
+      kind: 'usage',
+      hint: 'name a supported interpreter with TRTX_BOOTSTRAP_PYTHON',
+    });
+  }
+  return probe.version;
+}
+
+async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): Promise<PythonProbe> {
+  const progress = opts.onProgress ?? (() => {});
+  const bootstrap = opts.bootstrapPython ?? process.env.TRTX_BOOTSTRAP_PYTHON ?? 'python3';
+  const version = await checkBootstrap(bootstrap, opts.signal);
+  await rm(dir, { recursive: true, force: true }); // an interrupted earlier attempt
+  await mkdir(dir, { recursive: true });
+  try {
+    progress({ phase: 'create', message: `creating trtx's Python environment (Python ${version}) in ${dir}: first use only, a few minutes` });
+    const venv = await execa(bootstrap, ['-m', 'venv', dir], { all: true, reject: false, cancelSignal: opts.signal });
+    if (venv.exitCode !== 0) {
+      throw new TrtxError('PYENV_CREATE_FAILED', dir, `python -m venv failed:\n${tail(venv.all ?? '')}`, {
+        kind: 'usage',
+        hint: 'install the venv module (Debian: apt-get install python3-venv)',
+      });
+    }
+    const python = interpreterIn(dir);
+    const pip = execa(python, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', '-r', lock.path], {
+      all: true,
+      reject: false,
+      cancelSignal: opts.signal,
+      env: { PIP_NO_PYTHON_VERSION_WARNING: '1' },
+    });
+    const report = pipProgress((message) => progress({ phase: 'install', message }));
+    pip.all?.on('data', (chunk: Buffer) => report(chunk.toString('utf8')));
+    const r = await pip;
+    if (r.exitCode !== 0) {
+      throw new TrtxError('PYENV_INSTALL_FAILED', lock.path, `pip could not install the locked packages:\n${tail(r.all ?? '')}`, {
+        kind: 'usage',
+        hint: 'the package index must be reachable (PyPI, or a mirror set in pip.conf); run again once it is',
+      });
+    }
+    const probe = await probePython(python, opts.signal);
+    for (const name of ['torch', 'executorch'] as const) {
+      const want = lock.pins.get(name);
+      const got = probe.packages[name];
+      if (want && (!got || !sameRelease(got, want))) {
+        throw new TrtxError('PYENV_INSTALL_FAILED', dir, `${name} ${got ?? 'is missing'} after installing the lock, which pins ${want}`, { kind: 'usage' });
+      }
+    }
+    await writeFile(join(dir, MARKER), `${JSON.stringify({ lock: lock.hash, created: new Date().toISOString(), probe }, null, 2)}\n`);
+    return probe;
+  } catch (e) {
+    await rm(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/** The managed environment, made on first use (with progress) and reused after. */
+export async function ensureManagedEnv(opts: ManagedEnvOptions = {}): Promise<ManagedEnv> {
+  const progress = opts.onProgress ?? (() => {});
+  const lock = opts.lock ?? (await readPythonLock());
+  const root = opts.cacheDir ?? defaultCacheRoot();
+  const dir = managedEnvDir(lock, root);
+  const python = interpreterIn(dir);
+  const cached = await readMarker(dir);
+  if (cached) {
+    progress({ phase: 'cached', message: `using trtx's Python environment ${dir}` });
+    return { dir, python, lock, probe: cached, created: false };
+  }
+  await mkdir(join(root, 'python'), { recursive: true });
+  let created = false;
+  await withLock(
+    `${dir}.lock`,
+    async () => {
+      if (await readMarker(dir)) return;
+      await create(dir, opts, lock);
+      created = true;
+    },
+    {
+      purpose: 'creating trtx\u2019s Python environment',
+      done: () => existsSync(join(dir, MARKER)),
+      onWait: (owner) =>
+        progress({
+          phase: 'waiting',
+          message: `waiting for another process that is creating trtx's Python environment${owner ? ` (pid ${owner.pid})` : ''}`,
+        }),
+    },
+  );
+  const probe = await readMarker(dir);
+  if (!probe) throw new TrtxError('PYENV_CREATE_FAILED', dir, 'the environment was not completed', { kind: 'usage' });
+  progress({ phase: 'ready', message: `trtx's Python environment is ready: torch ${probe.packages.torch}, executorch ${probe.packages.executorch}` });
+  return { dir, python, lock, probe, created };
+}

@@ -1,0 +1,130 @@
+// trtx's managed Python environment: made from the lock on first use, reused
+// after, made once by concurrent callers, remade when an earlier attempt was
+// interrupted, and refused with a named cause when it cannot be made. The
+// creation tests use a lock without pins (an empty environment, no network);
+// the real one, from python-bridge/requirements.lock, is checked last.
+
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseLock, readPythonLock, sameRelease, type PythonLock } from '../src/pyenv/lock-file.js';
+import { ensureManagedEnv, managedEnvDir } from '../src/pyenv/managed.js';
+import { ensurePythonEnv, executorchSdk } from '../src/pyenv/index.js';
+import { TrtxError } from '../src/util/errors.js';
+
+const root = mkdtempSync(join(tmpdir(), 'trtx-pyenv-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function emptyLock(name: string): PythonLock {
+  const path = join(root, `${name}.lock`);
+  writeFileSync(path, '# no pins: an empty environment\n');
+  return { path, hash: name.padEnd(16, '0').slice(0, 16), pins: new Map() };
+}
+
+describe('the lock file', () => {
+  it('reads exact pins with normalised names', () => {
+    const pins = parseLock('# c\nJinja2==3.1.6\ntyping_extensions==4.16.0  # why\n\ntorch==2.13.0\n', 'x.lock');
+    expect([...pins]).toEqual([
+      ['jinja2', '3.1.6'],
+      ['typing-extensions', '4.16.0'],
+      ['torch', '2.13.0'],
+    ]);
+  });
+
+  it('refuses a line that is not an exact pin, naming the line', () => {
+    expect(() => parseLock('torch==2.13.0\nexecutorch>=1.5\n', 'x.lock')).toThrow(
+      expect.objectContaining({ code: 'PYENV_LOCK_INVALID', location: 'x.lock:2' }),
+    );
+  });
+
+  it('pins torch 2.13.0 and executorch 1.5.x, and only exact versions', async () => {
+    const lock = await readPythonLock();
+    expect(lock.pins.get('torch')).toBe('2.13.0');
+    expect(lock.pins.get('executorch')).toMatch(/^1\.5\.\d+$/);
+    expect(lock.hash).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('treats a local build label as the same release', () => {
+    expect(sameRelease('2.13.0+cpu', '2.13.0')).toBe(true);
+    expect(sameRelease('2.11.0', '2.13.0')).toBe(false);
+  });
+});
+
+describe('the managed environment', { timeout: 180_000 }, () => {
+  it('is made on first use with progress, then reused without making it again', async () => {
+    const lock = emptyLock('first');
+    const phases: string[] = [];
+    const first = await ensureManagedEnv({ cacheDir: root, lock, onProgress: (p) => phases.push(p.phase) });
+    expect(first.created).toBe(true);
+    expect(phases).toEqual(expect.arrayContaining(['create', 'ready']));
+    expect(existsSync(first.python)).toBe(true);
+    expect(first.dir).toBe(managedEnvDir(lock, root));
+    const again: string[] = [];
+    const second = await ensureManagedEnv({ cacheDir: root, lock, onProgress: (p) => again.push(p.phase) });
+    expect(second.created).toBe(false);
+    expect(again).toEqual(['cached']);
+  });
+
+  it('is made once when two callers start at the same time', async () => {
+    const lock = emptyLock('twice');
+    const [a, b] = await Promise.all([ensureManagedEnv({ cacheDir: root, lock }), ensureManagedEnv({ cacheDir: root, lock })]);
+    expect([a.created, b.created].filter(Boolean)).toHaveLength(1);
+    expect(a.python).toBe(b.python);
+  });
+
+  it('remakes a folder that an interrupted attempt left without its completion marker', async () => {
+    const lock = emptyLock('interrupted');
+    const dir = managedEnvDir(lock, root);
+    mkdirSync(join(dir, 'bin'), { recursive: true });
+    writeFileSync(join(dir, 'bin', 'python'), 'half-made');
+    const env = await ensureManagedEnv({ cacheDir: root, lock });
+    expect(env.created).toBe(true);
+    expect(readFileSync(env.python).toString()).not.toBe('half-made');
+  });
+
+  it('names the missing interpreter it would be made from (exit 2), leaving nothing behind', async () => {
+    const lock = emptyLock('nopython');
+    const err = await ensureManagedEnv({ cacheDir: root, lock, bootstrapPython: join(root, 'no-such-python') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TrtxError);
+    expect(err).toMatchObject({ code: 'PYENV_BOOTSTRAP_MISSING', kind: 'usage' });
+    expect(existsSync(managedEnvDir(lock, root))).toBe(false);
+  });
+
+  it('reports pip failing to install the lock, and removes the half-made folder', async () => {
+    const path = join(root, 'bad.lock');
+    writeFileSync(path, 'trtx-no-such-package-anywhere==0.0.0\n');
+    const lock: PythonLock = { path, hash: 'bad0000000000000', pins: new Map([['trtx-no-such-package-anywhere', '0.0.0']]) };
+    const err = await ensureManagedEnv({ cacheDir: root, lock }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'PYENV_INSTALL_FAILED', kind: 'usage' });
+    expect(existsSync(managedEnvDir(lock, root))).toBe(false);
+  }, 120_000);
+});
+
+describe('a named interpreter', { timeout: 60_000 }, () => {
+  it('is used as it is, and an interpreter that does not exist is a usage error', async () => {
+    const err = await ensurePythonEnv({ python: join(root, 'nope'), env: {} }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'PYENV_PYTHON_NOT_FOUND', kind: 'usage' });
+  });
+
+  it('reports what differs from the lock (torch of the test doubles is not 2.13.0)', async () => {
+    const env = await ensurePythonEnv({ python: 'test/doubles/python-with-doubles', env: {} });
+    expect(env.source).toBe('--python');
+    expect(env.dir).toBeNull();
+    // The doubles carry no distribution metadata: nothing to compare, nothing invented.
+    expect(env.mismatches).toEqual([]);
+    expect(() => executorchSdk(env)).toThrow(expect.objectContaining({ code: 'PYENV_NO_EXECUTORCH' }));
+  });
+});
+
+describe('the real managed environment (python-bridge/requirements.lock)', () => {
+  it('holds torch 2.13.0 and executorch 1.5 with its C++ SDK', async () => {
+    const env = await ensurePythonEnv({ env: {} });
+    expect(env.source).toBe('managed');
+    expect(sameRelease(env.probe.packages.torch ?? '', '2.13.0')).toBe(true);
+    expect(env.probe.packages.executorch).toMatch(/^1\.5\./);
+    const sdk = executorchSdk(env);
+    expect(existsSync(join(sdk.include, 'executorch', 'runtime', 'core', 'device_allocator.h'))).toBe(true);
+    expect(existsSync(join(sdk.lib, 'libexecutorch.so'))).toBe(true);
+  }, 600_000);
+});
