@@ -2,9 +2,8 @@
 // torch, Torch-TensorRT or ExecuTorch here): the bridge exports, TypeScript
 // finishes (budget, zero-copy, checks) and writes OUT atomically.
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../fixtures/builder.js';
 import { kvDecoder } from '../fixtures/catalogue.js';
 import { exportModel } from '../src/export/export.js';
@@ -13,6 +12,7 @@ import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { runChecks } from '../src/checks/run.js';
 import { DOUBLES_DIR, REPO, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
 async function setup() {
   const ws = workspace();
@@ -106,8 +106,9 @@ describe('trtx export', () => {
   });
 
   it('says what to install when the Python lacks the packages, exit 2', { timeout: 60_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trtx-export-'));
-    const r = await runCli(['export', join(dir, 'm.pt2'), '-o', join(dir, 'o.pte'), '--python', 'python3']);
+    const ws = workspace();
+    const dir = tempDir('export');
+    const r = await runCli(['export', ws.file('model.pt2'), '-o', join(dir, 'o.pte'), '--python', 'python3']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/BRIDGE_/);
     expect(r.stderr).toMatch(/install/i);
@@ -115,7 +116,8 @@ describe('trtx export', () => {
   });
 
   it('refuses a missing interpreter, exit 2', async () => {
-    const r = await runCli(['export', 'm.pt2', '-o', '/tmp/never.pte', '--python', '/nonexistent/python']);
+    const ws = workspace();
+    const r = await runCli(['export', ws.file('model.pt2'), '-o', join(ws.dir, 'never.pte'), '--python', '/nonexistent/python']);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')[0]).toMatch(/^error: BRIDGE_PYTHON_NOT_FOUND/);
   });

@@ -1,16 +1,14 @@
 // trtx verify end to end on the CPU runner: the staged KV decoder against its
 // derived zero-copy twin, and the refusals.
-import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../fixtures/builder.js';
 import { kvDecoder, multiEngine, trtSingle } from '../fixtures/catalogue.js';
 import { verifyProgram } from '../src/verify/verify.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-verify-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('verify');
 
 describe('trtx verify', () => {
   it('proves a staged KV decoder and its zero-copy twin agree step by step', { timeout: BUILD_TIMEOUT_MS }, async () => {

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { writeFixture } from '../../fixtures/builder.js';
 import { kvDecoder } from '../../fixtures/kv-decoder.js';
 import { runChecks } from '../checks/run.js';
+import type { Diagnostic } from '../checks/diagnostic.js';
 import { stagingBytes } from '../inspect/staging.js';
 import { budgetPass } from '../passes/budget.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
@@ -40,7 +41,8 @@ export interface DemoResult {
   staging: { before: { h2d: number; d2h: number }; after: { h2d: number; d2h: number } };
   budgets: { method: string; delegate: number; bytes: string | null }[];
   rewrite: string[];
-  check: { errors: number; warnings: number; line: string };
+  /** The errors and warnings themselves too: a count the reader cannot see is no use. */
+  check: { errors: number; warnings: number; line: string; diagnostics: Pick<Diagnostic, 'severity' | 'code' | 'location' | 'message' | 'hint'>[] };
   verify: VerifyResult;
   ok: boolean;
 }
@@ -88,7 +90,14 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
         .map(({ d, i }) => ({ method: p.name ?? '', delegate: i, bytes: decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget?.toString() ?? null })),
     );
     return {
-      check: { errors: checked.summary.errors, warnings: checked.summary.warnings, line: checked.summary.line },
+      check: {
+        errors: checked.summary.errors,
+        warnings: checked.summary.warnings,
+        line: checked.summary.line,
+        diagnostics: checked.diagnostics
+          .filter((d) => d.severity !== 'info')
+          .map(({ severity, code, location, message, hint }) => ({ severity, code, location, message, hint })),
+      },
       after: decodeStaging(z.program.executionPlan, (i) => stagingBytes(z.program.executionPlan[i])),
       budgets,
     };

@@ -18,7 +18,9 @@ import type { PassReport } from '../passes/pass.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
 import { writeFromSource } from '../pte/copy.js';
 import { openPte } from '../pte/open.js';
+import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
+import { checkModelFile } from './model-file.js';
 
 export interface ExportOptions {
   model: string;
@@ -53,6 +55,8 @@ export interface ExportSummary {
 }
 
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
+  // The model file before Python: a wrong path is not a missing package.
+  await checkModelFile(opts.model);
   const python = resolvePython({ python: opts.python });
   const base: RunBridgeOptions = { python: python.command, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
   // The import check first: a missing package is named before any work starts.
@@ -61,6 +65,7 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   const output = resolve(opts.output);
   const temp = join(dirname(output), `.${basename(output)}.bridge-${randomBytes(6).toString('hex')}.pte`);
   const warnings: string[] = [];
+  const untrack = trackPath(temp);
   try {
     const result = await runBridge(
       {
@@ -122,5 +127,6 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
     }
   } finally {
     await rm(temp, { force: true });
+    untrack();
   }
 }

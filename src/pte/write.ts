@@ -10,6 +10,7 @@ import { copyFile, open, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
 import { EXTENDED_HEADER_LENGTH, headWithExtendedHeader } from './header.js';
@@ -179,6 +180,8 @@ export async function writePte(target: string, program: Program, sources: Segmen
   });
   const fileSize = segmentDataSize > 0 ? segmentBase + segmentDataSize : head.length;
   const tmp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  // Registered before it exists: an interrupt removes it (src/util/cleanup.ts).
+  const untrack = trackPath(tmp);
   let out: FileHandle | undefined;
   const opened = new Map<string, FileHandle>();
   try {
@@ -213,6 +216,7 @@ export async function writePte(target: string, program: Program, sources: Segmen
     if ((e as Error).name === 'AbortError') throw new TrtxError('WRITE_ABORTED', target, 'write interrupted; the target was left untouched');
     throw new TrtxError('WRITE_FAILED', target, `${(e as Error).message}; the target was left untouched`, { kind: 'usage' });
   } finally {
+    untrack();
     for (const fh of opened.values()) await fh.close().catch(() => {});
   }
 }

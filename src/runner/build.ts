@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { ensurePythonEnv, executorchSdk, type ExecutorchSdk } from '../pyenv/index.js';
 import { TrtxError } from '../util/errors.js';
+import { trackPath, trackProcessGroup } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
 
@@ -133,14 +134,40 @@ async function requireCmake(): Promise<void> {
 /** "[ 45%] Building CXX object ..." from CMake's Makefile generator. */
 const PERCENT = /^\[\s*(\d{1,3})%\]/;
 
+/**
+ * Runs cmake in a process group of its own, registered for the interrupt
+ * handler: a SIGTERM to trtx alone must also stop make and the compilers,
+ * which would otherwise keep writing into a build folder being removed.
+ * onLine sees each line of its output as it arrives.
+ */
+async function cmake(args: string[], onLine?: (line: string) => void) {
+  const child = execa('cmake', args, { all: true, reject: false, detached: true });
+  const untrack = child.pid === undefined ? () => {} : trackProcessGroup(child.pid);
+  let pending = '';
+  if (onLine) {
+    child.all?.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
+    });
+  }
+  try {
+    return await child;
+  } finally {
+    untrack();
+  }
+}
+
 async function build(sourceDir: string, target: string, flags: string[], jobs: number, progress: (p: RunnerProgress) => void) {
   const work = `${target}.build-${process.pid}-${randomBytes(4).toString('hex')}`;
   const buildDir = join(work, 'build');
+  const untrack = trackPath(work);
   try {
     await mkdir(work, { recursive: true });
     const cuda = flags.includes('-DTRTX_CUDA=ON');
     progress({ phase: 'configure', message: `configuring the native runner (${cuda ? 'CPU and CUDA' : 'CPU'}, ExecuTorch runtime from the Python environment)` });
-    const configure = await execa('cmake', ['-S', sourceDir, '-B', buildDir, ...flags], { all: true, reject: false });
+    const configure = await cmake(['-S', sourceDir, '-B', buildDir, ...flags]);
     if (configure.exitCode !== 0) {
       throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `configuring the native runner failed:\n${tail(configure.all ?? '')}`, {
         kind: 'usage',
@@ -148,26 +175,15 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
       });
     }
     progress({ phase: 'build', message: `compiling the native runner (${cuda ? 'CPU and CUDA' : 'CPU'} executors, ${jobs} jobs)`, percent: 0 });
-    const child = execa('cmake', ['--build', buildDir, '--target', RUNNER_BINARY_NAME, '--parallel', String(jobs)], {
-      all: true,
-      reject: false,
-    });
     let last = 0;
-    let pending = '';
-    child.all?.on('data', (chunk: Buffer) => {
-      pending += chunk.toString('utf8');
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) {
-        const m = PERCENT.exec(line);
-        const pct = m ? Math.min(100, Number(m[1])) : -1;
-        if (pct > last) {
-          last = pct;
-          progress({ phase: 'build', message: `compiling the native runner: ${pct}%`, percent: pct });
-        }
+    const compile = await cmake(['--build', buildDir, '--target', RUNNER_BINARY_NAME, '--parallel', String(jobs)], (line) => {
+      const m = PERCENT.exec(line);
+      const pct = m ? Math.min(100, Number(m[1])) : -1;
+      if (pct > last) {
+        last = pct;
+        progress({ phase: 'build', message: `compiling the native runner: ${pct}%`, percent: pct });
       }
     });
-    const compile = await child;
     if (compile.exitCode !== 0) {
       throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `compiling the native runner failed:\n${tail(String(compile.all ?? ''))}`, {
         kind: 'usage',
@@ -187,6 +203,7 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
     }
   } finally {
     await rm(work, { recursive: true, force: true });
+    untrack();
   }
 }
 

@@ -2,10 +2,10 @@
 // The runner writes the report to a file (stdout stays free for it to print
 // nothing); its stderr is returned for the caller to show or not.
 
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { makeTempDir } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { RunnerReport } from './report.js';
 
@@ -67,7 +67,8 @@ export function runnerArgs(program: string, o: Omit<RunRunnerOptions, 'runner'>,
 }
 
 export async function runRunner(program: string, options: RunRunnerOptions): Promise<RunnerResult> {
-  const dir = await mkdtemp(join(tmpdir(), 'trtx-runner-'));
+  const temp = await makeTempDir('trtx-runner-');
+  const dir = temp.path;
   const reportPath = join(dir, 'report.json');
   const argv = runnerArgs(program, options, reportPath);
   try {
@@ -118,7 +119,7 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
     }
     return { exitCode: r.exitCode, report: parsed.data, stderr, argv };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await temp.remove();
   }
 }
 

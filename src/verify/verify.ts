@@ -14,8 +14,6 @@
 // not have, --device cuda without a GPU) is an environment result (exit 2),
 // not a failed program.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runChecks, summarizeDiagnostics, type CheckSummary } from '../checks/run.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
@@ -23,6 +21,7 @@ import { DEFAULT_RUNTIME, type RuntimeRules } from '../checks/runtime-rules.js';
 import { openPte, withPte } from '../pte/open.js';
 import { ensureRunner, runRunner, type RunnerProgress } from '../runner/index.js';
 import type { RunnerReport } from '../runner/report.js';
+import { makeTempDir, type TempDir } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { cachesChangeEveryStep, compareRuns, deviceStateWrittenFirst, persistentDiffersFromFresh, type Assertion } from './assertions.js';
 import { decodeMethods, deriveVariants, type Variant, type VerifyMode } from './variants.js';
@@ -121,9 +120,12 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   const modes = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
   const runtime = opts.runtime ?? DEFAULT_RUNTIME;
   const init = Boolean(opts.initDeviceBuffers);
-  const dir = await mkdtemp(join(tmpdir(), 'trtx-verify-'));
+  // Open first: a file that cannot be read must not leave an empty temp folder.
   const pte = await openPte(path);
+  let temp: TempDir | undefined;
   try {
+    temp = await makeTempDir('trtx-verify-');
+    const dir = temp.path;
     const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin);
     const methods = decodeMethods(pte);
     await pte.close();
@@ -225,6 +227,6 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     return base;
   } finally {
     await pte.close().catch(() => {});
-    await rm(dir, { recursive: true, force: true });
+    await temp?.remove();
   }
 }
