@@ -17,9 +17,11 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const EXPECTED_FLATC = '2.0.8';
 const schemas = ['scalar_type.fbs', 'program.fbs', 'reference_engine.fbs'];
+// The native runner reads programs through the ExecuTorch runtime; it needs
+// only the reference engine's reader.
 const targets = [
-  { lang: '--ts', dir: 'src/generated' },
-  { lang: '--cpp', dir: 'native-runner/generated' },
+  { lang: '--ts', dir: 'src/generated', schemas },
+  { lang: '--cpp', dir: 'native-runner/generated', schemas: ['reference_engine.fbs'] },
 ];
 
 function flatcVersion() {
@@ -32,10 +34,10 @@ function flatcVersion() {
 }
 
 function generate(outRoot) {
-  for (const { lang, dir } of targets) {
+  for (const { lang, dir, schemas: own } of targets) {
     const out = join(outRoot, dir);
     mkdirSync(out, { recursive: true });
-    for (const schema of schemas) {
+    for (const schema of own) {
       const args = [lang, '-o', out, join(root, 'schemas', schema)];
       if (lang === '--cpp') args.splice(1, 0, '--scoped-enums');
       execFileSync('flatc', args, { stdio: 'inherit' });

@@ -77,6 +77,7 @@ describe('bridge calls: budget and zero-copy KV', () => {
     expect(method!.signature.buffers_to_mutate).toEqual({ copy__default: 'conv_state', b_k_cache: 'k_cache', b_v_cache: 'v_cache' });
     expect(warnings(events)).toEqual([]);
     expect(result.zero_copy_kv).toBe(true);
+    expect(result.zero_copy_kv_path).toBe('torch_tensorrt');
     expect(result.weight_streaming).toEqual({ budget_bytes: '8589934592', enabled_at_compile: true, budget_baked: true });
   });
 
@@ -85,6 +86,7 @@ describe('bridge calls: budget and zero-copy KV', () => {
     const { result, calls } = await exportWith(ws);
     expect(named(calls, 'torch_tensorrt.dynamo.compile')[0]!.args.enable_weight_streaming).toBe(false);
     expect(named(calls, 'torch_tensorrt.executorch.export')[0]!.args).toMatchObject({ zero_copy_kv: false, weight_streaming_budget_per_engine: null });
+    expect(result.zero_copy_kv_path).toBeNull();
     expect(named(calls, 'torch_tensorrt.executorch.zero_copy_backend_config')).toEqual([]);
     expect(named(calls, 'torch_tensorrt.executorch.check_zero_copy_kv')).toEqual([]);
     const [finalize] = named(calls, 'executorch.exir.EdgeProgramManager.to_executorch');
@@ -94,15 +96,16 @@ describe('bridge calls: budget and zero-copy KV', () => {
     expect(result.weight_streaming).toEqual({ budget_bytes: null, enabled_at_compile: false, budget_baked: false });
   });
 
-  it('refuses zero-copy on a torch_tensorrt without it, before compiling', async () => {
+  it('on a torch_tensorrt without zero-copy, exports staged for trtx to rewrite, and says which path ran', async () => {
     const ws = workspace();
-    const err = await failure(
-      runBridge(exportRequest(ws, { zero_copy_kv: true }), { python: PYTHON, env: doubleEnv(ws, { TRTX_DOUBLE_FEATURES: 'no_zero_copy' }) }),
-    );
-    expect(err.code).toBe('BRIDGE_ZERO_COPY_UNSUPPORTED');
-    expect(err.kind).toBe('usage');
-    expect(err.hint).toMatch(/without --zero-copy-kv/);
-    expect(readCalls(ws)).toEqual([]);
+    const { result, events, calls } = await exportWith(ws, { zero_copy_kv: true }, { TRTX_DOUBLE_FEATURES: 'no_zero_copy' });
+    // The keyword is not in this export's signature: not passed, nothing zero-copy asked of Torch-TensorRT.
+    expect(named(calls, 'torch_tensorrt.executorch.export')[0]!.args).toMatchObject({ zero_copy_kv: false });
+    expect(named(calls, 'torch_tensorrt.executorch.zero_copy_backend_config')).toEqual([]);
+    expect(named(calls, 'torch_tensorrt.executorch.check_zero_copy_kv')).toEqual([]);
+    expect(named(calls, 'executorch.exir.EdgeProgramManager.to_executorch')[0]!.args.config).toMatchObject({ to_out_var_pass: 'ToOutVarPass' });
+    expect(warnings(events)).toEqual(['ZERO_COPY_STAGED']);
+    expect(result).toMatchObject({ zero_copy_kv: true, zero_copy_kv_path: 'trtx' });
   });
 
   it('still builds for streaming when torch_tensorrt cannot bake the budget, and says so', async () => {
@@ -142,6 +145,8 @@ describe('bridge calls: methods', () => {
     expect(compiles.map((c) => c.args.options)).toEqual([{}, { min_block_size: 1 }]);
     const programs = named(calls, 'torch_tensorrt.dynamo.export');
     expect(programs.map((c) => c.args.use_legacy_exporter)).toEqual([true, true]);
+    // The example inputs go to the current CUDA device first, as export() does for a GraphModule.
+    expect(programs.map((c) => c.args.arg_inputs)).toEqual([[{ tensor: [1, 8], dtype: 'float32', device: 'cuda:0' }], [{ tensor: [1, 1], dtype: 'float32', device: 'cuda:0' }]]);
     const [lower] = named(calls, 'torch_tensorrt.executorch.export');
     expect(Object.keys(lower!.args.source as object)).toEqual(['prefill', 'decode']);
     expect(lower!.args.arg_inputs).toBeNull();

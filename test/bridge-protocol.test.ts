@@ -42,6 +42,7 @@ const exportResult = {
   program: { path: '/tmp/x.pte', bytes: 728, sha256: 'e'.repeat(64) },
   methods: [{ name: 'forward', signature, mutations: { copy_back: [], in_place: ['k_cache'], reordered: 0 } }],
   zero_copy_kv: true,
+  zero_copy_kv_path: 'torch_tensorrt' as const,
   weight_streaming: { budget_bytes: '8589934592', enabled_at_compile: true, budget_baked: true },
   versions,
   capabilities,
@@ -79,6 +80,8 @@ const validEvents: unknown[] = [
   checkResult,
   exportResult,
   { ...exportResult, weight_streaming: { budget_bytes: null, enabled_at_compile: false, budget_baked: false } },
+  { ...exportResult, zero_copy_kv_path: 'trtx' as const },
+  { ...exportResult, zero_copy_kv: false, zero_copy_kv_path: null },
 ];
 const invalidEvents: unknown[] = [
   { event: 'hello', protocol: 2, bridge_version: '0.1.0', pid: 42 },

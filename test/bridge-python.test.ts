@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bridgeEnv, bridgePackageDir } from '../src/bridge/env.js';
 import { checkPython, resolvePython } from '../src/bridge/python.js';
 import { BridgeFailure } from '../src/bridge/run.js';
 import { DOUBLES_DIR, PYTHON, REPO } from './helpers/bridge.js';
+import { tempDir } from './helpers/temp.js';
 
 const doubles = (knobs: Record<string, string> = {}) => ({ PYTHONPATH: DOUBLES_DIR, ...knobs });
 
@@ -104,7 +104,7 @@ describe('checkPython (the import check)', () => {
   });
 
   it('does not import from the folder trtx runs in', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'trtx-cwd-'));
+    const cwd = tempDir('cwd');
     writeFileSync(join(cwd, 'torch.py'), 'raise SystemExit("shadowed torch imported from the working directory")\n');
     mkdirSync(join(cwd, 'trtx_bridge'));
     writeFileSync(join(cwd, 'trtx_bridge', '__main__.py'), 'raise SystemExit("shadowed bridge")\n');

@@ -3,11 +3,10 @@
 // `npm test` only.
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { PYTHON, REPO } from './helpers/bridge.js';
+import { tempDir } from './helpers/temp.js';
 
 it('python-bridge unit tests pass', () => {
   const bridge = join(REPO, 'python-bridge');
@@ -26,7 +25,7 @@ it('python-bridge unit tests pass', () => {
 });
 
 it('the probe tool prints the signature of an archive (against the doubles; the lead runs it on real torch)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'trtx-probe-'));
+  const dir = tempDir('probe');
   execFileSync(PYTHON, [join(REPO, 'test', 'doubles', 'make_archives.py'), dir]);
   const run = spawnSync(PYTHON, [join(REPO, 'python-bridge', 'tools', 'probe_exported_program.py'), join(dir, 'model.pt2')], {
     env: { ...process.env, PYTHONPATH: join(REPO, 'test', 'doubles', 'python'), PYTHONDONTWRITEBYTECODE: '1' },

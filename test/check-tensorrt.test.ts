@@ -84,22 +84,22 @@ describe('argument checks', () => {
   });
 
   it('TRT_ARG_DTYPE: a float16 tensor for a float32 binding', async () => {
-    const found = await trtFindings(trtSingle(), (p) => (tensorOfArg(forward(p), 1).scalarType = ScalarType.HALF));
+    const found = await trtFindings(trtSingle({ typedBindings: true }), (p) => (tensorOfArg(forward(p), 1).scalarType = ScalarType.HALF));
     expect(found.map((d) => d.code)).toEqual(['TRT_ARG_DTYPE']);
     expect(found[0].location).toBe('forward > delegate 0 (TensorRTBackend) > binding output0');
     expect(found[0].message).toContain('is half; the binding is float32');
   });
 
   it('TRT_ARG_SHAPE: another shape, and another rank', async () => {
-    const narrower = await trtFindings(trtSingle(), (p) => (tensorOfArg(forward(p), 0).sizes = [1, 8]));
+    const narrower = await trtFindings(trtSingle({ typedBindings: true }), (p) => (tensorOfArg(forward(p), 0).sizes = [1, 8]));
     expect(narrower.map((d) => d.code)).toEqual(['TRT_ARG_SHAPE']);
     expect(narrower[0].message).toContain('has shape [1, 8]; the binding is [1, 16]');
-    const rank = await trtFindings(trtSingle(), (p) => (tensorOfArg(forward(p), 0).sizes = [16]));
+    const rank = await trtFindings(trtSingle({ typedBindings: true }), (p) => (tensorOfArg(forward(p), 0).sizes = [16]));
     expect(rank.map((d) => d.code)).toEqual(['TRT_ARG_SHAPE']);
   });
 
   it('a dynamic (-1) binding dimension accepts any size', async () => {
-    const spec = trtSingle();
+    const spec = trtSingle({ typedBindings: true });
     const d = spec.methods[0].delegates[0];
     if (d.blob.kind !== 'tensorrt') throw new Error('expected a TensorRT blob');
     for (const b of d.blob.metadata.io_bindings) b.shape = [-1, 16];
@@ -109,12 +109,37 @@ describe('argument checks', () => {
   });
 
   it('TRT_BINDING_DTYPE_UNKNOWN: a dtype string trtx cannot compare is a warning', async () => {
-    const spec = trtSingle();
+    const spec = trtSingle({ typedBindings: true });
     const d = spec.methods[0].delegates[0];
     if (d.blob.kind !== 'tensorrt') throw new Error('expected a TensorRT blob');
     d.blob.metadata.io_bindings[0].dtype = 'complex32';
     const found = await trtFindings(spec);
     expect(found.map((f) => [f.code, f.severity])).toEqual([['TRT_BINDING_DTYPE_UNKNOWN', 'warning']]);
+  });
+
+  it('names-only bindings (as the real export writes them) are not compared, whatever the tensors hold', async () => {
+    const found = await trtFindings(trtSingle(), (p) => {
+      tensorOfArg(forward(p), 0).sizes = [3, 5, 7];
+      tensorOfArg(forward(p), 1).scalarType = ScalarType.HALF;
+    });
+    expect(found).toEqual([]);
+  });
+
+  it('a recorded dtype with no recorded shape checks the dtype only, and the reverse', async () => {
+    const dtypeOnly = trtSingle({ typedBindings: true });
+    const shapeOnly = trtSingle({ typedBindings: true });
+    for (const [spec, field] of [[dtypeOnly, 'shape'], [shapeOnly, 'dtype']] as const) {
+      const d = spec.methods[0].delegates[0];
+      if (d.blob.kind !== 'tensorrt') throw new Error('expected a TensorRT blob');
+      for (const b of d.blob.metadata.io_bindings) if (field === 'shape') b.shape = [];
+      else b.dtype = '';
+    }
+    const bad = (p: Program) => {
+      tensorOfArg(forward(p), 0).sizes = [1, 8];
+      tensorOfArg(forward(p), 1).scalarType = ScalarType.HALF;
+    };
+    expect((await trtFindings(dtypeOnly, bad)).map((d) => d.code)).toEqual(['TRT_ARG_DTYPE']);
+    expect((await trtFindings(shapeOnly, bad)).map((d) => d.code)).toEqual(['TRT_ARG_SHAPE']);
   });
 
   it('reads dtype strings with or without the torch. prefix', () => {
@@ -152,6 +177,16 @@ describe('TRT_DEVICE_MISMATCH', () => {
     expect(new Set(found.map((d) => d.code))).toEqual(new Set(['TRT_DEVICE_MISMATCH']));
   });
 
+  it('a cpu target_device with tensors on the GPU: every device claim disagrees', async () => {
+    const found = await trtFindings(trtSingle(), (p) => {
+      const spec = forward(p).delegates[0].compileSpecs.find((s) => s.key === 'target_device')!;
+      spec.value = new TextEncoder().encode('cpu');
+    });
+    const mismatches = found.filter((d) => d.code === 'TRT_DEVICE_MISMATCH');
+    expect(mismatches.length).toBeGreaterThanOrEqual(2);
+    expect(mismatches[0].message).toContain("target_device is cpu:0");
+  });
+
   it('host tensors are not a mismatch (a program without device planning)', async () => {
     const found = await trtFindings(trtSingle(), (p) => {
       const plan = forward(p);
@@ -178,12 +213,28 @@ describe('compile specs', () => {
     expect(f.location).toMatch(new RegExp(`^forward > delegate 0 \\(TensorRTBackend\\) > compile_specs\\[\\d\\] \\(${key}\\)$`));
   });
 
-  it('SPEC_DUPLICATE_KEY: a budget carried twice', async () => {
+  it('SPEC_BUDGET_DUPLICATE: a budget carried twice is an error (Torch-TensorRT refuses it at init)', async () => {
     const found = await trtFindings(multiEngine(3), (p) => {
       const d = forward(p).delegates[1];
       d.compileSpecs.push({ ...d.compileSpecs.find((s) => s.key === 'weight_streaming_budget')! });
     });
-    expect(found.map((d) => [d.code, d.delegate])).toContainEqual(['SPEC_DUPLICATE_KEY', 1]);
+    expect(found.map((d) => [d.code, d.delegate, d.severity])).toContainEqual(['SPEC_BUDGET_DUPLICATE', 1, 'error']);
+  });
+
+  it('SPEC_DUPLICATE_KEY and the spelling warnings reach the check as warnings, not errors', async () => {
+    const found = await trtFindings(trtSingle(), (p) => {
+      const d = forward(p).delegates[0];
+      d.compileSpecs = [
+        { key: 'target_device', value: new TextEncoder().encode(' CUDA:0') },
+        { key: 'target_device', value: new TextEncoder().encode('cuda:0') },
+        { key: 'weight_streaming_budget', value: new TextEncoder().encode('-0') },
+      ];
+    });
+    expect(found.map((d) => [d.code, d.severity]).sort()).toEqual([
+      ['SPEC_BUDGET_FORM', 'warning'],
+      ['SPEC_DUPLICATE_KEY', 'warning'],
+      ['SPEC_TARGET_DEVICE_FORM', 'warning'],
+    ]);
   });
 
   it("leaves another backend's specs alone (CudaBackend has its own target_device)", async () => {

@@ -49,7 +49,7 @@ describe('trtx check', () => {
   it('exits 0 on a clean program and says so', async () => {
     const r = await runCli(['check', clean]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`${clean}: no problems found\n0 errors, 0 warnings\n`);
+    expect(r.stdout).toBe(`${clean}: no problems found (runtime rules: zero-copy-trt, et-module)\n0 errors, 0 warnings\n`);
   });
 
   it('exits 0 with warnings, 1 with them under --strict', async () => {
@@ -67,7 +67,7 @@ describe('trtx check', () => {
     const r = await runCli(['check', broken]);
     expect(r.code).toBe(1);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe(`${broken}: checked`);
+    expect(lines[0]).toBe(`${broken}: checked (runtime rules: zero-copy-trt, et-module)`);
     expect(lines.slice(1)).toEqual([
       'method forward',
       '  error STRUCT_VALUE_INDEX  forward > outputs[0]',
@@ -145,5 +145,40 @@ describe('trtx check', () => {
     }
     expect(code).toBe(1);
     expect(JSON.parse(stdout).summary.errors).toBe(2);
+  });
+});
+
+describe('trtx check with several files', () => {
+  it('checks each in turn, summarises, and exits with the worst code', async () => {
+    const passing = await runCli(['check', clean, warned]);
+    expect(passing.code).toBe(0);
+    expect(passing.stdout).toMatch(/^2 files: 2 passed, 0 failed; 0 errors, 1 warning in all$/m);
+
+    const failing = await runCli(['check', clean, broken, warned]);
+    expect(failing.code).toBe(1);
+    // Each file's own block, in the order given, then the summary naming the failure.
+    const blocks = [clean, broken, warned].map((f) => failing.stdout.indexOf(`${f}: `));
+    expect(blocks.every((at, i) => at >= 0 && (i === 0 || at > blocks[i - 1])), failing.stdout).toBe(true);
+    expect(failing.stdout).toMatch(/^3 files: 2 passed, 1 failed; 2 errors, 1 warning in all$/m);
+    expect(failing.stdout).toContain(`  failed       ${broken}`);
+
+    const unreadable = await runCli(['check', broken, join(dir, 'nope.pte'), clean]);
+    expect(unreadable.code).toBe(2);
+    expect(unreadable.stdout).toContain(`${join(dir, 'nope.pte')}: not checked: INPUT_UNREADABLE`);
+    expect(unreadable.stdout).toMatch(/^3 files: 1 passed, 1 failed, 1 not checked; 2 errors, 0 warnings in all$/m);
+
+    expect((await runCli(['check', clean, warned, '--strict'])).code).toBe(1);
+  });
+
+  it('--json: one document with a report or a refusal per file', async () => {
+    const r = await runCli(['check', clean, broken, join(dir, 'nope.pte'), '--json']);
+    expect(r.code).toBe(2);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.schema).toBe('trtx.check-files/1');
+    expect(doc.ok).toBe(false);
+    expect(doc.summary).toMatchObject({ files: 3, passed: 1, failed: 1, unreadable: 1, errors: 2 });
+    expect(doc.files.map((f: { file: string }) => f.file)).toEqual([clean, broken, join(dir, 'nope.pte')]);
+    expect(doc.files[1].schema).toBe('trtx.check/1');
+    expect(doc.files[2].error.code).toBe('INPUT_UNREADABLE');
   });
 });

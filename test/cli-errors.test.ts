@@ -1,10 +1,10 @@
 // One behaviour across the commands: a missing file, a directory or a file
-// that is not a .pte prints one line on stderr and exits 2 (export, whose
-// import check runs first, an `error:` line and at most one `hint:`); every
+// that is not a .pte prints one line on stderr and exits 2 (export an
+// `error:` line and at most one `hint:`, before any Python runs); every
 // command's --help exits 0 with examples; human output carries no ANSI
 // escape off a terminal or with NO_COLOR, whatever the terminal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { writeFixture } from '../fixtures/builder.js';
@@ -44,10 +44,20 @@ async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Pr
   }
 }
 
+const empty = join(dir, 'empty.pte');
+const text = join(dir, 'notes.pte');
+const short = join(dir, 'short.pte');
+writeFileSync(empty, '');
+writeFileSync(text, 'a text file, not a program\n');
+writeFileSync(short, 'hi\n');
+
 const BAD_INPUTS: [string, () => string][] = [
   ['a missing file', () => join(dir, 'missing.pte')],
   ['a directory', () => dir],
   ['a file that is not a .pte', () => join(REPO, 'package.json')],
+  ['an empty file', () => empty],
+  ['a text file', () => text],
+  ['a text file shorter than a header', () => short],
 ];
 
 function expectOneLine(r: CliResult): void {
@@ -74,6 +84,24 @@ describe.each(BAD_INPUTS)('%s: one line on stderr, exit 2', (_what, input) => {
   it('diff, as the second file', async () => expectOneLine(await runCli(['diff', good, input()])));
 });
 
+describe('an empty file and a text file', () => {
+  it.each(['inspect', 'check'])('%s: the same exit code and the same error, PTE_NOT_A_PROGRAM', async (cmd) => {
+    const results = await Promise.all([empty, text, short].map((f) => runCli([cmd, f])));
+    for (const r of results) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/^error: PTE_NOT_A_PROGRAM: /);
+    }
+  });
+
+  it('a program cut inside its first 8 bytes is still a truncated program (exit 1)', async () => {
+    const cut = join(dir, 'cut.pte');
+    writeFileSync(cut, Buffer.from([0x18, 0, 0, 0, 0x45, 0x54]));
+    const r = await runCli(['inspect', cut]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/^error: PTE_TRUNCATED: /);
+  });
+});
+
 describe('export: a missing, directory or non-model file exits 2 with an error line and at most a hint', () => {
   function expectErrorAndHint(r: CliResult): void {
     expect(r.code, r.stderr).toBe(2);
@@ -84,25 +112,32 @@ describe('export: a missing, directory or non-model file exits 2 with an error l
     expect(r.stdout).toBe('');
   }
 
-  it('with a Python that lacks torch (the import check refuses first)', async () => {
+  // The model file is looked at before Python: a wrong path reads as a wrong
+  // path, whatever the interpreter has installed, and no Python is started.
+  it('with a Python that lacks torch: the missing model is named, not the packages', async () => {
     const out = join(dir, 'exported.pte');
-    expectErrorAndHint(await runCli(['export', join(dir, 'missing.pt2'), '-o', out, '--python', 'python3']));
+    const r = await runCli(['export', join(dir, 'missing.pt2'), '-o', out, '--python', 'python3']);
+    expectErrorAndHint(r);
+    expect(r.stderr).toMatch(/^error: INPUT_UNREADABLE: .*missing\.pt2: no such file/);
+    expect(r.stderr).not.toMatch(/install/);
     expect(existsSync(out)).toBe(false);
   });
 
-  it.each(BAD_INPUTS)('with the double interpreter: %s', async (_what, input) => {
+  it.each(BAD_INPUTS)('with the double interpreter: %s, refused before Python starts', async (_what, input) => {
     const out = join(dir, 'exported.pte');
-    const r = await withEnv({ TRTX_DOUBLE_PROGRAM: good, TRTX_DOUBLE_CALLS: join(dir, 'calls.jsonl') }, () =>
+    const calls = join(dir, 'calls.jsonl');
+    const r = await withEnv({ TRTX_DOUBLE_PROGRAM: good, TRTX_DOUBLE_CALLS: calls }, () =>
       runCli(['export', input().replace(/\.pte$/, '.pt2'), '-o', out, '--python', DOUBLE_PYTHON]),
     );
     expectErrorAndHint(r);
-    expect(r.stderr).toMatch(/^error: BRIDGE_MODEL_/);
+    expect(r.stderr).toMatch(/^error: (INPUT_UNREADABLE|EXPORT_MODEL_FORMAT): /);
+    expect(existsSync(calls)).toBe(false);
     expect(existsSync(out)).toBe(false);
   });
 });
 
 describe('--help', () => {
-  it.each(['inspect', 'check', 'rewrite', 'verify', 'diff', 'export', 'demo'])('%s exits 0 and shows examples', async (cmd) => {
+  it.each(['inspect', 'check', 'rewrite', 'verify', 'diff', 'export', 'demo', 'fixtures'])('%s exits 0 and shows examples', async (cmd) => {
     const r = await runCli([cmd, '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Examples:');

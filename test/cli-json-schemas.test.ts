@@ -22,7 +22,7 @@ type Doc = Record<string, any>;
 type Schema = Record<string, unknown>;
 
 const schema = (name: string) => JSON.parse(readFileSync(join(REPO, 'schemas', `${name}.schema.json`), 'utf8')) as Schema;
-const SCHEMAS = Object.fromEntries(['inspect', 'check', 'rewrite', 'verify', 'diff', 'demo', 'export', 'env', 'error'].map((n) => [n, schema(n)]));
+const SCHEMAS = Object.fromEntries(['inspect', 'check', 'rewrite', 'verify', 'diff', 'demo', 'export', 'fixtures', 'env', 'error'].map((n) => [n, schema(n)]));
 
 const dir = mkdtempSync(join(tmpdir(), 'trtx-json-schemas-'));
 const staged = join(dir, 'kv-decode-staged.pte');
@@ -76,9 +76,10 @@ beforeAll(async () => {
   docs.rewriteBudget = await json(['rewrite', engines, '-o', join(dir, 'budget.pte'), '--budget', '8GiB', '--json']);
   docs.rewriteZeroCopy = await json(['rewrite', staged, '-o', join(dir, 'rewritten-zero-copy.pte'), '--zero-copy-kv', '--json']);
   docs.diff = await json(['diff', staged, zeroCopy, '--json']);
+  docs.fixtures = await json(['fixtures', join(dir, 'fixtures'), '--json']);
   docs.env = await json(['env', '--json']);
   await withEnv({ TRTX_RUNNER_BIN: runner }, async () => {
-    docs.verify = await json(['verify', staged, '--zero-copy-kv', '--json']);
+    docs.verify = await json(['verify', staged, '--zero-copy-kv', '--init-device-buffers', '--json']);
     docs.demo = await json(['demo', '--out', join(dir, 'demo'), '--json']);
   });
 
@@ -102,6 +103,7 @@ describe('--json documents validate against their schemas', () => {
     ['diff', 'diff'],
     ['demo', 'demo'],
     ['export', 'export'],
+    ['fixtures', 'fixtures'],
     ['env', 'env'],
   ])('%s against %s.schema.json', (doc, name) => {
     expect(validate(SCHEMAS[name], docs[doc])).toEqual([]);
@@ -119,6 +121,8 @@ describe('--json documents validate against their schemas', () => {
     expect(docs.demo.verify.assertions.length).toBeGreaterThan(0);
     expect(docs.export.passes.map((p: Doc) => p.pass)).toEqual(['budget', 'zero-copy-kv']);
     expect(docs.export.diagnostics.length).toBeGreaterThan(0);
+    expect(docs.demo.check.diagnostics.length).toBeGreaterThan(0);
+    expect(docs.fixtures.files.map((f: Doc) => f.sound)).toContain(false);
   });
 
   it('demo.schema.json repeats verify.schema.json exactly (the validator has no cross-file $ref)', () => {
@@ -167,11 +171,15 @@ describe('the schemas refuse damaged documents', () => {
 
   it('verify', () => {
     expectRefused(SCHEMAS.verify, docs.verify, {
-      schema: (d) => (d.schema = 'trtx.verify/2'),
+      schema: (d) => (d.schema = 'trtx.verify/1'),
       device: (d) => (d.device.kind = 'gpu'),
       'one step': (d) => (d.steps = 1),
       mode: (d) => (d.mode = 'zero-copy-vs-staged'),
-      'no runs': (d) => (d.runs = []),
+      'check without refused': (d) => delete d.check.refused,
+      'unknown runtime': (d) => (d.runtime.memory = 'malloc'),
+      'arena fill not poison': (d) => (d.options.arena_fill = 'zero'),
+      'memory pool mode': (d) => (d.memory.pool.mode = 'tepid'),
+      'run without init_device_buffers': (d) => delete d.runs[0].init_device_buffers,
       'run variant': (d) => (d.runs[0].variant = 'twin'),
       'runner error code': (d) => (d.runs[0].errors = [{ code: '1bad', location: '', message: '' }]),
       'effective budget as a number': (d) => (d.budgets[0].effective = 2097152),
@@ -192,6 +200,7 @@ describe('the schemas refuse damaged documents', () => {
       'staging lacks d2h': (d) => delete d.staging.before.d2h,
       'budget as a number': (d) => (d.budgets[0].bytes = 8589934592),
       'check line': (d) => (d.check.line = 'clean'),
+      'check diagnostic without its message': (d) => delete d.check.diagnostics[0].message,
       'verify ok': (d) => (d.verify.ok = 'yes'),
       'verify device': (d) => (d.verify.device.index = -1),
       'verify extra': (d) => (d.verify.extra = 1),
@@ -211,6 +220,16 @@ describe('the schemas refuse damaged documents', () => {
       'unknown pass': (d) => (d.passes[0].pass = 'quantize'),
       'diagnostic severity': (d) => (d.diagnostics[0].severity = 'fatal'),
       extra: (d) => (d.extra = 1),
+    });
+  });
+
+  it('fixtures', () => {
+    expectRefused(SCHEMAS.fixtures, docs.fixtures, {
+      schema: (d) => (d.schema = 'trtx.fixtures/2'),
+      'no files': (d) => (d.files = []),
+      'a path, not a name': (d) => (d.files[0].file = 'dir/kv.pte'),
+      'size as text': (d) => (d.files[0].bytes = '14 KiB'),
+      extra: (d) => (d.files[0].extra = 1),
     });
   });
 
@@ -238,6 +257,8 @@ describe('a failing --json run prints the error document', () => {
     ['diff', () => ['diff', staged, missing, '--json']],
     // --out names a file: the demo cannot make its folder.
     ['demo', () => ['demo', '--out', staged, '--json']],
+    // DIR names a file.
+    ['fixtures', () => ['fixtures', staged, '--json']],
   ])('%s', async (name, args) => {
     const doc = await withEnv({ TRTX_RUNNER_BIN: runner }, () => json(args(), 2));
     expect(validate(SCHEMAS.error, doc)).toEqual([]);
@@ -246,7 +267,8 @@ describe('a failing --json run prints the error document', () => {
 
   it('export', async () => {
     const doc = await json(['export', join(dir, 'missing.pt2'), '-o', join(dir, 'never.pte'), '--python', DOUBLE_PYTHON, '--json'], 2);
-    expect(doc.error.code).toBe('BRIDGE_MODEL_NOT_FOUND');
+    // Refused by trtx before Python starts (src/export/model-file.ts).
+    expect(doc.error.code).toBe('INPUT_UNREADABLE');
     expect(validate(SCHEMAS.error, doc)).toEqual([]);
     expect(validate(SCHEMAS.export, doc)).toEqual([]);
   });

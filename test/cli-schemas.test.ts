@@ -61,6 +61,21 @@ describe('check.schema.json', () => {
     expect(validate(CHECK, doc)).toEqual([]);
   });
 
+  it('holds the several-files document, and refuses it damaged', async () => {
+    const arity = files.find((f) => f.endsWith('broken-arity.pte'))!;
+    const { code, doc } = await json(['check', files[0], arity, join(dir, 'missing.pte'), '--json']);
+    expect(code).toBe(2);
+    expect(validate(CHECK, doc)).toEqual([]);
+    const many = doc as { files: Record<string, unknown>[]; summary: Record<string, unknown> } & Record<string, unknown>;
+    const damaged = [
+      { ...many, schema: 'trtx.check/1' },
+      { ...many, files: [many.files[0]] },
+      { ...many, files: [...many.files.slice(0, 2), { ...many.files[2], ok: true }] },
+      { ...many, summary: { ...many.summary, line: '3 files checked' } },
+    ].map((d) => JSON.parse(JSON.stringify(d)));
+    for (const d of damaged) expect(validate(CHECK, d).length, JSON.stringify(d).slice(0, 80)).toBeGreaterThan(0);
+  });
+
   it('refuses damaged reports', async () => {
     const { doc } = await json(['check', files.find((f) => f.endsWith('broken-arity.pte'))!, '--json']);
     const report = doc as { diagnostics: Record<string, unknown>[]; summary: Record<string, unknown> } & Record<string, unknown>;

@@ -39,6 +39,9 @@ describe('weight_streaming_budget', () => {
     ['9223372036854775807', (1n << 63n) - 1n],
     ['0008', 8n],
     ['00000000000000000000000000001', 1n],
+    // std::from_chars into int64 reads a minus sign; the value is not negative.
+    ['-0', 0n],
+    ['-000', 0n],
   ])('decodes %j', (text, want) => {
     expect(decodeBudget(enc.encode(text))).toBe(want);
   });
@@ -49,7 +52,8 @@ describe('weight_streaming_budget', () => {
     ['2^64', '18446744073709551616'],
     ['twenty digits', '99999999999999999999'],
     ['minus', '-1'],
-    ['minus zero', '-0'],
+    ['minus alone', '-'],
+    ['minus minus zero', '--0'],
     ['plus', '+8'],
     ['leading space', ' 8'],
     ['trailing space', '8 '],
@@ -89,18 +93,44 @@ describe('weight_streaming_budget', () => {
 });
 
 describe('target_device', () => {
-  it('decodes cuda:N', () => {
-    expect(decodeTargetDevice(enc.encode('cuda:0'))).toBe(0);
-    expect(decodeTargetDevice(enc.encode('cuda:7'))).toBe(7);
-    expect(decodeTargetDevice(enc.encode('cuda:2147483647'))).toBe(2147483647);
+  // ExecuTorch's _parse_device_spec_value (exir/passes/propagate_device_pass.py):
+  // strip, lower-case, split at the first ':', int() the rest; cpu or cuda.
+  it.each([
+    ['cuda:0', 'cuda', 0, true],
+    ['cuda:7', 'cuda', 7, true],
+    ['cuda:127', 'cuda', 127, true],
+    ['cuda', 'cuda', 0, false],
+    ['CUDA:0', 'cuda', 0, false],
+    [' cuda:0', 'cuda', 0, false],
+    ['cuda:0\n', 'cuda', 0, false],
+    ['cuda: 1', 'cuda', 1, false],
+    ['cuda:+1', 'cuda', 1, false],
+    ['cuda:01', 'cuda', 1, false],
+    ['cuda:1_0', 'cuda', 10, false],
+    ['cuda:-0', 'cuda', 0, false],
+    ['cpu', 'cpu', 0, false],
+    ['cpu:0', 'cpu', 0, true],
+  ] as const)('reads %j as ExecuTorch does', (text, type, index, canonical) => {
+    expect(decodeTargetDevice(enc.encode(text))).toEqual({ type, index, canonical });
   });
 
-  it.each(['', 'cuda', 'cuda:', 'cuda:-1', 'cuda:+1', 'cuda:01', 'cuda: 1', 'cuda:1 ', 'CUDA:0', 'cpu:0', 'cuda:0\0', 'cuda:2147483648', 'cuda:1.0', 'cuda:99999999999999999'])(
-    'refuses %j',
-    (text) => {
-      expect(thrown(() => decodeTargetDevice(enc.encode(text))).code).toBe('SPEC_TARGET_DEVICE_INVALID');
-    },
-  );
+  it.each([
+    ['empty', ''],
+    ['no index after the colon', 'cuda:'],
+    ['unknown type', 'gpu0'],
+    ['space before the colon', 'cuda :0'],
+    ['two colons', 'cuda:0:1'],
+    ['fraction', 'cuda:1.0'],
+    ['underscore first', 'cuda:_1'],
+    ['double underscore', 'cuda:1__0'],
+    ['trailing NUL', 'cuda:0\0'],
+    ['negative index (ExecuTorch takes it; the device allocator fails at load)', 'cuda:-1'],
+    ['past a signed byte (program.fbs device_index)', 'cuda:128'],
+    ['huge', 'cuda:99999999999999999'],
+    ['non-ASCII digit (ExecuTorch takes it; trtx does not)', 'cuda:\u0661'],
+  ])('refuses %s', (_what, text) => {
+    expect(thrown(() => decodeTargetDevice(enc.encode(text))).code).toBe('SPEC_TARGET_DEVICE_INVALID');
+  });
 
   it('refuses a huge value without building a string from it', () => {
     expect(thrown(() => decodeTargetDevice(new Uint8Array(1 << 20).fill(0x31))).code).toBe('SPEC_TARGET_DEVICE_INVALID');
@@ -108,8 +138,8 @@ describe('target_device', () => {
 
   it('encodes and round-trips', () => {
     expect(dec.decode(encodeTargetDevice(3))).toBe('cuda:3');
-    expect(decodeTargetDevice(encodeTargetDevice(12))).toBe(12);
-    for (const bad of [-1, 1.5, 2 ** 31, NaN]) expect(thrown(() => encodeTargetDevice(bad)).code).toBe('SPEC_TARGET_DEVICE_INVALID');
+    expect(decodeTargetDevice(encodeTargetDevice(12))).toEqual({ type: 'cuda', index: 12, canonical: true });
+    for (const bad of [-1, 1.5, 128, NaN]) expect(thrown(() => encodeTargetDevice(bad)).code).toBe('SPEC_TARGET_DEVICE_INVALID');
   });
 });
 
@@ -159,7 +189,7 @@ describe('decodeCompileSpecs', () => {
       spec(null, 'x'),
     ]);
     expect(r.diagnostics).toEqual([]);
-    expect(r.specs).toEqual({ targetDevice: 1, weightStreamingBudget: 1073741824n, zeroCopyKv: ['k_out'] });
+    expect(r.specs).toEqual({ targetDevice: 1, target: { type: 'cuda', index: 1, canonical: true }, weightStreamingBudget: 1073741824n, zeroCopyKv: ['k_out'] });
   });
 
   it('an absent budget is automatic: no value and no diagnostic', () => {
@@ -184,25 +214,53 @@ describe('decodeCompileSpecs', () => {
     expect(r.diagnostics[0].hint.length).toBeGreaterThan(0);
   });
 
-  it('a repeated key is an error naming the repeat, and the key gets no typed value', () => {
+  it('a repeated budget is an error naming the repeat (Torch-TensorRT refuses it at init), and the budget gets no typed value', () => {
     const r = decodeCompileSpecs([
       spec(SPEC_WEIGHT_STREAMING_BUDGET, '1'),
       spec(SPEC_TARGET_DEVICE, 'cuda:0'),
       spec(SPEC_WEIGHT_STREAMING_BUDGET, '2'),
     ]);
-    expect(r.diagnostics.map((d) => [d.code, d.location])).toEqual([['SPEC_DUPLICATE_KEY', 'compile_specs[2] (weight_streaming_budget)']]);
+    expect(r.diagnostics.map((d) => [d.severity, d.code, d.location])).toEqual([['error', 'SPEC_BUDGET_DUPLICATE', 'compile_specs[2] (weight_streaming_budget)']]);
     expect(r.diagnostics[0].message).toContain('compile_specs[0]');
     expect(r.specs.weightStreamingBudget).toBeUndefined();
     expect(r.specs.targetDevice).toBe(0);
   });
 
-  it('a repeated key trtx does not own is also an error; null keys are ignored', () => {
-    const r = decodeCompileSpecs([spec('x', 'a'), spec(null, ''), spec(null, ''), spec('x', 'a')]);
-    expect(r.diagnostics.map((d) => d.code)).toEqual(['SPEC_DUPLICATE_KEY']);
+  it('any other repeated key is a warning and the first entry wins, as in ExecuTorch; null keys are ignored', () => {
+    const r = decodeCompileSpecs([spec('x', 'a'), spec(null, ''), spec(SPEC_TARGET_DEVICE, 'cuda:1'), spec(null, ''), spec('x', 'b'), spec(SPEC_TARGET_DEVICE, 'cuda:0')]);
+    expect(r.diagnostics.map((d) => [d.severity, d.code, d.location])).toEqual([
+      ['warning', 'SPEC_DUPLICATE_KEY', 'compile_specs[4] (x)'],
+      ['warning', 'SPEC_DUPLICATE_KEY', 'compile_specs[5] (target_device)'],
+    ]);
+    expect(r.specs.targetDevice).toBe(1);
+  });
+
+  it('zero_copy_kv repeated: the same value is a warning, another value an error with no typed value', () => {
+    const same = decodeCompileSpecs([spec(SPEC_ZERO_COPY_KV, '["o"]'), spec(SPEC_ZERO_COPY_KV, '["o"]')]);
+    expect(same.diagnostics.map((d) => [d.severity, d.code])).toEqual([['warning', 'SPEC_DUPLICATE_KEY']]);
+    expect(same.specs.zeroCopyKv).toEqual(['o']);
+    const other = decodeCompileSpecs([spec(SPEC_ZERO_COPY_KV, '["o"]'), spec(SPEC_ZERO_COPY_KV, '["p"]')]);
+    expect(other.diagnostics.map((d) => [d.severity, d.code])).toEqual([['error', 'SPEC_ZERO_COPY_KV_INVALID']]);
+    expect(other.specs.zeroCopyKv).toBeUndefined();
+  });
+
+  it('unusual spellings upstream reads correctly are warnings, with the value read', () => {
+    const r = decodeCompileSpecs([spec(SPEC_TARGET_DEVICE, ' CUDA:0'), spec(SPEC_WEIGHT_STREAMING_BUDGET, '-0')]);
+    expect(r.diagnostics.map((d) => [d.severity, d.code])).toEqual([
+      ['warning', 'SPEC_TARGET_DEVICE_FORM'],
+      ['warning', 'SPEC_BUDGET_FORM'],
+    ]);
+    expect(r.specs.targetDevice).toBe(0);
+    expect(r.specs.weightStreamingBudget).toBe(0n);
+    const cpu = decodeCompileSpecs([spec(SPEC_TARGET_DEVICE, 'cpu')]);
+    expect(cpu.diagnostics.map((d) => [d.severity, d.code])).toEqual([['warning', 'SPEC_TARGET_DEVICE_FORM']]);
+    expect(cpu.specs.targetDevice).toBeUndefined();
+    expect(cpu.specs.target).toEqual({ type: 'cpu', index: 0, canonical: false });
   });
 
   it('reports each bad spec', () => {
     const r = decodeCompileSpecs([spec(SPEC_TARGET_DEVICE, 'gpu0'), spec(SPEC_WEIGHT_STREAMING_BUDGET, '-1'), spec(SPEC_ZERO_COPY_KV, '[]')]);
+    expect(r.diagnostics.every((d) => d.severity === 'error')).toBe(true);
     expect(r.diagnostics.map((d) => [d.code, d.location])).toEqual([
       ['SPEC_TARGET_DEVICE_INVALID', 'compile_specs[0] (target_device)'],
       ['SPEC_BUDGET_INVALID', 'compile_specs[1] (weight_streaming_budget)'],

@@ -294,9 +294,9 @@ describe('rewrites that change one thing', () => {
     const b = await catalogue('kv-decode-staged.pte');
     const r = await diffFiles(a, b);
     expect(r.methods.map((m) => [m.name, m.change])).toEqual([['prefill', 'added']]);
-    // prefill's engine is a segment of its own.
-    expect(r.segments.count).toEqual({ before: 1, after: 2 });
-    expect(r.segments.sizes).toEqual([{ index: 1, before: null, after: expect.any(Number) }]);
+    // prefill's engine is a segment of its own (after the constant segment and decode's engine).
+    expect(r.segments.count).toEqual({ before: 2, after: 3 });
+    expect(r.segments.sizes).toEqual([{ index: 2, before: null, after: expect.any(Number) }]);
     expect((await diffFiles(b, a)).methods.map((m) => [m.name, m.change])).toEqual([['prefill', 'removed']]);
     expect((await diffFiles(a, b, 'decode')).equivalent).toBe(true);
     await expect(diffFiles(a, b, 'nope')).rejects.toMatchObject({ code: 'DIFF_METHOD_UNKNOWN', kind: 'usage' });
@@ -345,7 +345,7 @@ describe('rewrites that change one thing', () => {
     await writeFixture(b, kvDecoder({ mode: 'staged', cacheInitialState: true }));
     const r = await diffFiles(a, b);
     expect(r.program).toEqual([{ field: 'mutable_data_segments', before: 0, after: 1 }]);
-    expect(r.segments.count).toEqual({ before: 2, after: 3 });
+    expect(r.segments.count).toEqual({ before: 3, after: 4 });
   });
 
   it('a changed blob shows its metadata field', async () => {

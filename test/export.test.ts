@@ -2,9 +2,8 @@
 // torch, Torch-TensorRT or ExecuTorch here): the bridge exports, TypeScript
 // finishes (budget, zero-copy, checks) and writes OUT atomically.
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../fixtures/builder.js';
 import { kvDecoder } from '../fixtures/catalogue.js';
 import { exportModel } from '../src/export/export.js';
@@ -13,6 +12,7 @@ import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { runChecks } from '../src/checks/run.js';
 import { DOUBLES_DIR, REPO, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
 async function setup() {
   const ws = workspace();
@@ -27,6 +27,7 @@ describe('trtx export', () => {
     const { ws, env, out } = await setup();
     const summary = await exportModel({ model: ws.file('model.pt2'), output: out, budget: 8n << 30n, zeroCopyKv: true, bridgeEnv: env });
     expect(summary.output).toBe(out);
+    expect(summary.bridge.zero_copy_kv_path).toBe('torch_tensorrt');
     await withPte(out, async (pte) => {
       const trt = pte.program.executionPlan.flatMap((p) => p.delegates.filter((d) => d.id === 'TensorRTBackend'));
       expect(trt.length).toBeGreaterThan(0);
@@ -39,6 +40,33 @@ describe('trtx export', () => {
       expect(s.errors).toBe(0);
     });
     expect(readdirSync(ws.dir).filter((f) => f.includes('.bridge-'))).toEqual([]);
+  });
+
+  it('exports staged and un-stages in TypeScript when Torch-TensorRT has no zero-copy export, and says which path ran', { timeout: 60_000 }, async () => {
+    const { ws, env, out } = await setup();
+    try {
+      const summary = await exportModel({ model: ws.file('model.pt2'), output: out, zeroCopyKv: true, bridgeEnv: { ...env, TRTX_DOUBLE_FEATURES: 'no_zero_copy' } });
+      expect(summary.bridge).toMatchObject({ zero_copy_kv: true, zero_copy_kv_path: 'trtx' });
+      expect(summary.warnings.some((w) => w.startsWith('ZERO_COPY_STAGED: '))).toBe(true);
+      const zc = summary.passes.find((p) => p.pass === 'zero-copy-kv')!;
+      expect(zc.changed).toBe(true);
+      await withPte(out, async (pte) => {
+        const { summary: s } = await runChecks(pte, { requireZeroCopyKv: true });
+        expect(s.errors).toBe(0);
+      });
+      // The command line names the path too.
+      const prev = { ...process.env };
+      Object.assign(process.env, { TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS, TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM, TRTX_DOUBLE_FEATURES: 'no_zero_copy' });
+      try {
+        const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--zero-copy-kv', '--python', join(REPO, 'test', 'doubles', 'python-with-doubles')]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toContain('zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
+      } finally {
+        process.env = prev;
+      }
+    } finally {
+      rmSync(ws.dir, { recursive: true, force: true });
+    }
   });
 
   it('leaves no output and no temporary file when the bridge dies', { timeout: 60_000 }, async () => {
@@ -78,8 +106,9 @@ describe('trtx export', () => {
   });
 
   it('says what to install when the Python lacks the packages, exit 2', { timeout: 60_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trtx-export-'));
-    const r = await runCli(['export', join(dir, 'm.pt2'), '-o', join(dir, 'o.pte'), '--python', 'python3']);
+    const ws = workspace();
+    const dir = tempDir('export');
+    const r = await runCli(['export', ws.file('model.pt2'), '-o', join(dir, 'o.pte'), '--python', 'python3']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/BRIDGE_/);
     expect(r.stderr).toMatch(/install/i);
@@ -87,7 +116,8 @@ describe('trtx export', () => {
   });
 
   it('refuses a missing interpreter, exit 2', async () => {
-    const r = await runCli(['export', 'm.pt2', '-o', '/tmp/never.pte', '--python', '/nonexistent/python']);
+    const ws = workspace();
+    const r = await runCli(['export', ws.file('model.pt2'), '-o', join(ws.dir, 'never.pte'), '--python', '/nonexistent/python']);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')[0]).toMatch(/^error: BRIDGE_PYTHON_NOT_FOUND/);
   });

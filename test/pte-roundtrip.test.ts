@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { openPte, withPte } from '../src/pte/open.js';
 import { writeFromSource } from '../src/pte/copy.js';
 import { programToFlatcJson } from '../src/pte/flatc-json.js';
 import { corpusPath, corpusPrograms } from './helpers/corpus.js';
 import { flatcDecode } from './helpers/flatc.js';
+import { tempDir } from './helpers/temp.js';
 
-const out = mkdtempSync(join(tmpdir(), 'trtx-roundtrip-'));
+const out = tempDir('roundtrip');
 
 describe.each(corpusPrograms())('round trip %s', (name) => {
   const target = join(out, `${name}.pte`);

@@ -1,13 +1,13 @@
 // The writer's promise: the target is replaced by a complete file or not at
 // all, and no temporary file is left behind.
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { openPte } from '../src/pte/open.js';
 import { writePte } from '../src/pte/write.js';
 import { TrtxError } from '../src/util/errors.js';
 import { corpusPath } from './helpers/corpus.js';
+import { tempDir } from './helpers/temp.js';
 
 async function program() {
   const pte = await openPte(corpusPath('add-segment'));
@@ -17,7 +17,7 @@ async function program() {
 
 describe('atomic write', () => {
   it('leaves the target untouched when a segment source is short', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trtx-write-'));
+    const dir = tempDir('write');
     const target = join(dir, 'out.pte');
     writeFileSync(target, 'previous contents');
     const src = join(dir, 'short.bin');
@@ -29,7 +29,7 @@ describe('atomic write', () => {
   });
 
   it('leaves the target untouched when interrupted', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trtx-write-'));
+    const dir = tempDir('write');
     const target = join(dir, 'out.pte');
     writeFileSync(target, 'previous contents');
     const src = join(dir, 'big.bin');
@@ -49,7 +49,7 @@ describe('atomic write', () => {
   });
 
   it('writes a new file that reads back, with segments at the asked alignment', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trtx-write-'));
+    const dir = tempDir('write');
     const target = join(dir, 'out.pte');
     const pte = await program();
     const bytes = new Uint8Array([1, 2, 3, 4]);
@@ -65,7 +65,7 @@ describe('kernel-copy fast path', () => {
   it('gives the same bytes as streaming, padding zeroed even when the source had garbage there', async () => {
     const { openSync, writeSync, closeSync } = await import('node:fs');
     const { writeFromSource } = await import('../src/pte/copy.js');
-    const dir = mkdtempSync(join(tmpdir(), 'trtx-write-'));
+    const dir = tempDir('write');
     const pte = await program();
     const a = new Uint8Array(5000).fill(7);
     const b = new Uint8Array(3000).fill(9);

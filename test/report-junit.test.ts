@@ -47,15 +47,19 @@ function report(steps: { out: string; k: string }[]): RunnerReport {
 
 function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "staged".pte'): VerifyResult {
   return {
-    schema: 'trtx.verify/1',
+    schema: 'trtx.verify/2',
     file,
     device: { kind: 'cpu' } as VerifyResult['device'],
     steps: 3,
     methods: ['decode'],
     mode: 'staged-vs-zero-copy',
     caches: ['layers.0.attn.k_cache'],
-    runs: [{ variant: 'staged', caller_stream: false, fresh_state: false, exit_code: 0, ok: true, errors: [], staging: [{ method: 'decode', h2d_bytes: 1064, d2h_bytes: 1088 }] }],
+    runtime: { delegate: 'zero-copy-trt', memory: 'et-module' },
+    options: { init_device_buffers: true, arena_fill: 'poison', shared_scratch: false, cold_pool: false },
+    check: { refused: false, summary: { errors: 0, warnings: 0, infos: 0, line: '0 errors, 0 warnings' }, diagnostics: [] },
+    runs: [{ variant: 'staged', caller_stream: false, fresh_state: false, init_device_buffers: true, exit_code: 0, ok: true, errors: [], staging: [{ method: 'decode', h2d_bytes: 1064, d2h_bytes: 1088 }] }],
     budgets: [],
+    memory: null,
     assertions,
     ok: assertions.every((a) => a.ok),
   };
@@ -94,6 +98,23 @@ describe('verify --format junit', () => {
     expect(suite.properties.property.find((p: any) => p.name === 'mode').value).toBe('staged-vs-zero-copy');
   });
 
+  it('a program the check refused is one failed case naming the check\'s errors', async () => {
+    const refused = result([]);
+    refused.check = {
+      refused: true,
+      summary: { errors: 1, warnings: 0, infos: 0, line: '1 error, 0 warnings' },
+      diagnostics: [{ file: 'program', severity: 'error', code: 'RT_DEVICE_INITIAL_STATE', method: 'decode', delegate: null, location: 'decode > buffer k', message: 'initial state in a device arena', hint: '' }],
+    };
+    refused.device = null;
+    const xml = toJunit(refused, CTX);
+    await expectValid(xml);
+    const suite = parse(xml).testsuites.testsuite;
+    expect(suite.tests).toBe('1');
+    expect(suite.failures).toBe('1');
+    expect(suite.testcase[0].name).toBe('the program passes trtx check (runtime rules zero-copy-trt, et-module)');
+    expect(suite.testcase[0].failure[0].message).toContain('RT_DEVICE_INITIAL_STATE: decode > buffer k');
+  });
+
   it('control characters from a program (a NUL in a name) keep the document well-formed', async () => {
     const xml = toJunit(result([{ name: 'run \u0000 completes', ok: false, detail: 'binding "x\u0001y" <bad>' }]), CTX);
     await expectValid(xml);
@@ -107,8 +128,9 @@ describe('verify --format junit', () => {
     const before = process.env.TRTX_RUNNER_BIN;
     process.env.TRTX_RUNNER_BIN = runner;
     try {
-      const r = await runCli(['verify', file, '--zero-copy-kv', '--steps', '3', '--caller-stream', 'off', '--format', 'junit']);
-      const json = JSON.parse((await runCli(['verify', file, '--zero-copy-kv', '--steps', '3', '--caller-stream', 'off', '--json'])).stdout) as VerifyResult;
+      const args = ['verify', file, '--zero-copy-kv', '--init-device-buffers', '--steps', '3', '--caller-stream', 'off'];
+      const r = await runCli([...args, '--format', 'junit']);
+      const json = JSON.parse((await runCli([...args, '--json'])).stdout) as VerifyResult;
       expect(r.code).toBe(0);
       await expectValid(r.stdout);
       const suite = parse(r.stdout).testsuites.testsuite;

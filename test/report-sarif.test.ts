@@ -79,7 +79,7 @@ describe('check --format sarif', () => {
   it('a binding-level finding is located method > delegate > binding', async () => {
     const { log } = await sarifOf(join(dir, 'broken-swapped-caches.pte'));
     const run = log.runs[0];
-    const r = run.results[0];
+    const r = run.results.find((x: { ruleId: string }) => x.ruleId === 'ZC_SWAPPED_CACHE');
     const leaf = run.logicalLocations[r.locations[0].logicalLocations[0].index];
     expect(leaf).toMatchObject({ name: 'binding b_layers_0_attn_k_cache', kind: 'parameter' });
     const del = run.logicalLocations[leaf.parentIndex];

@@ -3,15 +3,17 @@
 // concurrent callers. A tiny stand-in CMake project keeps those cases fast;
 // one case builds the real runner from native-runner/.
 import { afterAll, describe, expect, it } from 'vitest';
-import { cpSync, mkdtempSync, rmSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { defaultCacheRoot, defaultSourceDir, ensureRunner, sourceHash, type RunnerProgress } from '../src/runner/build.js';
+import { decideCuda, defaultCacheRoot, defaultSourceDir, ensureRunner, sourceHash, type RunnerProgress } from '../src/runner/build.js';
 import { isTrtxError } from '../src/util/errors.js';
 import { BUILD_TIMEOUT_MS, TEST_RUNNER_CACHE } from './helpers/runner.js';
 
 const work = mkdtempSync(join(tmpdir(), 'trtx-runner-build-'));
+/** The stand-in projects do not link ExecuTorch; any SDK path will do. */
+const sdk = { root: join(work, 'no-sdk'), version: '0.0.0' };
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** A CMake project whose trtx-runner prints `greeting`. */
@@ -49,6 +51,30 @@ describe('sourceHash', () => {
   });
 });
 
+describe('the CUDA half', () => {
+  const probe = (gpu: boolean, nvcc: boolean) => ({ gpuVisible: async () => gpu, nvccFound: async () => nvcc });
+  it('is built when a GPU is visible, never merely because nvcc exists', async () => {
+    expect((await decideCuda('auto', probe(false, true))).cuda).toBe(false);
+    expect((await decideCuda('auto', probe(true, true))).cuda).toBe(true);
+    expect(await decideCuda('auto', probe(true, false))).toMatchObject({ cuda: false, note: expect.stringMatching(/nvcc is not/) });
+  });
+  it('is built when asked (TRTX_RUNNER_CUDA=on), and asking without nvcc is an error', async () => {
+    expect((await decideCuda('on', probe(false, true))).cuda).toBe(true);
+    await expect(decideCuda('on', probe(true, false))).rejects.toMatchObject({ code: 'RUNNER_TOOLCHAIN' });
+    expect((await decideCuda('off', probe(true, true))).cuda).toBe(false);
+  });
+  it('builds against the SDK it is given: another SDK path or version is another build', { timeout: BUILD_TIMEOUT_MS }, async () => {
+    const src = standIn(join(work, 'sdk-hash'), 'x');
+    const cache = join(work, 'cache-sdk');
+    const build = (root: string, version: string) => ensureRunner({ sourceDir: src, cacheDir: cache, binary: null, cuda: 'off', sdk: { root, version } });
+    const a = await build('/sdk/a', '1.5.1');
+    expect(JSON.parse(readFileSync(join(a.dir!, 'build.json'), 'utf8')).flags).toContain('-DCMAKE_PREFIX_PATH=/sdk/a');
+    expect((await build('/sdk/a', '1.5.1')).built).toBe(false);
+    expect((await build('/sdk/b', '1.5.1')).hash).not.toBe(a.hash);
+    expect((await build('/sdk/a', '1.5.2')).hash).not.toBe(a.hash);
+  });
+});
+
 describe('the cache folder', () => {
   it('is $TRTX_CACHE_DIR, else ~/.cache/trtx', () => {
     expect(defaultCacheRoot({ TRTX_CACHE_DIR: '/x/y' })).toBe('/x/y');
@@ -61,19 +87,24 @@ describe('ensureRunner', () => {
     const src = standIn(join(work, 'project'), 'first');
     const cache = join(work, 'cache');
     const events: RunnerProgress[] = [];
-    const a = await ensureRunner({ sourceDir: src, cacheDir: cache, binary: null, onProgress: (p) => events.push(p) });
+    const a = await ensureRunner({ sourceDir: src, cacheDir: cache, binary: null, sdk, cuda: 'off', onProgress: (p) => events.push(p) });
     expect(a.built).toBe(true);
-    expect(events.map((e) => e.phase)).toEqual(['configure', 'build', 'ready']);
+    expect([...new Set(events.map((e) => e.phase))]).toEqual(['configure', 'build', 'ready']);
+    // Compiling reports CMake's percent, rising to 100.
+    const percents = events.filter((e) => e.phase === 'build').map((e) => (e as { percent?: number }).percent ?? -1);
+    expect(percents[0]).toBe(0);
+    expect(percents[percents.length - 1]).toBe(100);
+    expect([...percents].sort((x, y) => x - y)).toEqual(percents);
     expect(a.dir).toBe(join(cache, `runner-${a.hash}`));
     expect((await execa(a.path)).stdout).toBe('first');
 
     const again: RunnerProgress[] = [];
-    const b = await ensureRunner({ sourceDir: src, cacheDir: cache, binary: null, onProgress: (p) => again.push(p) });
+    const b = await ensureRunner({ sourceDir: src, cacheDir: cache, binary: null, sdk, cuda: 'off', onProgress: (p) => again.push(p) });
     expect(b).toMatchObject({ path: a.path, built: false });
     expect(again.map((e) => e.phase)).toEqual(['cached']);
 
     writeFileSync(join(src, 'src', 'main.cpp'), '#include <cstdio>\nint main() { std::puts("second"); return 0; }\n');
-    const c = await ensureRunner({ sourceDir: src, cacheDir: cache, binary: null });
+    const c = await ensureRunner({ sourceDir: src, cacheDir: cache, binary: null, sdk, cuda: 'off' });
     expect(c.built).toBe(true);
     expect(c.path).not.toBe(a.path);
     expect((await execa(c.path)).stdout).toBe('second');
@@ -85,8 +116,8 @@ describe('ensureRunner', () => {
     const src = standIn(join(work, 'concurrent'), 'shared');
     const cache = join(work, 'cache-concurrent');
     const [x, y] = await Promise.all([
-      ensureRunner({ sourceDir: src, cacheDir: cache, binary: null }),
-      ensureRunner({ sourceDir: src, cacheDir: cache, binary: null }),
+      ensureRunner({ sourceDir: src, cacheDir: cache, binary: null, sdk, cuda: 'off' }),
+      ensureRunner({ sourceDir: src, cacheDir: cache, binary: null, sdk, cuda: 'off' }),
     ]);
     expect(x.path).toBe(y.path);
     expect([x.built, y.built].sort()).toEqual([false, true]);
@@ -95,7 +126,7 @@ describe('ensureRunner', () => {
   it('reports a build failure with the compiler output', { timeout: BUILD_TIMEOUT_MS }, async () => {
     const src = standIn(join(work, 'broken'), 'x');
     writeFileSync(join(src, 'src', 'main.cpp'), 'int main() { return undeclared_name; }\n');
-    const err = await ensureRunner({ sourceDir: src, cacheDir: join(work, 'cache-broken'), binary: null }).catch((e) => e);
+    const err = await ensureRunner({ sourceDir: src, cacheDir: join(work, 'cache-broken'), binary: null, sdk, cuda: 'off' }).catch((e) => e);
     expect(isTrtxError(err) && err.code).toBe('RUNNER_BUILD_FAILED');
     expect((err as Error).message).toContain('undeclared_name');
   });
@@ -115,7 +146,7 @@ describe('ensureRunner', () => {
     const second = await ensureRunner(opts);
     expect(second).toMatchObject({ path: first.path, built: false });
     const version = await execa(first.path, ['--version']);
-    expect(version.stdout).toMatch(/^trtx-runner \d+\.\d+\.\d+$/);
+    expect(version.stdout).toMatch(/^trtx-runner \d+\.\d+\.\d+ \(ExecuTorch 1\.5\.\d+[^)]*\)$/);
     const usage = await execa(first.path, ['run'], { reject: false });
     expect(usage.exitCode).toBe(2);
   });

@@ -52,6 +52,10 @@ beforeAll(async () => {
     ['missing file', join(dir, 'missing.pte'), { runner }],
     ['corpus add', corpusPath('add'), { runner, steps: 2 }],
     ['corpus unknown operator', corpusPath('keyword-spotting-cortex-m'), { runner }],
+    ['initialised device buffers, no poison', zeroCopy, { runner, steps: 2, initDeviceBuffers: true, arenaFill: 'none', methods: ['decode'] }],
+    ['stock runtime refusal', zeroCopy, { runner, trtRuntime: 'stock', methods: ['decode'] }],
+    ['shared arenas refused', staged, { runner, shareArenas: true }],
+    ['cannot run here', staged, { runner, device: 'cuda' }],
   ];
   for (const [name, path, o] of runs) reports.set(name, (await runRunner(path, { device: 'cpu', ...o })).report);
 }, BUILD_TIMEOUT_MS);
@@ -59,7 +63,7 @@ beforeAll(async () => {
 type Doc = Record<string, any>;
 const damages: [string, (r: Doc) => void][] = [
   ['schema id missing', (r) => delete r.schema],
-  ['other schema version', (r) => (r.schema = 'trtx.runner-report/2')],
+  ['other schema version', (r) => (r.schema = 'trtx.runner-report/1')],
   ['unknown top-level field', (r) => (r.extra = 1)],
   ['exit code out of range', (r) => (r.exit_code = 4)],
   ['unknown device kind', (r) => (r.device.kind = 'tpu')],
@@ -81,6 +85,16 @@ const damages: [string, (r: Doc) => void][] = [
   ['error code not an identifier', (r) => r.errors.push({ code: '1 bad', location: '', message: '' })],
   ['error without a location', (r) => r.errors.push({ code: 'InvalidProgram', message: 'x' })],
   ['memory section missing', (r) => delete r.memory],
+  ['device arenas missing', (r) => delete r.memory.device_arenas],
+  ['unknown arena fill', (r) => (r.memory.device_arenas.fill = 'zero')],
+  ['unknown device allocator', (r) => (r.memory.device_arenas.allocator = 'managed')],
+  ['allocation time as a string', (r) => (r.memory.device_arenas.allocate_call_us.median = '1.0')],
+  ['arena_fill option missing', (r) => delete r.options.arena_fill],
+  ['unknown trt runtime', (r) => (r.options.trt_runtime = 'pr-4667')],
+  ['executorch version missing', (r) => delete r.runner.executorch],
+  ['initialised buffer count missing', (r) => delete r.methods[0].initialised_buffers],
+  ['a value index on an output (version 1)', (r) => (r.methods[0].steps[0].outputs[0].value = 3)],
+  ['unknown output kind', (r) => (r.methods[0].steps[0].outputs[0].kind = 'tensorlist')],
   ['cold_pool option missing', (r) => delete r.options.cold_pool],
   ['step time missing', (r) => delete r.methods[0].steps[0].step_us],
   ['negative step time', (r) => (r.methods[0].steps[0].step_us = -1)],
@@ -140,7 +154,7 @@ const damages: [string, (r: Doc) => void][] = [
 
 describe('runner-report.schema.json and the zod schema', () => {
   it('both accept every real report', () => {
-    expect(reports.size).toBe(11);
+    expect(reports.size).toBe(15);
     const exitCodes = new Set<number>();
     for (const [name, report] of reports) {
       expect(validate(SCHEMA, report), name).toEqual([]);

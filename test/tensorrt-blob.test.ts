@@ -161,9 +161,19 @@ const LOCATIONS: Record<string, string> = {
   alias_input_repeated: 'aliased_io[1]',
   alias_kind_unknown: 'aliased_io[0]',
   alias_kind_uppercase: 'aliased_io[0]',
-  alias_kind_empty: 'aliased_io[0]',
+  alias_kind_bogus_case: 'aliased_io[0]',
   alias_in_tr01: 'aliased_io',
   alias_in_tr01_written_form: 'aliased_io',
+  escaped_name_non_ascii: 'binding "caché"',
+  escaped_name_control: 'binding "a\\nb"',
+  escaped_key: 'binding x',
+  escaped_alias_side: 'aliased_io[0]',
+  key_order_aliases_before_bindings: 'metadata.aliased_io',
+  key_order_device_id_before_bindings: 'metadata.device_id',
+  upstream_misread_alias_named_device_id: 'metadata',
+  upstream_misread_key_text_as_value: 'binding x',
+  json_device_id_exponent: 'metadata.device_id',
+  json_binding_shape_float_literal: 'metadata.io_bindings[0].shape[0]',
 };
 
 describe('shared blob vectors', () => {
@@ -217,9 +227,10 @@ describe('writeBlob', () => {
   it('writes the documented layout: header fields, reserved 0x01, compact JSON in key order, zero padding, 16-aligned engine', () => {
     const blob = writeBlob({ metadata: PLAIN_METADATA, engine: SAMPLE_ENGINE });
     const dv = new DataView(blob.buffer);
+    // Names only, as the real export writes them (backend.py preprocess).
     const json =
-      '{"io_bindings":[{"name":"x","dtype":"float32","shape":[1,8],"is_input":true},' +
-      '{"name":"y","dtype":"float32","shape":[1,8],"is_input":false}],"aliased_io":[],' +
+      '{"io_bindings":[{"name":"x","dtype":"","shape":[],"is_input":true},' +
+      '{"name":"y","dtype":"","shape":[],"is_input":false}],"aliased_io":[],' +
       '"hardware_compatible":false,"device_id":0,"serialized_metadata":"","target_platform":"linux_x86_64"}';
     expect(dec.decode(blob.subarray(0, 4))).toBe('TR01');
     expect(dv.getUint32(4, true)).toBe(32);
@@ -442,7 +453,9 @@ function parseSafely(blob: Uint8Array, size?: number | bigint): ParsedBlob | str
   return p;
 }
 
-const name = fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }).filter((s) => !s.includes('\0'));
+const name = fc
+  .oneof(fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 12 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }))
+  .filter((s) => !s.includes('\0'));
 const binding = (n: string, is_input: boolean) =>
   fc.record({
     name: fc.constant(n),
@@ -474,9 +487,22 @@ const validMetadata: fc.Arbitrary<BlobMetadata> = fc
   });
 
 describe('properties', () => {
-  it('write -> parse returns the metadata, and write(parse(blob)) gives the same bytes', () => {
+  it('write -> parse returns the metadata, and write(parse(blob)) gives the same bytes; escaped names are refused by both', () => {
     fc.assert(
       fc.property(validMetadata, fc.uint8Array({ maxLength: 40 }), (meta, engine) => {
+        // Python's json.dumps escapes every name character outside printable
+        // ASCII, and Torch-TensorRT's C++ parser does not decode escapes.
+        const escaped = meta.io_bindings.some((b) => !/^[\x20-\x7e]*$/.test(b.name));
+        const magic = meta.aliased_io.length > 0 ? 'TR02' : 'TR01';
+        const written = outcome(() => writeBlob({ metadata: meta, engine })).code;
+        // The writer and the reader refuse the same bytes with the same code.
+        expect(outcome(() => parseBlob(craftBlob({ magic, metadata: encodeBlobMetadata(meta), engine }))).code).toBe(written);
+        if (escaped) expect(written).toBe('TRT_NAME_ESCAPED');
+        // An ASCII name can still collide with a key upstream searches for (a binding named device_id in aliased_io).
+        if (written !== 'ok') {
+          expect(escaped || written === 'TRT_BLOB_UPSTREAM_MISREAD').toBe(true);
+          return;
+        }
         const blob = writeBlob({ metadata: meta, engine });
         const p = parseBlob(blob);
         expect(p.metadata).toEqual(meta);

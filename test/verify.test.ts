@@ -1,23 +1,23 @@
 // trtx verify end to end on the CPU runner: the staged KV decoder against its
 // derived zero-copy twin, and the refusals.
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder, trtSingle } from '../fixtures/catalogue.js';
+import { kvDecoder, multiEngine, trtSingle } from '../fixtures/catalogue.js';
 import { verifyProgram } from '../src/verify/verify.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-verify-'));
+const dir = tempDir('verify');
 
 describe('trtx verify', () => {
   it('proves a staged KV decoder and its zero-copy twin agree step by step', { timeout: BUILD_TIMEOUT_MS }, async () => {
     const file = join(dir, 'kv-staged.pte');
     await writeFixture(file, kvDecoder());
-    const r = await verifyProgram(file, { zeroCopyKv: true, steps: 4, runner: await testRunner() });
+    // As an application must: the zero-copy caches are initialised after load.
+    const r = await verifyProgram(file, { zeroCopyKv: true, steps: 4, initDeviceBuffers: true, runner: await testRunner() });
     expect(r.mode).toBe('staged-vs-zero-copy');
-    expect(r.device.kind).toBe('cpu');
+    expect(r.device?.kind).toBe('cpu');
     expect(r.caches.length).toBeGreaterThan(0);
     expect(r.assertions.filter((a) => !a.ok)).toEqual([]);
     const names = r.assertions.map((a) => a.name).join('\n');
@@ -28,6 +28,21 @@ describe('trtx verify', () => {
     const zc = r.runs.find((x) => x.variant === 'zero-copy')!.staging[0];
     expect(zc.h2d_bytes + zc.d2h_bytes).toBeLessThan(staged.h2d_bytes + staged.d2h_bytes);
     expect(r.ok).toBe(true);
+    // The check ran first and found only what the deployment must provide.
+    expect(r.check.refused).toBe(false);
+    expect(r.check.summary.errors).toBe(0);
+    expect(r.memory).toMatchObject({ pool: { mode: 'unavailable' }, scratch: { mode: 'private' }, device_arenas: { allocator: 'host', fill: 'poison' } });
+    expect(r.runs.every((x) => x.init_device_buffers)).toBe(true);
+  });
+
+  it('passes --shared-scratch and --cold-pool to every run and reports the memory section', { timeout: BUILD_TIMEOUT_MS }, async () => {
+    const file = join(dir, 'multi.pte');
+    await writeFixture(file, multiEngine(3));
+    const r = await verifyProgram(file, { steps: 2, callerStream: 'off', sharedScratch: true, coldPool: true, runner: await testRunner() });
+    expect(r.ok).toBe(true);
+    expect(r.options).toMatchObject({ shared_scratch: true, cold_pool: true, arena_fill: 'poison' });
+    expect(r.memory!.scratch).toMatchObject({ mode: 'shared', peak_buffers: 1 });
+    expect(r.memory!.pool.api_calls).toBe(0);
   });
 
   it('refuses --zero-copy-kv on a program with no aliased cache', { timeout: BUILD_TIMEOUT_MS }, async () => {

@@ -39,7 +39,10 @@ describe('trtx rewrite --zero-copy-kv', () => {
     expect(lines[lines.length - 1]).toMatch(new RegExp(`^wrote ${o} `));
     const check = await runCli(['check', o, '--zero-copy-kv', '--json']);
     expect(check.code).toBe(0);
-    expect(JSON.parse(check.stdout)).toMatchObject({ ok: true, zero_copy_kv: true, diagnostics: [] });
+    const report = JSON.parse(check.stdout);
+    expect(report).toMatchObject({ ok: true, zero_copy_kv: true });
+    // What a deployment must provide is named, as warnings: caches to initialise, the zero-copy runtime.
+    expect(report.diagnostics.map((d: { severity: string; code: string }) => `${d.severity} ${d.code}`).sort()).toEqual(['warning RT_DEVICE_STATE_UNINITIALIZED', 'warning RT_NEEDS_ZERO_COPY_TRT']);
     await withPte(o, (pte) => {
       const st = stagingBytes(pte.program.executionPlan[0]);
       expect(st.copies).toBe(5); // x, input_pos, conv_state in; logits, conv_state out
@@ -111,11 +114,18 @@ describe('trtx rewrite --zero-copy-kv', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('ZC_REWRITE_SHARED_METHODS');
     expect(refused.stderr).toContain('--share-cache');
+    // ExecuTorch's Module cannot share device arenas between methods: the
+    // rewrite is refused under its rules, and written for a runtime whose own
+    // memory manager hands both methods the same device arena.
+    const module = await runCli(['rewrite', input, '-o', out(), '--zero-copy-kv', '--share-cache']);
+    expect(module.code).toBe(1);
+    expect(module.stderr).toContain('RT_SHARED_DEVICE_ARENA');
     const o = out();
-    const ok = await runCli(['rewrite', input, '-o', o, '--zero-copy-kv', '--share-cache']);
+    const ok = await runCli(['rewrite', input, '-o', o, '--zero-copy-kv', '--share-cache', '--runtime', 'custom-memory']);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain('shared_kv_cache (layers.0.attn.k_cache, layers.0.attn.v_cache, layers.1.attn.k_cache, layers.1.attn.v_cache)');
-    expect((await runCli(['check', o, '--zero-copy-kv'])).code).toBe(0);
+    expect((await runCli(['check', o, '--zero-copy-kv', '--runtime', 'custom-memory'])).code).toBe(0);
+    expect((await runCli(['check', o, '--zero-copy-kv'])).code).toBe(1);
   });
 
   it('--share-cache alone is a usage error (exit 2)', async () => {

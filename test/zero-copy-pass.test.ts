@@ -12,6 +12,7 @@ import { memoryOffset, type ExecutionPlan } from '../src/pte/model.js';
 import { arenaDevice, tensorAt, tensorBytes, tensorName } from '../src/pte/tensor.js';
 import { applyZeroCopyKv, readTrtBlobs, ZERO_COPY_REWRITE_CODES, zeroCopyKvPass, type ZeroCopyOptions } from '../src/passes/zero-copy.js';
 import { packArena } from '../src/passes/zero-copy-edit.js';
+import { parseRuntimes } from '../src/checks/runtime-rules.js';
 import { writeBackOrder } from '../src/passes/writeback-order.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { sharedKvCacheOf } from '../src/tensorrt/shared-kv-cache.js';
@@ -148,7 +149,7 @@ describe('what the rewrite keeps', () => {
     expect(specs.get('kv')!.specs.map(([k]) => k)).toEqual(['target_device', 'zero_copy_kv']);
   });
 
-  it('keeps the caches\' initial state (data_buffer_idx) and the mutable data segment', async () => {
+  it('keeps the caches\' initial state (data_buffer_idx) and the mutable data segment, which check then refuses on the device', async () => {
     const spec = staged({ ...DECODE, cacheInitialState: true });
     const { pte } = source(spec);
     const before = pte.program.executionPlan[0].values.slice(0, 4).map((v) => (v.type === 'Tensor' ? v.tensor.dataBufferIdx : -1));
@@ -157,7 +158,9 @@ describe('what the rewrite keeps', () => {
     const after = r.pte.program.executionPlan[0].values.slice(0, 4).map((v) => (v.type === 'Tensor' ? v.tensor.dataBufferIdx : -1));
     expect(after).toEqual(before);
     expect(r.pte.program.mutableDataSegments).toEqual(pte.program.mutableDataSegments);
-    expect(await errorCodes(r.pte)).toEqual([]);
+    // ExecuTorch cannot load initial state into a device arena: the rewrite
+    // is refused by the check that follows it (trtx rewrite writes nothing).
+    expect(await errorCodes(r.pte)).toEqual(Array(4).fill('RT_DEVICE_INITIAL_STATE'));
   });
 
   it('creates a CUDA arena with its non_const_buffer_device entry when the method has none on the delegate device', async () => {
@@ -391,7 +394,9 @@ describe('--share-cache', () => {
       expect(v.deviceEntries).toEqual(['2:cuda:0', '3:cuda:0']);
       expect(v.delegates.get('kv')!.specs.find(([k]) => k === 'shared_kv_cache')![1]).toBe(JSON.stringify(cacheFqns(2)));
     }
-    expect(await errorCodes(r.pte)).toEqual([]);
+    // Module cannot share device arenas between methods; a memory manager of the application's own can.
+    expect(await errorCodes(r.pte)).toEqual(Array(4).fill('RT_SHARED_DEVICE_ARENA'));
+    expect(await errorCodes(r.pte, { runtime: parseRuntimes(['custom-memory']) })).toEqual([]);
   });
 
   it('is not needed, and records nothing, when nothing is shared', async () => {

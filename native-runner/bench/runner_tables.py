@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Tables for the runner-level benchmarks (issues 6 and 7) from trtx-runner
-reports, as written by native-runner/bench/runner_h200.sh:
+"""Tables for the runner-level benchmarks from trtx-runner reports (version 2:
+the runner on the ExecuTorch runtime), as written by
+native-runner/bench/runner_h200.sh:
 
   runner_tables.py REPORTS_DIR WARMUP > tables.md   (and REPORTS_DIR/summary.json)
 
@@ -125,8 +126,8 @@ def main():
 
     # Issue 7: 25 delegates, cold vs warm pool.
     out.append("### 25 delegates (multiEngine(25)): cold vs warm pool\n")
-    out.append("| scratch | methods | pass | warm median step us | cold median step us | cold / warm | warm p90 | cold p90 | pool at load (warm run) | pool api calls warm / cold | outputs identical |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|---|---|---|")
+    out.append("| scratch | methods | pass | warm median step us | cold median step us | cold / warm | warm p90 | cold p90 | pool at load (warm run) | pool api calls warm / cold | allocations | allocation call us warm / cold (median, registered allocator) | outputs identical |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|")
     summary["m25"] = []
     for scratch in ("private", "shared"):
         for state in ("persistent", "fresh"):
@@ -142,11 +143,17 @@ def main():
                 calls = "%s / %s" % (pool["api_calls"] if pool else "-", c["memory"]["pool"]["api_calls"] if c else "-")
                 same = "yes" if w and c and digests(w) == digests(c) else "NO"
                 st = "" if status(w) == "ok" and status(c) == "ok" else " (%s / %s)" % (status(w), status(c))
-                out.append("| %s | %s%s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %s | %s | %s |" % (
-                    scratch, state, st, p, med(tw), med(tc), ratio, pct(tw, 0.9), pct(tc, 0.9), at_load, calls, same))
+                aw = w["memory"]["device_arenas"] if w else None
+                ac = c["memory"]["device_arenas"] if c else None
+                alloc = "%s / %s" % ("%.2f" % aw["allocate_call_us"]["median"] if aw and aw["allocate_call_us"]["median"] is not None else "-",
+                                     "%.2f" % ac["allocate_call_us"]["median"] if ac and ac["allocate_call_us"]["median"] is not None else "-")
+                out.append("| %s | %s%s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %s | %s | %s | %s | %s |" % (
+                    scratch, state, st, p, med(tw), med(tc), ratio, pct(tw, 0.9), pct(tc, 0.9), at_load, calls,
+                    aw["allocations"] if aw else "-", alloc, same))
                 summary["m25"].append({"scratch": scratch, "state": state, "pass": p, "warm_median_us": med(tw),
                                        "cold_median_us": med(tc), "ratio": ratio, "warm_p90": pct(tw, 0.9), "cold_p90": pct(tc, 0.9),
                                        "pool_warm": pool, "pool_cold": c["memory"]["pool"] if c else None, "identical": same,
+                                       "arenas_warm": aw, "arenas_cold": ac,
                                        "n": len(tw)})
     out.append("")
     print("\n".join(out))

@@ -26,10 +26,13 @@ TEST(budget_accepts_decimal_bytes_below_2_63) {
   CHECK(*parse_budget_bytes("8589934592", "b") == 8589934592ull);
   CHECK(*parse_budget_bytes("9223372036854775807", "b") == 9223372036854775807ull);
   CHECK(*parse_budget_bytes("007", "b") == 7);
+  // std::from_chars reads a minus sign into int64; zero is not negative.
+  CHECK(parse_budget_bytes("-0", "b").ok() && *parse_budget_bytes("-0", "b") == 0);
+  CHECK(parse_budget_bytes("-000", "b").ok() && *parse_budget_bytes("-000", "b") == 0);
 }
 
 TEST(budget_refuses_everything_else) {
-  const std::string bad[] = {"", "-1", "+1", " 1", "1 ", "8GiB", "1e9", "0x10", "9223372036854775808",
+  const std::string bad[] = {"", "-1", "-", "--0", "+1", " 1", "1 ", "8GiB", "1e9", "0x10", "9223372036854775808",
                              "99999999999999999999999", std::string("12\0", 3), "1.5"};
   for (const auto& b : bad) CHECK_ERR(parse_budget_bytes(b, "b"), Error::CompileSpecInvalid);
 }
@@ -59,12 +62,15 @@ TEST(refuses_malformed_and_repeated_specs) {
       {{"weight_streaming_budget", "auto"}},
       {{"weight_streaming_budget", ""}},
       {{"weight_streaming_budget", "1"}, {"weight_streaming_budget", "1"}},
-      {{"target_device", "cuda"}},
       {{"target_device", "cuda:"}},
       {{"target_device", "cuda:-1"}},
       {{"target_device", "gpu:0"}},
+      {{"target_device", "cuda :0"}},
+      {{"target_device", "cuda:0:1"}},
+      {{"target_device", "cuda:1__0"}},
+      {{"target_device", "cuda:128"}},
       {{"target_device", "cuda:999"}},
-      {{"target_device", "cuda:0"}, {"target_device", "cuda:0"}},
+      {{"zero_copy_kv", R"(["a"])"}, {"zero_copy_kv", R"(["b"])"}},
       {{"zero_copy_kv", "k_out"}},
       {{"zero_copy_kv", "[]"}},
       {{"zero_copy_kv", "[1]"}},
@@ -72,6 +78,32 @@ TEST(refuses_malformed_and_repeated_specs) {
       {{"zero_copy_kv", R"([""])"}},
   };
   for (auto s : bad) CHECK_ERR(parse_trt_compile_specs(specs(s), "d"), Error::CompileSpecInvalid);
+}
+
+TEST(reads_target_device_as_executorch_does) {
+  // exir/passes/propagate_device_pass.py _parse_device_spec_value: strip,
+  // lower-case, int() the index; no index means 0.
+  const std::pair<std::string, int> good[] = {{"cuda", 0},     {"CUDA:0", 0},   {" cuda:0", 0}, {"cuda:0\n", 0},
+                                              {"cuda: 1", 1},  {"cuda:+1", 1},  {"cuda:01", 1}, {"cuda:1_0", 10},
+                                              {"cuda:-0", 0},  {"cuda:127", 127}};
+  for (const auto& g : good) {
+    std::vector<std::pair<std::string, std::string>> s = {{"target_device", g.first}};
+    auto r = parse_trt_compile_specs(specs(s), "d");
+    CHECK_OK(r);
+    if (r.ok()) CHECK(r->target_device.has_value() && *r->target_device == g.second);
+  }
+  std::vector<std::pair<std::string, std::string>> cpu = {{"target_device", "cpu"}};
+  auto r = parse_trt_compile_specs(specs(cpu), "d");
+  CHECK_OK(r);
+  if (r.ok()) CHECK(!r->target_device.has_value());
+}
+
+TEST(a_repeated_key_other_than_the_budget_keeps_the_first) {
+  std::vector<std::pair<std::string, std::string>> s = {
+      {"target_device", "cuda:1"}, {"target_device", "cuda:0"}, {"zero_copy_kv", R"(["o"])"}, {"zero_copy_kv", R"(["o"])"}};
+  auto r = parse_trt_compile_specs(specs(s), "d");
+  CHECK_OK(r);
+  if (r.ok()) CHECK(*r->target_device == 1 && r->zero_copy_kv->size() == 1);
 }
 
 TEST(budget_resolution_prefers_option_then_spec_then_automatic) {

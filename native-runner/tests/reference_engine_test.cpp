@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "support/check.h"
-#include "support/program_builder.h"
+#include "support/blob_builder.h"
 #include "trtx/engine/reference_engine.h"
 #include "trtx/runtime/device.h"
 #include "trtx/runtime/half.h"

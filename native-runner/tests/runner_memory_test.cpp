@@ -31,12 +31,10 @@ constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
 trtx::json::Value memory_report(const RunnerMemory& m) {
   JsonWriter w;
   w.begin_object();
-  m.write_report(w);
+  m.write_sections(w);
   w.end_object();
   auto parsed = trtx::json::parse(w.str());
-  if (!parsed.ok()) return trtx::json::Value();
-  const trtx::json::Value* mem = parsed->find("memory");
-  return mem == nullptr ? trtx::json::Value() : *mem;
+  return parsed.ok() ? parsed.get() : trtx::json::Value();
 }
 
 const trtx::json::Value& at(const trtx::json::Value& v, const char* key) {

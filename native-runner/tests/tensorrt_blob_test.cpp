@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "support/check.h"
-#include "support/program_builder.h"
+#include "support/blob_builder.h"
 #include "trtx/backend/tensorrt_blob.h"
 
 using trtx::Error;
@@ -226,12 +226,13 @@ TEST(refuses_each_malformed_alias) {
   CHECK_EQ(with(R"({"output":"cache_out","input":"cache"},{"output":"y","input":"cache"})"),
            Error::TRT_ALIAS_DUPLICATE_INPUT);
   CHECK_EQ(with(R"({"output":"cache_out","input":"cache","kind":"weights"})"), Error::TRT_ALIAS_KIND);
-  CHECK_EQ(with(R"({"output":"cache_out","input":"cache","kind":""})"), Error::TRT_ALIAS_KIND);
+  CHECK_EQ(with(R"({"output":"cache_out","input":"cache","kind":"User"})"), Error::TRT_ALIAS_KIND);
   // The kind is checked before the names resolve.
   CHECK_EQ(with(R"({"output":"nope","input":"cache","kind":"weights"})"), Error::TRT_ALIAS_KIND);
   CHECK_EQ(with(R"({"output":"cache_out","input":"cache","kind":"user"})"), Error::Ok);
-  // An absent kind reads as kv_cache_update, as upstream reads it.
+  // An absent or empty kind reads as kv_cache_update, as upstream reads it.
   CHECK_EQ(with(R"({"output":"cache_out","input":"cache"})"), Error::Ok);
+  CHECK_EQ(with(R"({"output":"cache_out","input":"cache","kind":""})"), Error::Ok);
 }
 
 TEST(refuses_aliasing_in_a_tr01_blob) {
@@ -267,6 +268,39 @@ TEST(no_single_byte_change_crashes_the_parser) {
     }
   }
   CHECK(true);
+}
+
+TEST(names_only_bindings_record_no_dtype_and_no_shape) {
+  // The real export writes dtype "" and shape [] (backend.py preprocess):
+  // neither is a recorded type, so nothing is compared against the tensors.
+  const std::string names_only = R"({"name":"x","dtype":"","shape":[],"is_input":true},{"name":"y","is_input":false})";
+  auto blob = make_trt_blob("TR01", md(names_only, ""), kEngine);
+  auto r = parse_trt_blob(blob.data(), blob.size(), "blob");
+  CHECK_OK(r);
+  if (!r.ok()) return;
+  for (const auto& b : r->bindings) CHECK(!b.has_dtype && !b.has_shape);
+  auto typed = make_trt_blob("TR01", md(R"({"name":"x","dtype":"float32","shape":[1,4],"is_input":true})", ""), kEngine);
+  auto t = parse_trt_blob(typed.data(), typed.size(), "blob");
+  CHECK_OK(t);
+  if (t.ok()) CHECK(t->bindings[0].has_dtype && t->bindings[0].has_shape);
+}
+
+TEST(refuses_what_torch_tensorrt_would_read_differently) {
+  // Escapes upstream does not decode, keys before io_bindings, key text as a value.
+  CHECK_EQ(code_of(make_trt_blob("TR01", md(R"({"name":"x\u00e9","is_input":true})", ""), kEngine)), Error::TRT_NAME_ESCAPED);
+  CHECK_EQ(code_of(make_trt_blob("TR01", md(R"({"name":"a\nb","is_input":true})", ""), kEngine)), Error::TRT_NAME_ESCAPED);
+  CHECK_EQ(code_of(make_trt_blob("TR01", md(R"({"name":"q\"\\\/","is_input":true})", ""), kEngine)), Error::Ok);
+  CHECK_EQ(code_of(make_trt_blob("TR01", R"({"device_id":2,"io_bindings":[{"name":"x","is_input":true}]})", kEngine)),
+           Error::TRT_BLOB_KEY_ORDER);
+  CHECK_EQ(code_of(make_trt_blob("TR01", R"({"device_id":0,"io_bindings":[{"name":"x","is_input":true}]})", kEngine)), Error::Ok);
+  CHECK_EQ(code_of(make_trt_blob("TR02",
+                                 R"({"aliased_io":[{"output":"cache_out","input":"cache"}],"io_bindings":[)" + kBindings + "]}",
+                                 kEngine)),
+           Error::TRT_BLOB_KEY_ORDER);
+  CHECK_EQ(code_of(make_trt_blob("TR01",
+                                 R"({"note":"io_bindings","z":[{"name":"z","is_input":true}],"io_bindings":[{"name":"x","is_input":true}]})",
+                                 kEngine)),
+           Error::TRT_BLOB_UPSTREAM_MISREAD);
 }
 
 int main() { return trtx::test::run_all(); }

@@ -79,7 +79,7 @@ def main() -> int:
             "INTERNAL",
             describe_exception(exc),
             "This is a bug in trtx's Python bridge or an unexpected library failure; "
-            "the traceback is on stderr (rerun with --verbose to see it).",
+            "the traceback is on stderr (rerun with --log-level debug to see it).",
         )
         return 1
 

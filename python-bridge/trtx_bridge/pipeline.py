@@ -25,6 +25,7 @@ from .channel import Channel
 from .deps import capabilities, import_required, versions
 from .errors import BridgeError, describe_exception
 from .mutation_order import apply_copyback_order, crossed_mutations, plan_copyback_order, resolve_lineage
+from .devices import export_device, on_device
 from .request import Request
 from .signature import describe_signature
 from .sources import MethodSource, load_sources
@@ -58,13 +59,18 @@ def run(request: Request, channel: Channel) -> Dict[str, Any]:
     _stage(channel, "check", "importing torch, torch_tensorrt, executorch")
     modules = import_required()
     caps = capabilities(modules)
-    if request.zero_copy_kv and not caps["zero_copy_kv"]:
-        raise BridgeError(
-            "ZERO_COPY_UNSUPPORTED",
-            "this torch_tensorrt has no zero_copy_kv export option or no zero_copy_backend_config",
-            "Install a torch-tensorrt with zero-copy KV (pytorch/TensorRT#4667), or export without --zero-copy-kv.",
-            stage="check",
-        )
+    # Which side un-stages the KV caches: Torch-TensorRT's own zero-copy export
+    # when this build has it (pytorch/TensorRT#4667), else a staged export that
+    # trtx's TypeScript pass rewrites afterwards. The result says which ran.
+    zero_copy_path = None
+    if request.zero_copy_kv:
+        zero_copy_path = "torch_tensorrt" if caps["zero_copy_kv"] else "trtx"
+        if zero_copy_path == "trtx":
+            channel.warning(
+                "this torch_tensorrt has no zero-copy KV export (pytorch/TensorRT#4667); "
+                "exporting staged, and trtx un-stages the caches when it finishes the program",
+                code="ZERO_COPY_STAGED",
+            )
 
     _stage(channel, "load", f"reading {os.path.basename(request.model)}")
     sources = load_sources(request.model, request.methods, request.allow_pickle)
@@ -75,16 +81,16 @@ def run(request: Request, channel: Channel) -> Dict[str, Any]:
     compiled = _compile(sources, programs, request, modules, channel)
 
     _stage(channel, "lower", "lowering to ExecuTorch with the TensorRT partitioner")
-    edge, budget_baked = _lower(sources, compiled, request, modules, caps, channel)
+    edge, budget_baked = _lower(sources, compiled, request, modules, caps, channel, zero_copy_path)
 
     _stage(channel, "order_mutations", "putting copy-back mutations first")
     reorder = _order_mutations(edge, channel)
 
     _stage(channel, "finalize", "to_executorch")
-    program = _finalize(edge, request, modules)
+    program = _finalize(edge, zero_copy_path, modules)
 
     _stage(channel, "verify", "checking the finalized program")
-    _verify(program, request, modules, caps, channel)
+    _verify(program, zero_copy_path, modules, caps, channel)
 
     _stage(channel, "write", f"writing {os.path.basename(request.output)}")
     written = _write(program, request.output)
@@ -106,6 +112,7 @@ def run(request: Request, channel: Channel) -> Dict[str, Any]:
         "program": written,
         "methods": methods,
         "zero_copy_kv": request.zero_copy_kv,
+        "zero_copy_kv_path": zero_copy_path,
         "weight_streaming": {
             "budget_bytes": None if request.budget_bytes is None else str(request.budget_bytes),
             "enabled_at_compile": request.budget_bytes is not None,
@@ -221,6 +228,7 @@ def _lower(
     modules: Dict[str, Any],
     caps: Dict[str, bool],
     channel: Channel,
+    zero_copy_path: Optional[str],
 ) -> Tuple[Any, bool]:
     export = modules["export"]
     kwargs: Dict[str, Any] = {}
@@ -235,7 +243,7 @@ def _lower(
                 "the engines are built for streaming and trtx sets the budget when it finishes the program",
                 code="BUDGET_NOT_BAKED",
             )
-    if request.zero_copy_kv:
+    if zero_copy_path == "torch_tensorrt":
         kwargs["zero_copy_kv"] = True
 
     single = len(sources) == 1 and sources[0].name == "forward"
@@ -256,12 +264,13 @@ def _lower(
             # Several methods (or one not named forward) go in as a mapping,
             # which export() accepts only as engine-bearing ExportedPrograms.
             to_program = modules["torch_tensorrt"].dynamo.export
+            device = export_device()
             mapping = {}
             for source in sources:
                 mapping[source.name] = to_program(
                     compiled[source.name],
-                    arg_inputs=source.example_inputs,
-                    kwarg_inputs=source.example_kwarg_inputs or None,
+                    arg_inputs=on_device(source.example_inputs, device, modules),
+                    kwarg_inputs=on_device(source.example_kwarg_inputs or None, device, modules),
                     dynamic_shapes=source.dynamic_shapes,
                     # The legacy exporter is what export() itself uses for a
                     # GraphModule (retrace=False): it declares the engine's
@@ -313,11 +322,11 @@ def _order_mutations(edge: Any, channel: Channel) -> Dict[str, Dict[str, Any]]:
     return out
 
 
-def _finalize(edge: Any, request: Request, modules: Dict[str, Any]) -> Any:
+def _finalize(edge: Any, zero_copy_path: Optional[str], modules: Dict[str, Any]) -> Any:
     from executorch.exir import ExecutorchBackendConfig
 
     config = ExecutorchBackendConfig()
-    if request.zero_copy_kv:
+    if zero_copy_path == "torch_tensorrt":
         # The second half of zero-copy: without it the engine writes a staging
         # copy that is thrown away and the cache never updates.
         config = modules["torch_tensorrt.executorch"].zero_copy_backend_config(config)
@@ -333,8 +342,10 @@ def _finalize(edge: Any, request: Request, modules: Dict[str, Any]) -> Any:
         ) from exc
 
 
-def _verify(program: Any, request: Request, modules: Dict[str, Any], caps: Dict[str, bool], channel: Channel) -> None:
-    if request.zero_copy_kv:
+def _verify(program: Any, zero_copy_path: Optional[str], modules: Dict[str, Any], caps: Dict[str, bool], channel: Channel) -> None:
+    # A staged export (zero_copy_path "trtx") is not zero-copy yet: trtx checks
+    # the program after its own rewrite.
+    if zero_copy_path == "torch_tensorrt":
         if caps["check_zero_copy_kv"]:
             try:
                 modules["torch_tensorrt.executorch"].check_zero_copy_kv(program)

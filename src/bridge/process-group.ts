@@ -4,7 +4,12 @@
 // would leave them running (and holding the GPU). Signalling the negative pid
 // reaches every member of the group.
 
+import { trackProcessGroup } from '../util/cleanup.js';
+
 const live = new Set<number>();
+// The command line's interrupt handler (src/util/cleanup.ts) kills them too,
+// before it removes the files they may be writing.
+const untrackers = new Map<number, () => void>();
 let exitHookInstalled = false;
 
 function isErrno(e: unknown, code: string): boolean {
@@ -38,6 +43,7 @@ function killAllOnExit(): void {
 /** Remembers a group so that it is killed if this process exits first. */
 export function trackGroup(pid: number): void {
   live.add(pid);
+  untrackers.set(pid, trackProcessGroup(pid));
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     // 'exit' handlers run synchronously; process.kill is synchronous.
@@ -47,4 +53,6 @@ export function trackGroup(pid: number): void {
 
 export function untrackGroup(pid: number): void {
   live.delete(pid);
+  untrackers.get(pid)?.();
+  untrackers.delete(pid);
 }

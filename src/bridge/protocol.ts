@@ -134,6 +134,8 @@ export const ExportResult = z.strictObject({
   }),
   methods: z.array(ExportedMethod).min(1),
   zero_copy_kv: z.boolean(),
+  /** Who un-stages the KV caches: Torch-TensorRT's zero-copy export, or trtx's rewrite of a staged export; null without zero-copy. */
+  zero_copy_kv_path: z.enum(['torch_tensorrt', 'trtx']).nullable(),
   weight_streaming: z.strictObject({
     budget_bytes: DecimalBytes.nullable(),
     enabled_at_compile: z.boolean(),

@@ -68,7 +68,6 @@ const USAGE_TYPES = new Set([
   'IMPORT_MISSING',
   'IMPORT_FAILED',
   'TORCH_TENSORRT_TOO_OLD',
-  'ZERO_COPY_UNSUPPORTED',
   'MODEL_NOT_FOUND',
   'MODEL_FORMAT',
   'PICKLE_REFUSED',
@@ -216,7 +215,7 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
     bridgeFailure(
       'BRIDGE_PROTOCOL',
       `the Python bridge wrote a line that is ${reason}: ${quoteLine(line)}`,
-      'Something in the Python environment writes to the bridge\u2019s stdout, or python-bridge does not match this trtx; run with --verbose to see the bridge log.',
+      'Something in the Python environment writes to the bridge\u2019s stdout, or python-bridge does not match this trtx; run with --log-level debug to see the bridge log.',
     );
 
   const handleLine = (line: string): void => {
@@ -282,7 +281,7 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
         bridgeFailure(
           'BRIDGE_TIMEOUT',
           `the Python bridge did not finish within ${opts.timeoutMs} ms and was stopped`,
-          'Raise --timeout (TensorRT builds of large models take many minutes), or run with --verbose to see where it stalls.',
+          'Raise --timeout (TensorRT builds of large models take many minutes), or run with --log-level debug to see where it stalls.',
         ),
       );
     }, opts.timeoutMs);
@@ -365,7 +364,7 @@ function diedHint(tail: TailBuffer): string {
   const lines = tail.lastLines(5);
   const shown = lines.length ? ` Last log lines: ${lines.map((l) => quoteLine(l)).join(' | ')}.` : '';
   return (
-    'A crash inside TensorRT or CUDA, or running out of host memory (the kernel\u2019s OOM killer sends SIGKILL), ends the bridge this way; run with --verbose for its full log.' +
+    'A crash inside TensorRT or CUDA, or running out of host memory (the kernel\u2019s OOM killer sends SIGKILL), ends the bridge this way; run with --log-level debug for its full log.' +
     shown
   );
 }

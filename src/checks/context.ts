@@ -7,6 +7,7 @@ import type { ParsedBlob } from '../tensorrt/blob.js';
 import { delegatesOf, isTensorRT, readDelegateBlob, type DelegateRef } from '../tensorrt/delegates.js';
 import { isTrtxError } from '../util/errors.js';
 import { diag, type Diagnostic } from './diagnostic.js';
+import type { RuntimeRules } from './runtime-rules.js';
 
 export interface TrtDelegate extends DelegateRef {
   blob: ParsedBlob;
@@ -23,6 +24,8 @@ export interface CheckContext {
 export interface CheckOptions {
   /** Require every KV cache to be zero-copy. */
   requireZeroCopyKv?: boolean;
+  /** Whose runtime rules apply (`--runtime`); default DEFAULT_RUNTIME. */
+  runtime?: RuntimeRules;
 }
 
 export type Check = (ctx: CheckContext) => Diagnostic[] | Promise<Diagnostic[]>;

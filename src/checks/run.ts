@@ -3,7 +3,8 @@
 // delegate (method-level first), then location.
 //
 // CHECKS is the list `trtx check` runs. A new family of checks is a `Check`
-// function appended here (the zero-copy KV rules go in after checkTensorRT).
+// function appended here (the zero-copy KV rules go in after checkTensorRT,
+// then what the program needs from the runtime that executes it).
 
 import type { PteFile } from '../pte/open.js';
 import { planName } from '../pte/tensor.js';
@@ -12,8 +13,9 @@ import { diag, type Diagnostic } from './diagnostic.js';
 import { checkProgramStructure, INDEX_CODES } from './structure.js';
 import { checkTensorRT } from './tensorrt.js';
 import { checkZeroCopy } from './zero-copy.js';
+import { checkRuntimeHazards } from './runtime-hazards.js';
 
-export const CHECKS: Check[] = [checkProgramStructure, checkTensorRT, checkZeroCopy];
+export const CHECKS: Check[] = [checkProgramStructure, checkTensorRT, checkZeroCopy, checkRuntimeHazards];
 
 export interface CheckSummary {
   errors: number;

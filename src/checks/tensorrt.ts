@@ -1,6 +1,7 @@
 // Checks of each TensorRT delegate against the program around it: its
 // compile specs, the arity of every DelegateCall against the blob's
-// io_bindings, each argument's dtype and shape against its binding, the
+// io_bindings, each argument's dtype and shape against its binding (when the
+// blob records them; the real export does not), the
 // devices of its tensors against `target_device`, and the budget total of a
 // program with several engines. Blob refusals themselves come from the codec
 // (context.ts records them); this file sees only blobs that parsed.
@@ -12,6 +13,7 @@ import { aliasedOutputs, bindingLabel, inputs, outputs, type IoBinding } from '.
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
 import { callsOf, delegatesOf, isTensorRT, type DelegateRef } from '../tensorrt/delegates.js';
 import { residentBudget, type EngineBudget } from '../tensorrt/resident.js';
+import { canonicalTargetDevice, type TargetDevice } from '../tensorrt/target-device.js';
 import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 
@@ -63,11 +65,11 @@ export function shapeAgrees(binding: readonly number[], sizes: readonly number[]
   return binding.length === sizes.length && binding.every((d, i) => d < 0 || d === sizes[i]);
 }
 
-function specChecks(ref: DelegateRef, out: Diagnostic[]): { targetDevice?: number; budget?: bigint } {
+function specChecks(ref: DelegateRef, out: Diagnostic[]): { target?: TargetDevice; budget?: bigint } {
   const { specs, diagnostics } = decodeCompileSpecs(ref.delegate.compileSpecs, { location: ref.location });
   const where = { method: planName(ref.plan, ref.planIndex), delegate: ref.delegateIndex };
-  for (const d of diagnostics) out.push(diag('error', d.code, d.location, d.message, d.hint, where));
-  return { targetDevice: specs.targetDevice, budget: specs.weightStreamingBudget };
+  for (const d of diagnostics) out.push(diag(d.severity, d.code, d.location, d.message, d.hint, where));
+  return { target: specs.target, budget: specs.weightStreamingBudget };
 }
 
 /** Devices a tensor claims: its tag and, when planned, its arena's. */
@@ -82,7 +84,7 @@ function claimedDevices(plan: ExecutionPlan, t: Tensor): { source: string; place
   return out;
 }
 
-function callChecks(d: TrtDelegate, targetDevice: number | undefined, out: Diagnostic[]): void {
+function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagnostic[]): void {
   const { plan } = d;
   const m = planName(plan, d.planIndex);
   const where = { method: m, delegate: d.delegateIndex };
@@ -115,8 +117,9 @@ function callChecks(d: TrtDelegate, targetDevice: number | undefined, out: Diagn
         return;
       }
       const t = value.tensor;
-      const noInfo = b.dtype === '' && b.shape.length === 0; // older blobs carry names only
-      if (!noInfo && b.dtype !== '') {
+      // The real export records names only (dtype "", shape []: backend.py
+      // preprocess), so each field is compared only when it was recorded.
+      if (b.dtype !== '') {
         const want = dtypeScalarType(b.dtype);
         if (want === null) {
           out.push(diag('warning', 'TRT_BINDING_DTYPE_UNKNOWN', at, `binding dtype ${JSON.stringify(b.dtype)} is not one trtx knows; ${arg} was not compared`, HINTS.TRT_BINDING_DTYPE_UNKNOWN, where));
@@ -124,14 +127,15 @@ function callChecks(d: TrtDelegate, targetDevice: number | undefined, out: Diagn
           out.push(diag('error', 'TRT_ARG_DTYPE', at, `${arg} is ${scalarTypeName(t.scalarType).toLowerCase()}; the binding is ${b.dtype}`, HINTS.TRT_ARG_DTYPE, where));
         }
       }
-      if (!noInfo && !shapeAgrees(b.shape, t.sizes)) {
+      if (b.shape.length > 0 && !shapeAgrees(b.shape, t.sizes)) {
         out.push(diag('error', 'TRT_ARG_SHAPE', at, `${arg} has shape [${t.sizes.join(', ')}]; the binding is [${b.shape.join(', ')}]`, HINTS.TRT_ARG_SHAPE, where));
       }
-      if (targetDevice !== undefined) {
+      if (target !== undefined) {
+        // A cpu target leaves every tensor on the host (PropagateDevicePass), so any device claim disagrees.
         for (const c of claimedDevices(plan, t)) {
-          if (c.place.index !== targetDevice) {
+          if (target.type === 'cpu' || c.place.index !== target.index) {
             out.push(
-              diag('error', 'TRT_DEVICE_MISMATCH', at, `${arg} is on ${deviceLabel(c.place)} (its ${c.source}); the delegate's target_device is cuda:${targetDevice}`, HINTS.TRT_DEVICE_MISMATCH, where),
+              diag('error', 'TRT_DEVICE_MISMATCH', at, `${arg} is on ${deviceLabel(c.place)} (its ${c.source}); the delegate's target_device is ${canonicalTargetDevice(target)}`, HINTS.TRT_DEVICE_MISMATCH, where),
             );
           }
         }
@@ -143,10 +147,10 @@ function callChecks(d: TrtDelegate, targetDevice: number | undefined, out: Diagn
 export function checkTensorRT(ctx: Pick<CheckContext, 'pte' | 'trt'>): Diagnostic[] {
   const out: Diagnostic[] = [];
   const budgets: EngineBudget[] = [];
-  const targets = new Map<string, number | undefined>();
+  const targets = new Map<string, TargetDevice | undefined>();
   for (const ref of delegatesOf(ctx.pte, isTensorRT)) {
-    const { targetDevice, budget } = specChecks(ref, out);
-    targets.set(`${ref.planIndex}/${ref.delegateIndex}`, targetDevice);
+    const { target, budget } = specChecks(ref, out);
+    targets.set(`${ref.planIndex}/${ref.delegateIndex}`, target);
     if (budget !== undefined) budgets.push({ method: planName(ref.plan, ref.planIndex), budget });
   }
   for (const d of ctx.trt) callChecks(d, targets.get(`${d.planIndex}/${d.delegateIndex}`), out);

@@ -1,10 +1,12 @@
-// trtx check FILE [--json | --format text|json|sarif|github] [--strict] [--zero-copy-kv]
+// trtx check FILE... [--json | --format text|json|sarif|github] [--strict] [--zero-copy-kv] [--runtime NAME ...]
 // Exit 0 clean (warnings allowed unless --strict), 1 on any error, 2 on usage
 // or unreadable input. A file that is not a sound container is an error
-// diagnostic like any other (exit 1), not a crash.
+// diagnostic like any other (exit 1), not a crash. Several files: see
+// check-files.ts.
 import { Option, type Command } from 'commander';
 import { runChecks, summarizeDiagnostics, type CheckResult } from '../checks/run.js';
 import { diag, type Diagnostic } from '../checks/diagnostic.js';
+import { parseRuntimes, describeRuntime, type RuntimeRules } from '../checks/runtime-rules.js';
 import type { Program } from '../pte/model.js';
 import { withPte } from '../pte/open.js';
 import { planName } from '../pte/tensor.js';
@@ -12,13 +14,15 @@ import { isTrtxError } from '../util/errors.js';
 import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
 import { toSarif } from '../report/sarif.js';
 import { toGithubAnnotations } from '../report/github.js';
+import { checkFiles } from './check-files.js';
 import { action } from './main.js';
 import { styler } from './style.js';
 
-interface CheckOptions extends GlobalOptions {
+export interface CheckOptions extends GlobalOptions {
   strict?: boolean;
   zeroCopyKv?: boolean;
   format?: CheckFormat;
+  runtime?: string[];
 }
 
 export const CHECK_FORMATS = ['text', 'json', 'sarif', 'github'] as const;
@@ -30,6 +34,8 @@ export interface CheckReport {
   ok: boolean;
   strict: boolean;
   zero_copy_kv: boolean;
+  /** Whose runtime rules applied (--runtime). */
+  runtime: RuntimeRules;
   summary: { errors: number; warnings: number; infos: number; line: string };
   diagnostics: Diagnostic[];
 }
@@ -74,7 +80,7 @@ export function renderDiagnostics(diagnostics: readonly Diagnostic[], program: P
 }
 
 /** Opens and checks; a container that does not parse becomes one error diagnostic. */
-export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean }): Promise<CheckResult & { program: Program | null }> {
+export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules }): Promise<CheckResult & { program: Program | null }> {
   try {
     return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program }));
   } catch (e) {
@@ -85,25 +91,50 @@ export async function checkFile(file: string, options: { requireZeroCopyKv?: boo
   }
 }
 
+export function reportOf(file: string, result: CheckResult, strict: boolean, zeroCopyKv: boolean, code: number, runtime: RuntimeRules): CheckReport {
+  return { schema: 'trtx.check/1', file, ok: code === EXIT_OK, strict, zero_copy_kv: zeroCopyKv, runtime, summary: result.summary, diagnostics: result.diagnostics };
+}
+
+export function renderFile(file: string, result: CheckResult & { program: Program | null }, strict: boolean, ctx: Pick<Ctx, 'color'>, runtime: RuntimeRules): string[] {
+  const s = styler(ctx);
+  const failedByStrict = strict && result.summary.errors === 0 && result.summary.warnings > 0;
+  return [
+    `${s('bold', file)}: ${result.diagnostics.length === 0 ? 'no problems found' : 'checked'} (runtime rules: ${describeRuntime(runtime)})`,
+    ...renderDiagnostics(result.diagnostics, result.program, ctx),
+    `${result.summary.line}${failedByStrict ? ' (--strict: warnings fail)' : ''}`,
+  ];
+}
+
 export function registerCheck(program: Command): void {
   program
     .command('check')
     .description('prove a .pte is sound before it reaches a device: structure, TensorRT blobs, compile specs, arity, devices')
-    .argument('<file>', 'the .pte program')
+    .argument('<files...>', 'the .pte program(s)')
     .option('--json', 'machine-readable output (schemas/check.schema.json); the same as --format json')
-    .addOption(new Option('--format <format>', 'text, json (schemas/check.schema.json), sarif (SARIF 2.1.0 for code scanning) or github (workflow-command annotations)').choices(CHECK_FORMATS))
+    .addOption(new Option('--format <format>', 'text, json (schemas/check.schema.json), sarif (SARIF 2.1.0 for code scanning; one file) or github (workflow-command annotations)').choices(CHECK_FORMATS))
     .option('--strict', 'warnings fail the check too (exit 1)')
     .option('--zero-copy-kv', 'require every KV cache to be zero-copy')
-    .addHelpText('after', '\nExit: 0 sound (warnings allowed unless --strict), 1 any error, 2 usage or unreadable input.\n\nExamples:\n  trtx check model.pte\n  trtx check model.pte --strict --json\n  trtx check model.pte --format sarif > trtx.sarif\n  trtx check model.pte --format github')
+    .option(
+      '--runtime <name...>',
+      'whose runtime rules apply: zero-copy-trt (default) or stock-trt for the TensorRT delegate, et-module (default) or custom-memory for memory',
+    )
+    .addHelpText(
+      'after',
+      '\nExit: 0 sound (warnings allowed unless --strict), 1 any error, 2 usage or unreadable input; with several files, the worst of them.\n\nExamples:\n  trtx check model.pte\n  trtx check model.pte --strict --json\n  trtx check out/*.pte\n  trtx check model.pte --format sarif > trtx.sarif\n  trtx check out/*.pte --format github\n  trtx check model.pte --runtime stock-trt --runtime custom-memory',
+    )
     // --format json is --json: the same document, and the error document on a refusal.
     .hook('preAction', (cmd) => {
       if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
     })
     .action(
-      action<CheckOptions>(async (ctx, opts, [file]) => {
+      action<CheckOptions>(async (ctx, opts, files) => {
         if (opts.json && opts.format !== undefined && opts.format !== 'json') throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
-        const result = await checkFile(file, { requireZeroCopyKv: Boolean(opts.zeroCopyKv) });
+        const runtime = parseRuntimes(opts.runtime);
         const strict = Boolean(opts.strict);
+        const zeroCopyKv = Boolean(opts.zeroCopyKv);
+        if (files.length > 1) return checkFiles(ctx, files, { strict, zeroCopyKv, format: opts.format, runtime });
+        const [file] = files;
+        const result = await checkFile(file, { requireZeroCopyKv: zeroCopyKv, runtime });
         const code = checkExitCode(result, strict);
         // Machine formats go to stdout whole, like --json: no colour, no heading.
         if (opts.format === 'sarif') {
@@ -116,23 +147,10 @@ export function registerCheck(program: Command): void {
           return code;
         }
         if (ctx.json) {
-          const report: CheckReport = {
-            schema: 'trtx.check/1',
-            file,
-            ok: code === EXIT_OK,
-            strict,
-            zero_copy_kv: Boolean(opts.zeroCopyKv),
-            summary: result.summary,
-            diagnostics: result.diagnostics,
-          };
-          ctx.emitJson(report);
+          ctx.emitJson(reportOf(file, result, strict, zeroCopyKv, code, runtime));
           return code;
         }
-        const s = styler(ctx);
-        ctx.print(`${s('bold', file)}: ${result.diagnostics.length === 0 ? 'no problems found' : 'checked'}`);
-        for (const l of renderDiagnostics(result.diagnostics, result.program, ctx)) ctx.print(l);
-        const failedByStrict = strict && result.summary.errors === 0 && result.summary.warnings > 0;
-        ctx.print(`${result.summary.line}${failedByStrict ? ' (--strict: warnings fail)' : ''}`);
+        for (const l of renderFile(file, result, strict, ctx, runtime)) ctx.print(l);
         return code;
       }),
     );

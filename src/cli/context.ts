@@ -15,6 +15,7 @@ export const EXIT_USAGE = 2;
 export interface GlobalOptions {
   json?: boolean;
   logLevel?: string;
+  logFormat?: 'text' | 'json';
   quiet?: boolean;
   color?: boolean;
 }
@@ -40,16 +41,28 @@ export function colorEnabled(opts: GlobalOptions, stream: NodeJS.WriteStream = p
   return Boolean(stream.isTTY);
 }
 
-/** Logs on a terminal read as `trtx warn: message`; elsewhere they stay pino's JSON lines. */
-function terminalLogStream(): Writable {
-  const names: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+
+/** One log record as a line people read: `trtx warn: message`, after the time (ISO 8601, UTC) when `withTime`. */
+export function formatLogLine(rec: { level: number; time?: number; msg: string }, withTime: boolean): string {
+  const time = withTime && typeof rec.time === 'number' ? `${new Date(rec.time).toISOString()} ` : '';
+  // A message of several lines (a subprocess's log) keeps its lines, indented under the first.
+  // Each line's control characters escaped: a name in a message cannot forge a line.
+  return `${time}trtx ${LEVEL_NAMES[rec.level] ?? rec.level}: ${String(rec.msg).split('\n').map((l) => escapeControls(l)).join('\n  ')}\n`;
+}
+
+/**
+ * Logs as text lines on stderr: `trtx warn: message` on a terminal, and
+ * the same after the time when stderr is a file or a pipe (a CI log).
+ * `--log-format json` keeps pino's JSON lines instead.
+ */
+function textLogStream(withTime: boolean): Writable {
   return new Writable({
     write(chunk, _enc, done) {
       for (const line of String(chunk).split('\n')) {
         if (!line) continue;
         try {
-          const rec = JSON.parse(line) as { level: number; msg: string };
-          process.stderr.write(`trtx ${names[rec.level] ?? rec.level}: ${escapeControls(String(rec.msg))}\n`);
+          process.stderr.write(formatLogLine(JSON.parse(line) as { level: number; time?: number; msg: string }, withTime));
         } catch {
           process.stderr.write(line + '\n');
         }
@@ -68,8 +81,11 @@ export function makeCtx(opts: GlobalOptions): Ctx {
   const getLog = () => {
     if (!logger) {
       const pinoFn = createRequire(import.meta.url)('pino') as typeof pino;
-      const dest = process.stderr.isTTY ? terminalLogStream() : pinoFn.destination({ fd: 2, sync: true });
-      logger = pinoFn({ level, base: undefined, timestamp: !process.stderr.isTTY }, dest);
+      if (opts.logFormat === 'json') {
+        logger = pinoFn({ level, base: undefined, timestamp: pinoFn.stdTimeFunctions.isoTime }, pinoFn.destination({ fd: 2, sync: true }));
+      } else {
+        logger = pinoFn({ level, base: undefined }, textLogStream(!process.stderr.isTTY));
+      }
     }
     return logger;
   };

@@ -1,9 +1,12 @@
 // trtx demo [--out DIR] [--scale small|seed] [--json]
+import { isAbsolute, relative } from 'node:path';
 import { Option, type Command } from 'commander';
 import { formatIEC } from '../util/size.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
+import { runnerBuildProgress } from './runner-progress.js';
 import { styler } from './style.js';
+import { renderMemory } from './verify.js';
 import type { DemoResult } from '../demo/demo.js';
 
 interface DemoCliOptions extends GlobalOptions {
@@ -13,30 +16,50 @@ interface DemoCliOptions extends GlobalOptions {
 
 const b = (n: number) => formatIEC(BigInt(n));
 
+/** A path under the working folder as a relative one (what the user typed, or can), else as it is. */
+export function shownPath(path: string, cwd = process.cwd()): string {
+  const rel = relative(cwd, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+/**
+ * "95.2% less": rounded down, so that it never claims more than happened;
+ * 100% only when nothing is left.
+ */
+export function percentLess(before: number, after: number): string {
+  if (before <= 0) return '0% less';
+  if (after <= 0) return '100% less';
+  if (after > before) return `${(Math.ceil((1000 * (after - before)) / before) / 10).toFixed(1)}% more`;
+  return `${(Math.floor((1000 * (before - after)) / before) / 10).toFixed(1)}% less`;
+}
+
 export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
   const s = styler(ctx);
   const v = r.verify;
-  const where = v.device.kind === 'cuda' ? `on the GPU (${v.device.name})` : 'on the CPU (no GPU here)';
+  const where = v.device === null ? 'nowhere (the check refused it)' : v.device.kind === 'cuda' ? `on the GPU (${v.device.name})` : 'on the CPU (no GPU here)';
   const before = r.staging.before.h2d + r.staging.before.d2h;
   const after = r.staging.after.h2d + r.staging.after.d2h;
   const lines = [
     s('bold', `trtx demo (${r.scale} scale): a staged KV decoder made zero-copy with an 8 GiB weight-streaming budget`),
-    `  staged program     ${r.staged}`,
-    `  rewritten program  ${r.zero_copy}`,
+    `  staged program     ${shownPath(r.staged)}`,
+    `  rewritten program  ${shownPath(r.zero_copy)}`,
     '',
     s('bold', 'what changed'),
     ...r.rewrite.map((l) => `  ${l}`),
-    `  staging per decode step: ${b(r.staging.before.h2d)} in + ${b(r.staging.before.d2h)} out -> ${b(r.staging.after.h2d)} in + ${b(r.staging.after.d2h)} out (${before > 0 ? ((100 * (before - after)) / before).toFixed(1) : '0'}% less)`,
+    `  staging per decode step: ${b(r.staging.before.h2d)} in + ${b(r.staging.before.d2h)} out -> ${b(r.staging.after.h2d)} in + ${b(r.staging.after.d2h)} out (${percentLess(before, after)})`,
     ...r.budgets.map((x) => `  budget ${x.method} delegate ${x.delegate}: ${x.bytes === null ? 'automatic' : formatIEC(BigInt(x.bytes))} per engine`),
     '',
     s('bold', 'check'),
     `  ${r.check.errors === 0 ? s('green', 'clean') : s('red', 'FAILED')}: ${r.check.line}`,
+    ...r.check.diagnostics.flatMap((d) => [`  ${s(d.severity === 'error' ? 'red' : 'yellow', d.severity)} ${s('bold', d.code)}  ${d.location}`, `    ${d.message}`]),
     '',
     s('bold', `verify ${where}`),
+    `  the zero-copy caches live in device memory, which ExecuTorch does not clear: the demo initialises them after each load, as an application must (--init-device-buffers)`,
+    ...(v.memory ? renderMemory(v.memory, v.options.init_device_buffers) : []),
     ...v.assertions.map((a) => `  ${a.ok ? s('green', 'ok  ') : s('red', 'FAIL')} ${a.name}`),
     '',
     r.ok ? s('green', `done: the zero-copy program computes what the staged one does, ${where}, without the cache copies`) : s('red', 'the demo found a problem (see FAIL above)'),
-    s('dim', `next: trtx inspect ${r.zero_copy}   trtx diff ${r.staged} ${r.zero_copy}`),
+    s('dim', `next: trtx inspect ${shownPath(r.zero_copy)}   trtx diff ${shownPath(r.staged)} ${shownPath(r.zero_copy)}`),
   ];
   return lines;
 }
@@ -56,9 +79,7 @@ export function registerDemo(program: Command): void {
           out: opts.out,
           scale: opts.scale,
           onStage: (stage) => ctx.log.info(stage),
-          onRunnerBuild: (p) => {
-            if (p.phase !== 'cached' && p.phase !== 'ready') ctx.log.info(p.message);
-          },
+          onRunnerBuild: runnerBuildProgress(ctx),
         });
         if (ctx.json) ctx.emitJson(result);
         else for (const l of renderDemo(result, ctx)) ctx.print(l);

@@ -1,5 +1,8 @@
-// trtx export MODEL -o OUT [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
+// trtx export MODEL [-o OUT] [--force] [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { checkModelFile, defaultOutput, samePath, splitModelRef } from '../export/model-file.js';
+import { TrtxError, isTrtxError } from '../util/errors.js';
 import { parseSize } from '../util/size.js';
 import { formatIEC } from '../util/size.js';
 import { EXIT_OK, usage, type GlobalOptions } from './context.js';
@@ -8,6 +11,7 @@ import { startProgress } from './progress.js';
 
 interface ExportCliOptions extends GlobalOptions {
   output?: string;
+  force?: boolean;
   budget?: string;
   zeroCopyKv?: boolean;
   shareCache?: boolean;
@@ -19,12 +23,44 @@ interface ExportCliOptions extends GlobalOptions {
 
 const collect = (v: string, acc: string[] = []) => [...acc, v];
 
+/**
+ * OUT: -o as given, else MODEL's name with .pte beside it. Never the model
+ * itself; a default that exists already only with --force (-o is an
+ * explicit choice and is replaced atomically, as rewrite -o does).
+ */
+function outputFor(model: string, opts: ExportCliOptions): string {
+  const output = opts.output ?? defaultOutput(model);
+  if (samePath(output, splitModelRef(model).path)) {
+    throw new TrtxError('EXPORT_OUTPUT_IS_MODEL', output, 'the output would replace the model it is exported from', { kind: 'usage', hint: 'name another file with -o OUT' });
+  }
+  if (opts.output === undefined && !opts.force && existsSync(output)) {
+    throw new TrtxError('EXPORT_OUTPUT_EXISTS', output, 'already exists (the default output: the model\u2019s name with .pte)', {
+      kind: 'usage',
+      hint: 'pass --force to replace it, or name another file with -o OUT',
+    });
+  }
+  return output;
+}
+
+/**
+ * The import check's hint, plus the way to export without Torch-TensorRT
+ * where this trtx offers one (`--engine reference`); a hint never names a
+ * flag the command does not have.
+ */
+export function withoutTorchTensorrtHint(e: unknown, cmd: Command, model: string): unknown {
+  if (!isTrtxError(e) || e.code !== 'BRIDGE_IMPORT_MISSING' || !/\btorch_tensorrt\b/.test(e.message)) return e;
+  if (!cmd.options.some((o) => o.long === '--engine')) return e;
+  const hint = `${e.hint ?? 'install Torch-TensorRT'}; or export without Torch-TensorRT, with reference engines that trtx check and trtx verify run (not TensorRT): trtx export ${model} --engine reference`;
+  return new TrtxError(e.code, e.location, e.message, { kind: e.kind, hint });
+}
+
 export function registerExport(program: Command): void {
   program
     .command('export')
     .description('export a PyTorch model with Torch-TensorRT into an ExecuTorch program, finished and checked by trtx')
     .argument('<model>', 'a torch.export archive (.pt2, .pt, .ep) or file.py:factory')
-    .requiredOption('-o, --output <out>', 'the .pte to write (atomically)')
+    .option('-o, --output <out>', "the .pte to write, atomically (default: the model's name with .pte, beside it)")
+    .option('--force', 'replace the default output when it exists already')
     .option('--budget <size>', 'weight-streaming budget per engine (8GiB, 512MiB, 8GB, 8589934592)')
     .option('--zero-copy-kv', 'engines update their KV caches in place (no staging copies)')
     .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or methods share')
@@ -35,11 +71,13 @@ export function registerExport(program: Command): void {
     .option('--json', 'machine-readable output')
     .addHelpText(
       'after',
-      '\nExamples:\n  trtx export model.pt2 -o model.pte --budget 8GiB\n  trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv\n  TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
+      '\nExamples:\n  trtx export model.pt --budget 8GiB            (writes model.pte)\n  trtx export model.pt2 -o a100.pte --budget 30GiB\n  trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv\n  TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
     )
     .action(
-      action<ExportCliOptions>(async (ctx, opts, [model]) => {
-        if (!opts.output) throw usage('missing -o OUT');
+      action<ExportCliOptions>(async (ctx, opts, [model], cmd) => {
+        // The model file first, then OUT, then (in exportModel) Python.
+        await checkModelFile(model);
+        const output = outputFor(model, opts);
         if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
         let timeoutMs: number | undefined;
@@ -57,7 +95,7 @@ export function registerExport(program: Command): void {
           const { exportModel } = await import('../export/export.js');
           const summary = await exportModel({
             model,
-            output: opts.output,
+            output,
             budget,
             zeroCopyKv: opts.zeroCopyKv,
             shareCache: opts.shareCache,
@@ -78,14 +116,18 @@ export function registerExport(program: Command): void {
             ctx.emitJson(summary);
             return EXIT_OK;
           }
-          ctx.print(`wrote ${summary.output} (${formatIEC(BigInt(summary.file_size))}) from ${model}`);
+          ctx.print(`wrote ${output} (${formatIEC(BigInt(summary.file_size))}) from ${model}`);
           ctx.print(`  python ${summary.python.version} (${summary.python.source}): torch ${summary.versions.torch ?? '?'}, torch_tensorrt ${summary.versions.torch_tensorrt ?? '?'}, executorch ${summary.versions.executorch ?? '?'}`);
           for (const m of summary.methods) ctx.print(`  method ${m.name}`);
+          if (summary.bridge.zero_copy_kv_path === 'torch_tensorrt') ctx.print('  zero-copy KV: Torch-TensorRT exported it (zero_copy_kv)');
+          if (summary.bridge.zero_copy_kv_path === 'trtx') ctx.print('  zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
           for (const p of summary.passes) for (const l of p.lines) ctx.print(`  ${l}`);
           const warnings = summary.diagnostics.filter((d) => d.severity === 'warning');
           ctx.print(`  checks: ${warnings.length ? `${warnings.length} warning(s)` : 'clean'}`);
           for (const w of summary.warnings) ctx.log.warn(w);
           return EXIT_OK;
+        } catch (e) {
+          throw withoutTorchTensorrtHint(e, cmd, model);
         } finally {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);

@@ -11,22 +11,27 @@ import { registerVerify } from './verify.js';
 import { registerExport } from './export.js';
 import { registerDemo } from './demo.js';
 import { endReportBudget, resetReportBudget } from '../util/report-budget.js';
+import { registerFixtures } from './fixtures.js';
 import { registerEnv } from './env.js';
 import { TRTX_VERSION } from '../util/version.js';
 
-export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
+// bin/trtx installs it; tests that call main() in process do not.
+export { installSignalCleanup } from '../util/cleanup.js';
+
+export type Handler<O> = (ctx: Ctx, opts: O, args: string[], cmd: Command) => Promise<number>;
 
 /** Wraps a command handler: context from the merged options, errors to exit codes. */
 export function action<O extends GlobalOptions>(handler: Handler<O>) {
   return async function (this: Command, ...argv: unknown[]) {
     const cmd = argv[argv.length - 1] as Command;
     const opts = cmd.optsWithGlobals() as O;
-    const args = argv.slice(0, -2).filter((a): a is string => typeof a === 'string');
+    // A variadic argument (check FILE...) arrives as one array.
+    const args = argv.slice(0, -2).flat().filter((a): a is string => typeof a === 'string');
     let ctx: Ctx | undefined;
     resetReportBudget();
     try {
       ctx = makeCtx(opts);
-      process.exitCode = await handler(ctx, opts, args);
+      process.exitCode = await handler(ctx, opts, args, cmd);
     } catch (e) {
       process.exitCode = reportError(e, Boolean(opts.json));
     } finally {
@@ -46,6 +51,7 @@ export function buildProgram(): Command {
     .description('Export, check, rewrite and verify ExecuTorch programs with TensorRT delegates')
     .version(TRTX_VERSION, '--version')
     .addOption(new Option('--log-level <level>', 'log level on stderr').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
+    .addOption(new Option('--log-format <format>', "log lines on stderr: 'text' (trtx warn: ..., after the time when not a terminal) or 'json' (pino)").choices(['text', 'json']).default('text'))
     .option('-q, --quiet', 'only errors on stderr')
     .option('--no-color', 'no colour (also NO_COLOR)')
     .showHelpAfterError('(run with --help for usage)')
@@ -59,6 +65,7 @@ export function buildProgram(): Command {
   registerVerify(program);
   registerExport(program);
   registerDemo(program);
+  registerFixtures(program);
   registerEnv(program);
   return program;
 }

@@ -7,6 +7,7 @@
 // A new transformation adds its flags and one entry in passesFor().
 import type { Command } from 'commander';
 import { runChecks } from '../checks/run.js';
+import { parseRuntimes } from '../checks/runtime-rules.js';
 import { budgetPass } from '../passes/budget.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
 import type { Pass, PassReport } from '../passes/pass.js';
@@ -34,6 +35,7 @@ interface RewriteOptions extends GlobalOptions {
   shareCache?: boolean;
   force?: boolean;
   wait?: boolean;
+  runtime?: string[];
 }
 
 /** The passes the flags ask for, in the order they run. */
@@ -101,6 +103,7 @@ export function registerRewrite(program: Command): void {
     .option('--delegate <index>', 'only the delegate with this index (with --budget/--clear-budget)')
     .option('--zero-copy-kv', 'un-stage KV caches: each TensorRT engine updates its cache in place on the device (docs/zero-copy-kv.md)')
     .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or two methods share, recording the decision (shared_kv_cache)')
+    .option('--runtime <name...>', 'whose rules the check after the rewrite applies (as trtx check --runtime); a cache shared between methods needs custom-memory')
     .option('--json', 'machine-readable output')
     .addHelpText(
       'after',
@@ -132,7 +135,7 @@ export function registerRewrite(program: Command): void {
           const reports: PassReport[] = passes.map((pass) => pass(pte.program));
           const changed = reports.some((r) => r.changed);
 
-          const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv) });
+          const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv), runtime: parseRuntimes(opts.runtime) });
           if (checked.summary.errors > 0) {
             for (const l of renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), pte.program, { color: false })) process.stderr.write(escapeControls(l) + '\n');
             throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {

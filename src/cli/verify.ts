@@ -1,10 +1,14 @@
-// trtx verify FILE [--zero-copy-kv] [--steps N] [--caller-stream on|off|both] [--budget SIZE] [--json | --format text|json|junit]
+// trtx verify FILE [--zero-copy-kv] [--steps N] [--caller-stream on|off|both] [--budget SIZE] [--device cpu|cuda]
+//   [--runtime NAME ...] [--init-device-buffers] [--shared-scratch] [--cold-pool] [--json | --format text|json|junit]
 import { Option, type Command } from 'commander';
 import { hostname } from 'node:os';
+import { parseRuntimes, describeRuntime } from '../checks/runtime-rules.js';
 import { formatIEC, parseSize } from '../util/size.js';
 import { toJunit } from '../report/junit.js';
+import { renderDiagnostics } from './check.js';
 import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
+import { runnerBuildProgress } from './runner-progress.js';
 import { styler } from './style.js';
 import type { VerifyResult } from '../verify/verify.js';
 
@@ -14,17 +18,50 @@ interface VerifyOptions extends GlobalOptions {
   callerStream?: 'on' | 'off' | 'both';
   budget?: string;
   device?: 'cpu' | 'cuda';
+  runtime?: string[];
+  initDeviceBuffers?: boolean;
+  sharedScratch?: boolean;
+  coldPool?: boolean;
   format?: 'text' | 'json' | 'junit';
 }
 
 const bytes = (n: number) => formatIEC(BigInt(n));
 
+export function renderMemory(m: NonNullable<VerifyResult['memory']>, initialised: boolean): string[] {
+  const a = m.device_arenas;
+  return [
+    `  memory: device arenas ${bytes(a.peak_bytes)} in ${a.allocations} allocation(s) from the ${a.allocator === 'cuda' ? 'CUDA' : 'host stand-in'} allocator, poisoned (0xFF) at allocation${initialised ? `, device buffers initialised by the runner (${bytes(a.zeroed_bytes)})` : ''}`,
+    `  memory: pool ${m.pool.mode}${m.pool.mode === 'unavailable' ? '' : ` (${m.pool.api_calls} pool calls)`}, scratch ${m.scratch.mode}, peak ${bytes(m.scratch.peak_bytes)} in ${m.scratch.peak_buffers} buffer(s)`,
+  ];
+}
+
 export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[] {
   const s = styler(ctx);
-  const where = r.device.kind === 'cuda' ? `GPU ${r.device.name}` : 'CPU (no GPU used)';
-  const lines = [`${s('bold', r.file)}: ${r.mode}, ${r.steps} steps of ${r.methods.join(', ')} on ${where}`];
+  const where = r.device === null ? 'nothing ran' : r.device.kind === 'cuda' ? `GPU ${r.device.name}` : 'CPU (no GPU used)';
+  const lines = [`${s('bold', r.file)}: ${r.mode}, ${r.steps} steps of ${r.methods.join(', ')}; runtime rules ${describeRuntime(r.runtime)}`];
+  if (r.check.refused) {
+    lines.push(`  check: ${r.check.summary.line}`);
+    for (const file of [...new Set(r.check.diagnostics.map((d) => d.file))]) {
+      lines.push(`  ${s('bold', file)}`);
+      lines.push(...renderDiagnostics(r.check.diagnostics.filter((d) => d.file === file), null, ctx).map((l) => `    ${l}`));
+    }
+    lines.push(s('red', `refused: the check found ${r.check.summary.line}; nothing was run`));
+    return lines;
+  }
+  if (r.check.diagnostics.length) {
+    // What the deployment must provide; `trtx check` explains each.
+    const byFile = new Map<string, Map<string, number>>();
+    for (const d of r.check.diagnostics) {
+      const codes = byFile.get(d.file) ?? new Map<string, number>();
+      codes.set(d.code, (codes.get(d.code) ?? 0) + 1);
+      byFile.set(d.file, codes);
+    }
+    const found = [...byFile].map(([file, codes]) => `${file}: ${[...codes].map(([c, n]) => (n > 1 ? `${c} x${n}` : c)).join(', ')}`);
+    lines.push(`  check: ${r.check.summary.line} (${found.join('; ')}; trtx check explains each)`);
+  }
+  lines.push(`  ran on ${where}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
-  for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === r.runs[0].caller_stream)) {
+  for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === r.runs[0].caller_stream && x.init_device_buffers === r.options.init_device_buffers)) {
     const st = run.staging.map((m) => `${m.method} host->device ${bytes(m.h2d_bytes)}, device->host ${bytes(m.d2h_bytes)}`).join('; ');
     lines.push(`  ${run.variant}: ${st} per step`);
   }
@@ -32,6 +69,7 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     const eff = b.effective === null ? 'automatic' : formatIEC(BigInt(b.effective));
     lines.push(`  budget ${b.method} delegate ${b.delegate}: ${eff} (${b.source}${b.clamped ? ', clamped to the streamable size' : ''}${b.ignored ? `, ignored: ${b.ignored}` : ''})`);
   }
+  if (r.memory) lines.push(...renderMemory(r.memory, r.options.init_device_buffers));
   for (const a of r.assertions) lines.push(`  ${a.ok ? s('green', 'ok  ') : s('red', 'FAIL')} ${a.name}${a.detail ? s('dim', ` (${a.detail})`) : ''}`);
   const failed = r.assertions.filter((a) => !a.ok).length;
   lines.push(failed ? s('red', `${failed} of ${r.assertions.length} checks failed`) : s('green', `verified: ${r.assertions.length} checks passed on ${where}`));
@@ -41,16 +79,23 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
 export function registerVerify(program: Command): void {
   program
     .command('verify')
-    .description('run the program in the bundled reference runner and prove the delegate runtime contract')
+    .description('check the program, run it on the ExecuTorch runtime in the bundled runner and prove the delegate runtime contract')
     .argument('<file>', 'the .pte program')
     .option('--zero-copy-kv', 'prove zero-copy KV: derive the zero-copy twin of a staged program and compare both, step by step')
     .option('--steps <n>', 'decode steps per run', '4')
     .addOption(new Option('--caller-stream <mode>', 'execute with a caller stream, without, or both').choices(['on', 'off', 'both']).default('both'))
     .option('--budget <size>', 'load-time weight-streaming budget (overrides the baked spec)')
     .addOption(new Option('--device <kind>', 'force the CPU or the GPU (default: the GPU when there is one)').choices(['cpu', 'cuda']))
+    .option('--runtime <name...>', 'whose rules apply (as trtx check --runtime): zero-copy-trt|stock-trt, et-module|custom-memory')
+    .option('--init-device-buffers', 'zero device-resident buffers after each load, as a correct application must (default: they stay poisoned)')
+    .option('--shared-scratch', 'one activation scratch buffer per device backs every engine (default: private per engine)')
+    .option('--cold-pool', 'leave the device pool cold (default: its release threshold is raised while the program is loaded)')
     .option('--json', 'machine-readable output (schemas/verify.schema.json); the same as --format json')
     .addOption(new Option('--format <format>', 'text, json (schemas/verify.schema.json) or junit (JUnit XML, one test case per check)').choices(['text', 'json', 'junit']))
-    .addHelpText('after', '\nExamples:\n  trtx verify model.pte\n  trtx verify kv-decode-staged.pte --zero-copy-kv --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml')
+    .addHelpText(
+      'after',
+      '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU).\n\nExamples:\n  trtx verify model.pte\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
+    )
     // --format json is --json: the same document, and the error document on a refusal.
     .hook('preAction', (cmd) => {
       if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
@@ -63,6 +108,7 @@ export function registerVerify(program: Command): void {
         const steps = Number(opts.steps);
         if (!/^[0-9]+$/.test(opts.steps ?? '')) throw usage(`--steps ${JSON.stringify(opts.steps)} is not a whole number`);
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
+        const runtime = parseRuntimes(opts.runtime);
         // zod and execa come with the runner: loaded only when verify runs.
         const { verifyProgram } = await import('../verify/verify.js');
         const result = await verifyProgram(file, {
@@ -71,10 +117,12 @@ export function registerVerify(program: Command): void {
           callerStream: opts.callerStream,
           budget,
           device: opts.device,
+          runtime,
+          initDeviceBuffers: opts.initDeviceBuffers,
+          sharedScratch: opts.sharedScratch,
+          coldPool: opts.coldPool,
           onProgress: (m) => ctx.log.debug(m),
-          onRunnerBuild: (p) => {
-            if (p.phase === 'configure' || p.phase === 'build' || p.phase === 'waiting') ctx.log.info(p.message);
-          },
+          onRunnerBuild: runnerBuildProgress(ctx),
         });
         if (opts.format === 'junit') ctx.printDocument(toJunit(result, { started, seconds: Number(process.hrtime.bigint() - t0) / 1e9, hostname: hostname() }).trimEnd());
         else if (ctx.json) ctx.emitJson(result);

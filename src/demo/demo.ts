@@ -2,13 +2,15 @@
 // but trtx installed. A staged KV decoder (built by the fixture builder, laid
 // out as ExecuTorch and Torch-TensorRT lay it out) is rewritten with an 8 GiB
 // weight-streaming budget and zero-copy KV, checked, and verified in the
-// reference runner against the staged original in both caller-stream modes.
+// reference runner against the staged original in both caller-stream modes,
+// initialising the device-resident caches as an application must.
 
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { writeFixture } from '../../fixtures/builder.js';
 import { kvDecoder } from '../../fixtures/kv-decoder.js';
 import { runChecks } from '../checks/run.js';
+import type { Diagnostic } from '../checks/diagnostic.js';
 import { stagingBytes } from '../inspect/staging.js';
 import { budgetPass } from '../passes/budget.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
@@ -39,7 +41,8 @@ export interface DemoResult {
   staging: { before: { h2d: number; d2h: number }; after: { h2d: number; d2h: number } };
   budgets: { method: string; delegate: number; bytes: string | null }[];
   rewrite: string[];
-  check: { errors: number; warnings: number; line: string };
+  /** The errors and warnings themselves too: a count the reader cannot see is no use. */
+  check: { errors: number; warnings: number; line: string; diagnostics: Pick<Diagnostic, 'severity' | 'code' | 'location' | 'message' | 'hint'>[] };
   verify: VerifyResult;
   ok: boolean;
 }
@@ -87,7 +90,14 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
         .map(({ d, i }) => ({ method: p.name ?? '', delegate: i, bytes: decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget?.toString() ?? null })),
     );
     return {
-      check: { errors: checked.summary.errors, warnings: checked.summary.warnings, line: checked.summary.line },
+      check: {
+        errors: checked.summary.errors,
+        warnings: checked.summary.warnings,
+        line: checked.summary.line,
+        diagnostics: checked.diagnostics
+          .filter((d) => d.severity !== 'info')
+          .map(({ severity, code, location, message, hint }) => ({ severity, code, location, message, hint })),
+      },
       after: decodeStaging(z.program.executionPlan, (i) => stagingBytes(z.program.executionPlan[i])),
       budgets,
     };
@@ -100,6 +110,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     zeroCopyTwin: zeroCopy,
     steps: opts.steps ?? 4,
     callerStream: 'both',
+    // An application zeroes its device-resident caches before the first
+    // execute: ExecuTorch leaves device arenas as cudaMalloc returns them.
+    initDeviceBuffers: true,
     runner: opts.runner,
     onRunnerBuild: opts.onRunnerBuild,
   });

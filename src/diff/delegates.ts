@@ -51,7 +51,9 @@ function diffArgs(a: MethodView, da: DelegateView, b: MethodView, db: DelegateVi
   return { calls, args };
 }
 
-const bindingText = (b: IoBinding) => `${b.is_input ? 'input' : 'output'} ${shortName(b.name)}: ${b.dtype}[${b.shape.join(',')}]`;
+// A binding's type is shown only when the blob records it (the real export records names only).
+const bindingText = (b: IoBinding) =>
+  `${b.is_input ? 'input' : 'output'} ${shortName(b.name)}${b.dtype === '' && b.shape.length === 0 ? '' : `: ${b.dtype || '?'}[${b.shape.join(',')}]`}`;
 const LONG_TEXT = 64;
 const shortText = (s: string) => (s.length > LONG_TEXT ? `<${s.length} chars>` : s);
 

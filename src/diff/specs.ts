@@ -4,6 +4,7 @@
 
 import type { CompileSpec } from '../pte/model.js';
 import { decodeCompileSpecs, showBytes } from '../tensorrt/compile-specs.js';
+import { canonicalTargetDevice } from '../tensorrt/target-device.js';
 import { formatIEC } from '../util/size.js';
 import { pairBy } from './match.js';
 import type { SpecChange, SpecValue } from './report.js';
@@ -11,12 +12,12 @@ import type { SpecChange, SpecValue } from './report.js';
 export function specValue(spec: CompileSpec): SpecValue {
   const { specs, diagnostics } = decodeCompileSpecs([spec]);
   let decoded: SpecValue['decoded'] = null;
-  if (specs.targetDevice !== undefined) decoded = { target_device: `cuda:${specs.targetDevice}` };
+  if (specs.target !== undefined) decoded = { target_device: canonicalTargetDevice(specs.target) };
   if (specs.weightStreamingBudget !== undefined) {
     decoded = { budget_bytes: specs.weightStreamingBudget.toString(), budget_iec: formatIEC(specs.weightStreamingBudget) };
   }
   if (specs.zeroCopyKv !== undefined) decoded = { zero_copy_kv: specs.zeroCopyKv };
-  return { size: spec.value.length, raw: showBytes(spec.value), decoded, error: diagnostics[0]?.message ?? null };
+  return { size: spec.value.length, raw: showBytes(spec.value), decoded, error: diagnostics.find((d) => d.severity === 'error')?.message ?? null };
 }
 
 function sameBytes(x: Uint8Array, y: Uint8Array): boolean {

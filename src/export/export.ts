@@ -19,7 +19,9 @@ import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
 import { unsoundInput } from '../passes/precondition.js';
 import { writeFromSource } from '../pte/copy.js';
 import { openPte } from '../pte/open.js';
+import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
+import { checkModelFile } from './model-file.js';
 
 export interface ExportOptions {
   model: string;
@@ -46,7 +48,7 @@ export interface ExportSummary {
   python: { command: string; source: string; version: string };
   versions: CheckResult['versions'];
   methods: ExportResult['methods'];
-  bridge: { zero_copy_kv: boolean; weight_streaming: ExportResult['weight_streaming'] };
+  bridge: { zero_copy_kv: boolean; zero_copy_kv_path: ExportResult['zero_copy_kv_path']; weight_streaming: ExportResult['weight_streaming'] };
   passes: { pass: string; changed: boolean; lines: string[] }[];
   warnings: string[];
   diagnostics: Diagnostic[];
@@ -54,6 +56,8 @@ export interface ExportSummary {
 }
 
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
+  // The model file before Python: a wrong path is not a missing package.
+  await checkModelFile(opts.model);
   const python = resolvePython({ python: opts.python });
   const base: RunBridgeOptions = { python: python.command, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
   // The import check first: a missing package is named before any work starts.
@@ -62,6 +66,7 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   const output = resolve(opts.output);
   const temp = join(dirname(output), `.${basename(output)}.bridge-${randomBytes(6).toString('hex')}.pte`);
   const warnings: string[] = [];
+  const untrack = trackPath(temp);
   try {
     const result = await runBridge(
       {
@@ -92,7 +97,9 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
       const passes: PassReport[] = [];
       // The bridge may already have baked the budget; setting it again is idempotent and proves it.
       if (opts.budget !== undefined) passes.push(budgetPass({ budget: opts.budget })(pte.program));
-      // Zero-copy is finished here unless the installed Torch-TensorRT already elided the outputs.
+      // Zero-copy: the caches of a staged export (zero_copy_kv_path "trtx") are
+      // un-staged here, as `trtx rewrite --zero-copy-kv` does; on Torch-TensorRT's
+      // own zero-copy export the pass finds them un-staged and checks them.
       if (opts.zeroCopyKv) passes.push(zeroCopyKvPass(await readTrtBlobs(pte), { shareCache: Boolean(opts.shareCache) })(pte.program));
       const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv) });
       if (checked.summary.errors > 0) {
@@ -112,7 +119,7 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
         python: { command: python.command, source: python.source, version: check.python.version },
         versions: result.versions,
         methods: result.methods,
-        bridge: { zero_copy_kv: result.zero_copy_kv, weight_streaming: result.weight_streaming },
+        bridge: { zero_copy_kv: result.zero_copy_kv, zero_copy_kv_path: result.zero_copy_kv_path, weight_streaming: result.weight_streaming },
         passes: passes.map((p) => ({ pass: p.pass, changed: p.changed, lines: p.lines })),
         warnings: [...warnings, ...passes.flatMap((p) => p.warnings)],
         diagnostics: checked.diagnostics,
@@ -123,5 +130,6 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
     }
   } finally {
     await rm(temp, { force: true });
+    untrack();
   }
 }

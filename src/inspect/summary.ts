@@ -6,6 +6,7 @@ import type { PteFile } from '../pte/open.js';
 import type { ExecutionPlan, Tensor } from '../pte/model.js';
 import { arenaDevice, deviceLabel, placement, scalarTypeName, taggedDevice, tensorAt, tensorName } from '../pte/tensor.js';
 import { decodeCompileSpecs, showBytes } from '../tensorrt/compile-specs.js';
+import { canonicalTargetDevice } from '../tensorrt/target-device.js';
 import { delegatesOf, readDelegate } from '../tensorrt/delegates.js';
 import { formatIEC } from '../util/size.js';
 import { stagingBytes } from './staging.js';
@@ -88,8 +89,9 @@ function count<T>(items: T[], key: (t: T) => string): Record<string, number> {
 function specSummary(spec: { key: string | null; value: Uint8Array }, location: string): SpecSummary {
   const out: SpecSummary = { key: spec.key, size: spec.value.length, raw: showBytes(spec.value) };
   const { specs, diagnostics } = decodeCompileSpecs([spec], { location });
-  if (diagnostics.length) out.error = diagnostics[0].message;
-  if (specs.targetDevice !== undefined) out.decoded = { target_device: `cuda:${specs.targetDevice}` };
+  const error = diagnostics.find((d) => d.severity === 'error');
+  if (error) out.error = error.message;
+  if (specs.target !== undefined) out.decoded = { target_device: canonicalTargetDevice(specs.target) };
   if (specs.weightStreamingBudget !== undefined) {
     out.decoded = { budget_bytes: specs.weightStreamingBudget.toString(), budget_iec: formatIEC(specs.weightStreamingBudget) };
   }

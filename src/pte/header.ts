@@ -65,7 +65,17 @@ function u64Within(view: DataView, at: number, limit: number, code: string, loca
  * the whole file when it is shorter) and checks it against the file size.
  */
 export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
-  if (fileSize < 8 || head.length < 8) fail('PTE_TRUNCATED', 'header', `file is ${fileSize} bytes, too short for a program header (8)`);
+  if (fileSize < 8 || head.length < 8) {
+    // Under 8 bytes there is no identifier to read. What is there decides:
+    // the start of "ET12" at byte 4 is a program cut short (the file
+    // failed, exit 1); anything else, an empty file included, is not a
+    // program at all, like any other file without the identifier (exit 2).
+    const seen = ascii(head, 4, Math.max(0, Math.min(head.length, fileSize) - 4));
+    if (seen.length > 0 && FILE_IDENTIFIER.startsWith(seen)) fail('PTE_TRUNCATED', 'header', `file is ${fileSize} bytes, too short for a program header (8)`);
+    throw new TrtxError('PTE_NOT_A_PROGRAM', 'header', fileSize === 0 ? 'not an ExecuTorch program: the file is empty' : `not an ExecuTorch program: ${fileSize} bytes, too short for a program header (8)`, {
+      kind: 'usage',
+    });
+  }
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const identifier = ascii(head, 4, 4);
   if (identifier !== FILE_IDENTIFIER && isInterruptedMarker(identifier)) {

@@ -21,6 +21,7 @@ import { open, rename, rm, readFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
+import { trackPath, withSignalsHeld } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
 import { EXTENDED_HEADER_LENGTH, FILE_IDENTIFIER, IN_PLACE_JOURNAL_SUFFIX, IN_PLACE_MARKER, headWithExtendedHeader, parseHeader, HEAD_BYTES } from './header.js';
@@ -131,11 +132,20 @@ export interface InPlaceResult {
   bytesWritten: number;
 }
 
-/** Writes `head` (from planHead) over the start of `pte`'s file by the protocol above. */
-export async function writeHeadInPlace(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks = {}): Promise<InPlaceResult> {
+/**
+ * Writes `head` (from planHead) over the start of `pte`'s file by the
+ * protocol above. SIGINT and SIGTERM wait until it has finished (a few
+ * fsyncs): the journal is for crashes, an interrupt should not need it.
+ */
+export function writeHeadInPlace(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks = {}): Promise<InPlaceResult> {
+  return withSignalsHeld(() => writeHead(pte, plan, hooks));
+}
+
+async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks): Promise<InPlaceResult> {
   const path = pte.path;
   const journal = journalPath(path);
   const tmp = tempPath(journal);
+  const untrack = trackPath(tmp);
   try {
     const jf = await open(tmp, 'wx', 0o600);
     try {
@@ -148,8 +158,10 @@ export async function writeHeadInPlace(pte: PteFile, plan: Extract<HeadPlan, { f
     await syncDir(dirname(path));
   } catch (e) {
     await rm(tmp, { force: true });
+    untrack();
     throw new TrtxError('WRITE_FAILED', journal, `cannot write the in-place journal: ${(e as Error).message}; ${path} was left untouched`, { kind: 'usage' });
   }
+  untrack();
   await hooks.afterStep?.('journal');
   const fh = await open(path, 'r+');
   try {
@@ -173,7 +185,11 @@ export async function writeHeadInPlace(pte: PteFile, plan: Extract<HeadPlan, { f
  * forward). Returns false when the file is not marked as interrupted (and
  * removes a stale journal beside it).
  */
-export async function finishInterruptedInPlace(path: string, hooks: InPlaceHooks = {}): Promise<boolean> {
+export function finishInterruptedInPlace(path: string, hooks: InPlaceHooks = {}): Promise<boolean> {
+  return withSignalsHeld(() => rollForward(path, hooks));
+}
+
+async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> {
   const fh = await open(path, 'r+');
   try {
     const { size } = await fh.stat();

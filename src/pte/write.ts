@@ -9,6 +9,7 @@ import { constants } from 'node:fs';
 import { copyFile, open, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
 import { EXTENDED_HEADER_LENGTH, headWithExtendedHeader } from './header.js';
@@ -179,6 +180,8 @@ export async function writePte(target: string, program: Program, sources: Segmen
   });
   const fileSize = segmentDataSize > 0 ? segmentBase + segmentDataSize : head.length;
   const tmp = tempPath(target);
+  // Registered before it exists: an interrupt removes it (src/util/cleanup.ts).
+  const untrack = trackPath(tmp);
   let out: FileHandle | undefined;
   const opened = new Map<string, FileHandle>();
   try {
@@ -214,6 +217,7 @@ export async function writePte(target: string, program: Program, sources: Segmen
     const refusal = fileRefusal(e, target, 'write it');
     throw new TrtxError(refusal.code, refusal.location, `${refusal.message}; the target was left untouched`, { kind: 'usage' });
   } finally {
+    untrack();
     for (const fh of opened.values()) await fh.close().catch(() => {});
   }
 }

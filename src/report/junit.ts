@@ -34,8 +34,13 @@ const timestamp = (d: Date) => d.toISOString().slice(0, 19);
 const fileStem = (file: string) => (file.split(/[\\/]/).pop() ?? file).replace(/\.pte$/, '') || 'program';
 
 export function toJunit(r: VerifyResult, ctx: JunitContext): string {
-  const failures = r.assertions.filter((a) => !a.ok).length;
-  const where = r.device.kind === 'cuda' ? `GPU ${r.device.name}` : 'CPU';
+  // A program the check refused ran nowhere: its one case is the check.
+  const errors = r.check.diagnostics.filter((d) => d.severity === 'error');
+  const assertions = r.check.refused
+    ? [{ name: `the program passes trtx check (runtime rules ${r.runtime.delegate}, ${r.runtime.memory})`, ok: false, detail: errors.map((d) => `${d.file}: ${d.code}: ${d.location}: ${d.message}`).join('\n') }]
+    : r.assertions;
+  const failures = assertions.filter((a) => !a.ok).length;
+  const where = r.device === null ? 'nowhere (the check refused it)' : r.device.kind === 'cuda' ? `GPU ${r.device.name}` : 'CPU';
   const classname = `trtx.verify.${fileStem(r.file).replace(/\s+/g, '_')}`;
   const props: [string, string][] = [
     ['file', r.file],
@@ -46,7 +51,7 @@ export function toJunit(r: VerifyResult, ctx: JunitContext): string {
     ['caches', r.caches.join(', ') || '-'],
     ['trtx', TRTX_VERSION],
   ];
-  const cases = r.assertions.map((a) => {
+  const cases = assertions.map((a) => {
     const open = `    <testcase name="${xml(a.name)}" classname="${xml(classname)}" time="0"`;
     if (a.ok) return `${open}/>`;
     const body = [`${a.name}: FAILED`, a.detail || '(no detail)', `file ${r.file}, ${r.mode}, ${r.steps} steps on ${where}`].join('\n');
@@ -61,7 +66,7 @@ export function toJunit(r: VerifyResult, ctx: JunitContext): string {
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<testsuites>',
-    `  <testsuite name="${xml(`trtx verify ${r.file}`)}" package="trtx.verify" id="0" tests="${r.assertions.length}" failures="${failures}" errors="0" time="${ctx.seconds.toFixed(3)}" timestamp="${timestamp(ctx.started)}" hostname="${xml(ctx.hostname || 'localhost')}">`,
+    `  <testsuite name="${xml(`trtx verify ${r.file}`)}" package="trtx.verify" id="0" tests="${assertions.length}" failures="${failures}" errors="0" time="${ctx.seconds.toFixed(3)}" timestamp="${timestamp(ctx.started)}" hostname="${xml(ctx.hostname || 'localhost')}">`,
     '    <properties>',
     ...props.map(([k, v]) => `      <property name="${xml(k)}" value="${xml(v)}"/>`),
     '    </properties>',

@@ -1,8 +1,10 @@
 // Builds the native runner (native-runner/, CMake) on first use into a cache
-// folder keyed by a hash of its sources, so a source change means a fresh
-// build and an unchanged tree means none. Concurrent callers (two test files,
-// two `trtx verify`) share one build through a lock folder. Nothing here
-// prints: progress goes to the caller's onProgress.
+// folder keyed by a hash of its sources, the ExecuTorch SDK it links and the
+// build flags, so a source or SDK change means a fresh build and an
+// unchanged tree means none. The SDK is the one in the managed Python
+// environment's executorch wheel (src/pyenv). Concurrent callers (two test
+// files, two `trtx verify`) share one build through a lock folder. Nothing
+// here prints: progress (with CMake's percent) goes to the caller's onProgress.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -11,13 +13,15 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { ensurePythonEnv, executorchSdk, type ExecutorchSdk } from '../pyenv/index.js';
 import { TrtxError } from '../util/errors.js';
+import { trackPath, trackProcessGroup } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
 
 export const RUNNER_BINARY_NAME = 'trtx-runner';
 /** Bumped when what goes into a build changes in a way the sources do not show. */
-const BUILD_RECIPE = 'trtx-runner-build/1';
+const BUILD_RECIPE = 'trtx-runner-build/2';
 /** The parts of native-runner/ the runner binary is built from. */
 const SOURCE_ROOTS = ['CMakeLists.txt', 'include', 'src', 'generated'];
 
@@ -26,7 +30,7 @@ export type RunnerProgress =
   | { phase: 'prebuilt'; message: string }
   | { phase: 'waiting'; message: string }
   | { phase: 'configure'; message: string }
-  | { phase: 'build'; message: string }
+  | { phase: 'build'; message: string; percent?: number }
   | { phase: 'ready'; message: string };
 
 export interface EnsureRunnerOptions {
@@ -35,8 +39,14 @@ export interface EnsureRunnerOptions {
   cacheDir?: string;
   /** The native-runner source folder; default the one in this checkout. */
   sourceDir?: string;
-  /** 'auto' builds the CUDA executors when CMake finds nvcc; 'off' never. */
-  cuda?: 'auto' | 'off';
+  /**
+   * The CUDA half: 'auto' (default) builds it when a GPU is visible and nvcc
+   * is there, never merely because nvcc exists; 'on' always (fails without
+   * nvcc); 'off' never. Default from $TRTX_RUNNER_CUDA (on|off|auto).
+   */
+  cuda?: 'auto' | 'on' | 'off';
+  /** The ExecuTorch C++ SDK; default the managed Python environment's. */
+  sdk?: Pick<ExecutorchSdk, 'root' | 'version'>;
   /** AddressSanitizer + UBSan build; default $TRTX_RUNNER_ASAN === '1'. */
   asan?: boolean;
   /** A prebuilt binary to use instead of building; default $TRTX_RUNNER_BIN; null: always build. */
@@ -121,27 +131,61 @@ async function requireCmake(): Promise<void> {
   }
 }
 
+/** "[ 45%] Building CXX object ..." from CMake's Makefile generator. */
+const PERCENT = /^\[\s*(\d{1,3})%\]/;
+
+/**
+ * Runs cmake in a process group of its own, registered for the interrupt
+ * handler: a SIGTERM to trtx alone must also stop make and the compilers,
+ * which would otherwise keep writing into a build folder being removed.
+ * onLine sees each line of its output as it arrives.
+ */
+async function cmake(args: string[], onLine?: (line: string) => void) {
+  const child = execa('cmake', args, { all: true, reject: false, detached: true });
+  const untrack = child.pid === undefined ? () => {} : trackProcessGroup(child.pid);
+  let pending = '';
+  if (onLine) {
+    child.all?.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
+    });
+  }
+  try {
+    return await child;
+  } finally {
+    untrack();
+  }
+}
+
 async function build(sourceDir: string, target: string, flags: string[], jobs: number, progress: (p: RunnerProgress) => void) {
   const work = `${target}.build-${process.pid}-${randomBytes(4).toString('hex')}`;
   const buildDir = join(work, 'build');
+  const untrack = trackPath(work);
   try {
     await mkdir(work, { recursive: true });
-    progress({ phase: 'configure', message: `configuring the native runner (${flags.join(' ')})` });
-    const configure = await execa('cmake', ['-S', sourceDir, '-B', buildDir, ...flags], { all: true, reject: false });
+    const cuda = flags.includes('-DTRTX_CUDA=ON');
+    progress({ phase: 'configure', message: `configuring the native runner (${cuda ? 'CPU and CUDA' : 'CPU'}, ExecuTorch runtime from the Python environment)` });
+    const configure = await cmake(['-S', sourceDir, '-B', buildDir, ...flags]);
     if (configure.exitCode !== 0) {
       throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `configuring the native runner failed:\n${tail(configure.all ?? '')}`, {
         kind: 'usage',
-        hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev)',
+        hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev); the ExecuTorch SDK comes from `npx trtx env`',
       });
     }
-    const cuda = /trtx-runner: CUDA executors ON/.test(configure.all ?? '');
-    progress({ phase: 'build', message: `compiling the native runner (${cuda ? 'CPU and CUDA' : 'CPU'} executors, ${jobs} jobs)` });
-    const compile = await execa('cmake', ['--build', buildDir, '--target', RUNNER_BINARY_NAME, '--parallel', String(jobs)], {
-      all: true,
-      reject: false,
+    progress({ phase: 'build', message: `compiling the native runner (${cuda ? 'CPU and CUDA' : 'CPU'} executors, ${jobs} jobs)`, percent: 0 });
+    let last = 0;
+    const compile = await cmake(['--build', buildDir, '--target', RUNNER_BINARY_NAME, '--parallel', String(jobs)], (line) => {
+      const m = PERCENT.exec(line);
+      const pct = m ? Math.min(100, Number(m[1])) : -1;
+      if (pct > last) {
+        last = pct;
+        progress({ phase: 'build', message: `compiling the native runner: ${pct}%`, percent: pct });
+      }
     });
     if (compile.exitCode !== 0) {
-      throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `compiling the native runner failed:\n${tail(compile.all ?? '')}`, {
+      throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `compiling the native runner failed:\n${tail(String(compile.all ?? ''))}`, {
         kind: 'usage',
       });
     }
@@ -159,7 +203,44 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
     }
   } finally {
     await rm(work, { recursive: true, force: true });
+    untrack();
   }
+}
+
+/** A GPU this process could use: the driver's device node, or nvidia-smi listing one. */
+export async function gpuVisible(): Promise<boolean> {
+  if (existsSync('/dev/nvidia0')) return true;
+  const r = await execa('nvidia-smi', ['-L'], { reject: false, timeout: 10_000 });
+  return r.exitCode === 0 && /\bGPU \d+:/.test(String(r.stdout ?? ''));
+}
+
+async function nvccFound(): Promise<boolean> {
+  const r = await execa('nvcc', ['--version'], { reject: false, timeout: 10_000 });
+  return r.exitCode === 0;
+}
+
+/** Whether to build the CUDA half: asked for, or a GPU is visible (never merely because nvcc exists). */
+export async function decideCuda(mode: 'auto' | 'on' | 'off', probe = { gpuVisible, nvccFound }): Promise<{ cuda: boolean; note: string }> {
+  if (mode === 'off') return { cuda: false, note: 'CUDA off' };
+  const nvcc = await probe.nvccFound();
+  if (mode === 'on') {
+    if (!nvcc) {
+      throw new TrtxError('RUNNER_TOOLCHAIN', 'TRTX_RUNNER_CUDA=on', 'the CUDA half was asked for but nvcc is not on PATH', {
+        kind: 'usage',
+        hint: 'install the CUDA toolkit (nvcc), or unset TRTX_RUNNER_CUDA to build for the CPU',
+      });
+    }
+    return { cuda: true, note: 'CUDA on (asked for)' };
+  }
+  if (!(await probe.gpuVisible())) return { cuda: false, note: 'no GPU visible: CPU only' };
+  return nvcc ? { cuda: true, note: 'a GPU is visible: CPU and CUDA' } : { cuda: false, note: 'a GPU is visible but nvcc is not: CPU only' };
+}
+
+function cudaMode(option: EnsureRunnerOptions['cuda']): 'auto' | 'on' | 'off' {
+  if (option) return option;
+  const env = (process.env.TRTX_RUNNER_CUDA ?? 'auto').toLowerCase();
+  if (env === 'on' || env === 'off' || env === 'auto') return env;
+  throw new TrtxError('RUNNER_USAGE', 'TRTX_RUNNER_CUDA', `TRTX_RUNNER_CUDA=${process.env.TRTX_RUNNER_CUDA}: expected on, off or auto`, { kind: 'usage' });
 }
 
 /**
@@ -178,13 +259,18 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
   }
   const sourceDir = options.sourceDir ?? defaultSourceDir();
   const asan = options.asan ?? process.env.TRTX_RUNNER_ASAN === '1';
+  const sdk = options.sdk ?? executorchSdk(await ensurePythonEnv());
+  const { cuda } = await decideCuda(cudaMode(options.cuda));
   const flags = [
     '-DCMAKE_BUILD_TYPE=Release',
     '-DTRTX_BUILD_TESTS=OFF',
-    `-DTRTX_CUDA=${options.cuda === 'off' ? 'OFF' : 'ON'}`,
+    `-DTRTX_CUDA=${cuda ? 'ON' : 'OFF'}`,
     `-DTRTX_ASAN=${asan ? 'ON' : 'OFF'}`,
+    `-DCMAKE_PREFIX_PATH=${sdk.root}`,
   ];
-  const hash = await sourceHash(sourceDir, flags);
+  // The SDK's path is in the flags; its version goes into the hash too, so a
+  // reinstalled wheel at the same path rebuilds.
+  const hash = await sourceHash(sourceDir, [...flags, `executorch=${sdk.version}`]);
   const root = options.cacheDir ?? defaultCacheRoot();
   const dir = join(root, `runner-${hash}`);
   const binary = join(dir, RUNNER_BINARY_NAME);

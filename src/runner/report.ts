@@ -1,11 +1,12 @@
-// The native runner's JSON report, version 1, as zod schemas.
+// The native runner's JSON report, version 2 (the runner on the ExecuTorch
+// runtime), as zod schemas.
 // schemas/runner-report.schema.json is the language-neutral statement of the
 // same thing; test/runner-report.test.ts holds both to the same real reports
 // and the same damaged ones.
 
 import { z } from 'zod';
 
-export const REPORT_SCHEMA_ID = 'trtx.runner-report/1';
+export const REPORT_SCHEMA_ID = 'trtx.runner-report/2';
 
 const count = z.number().int().min(0);
 /** Decimal bytes below 2^63 (a budget); JSON numbers lose precision past 2^53. */
@@ -51,21 +52,23 @@ export const DelegateReport = z.strictObject({
 });
 export type DelegateReport = z.infer<typeof DelegateReport>;
 
+const placement = z.enum(['host', 'device']);
+
 export const OutputDigest = z.strictObject({
   index: count,
-  value: count,
-  kind: z.string(),
+  kind: z.enum(['tensor', 'int', 'double', 'bool', 'none', 'other']),
   dtype: z.string().nullable(),
   sizes: sizes.nullable(),
+  /** Tensors: device when the output lives in memory of the registered device allocator. */
+  placement: placement.nullable(),
   digest,
 });
 
 export const BufferDigest = z.strictObject({
   name: z.string(),
-  value: count,
   dtype: z.string(),
   sizes,
-  placement: z.enum(['host', 'device']),
+  placement,
   digest,
 });
 
@@ -95,6 +98,8 @@ export type StepReport = z.infer<typeof StepReport>;
 
 export const MethodReport = z.strictObject({
   name: z.string(),
+  /** --init-device-buffers: named buffers in device memory zeroed at the last load. */
+  initialised_buffers: count,
   delegates: z.array(DelegateReport),
   steps: z.array(StepReport),
 });
@@ -138,6 +143,21 @@ export const CapacityEvent = z.strictObject({
 });
 export type CapacityEvent = z.infer<typeof CapacityEvent>;
 
+/** The device allocator trtx registers with ExecuTorch for the CUDA device type. */
+export const DeviceArenas = z.strictObject({
+  allocator: z.enum(['cuda', 'host']),
+  fill: z.enum(['poison', 'none']),
+  init_device_buffers: z.boolean(),
+  allocations: count,
+  deallocations: count,
+  peak_bytes: count,
+  filled_bytes: count,
+  zeroed_bytes: count,
+  refused_copies: count,
+  allocate_call_us: z.strictObject({ count, median: z.number().min(0).nullable(), max: z.number().min(0).nullable() }),
+});
+export type DeviceArenas = z.infer<typeof DeviceArenas>;
+
 export const MemoryReport = z.strictObject({
   pool: z.strictObject({
     mode: z.enum(['warm', 'cold', 'unavailable']),
@@ -156,6 +176,7 @@ export const MemoryReport = z.strictObject({
     capacity_events: z.array(CapacityEvent),
     handoff_failures: count,
   }),
+  device_arenas: DeviceArenas,
 });
 export type MemoryReport = z.infer<typeof MemoryReport>;
 
@@ -168,7 +189,7 @@ export type RunnerError = z.infer<typeof RunnerError>;
 
 export const RunnerReport = z.strictObject({
   schema: z.literal(REPORT_SCHEMA_ID),
-  runner: z.strictObject({ version: z.string(), cuda_built: z.boolean() }),
+  runner: z.strictObject({ version: z.string(), cuda_built: z.boolean(), executorch: z.string() }),
   program: z.strictObject({ path: z.string(), bytes: count, methods: z.array(z.string()) }),
   device: z.strictObject({
     kind: z.enum(['cpu', 'cuda']),
@@ -183,6 +204,10 @@ export const RunnerReport = z.strictObject({
     fresh_state: z.boolean(),
     cold_pool: z.boolean(),
     shared_scratch: z.boolean(),
+    arena_fill: z.enum(['poison', 'none']),
+    init_device_buffers: z.boolean(),
+    share_arenas: z.boolean(),
+    trt_runtime: z.enum(['zero-copy', 'stock']),
   }),
   memory: MemoryReport,
   methods: z.array(MethodReport),

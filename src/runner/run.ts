@@ -2,10 +2,10 @@
 // The runner writes the report to a file (stdout stays free for it to print
 // nothing); its stderr is returned for the caller to show or not.
 
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { makeTempDir } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { RunnerReport } from './report.js';
 
@@ -28,12 +28,20 @@ export interface RunRunnerOptions {
   sharedScratch?: boolean;
   /** Force the CPU or a CUDA device; default a GPU when the build and machine have one. */
   device?: 'cpu' | 'cuda';
+  /** Device arenas: poison (0xFF, the runner's default) or none (as the allocator returns them, as ExecuTorch leaves them). */
+  arenaFill?: 'poison' | 'none';
+  /** Zero every named buffer in device memory after each method load, as a correct application does. */
+  initDeviceBuffers?: boolean;
+  /** Module with share_memory_arenas (ExecuTorch refuses device arenas then). */
+  shareArenas?: boolean;
+  /** The Torch-TensorRT runtime the delegate behaves as: with the zero-copy contract (default) or stock. */
+  trtRuntime?: 'zero-copy' | 'stock';
   timeoutMs?: number;
   signal?: AbortSignal;
 }
 
 export interface RunnerResult {
-  /** 0 ok, 1 program invalid or execution failed, 2 environment, 3 a TensorRT plan this build cannot run. */
+  /** 0 ok, 1 program invalid or execution failed, 3 the program cannot run here (a TensorRT plan, a missing backend, no GPU for --device cuda). */
   exitCode: number;
   report: RunnerReport;
   stderr: string;
@@ -51,11 +59,16 @@ export function runnerArgs(program: string, o: Omit<RunRunnerOptions, 'runner'>,
   if (o.coldPool) args.push('--cold-pool');
   if (o.sharedScratch) args.push('--shared-scratch');
   if (o.device !== undefined) args.push('--device', o.device);
+  if (o.arenaFill !== undefined) args.push('--arena-fill', o.arenaFill);
+  if (o.initDeviceBuffers) args.push('--init-device-buffers');
+  if (o.shareArenas) args.push('--share-arenas');
+  if (o.trtRuntime !== undefined) args.push('--trt-runtime', o.trtRuntime);
   return args;
 }
 
 export async function runRunner(program: string, options: RunRunnerOptions): Promise<RunnerResult> {
-  const dir = await mkdtemp(join(tmpdir(), 'trtx-runner-'));
+  const temp = await makeTempDir('trtx-runner-');
+  const dir = temp.path;
   const reportPath = join(dir, 'report.json');
   const argv = runnerArgs(program, options, reportPath);
   try {
@@ -106,7 +119,7 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
     }
     return { exitCode: r.exitCode, report: parsed.data, stderr, argv };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await temp.remove();
   }
 }
 

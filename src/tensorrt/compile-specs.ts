@@ -1,14 +1,19 @@
 // The compile specs trtx owns on a TensorRT delegate (domain brief section 4):
 // `target_device`, `weight_streaming_budget`, `zero_copy_kv`. Values are raw
-// bytes on the wire; this module gives them types, and refuses what the
-// runtime would refuse or misread.
+// bytes on the wire; this module gives them types, refuses what the runtime
+// would refuse or misread, and accepts (with a warning when the spelling is
+// unusual) what it reads correctly. Each rule and its upstream source is a row
+// of docs/upstream-compatibility.md.
 //
 // A budget that does not parse is an invalid program, never "automatic": the
-// runtime fails the load on it, so a checker that shrugged would pass a
-// program that cannot run.
+// runtime fails the load on it (pytorch/TensorRT
+// cpp/src/torch_tensorrt/executorch/TensorRTBackend.cpp init, "malformed
+// weight_streaming_budget compile spec"), so a checker that shrugged would
+// pass a program that cannot run.
 
 import { TrtxError } from '../util/errors.js';
 import { isJsonObject, isWellFormedText, parseStrictJsonBytes, pyJsonCompact, utf8Bytes } from './strict-json.js';
+import { MAX_DEVICE_INDEX, readTargetDevice, type TargetDevice } from './target-device.js';
 
 export const SPEC_TARGET_DEVICE = 'target_device';
 export const SPEC_WEIGHT_STREAMING_BUDGET = 'weight_streaming_budget';
@@ -16,9 +21,14 @@ export const SPEC_ZERO_COPY_KV = 'zero_copy_kv';
 
 /** Exclusive upper bound of a budget: the runtime parses it as int64. */
 export const BUDGET_LIMIT = 1n << 63n;
-const INT32_LIMIT = 2 ** 31;
 
-export type SpecErrorCode = 'SPEC_DUPLICATE_KEY' | 'SPEC_BUDGET_INVALID' | 'SPEC_TARGET_DEVICE_INVALID' | 'SPEC_ZERO_COPY_KV_INVALID';
+export type SpecErrorCode =
+  | 'SPEC_BUDGET_DUPLICATE'
+  | 'SPEC_BUDGET_INVALID'
+  | 'SPEC_TARGET_DEVICE_INVALID'
+  | 'SPEC_ZERO_COPY_KV_INVALID';
+export type SpecWarningCode = 'SPEC_DUPLICATE_KEY' | 'SPEC_BUDGET_FORM' | 'SPEC_TARGET_DEVICE_FORM';
+export type SpecCode = SpecErrorCode | SpecWarningCode;
 
 /** Structurally the program model's CompileSpec. */
 export interface CompileSpecEntry {
@@ -27,16 +37,18 @@ export interface CompileSpecEntry {
 }
 
 export interface SpecDiagnostic {
-  severity: 'error';
-  code: SpecErrorCode;
+  severity: 'error' | 'warning';
+  code: SpecCode;
   location: string;
   message: string;
   hint: string;
 }
 
 export interface TypedCompileSpecs {
-  /** Device index N of `cuda:N`. */
+  /** Device index N of a `cuda` target_device (any spelling ExecuTorch reads as cuda:N). */
   targetDevice?: number;
+  /** The target_device as read, cpu included. */
+  target?: TargetDevice;
   /** Absent: automatic budget. */
   weightStreamingBudget?: bigint;
   /** Output binding names whose aliased outputs were elided. */
@@ -54,10 +66,13 @@ export interface SpecLocationOptions {
   location?: string;
 }
 
-const HINTS: Record<SpecErrorCode, string> = {
-  SPEC_DUPLICATE_KEY: 'keep one entry per key: rewrite the budget with `trtx rewrite --budget` or re-export',
+const HINTS: Record<SpecCode, string> = {
+  SPEC_BUDGET_DUPLICATE: 'keep one budget per delegate: `trtx rewrite --budget SIZE` collapses the repeats',
+  SPEC_DUPLICATE_KEY: 'nothing to do: the first entry is the one ExecuTorch used; re-export to drop the repeat',
   SPEC_BUDGET_INVALID: 'set a valid budget with `trtx rewrite --budget SIZE`, or remove it with `--clear-budget`',
+  SPEC_BUDGET_FORM: 'nothing to do; `trtx rewrite --budget SIZE` writes it as plain decimal',
   SPEC_TARGET_DEVICE_INVALID: 're-export with target_device "cuda:N"',
+  SPEC_TARGET_DEVICE_FORM: 'nothing to do; Torch-TensorRT writes "cuda:N"',
   SPEC_ZERO_COPY_KV_INVALID: 're-export with zero_copy_kv, or re-export without it',
 };
 
@@ -82,24 +97,37 @@ export function showBytes(value: Uint8Array, max = 48): string {
 // ---------------------------------------------------------------------------
 // weight_streaming_budget
 
-/** Decodes a budget value: ASCII decimal digits only, in [0, 2^63). */
+/**
+ * Decodes a budget value as Torch-TensorRT does (WeightStreamingBudget.cpp:
+ * std::from_chars into int64, the whole value consumed, not negative): ASCII
+ * decimal digits in [0, 2^63), with no '+', space or NUL, and a leading '-'
+ * only on zero (`-0` is 0, which from_chars reads and the range check keeps).
+ */
 export function decodeBudget(value: Uint8Array, location = ''): bigint {
   const fail = (why: string): never => {
     throw specError('SPEC_BUDGET_INVALID', location, `weight_streaming_budget ${showBytes(value)} ${why}`);
   };
   if (value.length === 0) fail('is empty');
-  for (const b of value) {
-    // No sign (not even "-0", which int64 parsers accept), no space, no NUL.
-    if (b < 0x30 || b > 0x39) fail('is not a decimal number of bytes (digits 0-9 only)');
+  const neg = value[0] === 0x2d;
+  const digits = neg ? value.subarray(1) : value;
+  if (digits.length === 0) fail('is not a decimal number of bytes (digits 0-9 only)');
+  for (const b of digits) {
+    if (b < 0x30 || b > 0x39) fail('is not a decimal number of bytes (digits 0-9 only; no sign, space or unit)');
   }
   // Leading zeros are digits too; strip them before the length test so a
   // zero-padded value is judged by its magnitude.
   let i = 0;
-  while (i < value.length - 1 && value[i] === 0x30) i++;
-  if (value.length - i > 19) fail('is out of range (must be below 2^63)');
-  const n = BigInt(String.fromCharCode(...value.subarray(i)));
+  while (i < digits.length - 1 && digits[i] === 0x30) i++;
+  if (digits.length - i > 19) fail('is out of range (must be below 2^63)');
+  const n = BigInt(String.fromCharCode(...digits.subarray(i)));
+  if (neg && n !== 0n) fail('is negative');
   if (n >= BUDGET_LIMIT) fail('is out of range (must be below 2^63)');
   return n;
+}
+
+/** True when the budget is written as trtx writes it: plain decimal, no sign, no leading zero. */
+export function isCanonicalBudget(value: Uint8Array): boolean {
+  return value.length > 0 && value.every((b) => b >= 0x30 && b <= 0x39) && (value.length === 1 || value[0] !== 0x30);
 }
 
 export function encodeBudget(bytes: bigint): Uint8Array {
@@ -112,21 +140,16 @@ export function encodeBudget(bytes: bigint): Uint8Array {
 // ---------------------------------------------------------------------------
 // target_device
 
-export function decodeTargetDevice(value: Uint8Array, location = ''): number {
-  // "cuda:" plus at most 10 digits; anything longer is refused before it is
-  // turned into a string.
-  const text = value.length <= 15 && value.every((b) => b >= 0x20 && b <= 0x7e) ? String.fromCharCode(...value) : null;
-  const m = text === null ? null : /^cuda:(0|[1-9][0-9]{0,9})$/.exec(text);
-  const index = m ? Number(m[1]) : NaN;
-  if (!m || index >= INT32_LIMIT) {
-    throw specError('SPEC_TARGET_DEVICE_INVALID', location, `target_device ${showBytes(value)} is not "cuda:N" (N a device index)`);
-  }
-  return index;
+/** Reads a target_device value as ExecuTorch does (see target-device.ts); throws when it is refused. */
+export function decodeTargetDevice(value: Uint8Array, location = ''): TargetDevice {
+  const read = readTargetDevice(value);
+  if (typeof read === 'string') throw specError('SPEC_TARGET_DEVICE_INVALID', location, `target_device ${showBytes(value)} ${read}`);
+  return read;
 }
 
 export function encodeTargetDevice(index: number): Uint8Array {
-  if (!Number.isSafeInteger(index) || index < 0 || index >= INT32_LIMIT) {
-    throw usageError('SPEC_TARGET_DEVICE_INVALID', `device index ${index} is not a non-negative 32-bit integer`);
+  if (!Number.isSafeInteger(index) || index < 0 || index > MAX_DEVICE_INDEX) {
+    throw usageError('SPEC_TARGET_DEVICE_INVALID', `device index ${index} is not in [0, ${MAX_DEVICE_INDEX}]`);
   }
   return utf8Bytes(`cuda:${index}`);
 }
@@ -175,48 +198,87 @@ function specLoc(opts: SpecLocationOptions | undefined, index: number, key: stri
 
 /**
  * Types the specs trtx owns and reports every problem as a diagnostic (never
- * throws). Keys trtx does not own are left alone, except that any key
- * repeated on one delegate is an error: readers disagree on which copy wins.
+ * throws). A repeated key is read as its readers read it: the first entry
+ * wins (ExecuTorch's _get_target_device_from_compile_specs stops at the first
+ * match, and Torch-TensorRT's runtime reads no key but the budget), a warning;
+ * except a repeated budget, which Torch-TensorRT refuses at init ("duplicate
+ * weight_streaming_budget compile spec"), and zero_copy_kv repeated with
+ * different values, which no reader can settle: errors, and the key gets no
+ * typed value.
  */
 export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: SpecLocationOptions = {}): DecodedCompileSpecs {
   const diagnostics: SpecDiagnostic[] = [];
   const out: TypedCompileSpecs = {};
-  const firstIndex = new Map<string, number>();
-  const repeated = new Set<string>();
-
+  const byKey = new Map<string, number[]>();
   specs.forEach((s, i) => {
     if (s.key === null) return;
-    const first = firstIndex.get(s.key);
-    if (first === undefined) {
-      firstIndex.set(s.key, i);
-      return;
-    }
-    repeated.add(s.key);
-    diagnostics.push({
-      severity: 'error',
-      code: 'SPEC_DUPLICATE_KEY',
-      location: specLoc(opts, i, s.key),
-      message: `compile spec ${JSON.stringify(s.key)} repeats compile_specs[${first}]; a delegate carries each key at most once`,
-      hint: HINTS.SPEC_DUPLICATE_KEY,
-    });
+    const list = byKey.get(s.key) ?? [];
+    list.push(i);
+    byKey.set(s.key, list);
   });
+  const push = (severity: 'error' | 'warning', code: SpecCode, location: string, message: string): void => {
+    diagnostics.push({ severity, code, location, message, hint: HINTS[code] });
+  };
+
+  const unusable = new Set<string>();
+  for (const [key, at] of byKey) {
+    if (at.length < 2) continue;
+    const first = at[0];
+    for (const i of at.slice(1)) {
+      const where = specLoc(opts, i, key);
+      const repeats = `compile spec ${JSON.stringify(key)} repeats compile_specs[${first}]`;
+      if (key === SPEC_WEIGHT_STREAMING_BUDGET) {
+        unusable.add(key);
+        push('error', 'SPEC_BUDGET_DUPLICATE', where, `${repeats}; Torch-TensorRT refuses a delegate with two budgets when it loads (TensorRTBackend::init)`);
+      } else if (key === SPEC_ZERO_COPY_KV && !sameBytes(specs[i].value, specs[first].value)) {
+        unusable.add(key);
+        push('error', 'SPEC_ZERO_COPY_KV_INVALID', where, `${repeats} with another value; a runtime reading either would elide different outputs`);
+      } else {
+        push('warning', 'SPEC_DUPLICATE_KEY', where, `${repeats}; the first is the one ExecuTorch reads, and Torch-TensorRT's runtime reads neither`);
+      }
+    }
+  }
 
   const decoders: [string, (v: Uint8Array, where: string) => void][] = [
-    [SPEC_TARGET_DEVICE, (v, w) => (out.targetDevice = decodeTargetDevice(v, w))],
-    [SPEC_WEIGHT_STREAMING_BUDGET, (v, w) => (out.weightStreamingBudget = decodeBudget(v, w))],
+    [
+      SPEC_TARGET_DEVICE,
+      (v, w) => {
+        const d = decodeTargetDevice(v, w);
+        out.target = d;
+        if (d.type === 'cuda') out.targetDevice = d.index;
+        if (d.type === 'cpu') {
+          push('warning', 'SPEC_TARGET_DEVICE_FORM', w, `target_device ${showBytes(v)} names the host: ExecuTorch leaves the delegate's tensors on the CPU and Torch-TensorRT stages them to the GPU itself`);
+        } else if (!d.canonical) {
+          push('warning', 'SPEC_TARGET_DEVICE_FORM', w, `target_device ${showBytes(v)} is read as cuda:${d.index} by ExecuTorch (it strips, lower-cases and reads the index with int())`);
+        }
+      },
+    ],
+    [
+      SPEC_WEIGHT_STREAMING_BUDGET,
+      (v, w) => {
+        out.weightStreamingBudget = decodeBudget(v, w);
+        if (!isCanonicalBudget(v)) {
+          push('warning', 'SPEC_BUDGET_FORM', w, `weight_streaming_budget ${showBytes(v)} is read as ${out.weightStreamingBudget} bytes by Torch-TensorRT (std::from_chars)`);
+        }
+      },
+    ],
     [SPEC_ZERO_COPY_KV, (v, w) => (out.zeroCopyKv = decodeZeroCopyKv(v, w))],
   ];
   for (const [key, decode] of decoders) {
-    const index = firstIndex.get(key);
-    if (index === undefined || repeated.has(key)) continue;
+    const at = byKey.get(key);
+    if (at === undefined || unusable.has(key)) continue;
     try {
-      decode(specs[index].value, specLoc(opts, index, key));
+      decode(specs[at[0]].value, specLoc(opts, at[0], key));
     } catch (e) {
       if (!(e instanceof TrtxError)) throw e;
-      diagnostics.push({ severity: 'error', code: e.code as SpecErrorCode, location: e.location, message: e.message, hint: e.hint ?? '' });
+      push('error', e.code as SpecErrorCode, e.location, e.message);
     }
   }
   return { specs: out, diagnostics };
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /**

@@ -17,7 +17,26 @@
 
 import { TrtxError } from '../util/errors.js';
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
+export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject | JsonFloat;
+
+/**
+ * A number written with a fraction or an exponent (`10.0`, `1E1`), kept apart
+ * from an integer literal when the caller asks (`floats: 'apart'`). A field
+ * that holds an integer must be written as one: C++ readers of the same bytes
+ * (the native runner's, Torch-TensorRT's) read `1E1` as something else or
+ * not at all.
+ */
+export class JsonFloat {
+  constructor(
+    readonly text: string,
+    readonly value: number,
+  ) {}
+}
+
+export interface StrictJsonOptions {
+  /** 'number' (default): every number is a JS number; 'apart': non-integer literals are JsonFloat. */
+  floats?: 'number' | 'apart';
+}
 export interface JsonObject {
   [key: string]: JsonValue;
 }
@@ -27,17 +46,17 @@ const MAX_DEPTH = 64;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Decodes UTF-8 (refusing invalid sequences and keeping a BOM, which then fails the grammar) and parses. */
-export function parseStrictJsonBytes(bytes: Uint8Array, code: string, location: string): JsonValue {
+export function parseStrictJsonBytes(bytes: Uint8Array, code: string, location: string, opts: StrictJsonOptions = {}): JsonValue {
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
     throw new TrtxError(code, location, 'not JSON: the bytes are not valid UTF-8');
   }
-  return parseStrictJson(text, code, location);
+  return parseStrictJson(text, code, location, opts);
 }
 
-export function parseStrictJson(text: string, code: string, location: string): JsonValue {
+export function parseStrictJson(text: string, code: string, location: string, opts: StrictJsonOptions = {}): JsonValue {
   let pos = 0;
 
   const fail = (what: string): never => {
@@ -136,11 +155,12 @@ export function parseStrictJson(text: string, code: string, location: string): J
   };
 
   const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-  const parseNumber = (): number => {
+  const parseNumber = (): number | JsonFloat => {
     NUMBER.lastIndex = pos;
     const m = NUMBER.exec(text);
     if (!m) return fail('bad number');
     pos += m[0].length;
+    if (opts.floats === 'apart' && /[.eE]/.test(m[0])) return new JsonFloat(m[0], Number(m[0]));
     return Number(m[0]);
   };
 
@@ -235,7 +255,7 @@ export function isWellFormedText(s: string): boolean {
 }
 
 export function isJsonObject(v: JsonValue | undefined): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonFloat);
 }
 
 /** A JSON string literal exactly as Python's json.dumps (ensure_ascii=True) writes it. */

@@ -9,6 +9,7 @@
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { trackPath } from './cleanup.js';
 
 export interface LockOwner {
   pid: number;
@@ -110,9 +111,12 @@ async function breakStaleLock(lockDir: string, unreadable: Map<string, number>, 
 export async function withLock<T>(lockDir: string, body: () => Promise<T>, options: LockOptions = {}): Promise<T | null> {
   const pollMs = options.pollMs ?? 200;
   const unreadable = new Map<string, number>();
+  let untrack = () => {};
   for (let announced = false; ; ) {
     try {
       await mkdir(lockDir);
+      // An interrupted holder removes its lock on the way out (src/util/cleanup.ts).
+      untrack = trackPath(lockDir);
       const owner: LockOwner = {
         pid: process.pid,
         host: hostname(),
@@ -122,6 +126,7 @@ export async function withLock<T>(lockDir: string, body: () => Promise<T>, optio
       await writeFile(join(lockDir, OWNER_FILE), JSON.stringify(owner));
       break;
     } catch (e) {
+      untrack();
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     if (options.done?.()) return null;
@@ -139,5 +144,6 @@ export async function withLock<T>(lockDir: string, body: () => Promise<T>, optio
     return await body();
   } finally {
     await rm(lockDir, { recursive: true, force: true });
+    untrack();
   }
 }

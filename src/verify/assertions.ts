@@ -74,3 +74,20 @@ export function persistentDiffersFromFresh(persistent: RunnerReport, fresh: Runn
   }
   return { name, ok: true, detail: 'outputs differ from step 1 on' };
 }
+
+/**
+ * Device arenas are poisoned at allocation and never cleared by the runtime:
+ * a run whose outputs or buffers change once the application initialises the
+ * device-resident buffers read them before anything wrote them.
+ */
+export function deviceStateWrittenFirst(poisoned: RunnerReport, initialised: RunnerReport, label: string): Assertion {
+  const name = `device-resident buffers are written before they are read: ${label} (poisoned arenas vs initialised)`;
+  const cmp = compareRuns(initialised, poisoned, label);
+  if (cmp.ok) return { name, ok: true, detail: 'same results with and without the application zeroing them' };
+  const device = [...new Set(poisoned.methods.flatMap((m) => m.steps.flatMap((s) => s.buffers.filter((b) => b.placement === 'device').map((b) => b.name))))];
+  return {
+    name,
+    ok: false,
+    detail: `${cmp.detail}: the program reads ${device.join(', ')} before writing them. Device arenas are not cleared (ExecuTorch leaves them as cudaMalloc returns them; verify fills them with 0xFF): initialise these buffers in the application after load_method, as --init-device-buffers models`,
+  };
+}

@@ -1,25 +1,30 @@
-// `trtx verify`: run a program in the native reference runner and prove the
-// delegate runtime contract on what it reports. With zero-copy KV asked for,
-// a staged program's zero-copy twin is derived in memory (the same pass as
-// `trtx rewrite --zero-copy-kv`) and both run side by side:
+// `trtx verify`: check the program first (and its zero-copy twin), refuse
+// one that fails, then run it in the native runner (the ExecuTorch runtime
+// with trtx's TensorRTBackend and device allocator) and prove the delegate
+// runtime contract on what it reports. With zero-copy KV asked for, a staged
+// program's zero-copy twin is derived in memory and both run side by side:
 //   - every output and every cache bit-identical at every step, staged vs
 //     zero-copy, in each caller-stream mode;
-//   - every cache changes at every step (an engine that never wrote through
-//     its aliased binding would leave it alone);
-//   - a persistent run differs from a fresh-cache run (each decode step sees
-//     what the previous one wrote).
+//   - every cache changes at every step;
+//   - a persistent run differs from a fresh-cache run;
+//   - device-resident buffers are written before they are read: device
+//     arenas are poisoned (0xFF) at allocation, and a run whose results
+//     change when the application initialises them read uninitialised memory.
+// A program that cannot run here (a TensorRT plan, a backend the runner does
+// not have, --device cuda without a GPU) is an environment result (exit 2),
+// not a failed program.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openPte, type PteFile } from '../pte/open.js';
-import { writeFromSource } from '../pte/copy.js';
-import { applyZeroCopyKv, readTrtBlobs } from '../passes/zero-copy.js';
-import { unsoundInput } from '../passes/precondition.js';
+import { runChecks, summarizeDiagnostics, type CheckSummary } from '../checks/run.js';
+import type { Diagnostic } from '../checks/diagnostic.js';
+import { DEFAULT_RUNTIME, type RuntimeRules } from '../checks/runtime-rules.js';
+import { openPte, withPte } from '../pte/open.js';
 import { ensureRunner, runRunner, type RunnerProgress } from '../runner/index.js';
 import type { RunnerReport } from '../runner/report.js';
+import { makeTempDir, type TempDir } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
-import { compareRuns, persistentDiffersFromFresh, cachesChangeEveryStep, type Assertion } from './assertions.js';
+import { cachesChangeEveryStep, compareRuns, deviceStateWrittenFirst, persistentDiffersFromFresh, type Assertion } from './assertions.js';
+import { decodeMethods, deriveVariants, type Variant, type VerifyMode } from './variants.js';
 
 export type StreamMode = 'on' | 'off' | 'both';
 
@@ -29,6 +34,14 @@ export interface VerifyOptions {
   callerStream?: StreamMode;
   budget?: bigint;
   device?: 'cpu' | 'cuda';
+  /** Whose runtime rules the check applies and the runner follows; default DEFAULT_RUNTIME. */
+  runtime?: RuntimeRules;
+  /** Zero device-resident buffers after each load, as a correct application does (default: they stay poisoned). */
+  initDeviceBuffers?: boolean;
+  /** One activation scratch buffer per device for every engine. */
+  sharedScratch?: boolean;
+  /** Leave the device pool's release threshold alone. */
+  coldPool?: boolean;
   /** With zeroCopyKv on a staged program: compare against this file instead of deriving the twin. */
   zeroCopyTwin?: string;
   /** A runner binary to use instead of the cached build. */
@@ -38,9 +51,10 @@ export interface VerifyOptions {
 }
 
 export interface VerifyRun {
-  variant: 'as-is' | 'staged' | 'zero-copy';
+  variant: Variant['name'];
   caller_stream: boolean;
   fresh_state: boolean;
+  init_device_buffers: boolean;
   exit_code: number;
   ok: boolean;
   errors: RunnerReport['errors'];
@@ -48,90 +62,121 @@ export interface VerifyRun {
   staging: { method: string; h2d_bytes: number; d2h_bytes: number }[];
 }
 
+export interface VerifyMemory {
+  pool: { mode: RunnerReport['memory']['pool']['mode']; api_calls: number };
+  scratch: { mode: 'private' | 'shared'; peak_bytes: number; peak_buffers: number };
+  device_arenas: { allocator: 'cuda' | 'host'; fill: 'poison' | 'none'; allocations: number; peak_bytes: number; zeroed_bytes: number };
+}
+
 export interface VerifyResult {
-  schema: 'trtx.verify/1';
+  schema: 'trtx.verify/2';
   file: string;
-  device: RunnerReport['device'];
+  device: RunnerReport['device'] | null;
   steps: number;
   methods: string[];
-  mode: 'as-is' | 'staged-vs-zero-copy' | 'zero-copy';
+  mode: VerifyMode;
   caches: string[];
+  runtime: RuntimeRules;
+  options: { init_device_buffers: boolean; arena_fill: 'poison'; shared_scratch: boolean; cold_pool: boolean };
+  /** The check run first; `refused`: it found errors and nothing ran. */
+  check: { refused: boolean; summary: CheckSummary; diagnostics: (Diagnostic & { file: string })[] };
   runs: VerifyRun[];
   budgets: { method: string; delegate: number; source: string; effective: string | null; clamped: boolean; ignored: string | null }[];
+  /** Device memory of the primary run (the last variant, no caller stream). */
+  memory: VerifyMemory | null;
   assertions: Assertion[];
   ok: boolean;
 }
 
-interface Variant {
-  name: VerifyRun['variant'];
-  path: string;
-}
+const ENVIRONMENT: Record<string, { code: string; hint: string }> = {
+  EngineNotExecutable: { code: 'VERIFY_TENSORRT_PLAN', hint: 'verify real TensorRT plans with the ExecuTorch runtime built with the Torch-TensorRT delegate; the bundled runner executes trtx reference engines only' },
+  BackendMissing: { code: 'VERIFY_BACKEND_MISSING', hint: 'the bundled runner has the TensorRT backend only; run the program where its other backends are built in' },
+  DeviceUnavailable: { code: 'VERIFY_NO_GPU', hint: 'drop --device cuda to verify on the CPU, or run on a machine with a GPU and a CUDA build of the runner' },
+};
 
-/** Cache buffer names and, for a staged program, its zero-copy twin written to `dir`. */
-async function deriveVariants(pte: PteFile, dir: string, zeroCopyKv: boolean, given?: string): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyResult['mode'] }> {
-  if (!zeroCopyKv) return { variants: [{ name: 'as-is', path: pte.path }], caches: [], mode: 'as-is' };
-  const unsound = unsoundInput(pte);
-  if (unsound) throw unsound.error;
-  const blobs = await readTrtBlobs(pte);
-  const twin = structuredClone(pte.program);
-  const result = applyZeroCopyKv(twin, blobs);
-  // The pass names buffers as `fqn (%index)`; reports name them by fqn.
-  const caches = [...new Set([...result.rewritten, ...result.already].flatMap((d) => d.buffers).map((b) => b.replace(/ \(%[0-9]+\)$/, '')))];
-  if (!result.changed) return { variants: [{ name: 'zero-copy', path: pte.path }], caches, mode: 'zero-copy' };
-  const twinPath = given ?? join(dir, 'zero-copy-twin.pte');
-  if (!given) {
-    const original = pte.program;
-    pte.program = twin;
-    try {
-      await writeFromSource(pte, twinPath);
-    } finally {
-      pte.program = original;
-    }
-  }
+function memoryOf(r: RunnerReport): VerifyMemory {
+  const m = r.memory;
   return {
-    variants: [
-      { name: 'staged', path: pte.path },
-      { name: 'zero-copy', path: twinPath },
-    ],
-    caches,
-    mode: 'staged-vs-zero-copy',
+    pool: { mode: m.pool.mode, api_calls: m.pool.api_calls },
+    scratch: { mode: m.scratch.mode, peak_bytes: m.scratch.peak_bytes, peak_buffers: m.scratch.peak_buffers },
+    device_arenas: { allocator: m.device_arenas.allocator, fill: m.device_arenas.fill, allocations: m.device_arenas.allocations, peak_bytes: m.device_arenas.peak_bytes, zeroed_bytes: m.device_arenas.zeroed_bytes },
   };
 }
 
-function decodeMethods(pte: PteFile): string[] {
-  const names = pte.program.executionPlan.map((p) => p.name ?? '');
-  // A KV decoder's state machine is its decode method, run step after step.
-  return names.includes('decode') ? ['decode'] : names;
+async function checkFirst(variants: Variant[], runtime: RuntimeRules): Promise<VerifyResult['check']> {
+  const diagnostics: (Diagnostic & { file: string })[] = [];
+  for (const v of variants) {
+    const label = v.name === 'zero-copy' && variants.length > 1 ? 'zero-copy twin' : 'program';
+    const r = await withPte(v.path, (pte) => runChecks(pte, { runtime }));
+    diagnostics.push(...r.diagnostics.map((d) => ({ ...d, file: label })));
+  }
+  const summary = summarizeDiagnostics(diagnostics);
+  return { refused: summary.errors > 0, summary, diagnostics };
 }
 
 export async function verifyProgram(path: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
   const steps = opts.steps ?? 4;
   if (!Number.isInteger(steps) || steps < 2) throw new TrtxError('VERIFY_STEPS', '--steps', `${opts.steps} steps: verify needs at least 2 to see a cache persist`, { kind: 'usage' });
   const modes = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
-  const dir = await mkdtemp(join(tmpdir(), 'trtx-verify-'));
+  const runtime = opts.runtime ?? DEFAULT_RUNTIME;
+  const init = Boolean(opts.initDeviceBuffers);
+  // Open first: a file that cannot be read must not leave an empty temp folder.
   const pte = await openPte(path);
+  let temp: TempDir | undefined;
   try {
+    temp = await makeTempDir('trtx-verify-');
+    const dir = temp.path;
     const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin);
     const methods = decodeMethods(pte);
     await pte.close();
+    const base: VerifyResult = {
+      schema: 'trtx.verify/2',
+      file: path,
+      device: null,
+      steps,
+      methods,
+      mode,
+      caches,
+      runtime,
+      options: { init_device_buffers: init, arena_fill: 'poison', shared_scratch: Boolean(opts.sharedScratch), cold_pool: Boolean(opts.coldPool) },
+      check: await checkFirst(variants, runtime),
+      runs: [],
+      budgets: [],
+      memory: null,
+      assertions: [],
+      ok: false,
+    };
+    if (base.check.refused) return base;
     const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild });
 
     const reports = new Map<string, RunnerReport>();
-    const runs: VerifyRun[] = [];
-    const run = async (v: Variant, callerStream: boolean, freshState: boolean) => {
-      opts.onProgress?.(`running ${v.name}${callerStream ? ' with a caller stream' : ''}${freshState ? ', fresh caches' : ''}`);
-      const r = await runRunner(v.path, { runner: runner.path, methods, steps, callerStream, freshState, budget: opts.budget, device: opts.device });
+    const run = async (v: Variant, callerStream: boolean, freshState: boolean, initDeviceBuffers = init) => {
+      opts.onProgress?.(`running ${v.name}${callerStream ? ' with a caller stream' : ''}${freshState ? ', fresh caches' : ''}${initDeviceBuffers ? ', device buffers initialised' : ''}`);
+      const r = await runRunner(v.path, {
+        runner: runner.path,
+        methods,
+        steps,
+        callerStream,
+        freshState,
+        budget: opts.budget,
+        device: opts.device,
+        arenaFill: 'poison',
+        initDeviceBuffers,
+        sharedScratch: opts.sharedScratch,
+        coldPool: opts.coldPool,
+        trtRuntime: runtime.delegate === 'stock-trt' ? 'stock' : 'zero-copy',
+      });
       if (r.exitCode === 3) {
-        throw new TrtxError('VERIFY_TENSORRT_PLAN', path, `${r.report.errors[0]?.message ?? 'a delegate carries a real TensorRT plan'}; the bundled runner executes trtx reference engines only`, {
-          kind: 'usage',
-          hint: 'verify real TensorRT plans with the ExecuTorch runtime built with the Torch-TensorRT delegate',
-        });
+        const e = r.report.errors.find((x) => ENVIRONMENT[x.code]) ?? r.report.errors[0];
+        const env = ENVIRONMENT[e?.code ?? ''] ?? { code: 'VERIFY_CANNOT_RUN_HERE', hint: 'the program cannot run on this machine' };
+        throw new TrtxError(env.code, v.path, `${e?.message ?? 'the program cannot run here'} (an environment result, not a failed program)`, { kind: 'usage', hint: env.hint });
       }
-      reports.set(`${v.name}/${callerStream}/${freshState}`, r.report);
-      runs.push({
+      reports.set(`${v.name}/${callerStream}/${freshState}/${initDeviceBuffers}`, r.report);
+      base.runs.push({
         variant: v.name,
         caller_stream: callerStream,
         fresh_state: freshState,
+        init_device_buffers: initDeviceBuffers,
         exit_code: r.exitCode,
         ok: r.report.ok,
         errors: r.report.errors,
@@ -139,50 +184,49 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       });
       return r.report;
     };
+    const get = (v: Variant, cs: boolean, fresh = false, i = init) => reports.get(`${v.name}/${cs}/${fresh}/${i}`)!;
 
     for (const v of variants) for (const cs of modes) await run(v, cs, false);
     const primary = variants[variants.length - 1];
     const fresh = await run(primary, false, true);
+    const first = get(variants[0], modes[0]);
+    const primaryReport = get(primary, false);
+    // Device-resident buffers: the same run with the application's
+    // initialisation shows whether the poisoned one read them before writing.
+    const deviceState = !init && primaryReport.methods.some((m) => m.steps.some((s) => s.buffers.some((b) => b.placement === 'device')));
+    const initialised = deviceState ? await run(primary, false, false, true) : null;
 
-    const assertions: Assertion[] = runs.map((r) => ({
-      name: `${r.variant} run${r.caller_stream ? ' (caller stream)' : ''}${r.fresh_state ? ' (fresh caches)' : ''} completes`,
+    const assertions: Assertion[] = base.runs.map((r) => ({
+      name: `${r.variant} run${r.caller_stream ? ' (caller stream)' : ''}${r.fresh_state ? ' (fresh caches)' : ''}${r.init_device_buffers && !init ? ' (device buffers initialised)' : ''} completes`,
       ok: r.ok && r.exit_code === 0,
       detail: r.errors.map((e) => `${e.code}: ${e.location}: ${e.message}`).join('; '),
     }));
-    const first = reports.get(`${variants[0].name}/${modes[0]}/false`)!;
     // Comparing runs that did not complete proves nothing: report the failures alone.
-    const completed = runs.every((r) => r.ok && r.exit_code === 0);
+    const completed = base.runs.every((r) => r.ok && r.exit_code === 0);
+    if (completed && initialised) assertions.push(deviceStateWrittenFirst(primaryReport, initialised, primary.name));
     for (const v of completed ? variants : []) {
       for (const cs of modes) {
-        const rep = reports.get(`${v.name}/${cs}/false`)!;
+        const rep = get(v, cs);
         if (rep !== first) assertions.push(compareRuns(first, rep, `${variants[0].name} (stream ${modes[0] ? 'on' : 'off'}) vs ${v.name} (stream ${cs ? 'on' : 'off'})`));
       }
     }
     if (completed && caches.length) {
-      for (const v of variants) for (const cs of modes) assertions.push(cachesChangeEveryStep(reports.get(`${v.name}/${cs}/false`)!, caches, `${v.name} (stream ${cs ? 'on' : 'off'})`));
+      for (const v of variants) for (const cs of modes) assertions.push(cachesChangeEveryStep(get(v, cs), caches, `${v.name} (stream ${cs ? 'on' : 'off'})`));
     }
     // Only a program with state across executions (named mutable buffers) has a "previous step" to see.
     const stateful = first.methods.some((m) => m.steps.some((st) => st.buffers.length > 0));
-    if (completed && stateful) assertions.push(persistentDiffersFromFresh(reports.get(`${primary.name}/false/false`)!, fresh, primary.name));
+    if (completed && stateful) assertions.push(persistentDiffersFromFresh(primaryReport, fresh, primary.name));
 
-    const budgets = first.methods.flatMap((m) =>
+    base.device = first.device;
+    base.budgets = first.methods.flatMap((m) =>
       m.delegates.map((d) => ({ method: m.name, delegate: d.index, source: d.budget.source, effective: d.budget.effective, clamped: d.budget.clamped, ignored: d.budget.ignored })),
     );
-    return {
-      schema: 'trtx.verify/1',
-      file: path,
-      device: first.device,
-      steps,
-      methods,
-      mode,
-      caches,
-      runs,
-      budgets,
-      assertions,
-      ok: assertions.every((a) => a.ok),
-    };
+    base.memory = memoryOf(primaryReport);
+    base.assertions = assertions;
+    base.ok = assertions.every((a) => a.ok);
+    return base;
   } finally {
     await pte.close().catch(() => {});
-    await rm(dir, { recursive: true, force: true });
+    await temp?.remove();
   }
 }

@@ -3,11 +3,11 @@
 // this), fixture model files, and the call log the doubles write.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BridgeRequest } from '../../src/bridge/protocol.js';
+import { tempDir } from './temp.js';
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const DOUBLES_DIR = join(REPO, 'test', 'doubles', 'python');
@@ -23,10 +23,10 @@ export interface Workspace {
   file(name: string): string;
 }
 
-/** A temp folder holding every fixture model file (see test/doubles/make_archives.py). */
+/** A temp folder holding every fixture model file (see test/doubles/make_archives.py), removed after the test file. */
 export function workspace(): Workspace {
   if (!existsSync(FIXTURE_PTE)) throw new Error(`fixture program ${FIXTURE_PTE} not found; set TRTX_PTE_CORPUS`);
-  const dir = mkdtempSync(join(tmpdir(), 'trtx-bridge-'));
+  const dir = tempDir('bridge');
   execFileSync(PYTHON, [join(REPO, 'test', 'doubles', 'make_archives.py'), dir]);
   return { dir, calls: join(dir, 'calls.jsonl'), out: join(dir, 'out.pte'), file: (name) => join(dir, name) };
 }

@@ -2,8 +2,8 @@
 // src/cli/main.ts, what bin/trtx calls), capturing what it writes to stdout
 // and stderr and the exit code it returns. Far faster than a process per
 // case; test/cli-check.test.ts also runs bin/trtx once to prove the wiring.
-// Log records (pino, written straight to fd 2) are not captured: assert on
-// --json output instead of on log lines.
+// Log lines are captured with stderr in the default text format; under
+// --log-format json pino writes straight to fd 2 and they are not.
 import { main } from '../../src/cli/main.js';
 
 export interface CliResult {

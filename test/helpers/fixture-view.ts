@@ -107,6 +107,19 @@ export function viewMethod(built: BuiltProgram, method: string): MethodView {
   };
 }
 
+/** Sizes of the tensors a delegate's first DelegateCall in `method` passes, in argument order. */
+export function callArgSizes(built: BuiltProgram, method: string, delegate: string): number[][] {
+  const idx = built.index.get(method)!;
+  const plan = built.program.executionPlan[idx.plan];
+  const d = idx.delegates.get(delegate);
+  const call = plan.chains[0].instructions.find((ins) => ins.type === 'DelegateCall' && ins.delegateIndex === d);
+  if (!call || call.type !== 'DelegateCall') throw new Error(`no call to ${delegate} in ${method}`);
+  return call.args.map((a) => {
+    const v = plan.values[a];
+    return v.type === 'Tensor' ? v.tensor.sizes : [];
+  });
+}
+
 /** Parsed metadata of a delegate's blob. */
 export function blobMeta(d: DelegateView) {
   return parseBlob(d.blob);

@@ -1,6 +1,7 @@
 #include "trtx/backend/compile_specs.h"
 
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "trtx/runtime/json.h"
@@ -25,14 +26,20 @@ std::string shown(std::string_view v) {
 }
 }  // namespace
 
+// Torch-TensorRT's reading (cpp/src/torch_tensorrt/executorch/WeightStreamingBudget.cpp):
+// std::from_chars into int64 over the whole value, not negative. So ASCII
+// digits below 2^63, and a '-' only on zero ("-0" is 0).
 Result<uint64_t> parse_budget_bytes(std::string_view text, const std::string& where) {
   if (text.empty()) return fail(Error::CompileSpecInvalid, where, "budget is empty; expected decimal bytes");
+  const bool neg = text[0] == '-';
+  std::string_view digits = neg ? text.substr(1) : text;
+  if (digits.empty()) return fail(Error::CompileSpecInvalid, where, "budget '" + shown(text) + "' is not decimal bytes");
   uint64_t v = 0;
   const uint64_t limit = uint64_t(1) << 63;
-  for (char c : text) {
+  for (char c : digits) {
     if (c < '0' || c > '9') {
       return fail(Error::CompileSpecInvalid, where,
-                  "budget '" + shown(text) + "' is not decimal bytes (digits only: no sign, space, unit or NUL)");
+                  "budget '" + shown(text) + "' is not decimal bytes (digits only: no '+', space, unit or NUL)");
     }
     uint64_t d = static_cast<uint64_t>(c - '0');
     if (v > (limit - 1 - d) / 10) {
@@ -40,39 +47,102 @@ Result<uint64_t> parse_budget_bytes(std::string_view text, const std::string& wh
     }
     v = v * 10 + d;
   }
+  if (neg && v != 0) return fail(Error::CompileSpecInvalid, where, "budget '" + shown(text) + "' is negative");
   return v;
 }
 
+namespace {
+
+// ExecuTorch's reading (exir/passes/propagate_device_pass.py,
+// _parse_device_spec_value): strip, lower-case, split at the first ':', int()
+// the rest, type cpu or cuda. Refused beyond it: a negative index (the device
+// allocator fails on it), one past a signed byte (program.fbs device_index),
+// and anything non-ASCII. Returns false with `why` set when refused.
+bool is_py_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f'); }
+
+std::string_view py_strip(std::string_view v) {
+  while (!v.empty() && is_py_space(v.front())) v.remove_prefix(1);
+  while (!v.empty() && is_py_space(v.back())) v.remove_suffix(1);
+  return v;
+}
+
+bool read_target_device(std::string_view raw, bool& is_cuda, int& index, std::string& why) {
+  if (raw.size() > 64) return why = "is too long for a device", false;
+  for (char c : raw) {
+    if (static_cast<unsigned char>(c) >= 0x80) return why = "is not ASCII", false;
+  }
+  std::string text(py_strip(raw));
+  for (char& c : text) c = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+  const size_t colon = text.find(':');
+  const std::string type = colon == std::string::npos ? text : text.substr(0, colon);
+  if (type != "cuda" && type != "cpu") return why = "does not name cpu or cuda", false;
+  is_cuda = type == "cuda";
+  index = 0;
+  if (colon == std::string::npos) return true;
+  std::string_view num = py_strip(std::string_view(text).substr(colon + 1));
+  bool neg = false;
+  if (!num.empty() && (num[0] == '+' || num[0] == '-')) {
+    neg = num[0] == '-';
+    num.remove_prefix(1);
+  }
+  // Python int(): digits with single underscores between them.
+  long long n = 0;
+  bool last_digit = false;
+  for (char c : num) {
+    if (c == '_' && last_digit) {
+      last_digit = false;
+      continue;
+    }
+    if (c < '0' || c > '9') return why = "has an index that is not a whole number", false;
+    last_digit = true;
+    n = n * 10 + (c - '0');
+    if (n > 1000) n = 1000;  // only whether it fits a signed byte matters
+  }
+  if (!last_digit) return why = "has an index that is not a whole number", false;
+  if (neg && n != 0) return why = "has a negative index", false;
+  if (n > 127) return why = "has an index past 127 (program.fbs device_index is a signed byte)", false;
+  index = static_cast<int>(n);
+  return true;
+}
+
+}  // namespace
+
+// A repeated key is read as its readers read it: the first entry wins
+// (ExecuTorch stops at the first target_device; Torch-TensorRT reads no key
+// but the budget), except a repeated budget, which Torch-TensorRT refuses at
+// init, and zero_copy_kv repeated with another value, which no reader settles.
 Result<TrtCompileSpecs> parse_trt_compile_specs(const std::vector<CompileSpecView>& specs, const std::string& where) {
   TrtCompileSpecs out;
-  std::set<std::string> seen;
+  std::map<std::string, size_t> first;
   for (size_t i = 0; i < specs.size(); ++i) {
     const auto& s = specs[i];
     std::string at = where + ".compile_specs[" + std::to_string(i) + "]";
     bool owned = s.key == "target_device" || s.key == "weight_streaming_budget" || s.key == "zero_copy_kv";
     if (!owned) continue;
-    if (!seen.insert(s.key).second) {
-      return fail(Error::CompileSpecInvalid, at, "compile spec '" + s.key + "' appears more than once");
+    auto seen = first.find(s.key);
+    if (seen != first.end()) {
+      if (s.key == "weight_streaming_budget") {
+        return fail(Error::CompileSpecInvalid, at, "weight_streaming_budget appears more than once (Torch-TensorRT refuses it)");
+      }
+      if (s.key == "zero_copy_kv" && s.value != specs[seen->second].value) {
+        return fail(Error::CompileSpecInvalid, at, "zero_copy_kv appears twice with different values");
+      }
+      continue;  // the first one wins
     }
+    first.emplace(s.key, i);
     if (s.key == "weight_streaming_budget") {
       TRTX_ASSIGN_OR_RETURN(uint64_t b, parse_budget_bytes(s.value, at + "(weight_streaming_budget)"));
       out.budget = b;
     } else if (s.key == "target_device") {
-      std::string_view v = s.value;
-      bool good = v.size() > 5 && v.substr(0, 5) == "cuda:" && v.size() <= 5 + 3;
+      bool is_cuda = false;
       int n = 0;
-      for (size_t k = 5; good && k < v.size(); ++k) {
-        if (v[k] < '0' || v[k] > '9') {
-          good = false;
-        } else {
-          n = n * 10 + (v[k] - '0');
-        }
+      std::string why;
+      if (!read_target_device(s.value, is_cuda, n, why)) {
+        return fail(Error::CompileSpecInvalid, at + "(target_device)", "target_device '" + shown(s.value) + "' " + why);
       }
-      if (!good || n > 127) {
-        return fail(Error::CompileSpecInvalid, at + "(target_device)",
-                    "target_device '" + shown(v) + "' is not cuda:N with N a device index");
-      }
-      out.target_device = n;
+      // A cpu target places the tensors on the host; the engine still runs on
+      // the blob's device_id, as Torch-TensorRT's runtime always does.
+      if (is_cuda) out.target_device = n;
     } else {
       auto parsed = json::parse(s.value);
       if (!parsed.ok() || !parsed->is(json::Type::Array)) {

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "trtx/backend/tensorrt_blob_upstream.h"
 #include "trtx/runtime/json.h"
 
 namespace trtx::backend {
@@ -185,7 +186,9 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
       binding.has_dtype = true;
       binding.dtype = dtype->string;
     }
-    if (const json::Value* shape = b.find("shape")) {
+    // The real export records names only (dtype "", shape []), so an empty
+    // shape means "not recorded", as an empty dtype does, never "rank 0".
+    if (const json::Value* shape = b.find("shape"); shape != nullptr && !shape->array.empty()) {
       binding.has_shape = true;
       for (const auto& d : shape->array) binding.shape.push_back(d.integer);
     }
@@ -214,9 +217,9 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
         return fail(Error::TRT_ALIAS_MISSING_SIDE, at,
                     std::string("alias entry has no ") + (alias.output.empty() ? "output" : "input") + " binding name");
       }
-      // Writers always emit the kind; upstream reads an absent one as the
-      // TensorRT-enforced kv_cache_update, and so does this parser.
-      alias.kind = kind == nullptr ? std::string("kv_cache_update") : kind->string;
+      // Writers always emit the kind; upstream reads an absent or empty one as
+      // the TensorRT-enforced kv_cache_update, and so does this parser.
+      alias.kind = kind == nullptr || kind->string.empty() ? std::string("kv_cache_update") : kind->string;
       if (alias.kind != "kv_cache_update" && alias.kind != "user") {
         return fail(Error::TRT_ALIAS_KIND, at + ".kind",
                     "unknown alias kind '" + printable(alias.kind) + "' (expected kv_cache_update or user)");
@@ -251,6 +254,8 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
       blob.aliased_io.push_back(std::move(alias));
     }
   }
+  // Last: what Torch-TensorRT's own parser would read from the same bytes.
+  TRTX_CHECK_OK(check_upstream_agreement(blob, text, where));
   return blob;
 }
 

@@ -1,5 +1,6 @@
-// trtx-runner: runs an ExecuTorch program with TensorRT delegates under the
-// delegate runtime contract and writes a JSON report. See README.md.
+// trtx-runner: runs an ExecuTorch program with TensorRT delegates on the
+// ExecuTorch runtime, under the delegate runtime contract, and writes a JSON
+// report. See README.md.
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -17,11 +18,13 @@ const char kUsage[] =
     "usage:\n"
     "  trtx-runner run PROGRAM.pte [--method NAME ...] [--steps N] [--caller-stream on|off]\n"
     "                  [--budget BYTES] [--fresh-state] [--cold-pool] [--shared-scratch]\n"
-    "                  [--device cpu|cuda] [--report FILE]\n"
+    "                  [--device cpu|cuda] [--arena-fill poison|none] [--init-device-buffers]\n"
+    "                  [--share-arenas] [--trt-runtime zero-copy|stock] [--report FILE]\n"
     "  trtx-runner parse-blob-vectors FILE\n"
     "  trtx-runner --version\n"
-    "exit codes: 0 ok, 1 program invalid or execution failed, 2 usage or environment,\n"
-    "            3 a real TensorRT engine this build cannot execute\n";
+    "exit codes: 0 ok, 1 program invalid or execution failed, 2 usage,\n"
+    "            3 the program cannot run here (a TensorRT plan, a backend this runner lacks,\n"
+    "              --device cuda without a GPU)\n";
 
 int usage(const std::string& msg) {
   if (!msg.empty()) std::fprintf(stderr, "trtx-runner: %s\n", msg.c_str());
@@ -34,7 +37,7 @@ int run_main(int argc, char** argv) {
   if (argc < 2) return usage("");
   std::string cmd = argv[1];
   if (cmd == "--version") {
-    std::printf("trtx-runner %s\n", trtx::cli::kRunnerVersion);
+    std::printf("trtx-runner %s (ExecuTorch %s)\n", trtx::cli::kRunnerVersion, trtx::cli::kExecutorchVersion);
     return 0;
   }
   if (cmd == "--help" || cmd == "-h") {
@@ -96,6 +99,28 @@ int run_main(int argc, char** argv) {
         o.device = DeviceChoice::Cuda;
       } else {
         return usage("--device takes cpu or cuda");
+      }
+    } else if (a == "--arena-fill") {
+      const char* v = next("--arena-fill");
+      if (v != nullptr && std::strcmp(v, "poison") == 0) {
+        o.arena_fill = trtx::et::ArenaFill::Poison;
+      } else if (v != nullptr && std::strcmp(v, "none") == 0) {
+        o.arena_fill = trtx::et::ArenaFill::None;
+      } else {
+        return usage("--arena-fill takes poison or none");
+      }
+    } else if (a == "--init-device-buffers") {
+      o.init_device_buffers = true;
+    } else if (a == "--share-arenas") {
+      o.share_arenas = true;
+    } else if (a == "--trt-runtime") {
+      const char* v = next("--trt-runtime");
+      if (v != nullptr && std::strcmp(v, "zero-copy") == 0) {
+        o.contract = trtx::backend::TrtContract::ZeroCopy;
+      } else if (v != nullptr && std::strcmp(v, "stock") == 0) {
+        o.contract = trtx::backend::TrtContract::Stock;
+      } else {
+        return usage("--trt-runtime takes zero-copy or stock");
       }
     } else if (a == "--report") {
       const char* v = next("--report");

@@ -1,11 +1,14 @@
-// `trtx-runner run`: load a program, run its methods for N steps with
-// deterministic inputs, and build the report (internal).
+// `trtx-runner run`: load a program with ExecuTorch's Module, run its methods
+// for N steps with deterministic inputs, and build the report (internal).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "trtx/backend/tensorrt_backend.h"
+#include "trtx/et/device_allocator.h"
 
 namespace trtx::cli {
 
@@ -21,6 +24,10 @@ struct RunOptions {
   bool cold_pool = false;       // --cold-pool: leave the device pool's release threshold alone
   bool shared_scratch = false;  // --shared-scratch: one reclaiming scratch buffer per device
   DeviceChoice device = DeviceChoice::Auto;
+  et::ArenaFill arena_fill = et::ArenaFill::Poison;  // --arena-fill poison|none
+  bool init_device_buffers = false;  // --init-device-buffers: zero device-resident buffers after load
+  bool share_arenas = false;         // --share-arenas: Module(share_memory_arenas = true)
+  backend::TrtContract contract = backend::TrtContract::ZeroCopy;  // --trt-runtime zero-copy|stock
   std::string report_path;  // empty: stdout
 };
 

@@ -167,10 +167,7 @@ Status RunnerMemory::teardown() {
   return result;
 }
 
-void RunnerMemory::write_report(JsonWriter& w) const {
-  w.key("memory");
-  w.begin_object();
-
+void RunnerMemory::write_sections(JsonWriter& w) const {
   w.key("pool");
   w.begin_object();
   if (!warm_) {
@@ -279,8 +276,6 @@ void RunnerMemory::write_report(JsonWriter& w) const {
     w.end_array();
     w.field("handoff_failures", snap.handoff_failures);
   }
-  w.end_object();
-
   w.end_object();
 }
 

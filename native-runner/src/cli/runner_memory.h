@@ -1,4 +1,4 @@
-// The runner's device memory for one `trtx-runner run` (issue 7): the warm
+// The runner's device memory for one `trtx-runner run`: the warm
 // default pool (on unless --cold-pool) and where each TensorRT delegate gets
 // its activation scratch (private per engine, or with --shared-scratch one
 // reclaiming buffer per device). It owns the units of src/memory/ and turns
@@ -120,8 +120,8 @@ class RunnerMemory {
   /// only reported.
   Status teardown();
 
-  /// The report's `memory` object.
-  void write_report(JsonWriter& w) const;
+  /// The report's `memory.pool` and `memory.scratch` members.
+  void write_sections(JsonWriter& w) const;
 
   uint64_t pool_api_calls() const { return counting_ ? counting_->calls() : 0; }
 

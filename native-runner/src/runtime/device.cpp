@@ -1,5 +1,6 @@
 #include "trtx/runtime/device.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -30,8 +31,6 @@ void count(CopyCounters* c, Placement dst, Placement src, size_t n) {
 }
 }  // namespace
 
-const char* placement_name(Placement p) { return p == Placement::Host ? "host" : "device"; }
-
 bool cuda_built() { return cuda::built(); }
 int cuda_device_count() { return cuda::device_count(); }
 Result<std::string> cuda_device_name(int device) { return cuda::device_name(device); }
@@ -59,6 +58,23 @@ void DeviceContext::release(void* ptr, StreamRef stream) const {
   } else {
     cuda::free_async(ptr, stream.handle);
   }
+}
+
+Result<void*> DeviceContext::allocate_uninitialized(size_t bytes, StreamRef stream) const {
+  if (target_ == Target::Cuda) return cuda::malloc_async(bytes, stream.handle);
+  constexpr size_t kAlign = 256;  // what cudaMalloc guarantees
+  const size_t n = bytes == 0 ? 1 : bytes;
+  void* p = n > SIZE_MAX - kAlign ? nullptr : std::aligned_alloc(kAlign, (n + kAlign - 1) / kAlign * kAlign);
+  if (p == nullptr) {
+    return fail(Error::MemoryAllocationFailed, "host", "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+  }
+  return p;
+}
+
+Status DeviceContext::fill(void* ptr, uint8_t byte, size_t n, StreamRef stream) const {
+  if (target_ == Target::Cuda) return cuda::memset_async(ptr, byte, n, stream.handle);
+  if (n != 0) std::memset(ptr, byte, n);
+  return ok_status();
 }
 
 Result<void*> DeviceContext::allocate_host(size_t bytes) {

@@ -24,13 +24,6 @@ constexpr NameEntry kNames[] = {
     TRTX_NAME(InvalidType),
     TRTX_NAME(OperatorMissing),
     TRTX_NAME(DelegateInvalidCompatibility),
-    TRTX_NAME(ProgramTruncated),
-    TRTX_NAME(ProgramIdentifier),
-    TRTX_NAME(ProgramExtendedHeader),
-    TRTX_NAME(ProgramVerification),
-    TRTX_NAME(IndexOutOfRange),
-    TRTX_NAME(ExtentOutOfRange),
-    TRTX_NAME(KernelFailed),
     TRTX_NAME(DelegateArity),
     TRTX_NAME(DelegateExecutionFailed),
     TRTX_NAME(CompileSpecInvalid),
@@ -38,6 +31,9 @@ constexpr NameEntry kNames[] = {
     TRTX_NAME(EngineNotExecutable),
     TRTX_NAME(DeviceUnavailable),
     TRTX_NAME(CudaError),
+    TRTX_NAME(DeviceInitialState),
+    TRTX_NAME(BackendMissing),
+    TRTX_NAME(ExecuTorchAbort),
     TRTX_NAME(TRT_BLOB_TRUNCATED),
     TRTX_NAME(TRT_BLOB_MAGIC),
     TRTX_NAME(TRT_BLOB_METADATA_IN_HEADER),
@@ -56,6 +52,9 @@ constexpr NameEntry kNames[] = {
     TRTX_NAME(TRT_ALIAS_DUPLICATE_INPUT),
     TRTX_NAME(TRT_ALIAS_KIND),
     TRTX_NAME(TRT_ALIAS_IN_TR01),
+    TRTX_NAME(TRT_NAME_ESCAPED),
+    TRTX_NAME(TRT_BLOB_KEY_ORDER),
+    TRTX_NAME(TRT_BLOB_UPSTREAM_MISREAD),
 };
 #undef TRTX_NAME
 }  // namespace
@@ -78,10 +77,11 @@ int error_exit_code(Error e) {
   switch (e) {
     case Error::Ok:
       return 0;
+    // The program cannot run here: not a failed program, an environment result.
     case Error::EngineNotExecutable:
-      return 3;
     case Error::DeviceUnavailable:
-      return 2;
+    case Error::BackendMissing:
+      return 3;
     default:
       return 1;
   }

@@ -31,8 +31,4 @@ Result<void*> PrivateScratch::acquire(const DeviceContext& device, size_t bytes,
   return buffer_;
 }
 
-ScratchProviderFactory private_scratch_factory() {
-  return [](const DeviceContext&, const std::string&) { return std::make_shared<PrivateScratch>(); };
-}
-
 }  // namespace trtx::runtime

@@ -1,6 +1,8 @@
-// The compile specs the toolchain owns (domain brief section 4), parsed
-// strictly: a value that does not parse is an invalid program, never a
-// silent default, and each key appears at most once per delegate.
+// The compile specs the toolchain owns (domain brief section 4), read as
+// their upstream readers read them (docs/upstream-compatibility.md): a value
+// that does not parse is an invalid program, never a silent default; a
+// repeated budget is refused, as Torch-TensorRT refuses it; any other
+// repeated key keeps its first value, as ExecuTorch does.
 #pragma once
 
 #include <cstdint>
@@ -18,13 +20,14 @@ struct CompileSpecView {
   std::string_view value;  // raw bytes
 };
 
-/// Parses a byte budget: decimal ASCII digits only (no sign, space or NUL),
-/// value in [0, 2^63). Shared by the `weight_streaming_budget` spec and the
-/// runner's --budget option.
+/// Parses a byte budget as Torch-TensorRT does (std::from_chars into int64,
+/// the whole value, not negative): decimal ASCII digits in [0, 2^63), no '+',
+/// space or NUL, '-' only on zero. Shared by the `weight_streaming_budget`
+/// spec and the runner's --budget option.
 Result<uint64_t> parse_budget_bytes(std::string_view text, const std::string& where);
 
 struct TrtCompileSpecs {
-  std::optional<int> target_device;          // N of cuda:N
+  std::optional<int> target_device;          // N of a cuda target (unset for cpu)
   std::optional<uint64_t> budget;            // weight_streaming_budget
   std::optional<std::vector<std::string>> zero_copy_kv;  // elided output names
 };

@@ -1,35 +1,69 @@
 // TensorRTBackend: the Torch-TensorRT ExecuTorch delegate's runtime contract
-// (domain brief section 6) over this build's engine executors.
-//
-// init:    parse the blob (every refusal of tensorrt_blob.h), the compile
-//          specs, recognise the engine (a TensorRT plan is refused with
-//          EngineNotExecutable, exit 3), resolve the weight-streaming budget.
-// execute: detect elision from arity alone (staged n_in + n_out, zero-copy
-//          n_in + n_out - n_aliased, anything else refused), bind inputs,
-//          bind each aliased output to its input's address, run the engine,
-//          reflect staged aliased outputs, and synchronize unless a caller
-//          stream is set and nothing (host staging, a reflect) is pending;
-//          when it skips the sync it records an event the next execute waits
-//          on and teardown drains.
+// (domain brief section 6) as an ExecuTorch BackendInterface registered
+// under "TensorRTBackend" (runtime/backend/interface.h); its engines are trtx
+// reference engines, on the CPU or as CUDA kernels. init() parses the blob
+// and compile specs, refuses a TensorRT plan (EngineNotExecutable) and
+// resolves the budget: the load-time option `weight_streaming_budget`
+// (decimal bytes), else the baked spec, else automatic. execute() reads
+// elision from arity alone, stages host-resident inputs, binds each aliased
+// output to its input, runs the engine with scratch from its provider, and
+// synchronizes unless a caller stream is set and nothing is pending; a
+// skipped sync records an event the next execute waits on and drain() waits
+// for. TrtContract::Stock is Torch-TensorRT without the zero-copy KV contract
+// (pull request 4667): zero_copy_kv is ignored and a call needs at least
+// n_in + n_out arguments ("expected at least N args").
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <executorch/runtime/backend/interface.h>
+
 #include "trtx/backend/backend.h"
+#include "trtx/runtime/result.h"
+#include "trtx/runtime/scratch_provider.h"
 
 namespace trtx::backend {
 
-class TensorRTBackend final : public BackendInterface {
+enum class TrtContract { ZeroCopy, Stock };
+
+struct TensorRTBackendConfig {
+  runtime::Target target = runtime::Target::Host;
+  int device_index = 0;
+  runtime::ScratchProviderFactory scratch_factory;  // empty: private scratch per engine
+  TrtContract contract = TrtContract::ZeroCopy;
+};
+
+class TensorRTBackend final : public executorch::runtime::BackendInterface {
  public:
   static constexpr const char* kId = "TensorRTBackend";
 
   bool is_available() const override { return true; }
-  Result<std::unique_ptr<DelegateHandle>> init(BackendInitContext& ctx, const program::BlobSource& processed,
-                                               const std::vector<CompileSpecView>& specs) const override;
-  Status execute(BackendExecutionContext& ctx, DelegateHandle* handle,
-                 const std::vector<executor::EValue*>& args) const override;
-  Status check_deferred(DelegateHandle* handle) const override;
-  Status drain(DelegateHandle* handle) const override;
-  void destroy(std::unique_ptr<DelegateHandle> handle) const override;
-  DelegateInfo describe(const DelegateHandle* handle) const override;
+  executorch::runtime::Result<executorch::runtime::DelegateHandle*> init(
+      executorch::runtime::BackendInitContext& context, executorch::runtime::FreeableBuffer* processed,
+      executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs) const override;
+  executorch::runtime::Error execute(executorch::runtime::BackendExecutionContext& context,
+                                     executorch::runtime::DelegateHandle* handle,
+                                     executorch::runtime::Span<executorch::runtime::EValue*> args) const override;
+  void destroy(executorch::runtime::DelegateHandle* handle) const override;
 };
+
+/// Applies to the handles init() creates from now on.
+void configure_tensorrt_backend(TensorRTBackendConfig config);
+
+/// Registers the backend with ExecuTorch under kId, once.
+executorch::runtime::Error register_tensorrt_backend();
+
+/// The live handles of `method`, in delegate order.
+std::vector<DelegateInfo> delegate_infos(const std::string& method);
+
+/// Faults an earlier execute of `method` left on the device; valid once the
+/// streams it used are known complete (the caller synchronized them).
+Status check_deferred(const std::string& method);
+
+/// Teardown of `method`'s handles before ExecuTorch destroys them: waits for
+/// any enqueue still in flight (counted as a drain), then check_deferred.
+Status drain(const std::string& method);
 
 }  // namespace trtx::backend

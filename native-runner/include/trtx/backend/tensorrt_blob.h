@@ -10,7 +10,10 @@
 //             then field types), then per io_bindings entry NAME_EMPTY,
 //             NAME_NUL, DUPLICATE; then TRT_ALIAS_IN_TR01; then per
 //             aliased_io entry MISSING_SIDE, KIND, UNKNOWN_BINDING (output
-//             side first), DIRECTION, DUPLICATE_OUTPUT, DUPLICATE_INPUT.
+//             side first), DIRECTION, DUPLICATE_OUTPUT, DUPLICATE_INPUT;
+//             then agreement with Torch-TensorRT's own parser
+//             (tensorrt_blob_upstream.h): TRT_NAME_ESCAPED,
+//             TRT_BLOB_KEY_ORDER, TRT_BLOB_UPSTREAM_MISREAD.
 #pragma once
 
 #include <cstddef>
@@ -39,7 +42,7 @@ struct TrtBinding {
   bool is_input = false;
   bool has_dtype = false;
   std::string dtype;
-  bool has_shape = false;
+  bool has_shape = false;       // a non-empty shape was recorded
   std::vector<int64_t> shape;  // -1 marks a dynamic extent
 };
 

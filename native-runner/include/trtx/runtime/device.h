@@ -19,8 +19,6 @@ enum class Target : uint8_t { Host, Cuda };
 /// Where a tensor's bytes live as the program planned them.
 enum class Placement : uint8_t { Host, Device };
 
-const char* placement_name(Placement p);
-
 /// A CUDA stream or event as an opaque handle (null: none / legacy stream).
 struct StreamRef {
   void* handle = nullptr;
@@ -63,6 +61,12 @@ class DeviceContext {
   /// cudaMallocAsync + cudaMemsetAsync). Host target: calloc.
   Result<void*> allocate(size_t bytes, StreamRef stream) const;
   void release(void* ptr, StreamRef stream) const;
+
+  /// Memory that is not cleared, as cudaMallocAsync hands it out (host
+  /// target: malloc). 256-byte aligned on both targets. Freed with release().
+  Result<void*> allocate_uninitialized(size_t bytes, StreamRef stream) const;
+  /// Sets `n` bytes to `byte`, stream-ordered on `stream` (cudaMemsetAsync).
+  Status fill(void* ptr, uint8_t byte, size_t n, StreamRef stream) const;
 
   /// Zero-initialised host memory (the runner's own host buffers).
   static Result<void*> allocate_host(size_t bytes);

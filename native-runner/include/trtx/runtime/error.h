@@ -24,15 +24,7 @@ enum class Error : uint16_t {
   InvalidType,
   OperatorMissing,
   DelegateInvalidCompatibility,
-  // Program file structure.
-  ProgramTruncated,
-  ProgramIdentifier,
-  ProgramExtendedHeader,
-  ProgramVerification,
-  IndexOutOfRange,
-  ExtentOutOfRange,
   // Execution.
-  KernelFailed,
   DelegateArity,
   DelegateExecutionFailed,
   CompileSpecInvalid,
@@ -40,6 +32,10 @@ enum class Error : uint16_t {
   EngineNotExecutable,
   DeviceUnavailable,
   CudaError,
+  // On the ExecuTorch runtime.
+  DeviceInitialState,  // initial state of a buffer planned in device memory
+  BackendMissing,      // a delegate's backend is not in this runner
+  ExecuTorchAbort,     // the runtime stopped the process (ET_CHECK)
   // The TensorRT delegate blob (domain brief section 3). The names are shared
   // with the TypeScript codec and the test vectors: never rename one.
   TRT_BLOB_TRUNCATED,
@@ -60,6 +56,10 @@ enum class Error : uint16_t {
   TRT_ALIAS_DUPLICATE_INPUT,
   TRT_ALIAS_KIND,
   TRT_ALIAS_IN_TR01,
+  // Metadata Torch-TensorRT's own parser would read differently from this one.
+  TRT_NAME_ESCAPED,
+  TRT_BLOB_KEY_ORDER,
+  TRT_BLOB_UPSTREAM_MISREAD,
 };
 
 /// The stable name of a code, as written in reports ("TRT_BLOB_MAGIC").
@@ -69,8 +69,9 @@ const char* error_name(Error e);
 Error error_from_name(const std::string& name);
 
 /// Process exit status for a run that stopped on this error:
-/// 1 program invalid or execution failed, 2 usage or environment,
-/// 3 a real TensorRT engine this build cannot execute.
+/// 1 program invalid or execution failed, 3 the program cannot run here (a
+/// TensorRT plan, a backend this runner lacks, no GPU for --device cuda).
+/// Usage errors exit 2 before any run.
 int error_exit_code(Error e);
 
 struct Failure {

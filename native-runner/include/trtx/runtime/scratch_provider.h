@@ -69,7 +69,4 @@ class PrivateScratch final : public ScratchProvider {
 using ScratchProviderFactory =
     std::function<std::shared_ptr<ScratchProvider>(const DeviceContext& device, const std::string& delegate)>;
 
-/// The default factory: a new PrivateScratch per handle.
-ScratchProviderFactory private_scratch_factory();
-
 }  // namespace trtx::runtime

@@ -28,6 +28,18 @@ class Tensor:
     def _double_summary(self):
         return {"tensor": list(self.shape), "dtype": self.dtype.name, "device": self.device}
 
+    def to(self, device):
+        return Tensor(self.shape, self.dtype, str(device))
+
+
+class device:
+    def __init__(self, type, index=None):
+        self.type = type
+        self.index = index
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
 
 def zeros(*shape, dtype=float32, device="cpu"):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

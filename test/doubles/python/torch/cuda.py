@@ -3,3 +3,7 @@
 
 def is_available():
     return True
+
+
+def current_device():
+    return 0

@@ -1,0 +1,42 @@
+// npm run bench [-- NAME [ARGS...]] | npm run bench -- --list
+// Runs the benchmark scripts of this folder: all of them in turn with their
+// defaults, or the one named with its own arguments. Each prints the command
+// it ran and its tables; bench/README.md holds the measured results.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const BENCHES: Record<string, string> = {
+  pte: 'inspect wall time and RSS at 40 MB vs 4 GiB of segments; rewrite throughput vs cp',
+  check: 'check at 40 MB vs 4 GiB of engines; rewrite --in-place --budget on 4 GiB',
+  'zero-copy': 'staging bytes per decode step at seed scale, staged vs zero-copy; rewrite time vs cp',
+};
+
+const script = (name: string) => fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
+
+function list(): void {
+  const width = Math.max(...Object.keys(BENCHES).map((n) => n.length));
+  for (const [name, what] of Object.entries(BENCHES)) console.log(`  ${name.padEnd(width)}  ${what}  (bench/${name}.ts)`);
+}
+
+function run(name: string, args: string[]): number {
+  console.log(`\n== bench ${name}: npx tsx bench/${name}.ts${args.length ? ' ' + args.join(' ') : ''}`);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', script(name), ...args], { stdio: 'inherit' });
+  return r.status ?? 1;
+}
+
+const [name, ...args] = process.argv.slice(2);
+if (name === '--list' || name === '--help' || name === '-h') {
+  console.log('npm run bench [-- NAME [ARGS...]]: every benchmark with its defaults, or the one named');
+  list();
+  process.exit(0);
+}
+if (name !== undefined && !(name in BENCHES)) {
+  console.error(`bench: no benchmark named ${JSON.stringify(name)}; these exist:`);
+  list();
+  process.exit(2);
+}
+for (const n of Object.keys(BENCHES)) if (!existsSync(script(n))) throw new Error(`bench/${n}.ts is missing`);
+let failed = 0;
+for (const n of name === undefined ? Object.keys(BENCHES) : [name]) if (run(n, name === undefined ? [] : args) !== 0) failed++;
+process.exit(failed ? 1 : 0);

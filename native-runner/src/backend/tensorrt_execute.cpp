@@ -1,0 +1,308 @@
+// TensorRTBackend::execute: one DelegateCall under the delegate runtime
+// contract (domain brief section 6).
+#include <set>
+
+#include "trt_handle.h"
+#include "trtx/et/caller_stream.h"
+#include "trtx/et/device_allocator.h"
+
+namespace trtx::backend {
+
+namespace et = executorch::runtime;
+using runtime::Placement;
+
+namespace {
+
+enum class Elision { Staged, ZeroCopy, None };
+
+const char* elision_name(Elision e) {
+  return e == Elision::Staged ? "staged" : e == Elision::ZeroCopy ? "zero-copy" : "none";
+}
+
+// One delegate argument as the engine sees it.
+struct Arg {
+  void* data = nullptr;
+  ScalarType dtype = ScalarType::Float;
+  std::vector<int64_t> sizes;
+  uint64_t numel = 0;
+  uint64_t nbytes = 0;
+  Placement placement = Placement::Host;
+};
+
+std::string shape_text(ScalarType t, const std::vector<int64_t>& sizes) {
+  std::string s = std::string(scalar_type_name(t)) + "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? "," : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+Failure exec_error(const std::string& where, const std::string& msg) {
+  return fail(Error::DelegateExecutionFailed, where, msg);
+}
+
+// Reads argument i. Where its bytes live is decided by the memory itself (an
+// allocation of the registered device allocator, or not), never by the tag
+// alone: a tensor tagged CUDA in a host arena is a host-planned program.
+Result<Arg> read_arg(et::EValue* v, size_t i, const std::string& where) {
+  if (v == nullptr || !v->isTensor()) {
+    return fail(Error::InvalidType, where, "delegate argument " + std::to_string(i) + " is not a Tensor");
+  }
+  const executorch::aten::Tensor& t = v->toTensor();
+  Arg a;
+  a.data = t.mutable_data_ptr();
+  a.dtype = static_cast<ScalarType>(static_cast<int8_t>(t.scalar_type()));
+  for (auto s : t.sizes()) a.sizes.push_back(s);
+  a.numel = static_cast<uint64_t>(t.numel());
+  a.nbytes = static_cast<uint64_t>(t.nbytes());
+  if (a.data == nullptr && a.nbytes != 0) {
+    return fail(Error::InvalidState, where, "delegate argument " + std::to_string(i) + " has no memory");
+  }
+  const bool device_memory = trtx::et::device_allocator().owns(a.data, a.nbytes);
+  const bool tagged_device = t.unsafeGetTensorImpl()->device_type() != et::etensor::DeviceType::CPU;
+  if (tagged_device && !device_memory && a.nbytes != 0) {
+    return exec_error(where, "delegate argument " + std::to_string(i) +
+                                 " is tagged CUDA but its memory is in a host arena (a host-planned program)");
+  }
+  a.placement = device_memory ? Placement::Device : Placement::Host;
+  return a;
+}
+
+Status check_binding_type(const TrtBinding& b, const Arg& t, const std::string& where, size_t arg) {
+  if (b.has_dtype) {
+    ScalarType want;
+    if (!scalar_type_from_dtype(b.dtype, want)) {
+      return exec_error(where, "binding '" + b.name + "' has dtype '" + b.dtype + "', which this runner does not know");
+    }
+    if (want != t.dtype) {
+      return exec_error(where, "binding '" + b.name + "' is " + b.dtype + " but argument " + std::to_string(arg) +
+                                   " is " + shape_text(t.dtype, t.sizes));
+    }
+  }
+  if (b.has_shape) {
+    bool same = b.shape.size() == t.sizes.size();
+    for (size_t i = 0; same && i < b.shape.size(); ++i) same = b.shape[i] == -1 || b.shape[i] == t.sizes[i];
+    if (!same) {
+      std::vector<int64_t> want(b.shape.begin(), b.shape.end());
+      return exec_error(where, "binding '" + b.name + "' has shape " + shape_text(t.dtype, want) + " but argument " +
+                                   std::to_string(arg) + " is " + shape_text(t.dtype, t.sizes));
+    }
+  }
+  return ok_status();
+}
+
+Result<Elision> elision_of(const TrtHandle& h, size_t n) {
+  const size_t n_in = h.blob.inputs.size();
+  const size_t n_out = h.blob.outputs.size();
+  const size_t n_al = h.blob.aliased_io.size();  // <= n_out: the parser refuses a repeated output
+  if (h.contract == TrtContract::Stock) {
+    // Torch-TensorRT's runtime without the zero-copy contract binds every
+    // input and output from the argument list.
+    if (n < n_in + n_out) {
+      return fail(Error::DelegateArity, h.where,
+                  "expected at least " + std::to_string(n_in + n_out) + " args (" + std::to_string(n_in) +
+                      " inputs + " + std::to_string(n_out) + " outputs), got " + std::to_string(n) +
+                      ": the stock Torch-TensorRT runtime has no zero-copy KV contract");
+    }
+    return n_al > 0 ? Elision::Staged : Elision::None;
+  }
+  if (n == n_in + n_out) return n_al > 0 ? Elision::Staged : Elision::None;
+  if (n_al > 0 && n == n_in + n_out - n_al) return Elision::ZeroCopy;
+  std::string expect = std::to_string(n_in + n_out) + " (" + std::to_string(n_in) + " inputs + " +
+                       std::to_string(n_out) + " outputs)";
+  if (n_al > 0) {
+    expect += " or " + std::to_string(n_in + n_out - n_al) + " (zero-copy: " + std::to_string(n_al) +
+              " aliased outputs elided)";
+  }
+  return fail(Error::DelegateArity, h.where,
+              "delegate '" + h.where + "' takes " + expect + " arguments, got " + std::to_string(n));
+}
+
+Status check_stamp(const TrtHandle& h, Elision mode) {
+  const bool stamped = h.specs.zero_copy_kv.has_value();
+  if (mode == Elision::ZeroCopy) {
+    if (!stamped) {
+      return fail(Error::CompileSpecInvalid, h.where,
+                  "the call elides the aliased outputs but the delegate carries no zero_copy_kv spec");
+    }
+    std::set<std::string> named(h.specs.zero_copy_kv->begin(), h.specs.zero_copy_kv->end());
+    std::set<std::string> aliased;
+    for (const auto& a : h.blob.aliased_io) aliased.insert(a.output);
+    if (named != aliased) {
+      return fail(Error::CompileSpecInvalid, h.where,
+                  "zero_copy_kv does not name exactly the engine's aliased outputs (elision is all or nothing)");
+    }
+  } else if (stamped) {
+    return fail(Error::CompileSpecInvalid, h.where,
+                "zero_copy_kv is stamped on the delegate but the call passes every output (staged)");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status execute_handle(TrtHandle& handle, et::Span<et::EValue*> argv) {
+  const TrtBlob& blob = handle.blob;
+  const std::string& where = handle.where;
+  const runtime::DeviceContext& dev = handle.device;
+  const size_t n_in = blob.inputs.size();
+  const size_t n_out = blob.outputs.size();
+
+  // Elision is read from the argument count alone, never from a flag.
+  TRTX_ASSIGN_OR_RETURN(Elision mode, elision_of(handle, argv.size()));
+  TRTX_CHECK_OK(check_stamp(handle, mode));
+  if (handle.info.elision.empty()) handle.info.elision = elision_name(mode);
+  std::vector<Arg> args;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    TRTX_ASSIGN_OR_RETURN(Arg a, read_arg(argv[i], i, where));
+    args.push_back(std::move(a));
+  }
+
+  const std::optional<runtime::StreamRef> caller = trtx::et::caller_stream();
+  runtime::StreamRef stream = caller.has_value() ? *caller : handle.own_stream;
+  if (!caller.has_value() && stream.handle == nullptr) {
+    TRTX_ASSIGN_OR_RETURN(handle.own_stream, dev.create_stream(/*non_blocking=*/false));
+    stream = handle.own_stream;
+  }
+
+  runtime::CopyCounters copies;
+  std::vector<engine::BindingView> bindings(blob.bindings.size());
+  bool host_staging = false;
+  struct Copy {
+    void* dst;
+    Placement dst_p;
+    const void* src;
+    uint64_t n;
+  };
+  std::vector<Copy> reflects, host_outputs;
+
+  auto stage = [&](size_t binding, const Arg& t) -> Result<void*> {
+    Staging& s = handle.staging[binding];
+    if (s.size < t.nbytes) {
+      dev.release(s.ptr, stream);
+      s = Staging{};
+      TRTX_ASSIGN_OR_RETURN(s.ptr, dev.allocate(t.nbytes, stream));
+      s.size = t.nbytes;
+    }
+    return s.ptr;
+  };
+  auto view = [&](size_t binding, const Arg& t, void* data) {
+    engine::BindingView& v = bindings[binding];
+    v.name = blob.bindings[binding].name;
+    v.is_input = blob.bindings[binding].is_input;
+    v.data = data;
+    v.dtype = t.dtype;
+    v.sizes = t.sizes;
+    v.numel = t.numel;
+    v.nbytes = t.nbytes;
+  };
+
+  // Wait for the previous enqueue whose sync was skipped, before anything of
+  // this execute touches memory it may still use.
+  if (handle.inflight_pending) {
+    TRTX_CHECK_OK(dev.wait(stream, handle.inflight));
+    handle.inflight_pending = false;
+    ++handle.info.waits;
+  }
+
+  std::vector<Placement> input_placement(blob.bindings.size(), Placement::Host);
+  for (size_t k = 0; k < n_in; ++k) {
+    const size_t b = blob.inputs[k];
+    const Arg& t = args[k];
+    TRTX_CHECK_OK(check_binding_type(blob.bindings[b], t, where, k));
+    input_placement[b] = t.placement;
+    if (t.placement == Placement::Device) {
+      view(b, t, t.data);
+    } else {
+      TRTX_ASSIGN_OR_RETURN(void* staged, stage(b, t));
+      TRTX_CHECK_OK(dev.copy(staged, Placement::Device, t.data, Placement::Host, t.nbytes, stream, &copies));
+      view(b, t, staged);
+      host_staging = true;
+    }
+  }
+
+  size_t arg = n_in;
+  for (size_t k = 0; k < n_out; ++k) {
+    const size_t b = blob.outputs[k];
+    const long ai = blob.aliased_input_of(b);
+    if (ai >= 0) {
+      const auto in = static_cast<size_t>(ai);
+      // The engine writes an aliased output through its input's memory, which
+      // must be the caller's device memory, never a per-call staging copy.
+      if (input_placement[in] != Placement::Device) {
+        return exec_error(where, "aliased input '" + blob.bindings[in].name +
+                                     "' must be device-resident; its argument is planned in host memory");
+      }
+      bindings[b] = bindings[in];
+      bindings[b].name = blob.bindings[b].name;
+      bindings[b].is_input = false;
+      if (mode == Elision::Staged) {
+        const Arg& t = args[arg];
+        TRTX_CHECK_OK(check_binding_type(blob.bindings[b], t, where, arg));
+        if (t.nbytes != bindings[in].nbytes) {
+          return exec_error(where, "aliased output '" + blob.bindings[b].name + "' argument is " +
+                                       std::to_string(t.nbytes) + " bytes but its input '" + blob.bindings[in].name +
+                                       "' is " + std::to_string(bindings[in].nbytes));
+        }
+        reflects.push_back(Copy{t.data, t.placement, bindings[in].data, t.nbytes});
+        ++arg;
+      }
+      continue;
+    }
+    const Arg& t = args[arg];
+    TRTX_CHECK_OK(check_binding_type(blob.bindings[b], t, where, arg));
+    if (t.placement == Placement::Device) {
+      view(b, t, t.data);
+    } else {
+      TRTX_ASSIGN_OR_RETURN(void* staged, stage(b, t));
+      view(b, t, staged);
+      host_outputs.push_back(Copy{t.data, Placement::Host, staged, t.nbytes});
+      host_staging = true;
+    }
+    ++arg;
+  }
+
+  TRTX_CHECK_OK(handle.engine->check_bindings(bindings, where));
+  TRTX_ASSIGN_OR_RETURN(uint64_t need, handle.engine->scratch_bytes(bindings, where));
+  if (need > SIZE_MAX) return exec_error(where, "scratch need too large");
+  TRTX_ASSIGN_OR_RETURN(void* scratch, handle.scratch->acquire(dev, static_cast<size_t>(need), stream));
+  // Every acquire is followed by release_after, also when the enqueue fails
+  // (a provider may refuse the next acquire until it is).
+  Status enqueued = handle.engine->enqueue(bindings, scratch, need, stream, where);
+  Status recorded = enqueued.ok() ? dev.record(handle.scratch_done, stream) : ok_status();
+  handle.scratch->release_after(enqueued.ok() && recorded.ok() ? handle.scratch_done : runtime::EventRef{});
+  TRTX_CHECK_OK(enqueued);
+  TRTX_CHECK_OK(recorded);
+  handle.info.scratch_bytes = need;
+  handle.info.scratch_capacity = handle.scratch->capacity();
+
+  // A staged aliased output is a separate argument: the engine's in-place
+  // write is reflected into it, and that pending reflect forces the sync.
+  for (const auto& r : reflects) TRTX_CHECK_OK(dev.copy(r.dst, r.dst_p, r.src, Placement::Device, r.n, stream, &copies));
+  for (const auto& o : host_outputs) {
+    TRTX_CHECK_OK(dev.copy(o.dst, Placement::Host, o.src, Placement::Device, o.n, stream, &copies));
+  }
+
+  ++handle.info.executes;
+  handle.info.copies.h2d_bytes += copies.h2d_bytes;
+  handle.info.copies.d2h_bytes += copies.d2h_bytes;
+  handle.info.copies.d2d_bytes += copies.d2d_bytes;
+  runtime::CopyCounters& traffic = trtx::et::device_allocator().traffic();
+  traffic.h2d_bytes += copies.h2d_bytes;
+  traffic.d2h_bytes += copies.d2h_bytes;
+  traffic.d2d_bytes += copies.d2d_bytes;
+
+  const bool must_sync = host_staging || !reflects.empty() || !caller.has_value();
+  if (must_sync) {
+    TRTX_CHECK_OK(dev.synchronize(stream));
+    ++handle.info.syncs_performed;
+    return handle.engine->check_deferred(where);
+  }
+  // Zero-copy under a caller stream: the caller orders everything after this
+  // enqueue on its stream; the event lets the next execute and teardown
+  // order themselves after it too.
+  TRTX_CHECK_OK(dev.record(handle.inflight, stream));
+  handle.inflight_pending = true;
+  ++handle.info.syncs_skipped;
+  return ok_status();
+}
+
+}  // namespace trtx::backend

@@ -1,0 +1,47 @@
+// A TensorRT delegate handle and the registry of live ones (internal to the
+// backend): ExecuTorch owns the handles' lifetime, the runner reads what
+// they did through delegate_infos() / drain().
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trtx/backend/backend.h"
+#include "trtx/backend/compile_specs.h"
+#include "trtx/backend/tensorrt_backend.h"
+#include "trtx/backend/tensorrt_blob.h"
+#include "trtx/engine/engine_executor.h"
+#include "trtx/runtime/scratch_provider.h"
+
+namespace trtx::backend {
+
+// A device buffer that a host-resident argument is staged through.
+struct Staging {
+  void* ptr = nullptr;
+  uint64_t size = 0;
+};
+
+struct TrtHandle {
+  explicit TrtHandle(runtime::DeviceContext dev) : device(dev) {}
+  ~TrtHandle();
+
+  runtime::DeviceContext device;
+  TrtContract contract = TrtContract::ZeroCopy;
+  std::string where;  // "decode.delegates[0]"
+  TrtBlob blob;
+  TrtCompileSpecs specs;
+  std::unique_ptr<engine::EngineExecutor> engine;
+  std::shared_ptr<runtime::ScratchProvider> scratch;
+  runtime::StreamRef own_stream;  // used when no caller stream is set
+  runtime::EventRef inflight;     // recorded when a sync is skipped
+  bool inflight_pending = false;
+  runtime::EventRef scratch_done;
+  std::vector<Staging> staging;  // per binding
+  DelegateInfo info;
+};
+
+/// The delegate-call logic of TensorRTBackend::execute (tensorrt_execute.cpp).
+Status execute_handle(TrtHandle& handle, executorch::runtime::Span<executorch::runtime::EValue*> args);
+
+}  // namespace trtx::backend

@@ -1,0 +1,26 @@
+#include "guarded_loader.h"
+
+#include "trtx/et/device_allocator.h"
+#include "trtx/et/failure.h"
+
+namespace trtx::cli {
+
+executorch::runtime::Error GuardedLoader::load_into(size_t offset, size_t size, const SegmentInfo& info,
+                                                    void* buffer) const {
+  if (trtx::et::device_allocator().owns(buffer, size)) {
+    const bool mutable_state = info.segment_type == SegmentInfo::Type::Mutable;
+    return trtx::et::record_failure(
+        fail(trtx::Error::DeviceInitialState,
+             mutable_state ? "mutable_data_segments[0] (segment " + std::to_string(info.segment_index) + ")"
+                           : "segment " + std::to_string(info.segment_index),
+             "ExecuTorch loads a mutable buffer's initial state (" + std::to_string(size) +
+                 " bytes) straight into its planned address, and this buffer is planned in a CUDA arena: the host "
+                 "cannot write device memory, so the method does not load (runtime/executor/"
+                 "tensor_parser_exec_aten.cpp). Drop the initial state and initialise the buffer in the application, "
+                 "or keep the buffer in a host arena (staged)"),
+        executorch::runtime::Error::AccessFailed);
+  }
+  return inner_.load_into(offset, size, info, buffer);
+}
+
+}  // namespace trtx::cli

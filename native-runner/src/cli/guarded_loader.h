@@ -1,0 +1,35 @@
+// The program's data loader: ExecuTorch's FileDataLoader, with one guard.
+// ExecuTorch loads a mutable buffer's initial state straight into its planned
+// address (runtime/executor/tensor_parser_exec_aten.cpp, through
+// Program::load_mutable_subsegment_into and DataLoader::load_into). For a
+// buffer planned in a CUDA arena that address is device memory: on a GPU the
+// host write fails (pread into device memory is EFAULT; a memcpy would fault),
+// and the method does not load. The host stand-in would accept the write, so
+// the guard refuses it on both targets, with a message that says why: never
+// kinder than the real runtime (internal).
+#pragma once
+
+#include <memory>
+
+#include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/runtime/core/data_loader.h>
+
+namespace trtx::cli {
+
+class GuardedLoader final : public executorch::runtime::DataLoader {
+ public:
+  explicit GuardedLoader(executorch::extension::FileDataLoader inner) : inner_(std::move(inner)) {}
+
+  executorch::runtime::Result<executorch::runtime::FreeableBuffer> load(size_t offset, size_t size,
+                                                                         const SegmentInfo& info) const override {
+    return inner_.load(offset, size, info);
+  }
+  executorch::runtime::Error load_into(size_t offset, size_t size, const SegmentInfo& info,
+                                       void* buffer) const override;
+  executorch::runtime::Result<size_t> size() const override { return inner_.size(); }
+
+ private:
+  mutable executorch::extension::FileDataLoader inner_;
+};
+
+}  // namespace trtx::cli

@@ -1,0 +1,266 @@
+#include "run_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "json_writer.h"
+#include "trtx/et/device_allocator.h"
+#include "trtx/runtime/device.h"
+#include "version.h"
+
+namespace trtx::cli {
+
+namespace {
+
+void write_sizes(JsonWriter& w, const std::vector<int64_t>& sizes) {
+  w.begin_array();
+  for (int64_t s : sizes) w.value(s);
+  w.end_array();
+}
+
+void write_optional_u64(JsonWriter& w, const char* key, const std::optional<uint64_t>& v) {
+  // Byte budgets may exceed 2^53, so they are decimal strings.
+  v.has_value() ? w.field(key, std::to_string(*v)) : w.field_null(key);
+}
+
+void write_string_or_null(JsonWriter& w, const char* key, const std::string& v) {
+  v.empty() ? w.field_null(key) : w.field(key, v);
+}
+
+void write_copies(JsonWriter& w, const runtime::CopyCounters& c) {
+  w.field("h2d_bytes", c.h2d_bytes);
+  w.field("d2h_bytes", c.d2h_bytes);
+  w.field("d2d_bytes", c.d2d_bytes);
+}
+
+void write_delegate(JsonWriter& w, const backend::DelegateInfo& d) {
+  w.begin_object();
+  w.field("index", static_cast<uint64_t>(d.index));
+  w.field("backend", d.backend_id);
+  w.field("engine", d.engine);
+  w.field("target_device", "cuda:" + std::to_string(d.target_device));
+  write_string_or_null(w, "elision", d.elision);
+  w.field_strings("inputs", d.inputs);
+  w.field_strings("outputs", d.outputs);
+  w.field_strings("aliased_outputs", d.aliased_outputs);
+  if (d.zero_copy_kv.has_value()) {
+    w.field_strings("zero_copy_kv", *d.zero_copy_kv);
+  } else {
+    w.field_null("zero_copy_kv");
+  }
+  w.key("budget");
+  w.begin_object();
+  w.field("source", d.budget.source);
+  write_optional_u64(w, "requested", d.budget.requested);
+  write_optional_u64(w, "effective", d.budget.effective);
+  w.field("clamped", d.budget.clamped);
+  write_string_or_null(w, "ignored", d.budget.ignored);
+  w.field("streaming", d.budget.streaming);
+  w.field("streamable_bytes", std::to_string(d.budget.streamable_bytes));
+  w.end_object();
+  w.field("scratch_bytes", d.scratch_bytes);
+  w.field("scratch_capacity", d.scratch_capacity);
+  w.field("executes", d.executes);
+  w.field("syncs_performed", d.syncs_performed);
+  w.field("syncs_skipped", d.syncs_skipped);
+  w.field("waits", d.waits);
+  w.field("drains", d.drains);
+  write_copies(w, d.copies);
+  w.end_object();
+}
+
+void write_step(JsonWriter& w, const StepRecord& s) {
+  w.begin_object();
+  w.field("step", s.step);
+  w.field("step_us", s.step_us);
+  w.key("outputs");
+  w.begin_array();
+  for (const auto& out : s.outputs) {
+    w.begin_object();
+    w.field("index", out.index);
+    w.field("kind", out.kind);
+    if (out.is_tensor) {
+      w.field("dtype", out.dtype);
+      w.key("sizes");
+      write_sizes(w, out.sizes);
+      w.field("placement", out.placement);
+    } else {
+      w.field_null("dtype");
+      w.field_null("sizes");
+      w.field_null("placement");
+    }
+    w.field("digest", out.digest);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("buffers");
+  w.begin_array();
+  for (const auto& b : s.buffers) {
+    w.begin_object();
+    w.field("name", b.name);
+    w.field("dtype", b.dtype);
+    w.key("sizes");
+    write_sizes(w, b.sizes);
+    w.field("placement", b.placement);
+    w.field("digest", b.digest);
+    w.end_object();
+  }
+  w.end_array();
+  write_copies(w, s.copies);
+  w.key("delegates");
+  w.begin_array();
+  for (const auto& d : s.delegates) {
+    w.begin_object();
+    w.field("index", static_cast<uint64_t>(d.index));
+    write_string_or_null(w, "elision", d.elision);
+    w.field("syncs_performed", d.syncs_performed);
+    w.field("syncs_skipped", d.syncs_skipped);
+    w.field("waits", d.waits);
+    write_copies(w, d.copies);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+// The arenas ExecuTorch allocated through the registered device allocator.
+void write_device_arenas(JsonWriter& w, const RunOptions& o, runtime::Target target) {
+  const et::DeviceAllocatorStats st = et::device_allocator().stats();
+  w.key("device_arenas");
+  w.begin_object();
+  w.field("allocator", target == runtime::Target::Cuda ? "cuda" : "host");
+  w.field("fill", et::arena_fill_name(o.arena_fill));
+  w.field("init_device_buffers", o.init_device_buffers);
+  w.field("allocations", st.allocations);
+  w.field("deallocations", st.deallocations);
+  w.field("peak_bytes", st.peak_bytes);
+  w.field("filled_bytes", st.filled_bytes);
+  w.field("zeroed_bytes", st.zeroed_bytes);
+  w.field("refused_copies", st.refused_copies);
+  std::vector<double> us = st.allocate_call_us;
+  std::sort(us.begin(), us.end());
+  w.key("allocate_call_us");
+  w.begin_object();
+  w.field("count", static_cast<uint64_t>(us.size()));
+  if (us.empty()) {
+    w.field_null("median");
+    w.field_null("max");
+  } else {
+    w.field("median", us[us.size() / 2]);
+    w.field("max", us.back());
+  }
+  w.end_object();
+  w.end_object();
+}
+
+}  // namespace
+
+int exit_code_of(const Report& r) {
+  int code = 0;
+  for (const auto& e : r.errors) {
+    const int c = error_exit_code(e.code);
+    if (code == 0 || c == 3) code = c;
+  }
+  return code;
+}
+
+std::string render_report(const Report& r, const RunOptions& o, int exit_code, const RunnerMemory* memory) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", "trtx.runner-report/2");
+  w.key("runner");
+  w.begin_object();
+  w.field("version", kRunnerVersion);
+  w.field("cuda_built", runtime::cuda_built());
+  w.field("executorch", kExecutorchVersion);
+  w.end_object();
+  w.key("program");
+  w.begin_object();
+  w.field("path", r.program_path);
+  w.field("bytes", r.program_bytes);
+  w.field_strings("methods", r.program_methods);
+  w.end_object();
+  w.key("device");
+  w.begin_object();
+  w.field("kind", r.device_kind);
+  w.field("name", r.device_name);
+  if (r.device_index >= 0) {
+    w.field("index", r.device_index);
+  } else {
+    w.field_null("index");
+  }
+  w.end_object();
+  w.key("options");
+  w.begin_object();
+  w.field_strings("methods", o.methods);
+  w.field("steps", o.steps);
+  w.field("caller_stream", o.caller_stream);
+  write_optional_u64(w, "budget", o.budget);
+  w.field("fresh_state", o.fresh_state);
+  w.field("cold_pool", o.cold_pool);
+  w.field("shared_scratch", o.shared_scratch);
+  w.field("arena_fill", et::arena_fill_name(o.arena_fill));
+  w.field("init_device_buffers", o.init_device_buffers);
+  w.field("share_arenas", o.share_arenas);
+  w.field("trt_runtime", o.contract == backend::TrtContract::Stock ? "stock" : "zero-copy");
+  w.end_object();
+  w.key("memory");
+  w.begin_object();
+  if (memory != nullptr) memory->write_sections(w);
+  write_device_arenas(w, o, r.device_kind == "cuda" ? runtime::Target::Cuda : runtime::Target::Host);
+  w.end_object();
+  w.key("methods");
+  w.begin_array();
+  for (const auto& m : r.methods) {
+    w.begin_object();
+    w.field("name", m.name);
+    w.field("initialised_buffers", m.initialised_buffers);
+    w.key("delegates");
+    w.begin_array();
+    for (const auto& d : m.delegates) write_delegate(w, d);
+    w.end_array();
+    w.key("steps");
+    w.begin_array();
+    for (const auto& s : m.steps) write_step(w, s);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("errors");
+  w.begin_array();
+  for (const auto& e : r.errors) {
+    w.begin_object();
+    w.field("code", error_name(e.code));
+    w.field("location", e.location);
+    w.field("message", e.message);
+    w.end_object();
+  }
+  w.end_array();
+  w.field("ok", exit_code == 0);
+  w.field("exit_code", exit_code);
+  w.end_object();
+  return w.str();
+}
+
+bool write_report_file(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return true;
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (f) f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!f) {
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  std::remove(tmp.c_str());
+  return false;
+}
+
+}  // namespace trtx::cli

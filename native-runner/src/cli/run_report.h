@@ -1,0 +1,76 @@
+// What one `trtx-runner run` found, and its JSON rendering
+// (schemas/runner-report.schema.json, "trtx.runner-report/2") (internal).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "run_command.h"
+#include "runner_memory.h"
+#include "trtx/backend/backend.h"
+#include "trtx/runtime/error.h"
+
+namespace trtx::cli {
+
+struct OutputRecord {
+  int index = 0;
+  std::string kind;  // tensor | int | double | bool | string | none
+  bool is_tensor = false;
+  std::string dtype;
+  std::vector<int64_t> sizes;
+  std::string placement;  // host | device (tensors)
+  std::string digest;
+};
+
+struct BufferRecord {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> sizes;
+  std::string placement;
+  std::string digest;
+};
+
+struct DelegateStep {
+  size_t index = 0;
+  std::string elision;
+  uint64_t syncs_performed = 0, syncs_skipped = 0, waits = 0;
+  runtime::CopyCounters copies;
+};
+
+struct StepRecord {
+  int step = 0;
+  double step_us = 0.0;  // the method's execute and its final synchronize
+  std::vector<OutputRecord> outputs;
+  std::vector<BufferRecord> buffers;
+  runtime::CopyCounters copies;
+  std::vector<DelegateStep> delegates;
+};
+
+struct MethodRecord {
+  std::string name;
+  std::vector<backend::DelegateInfo> delegates;
+  uint64_t initialised_buffers = 0;  // --init-device-buffers, per load
+  std::vector<StepRecord> steps;
+};
+
+struct Report {
+  std::string program_path;
+  uint64_t program_bytes = 0;
+  std::vector<std::string> program_methods;
+  std::string device_kind = "cpu";
+  std::string device_name = "cpu";
+  int device_index = -1;
+  std::vector<MethodRecord> methods;
+  std::vector<Failure> errors;
+};
+
+int exit_code_of(const Report& r);
+
+std::string render_report(const Report& r, const RunOptions& o, int exit_code, const RunnerMemory* memory);
+
+/// Writes beside the target and renames, so a reader never sees half a
+/// report; an empty path is stdout.
+bool write_report_file(const std::string& path, const std::string& text);
+
+}  // namespace trtx::cli

@@ -1,0 +1,141 @@
+// What a program needs from the runtime that executes it, under the rules of
+// `--runtime` (runtime-rules.ts). Each hazard is a place where a sound-looking
+// program fails, or computes garbage, on a runtime users deploy:
+//
+// RT_DEVICE_STATE_UNINITIALIZED  a mutable buffer planned in a CUDA arena.
+//   ExecuTorch allocates device arenas with the registered DeviceAllocator
+//   (cudaMalloc) and never clears them, while host arenas start zeroed
+//   (extension/module/module.cpp make_planned_memory_with_devices): the
+//   application must initialise the buffer before the first execute.
+// RT_DEVICE_INITIAL_STATE  such a buffer with initial state: ExecuTorch
+//   copies it straight to the planned address on the host
+//   (runtime/executor/tensor_parser_exec_aten.cpp), which is device memory,
+//   so the method does not load.
+// RT_SHARED_DEVICE_ARENA  a buffer two methods share in a device arena:
+//   Module shares arenas between methods only with share_memory_arenas,
+//   which it refuses for device memory (NotSupported); without it each
+//   method has its own copy and the other's writes are lost.
+// RT_NEEDS_ZERO_COPY_TRT  a TensorRT call with its aliased outputs elided:
+//   Torch-TensorRT without the zero-copy contract needs inputs + outputs
+//   arguments and fails the first execute with "expected at least N args".
+
+import type { ExecutionPlan } from '../pte/model.js';
+import { arenaDevice, deviceLabel, planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
+import { inputs, outputs, aliasedOutputs } from '../tensorrt/blob.js';
+import { SPEC_ZERO_COPY_KV, getSpec } from '../tensorrt/compile-specs.js';
+import { callsOf } from '../tensorrt/delegates.js';
+import { mutableBuffers, regionOf, sharedAcrossMethods } from '../passes/zero-copy-graph.js';
+import type { CheckContext } from './context.js';
+import { diag, type Diagnostic, type Severity } from './diagnostic.js';
+import { DEFAULT_RUNTIME, RUNTIME_NAMES, type RuntimeRules } from './runtime-rules.js';
+
+export const RUNTIME_HAZARDS = {
+  RT_DEVICE_STATE_UNINITIALIZED: 'device arenas are not cleared: the application initialises device-resident buffers',
+  RT_DEVICE_INITIAL_STATE: 'initial state cannot be loaded into a device arena',
+  RT_SHARED_DEVICE_ARENA: 'Module does not share device arenas between methods',
+  RT_NEEDS_ZERO_COPY_TRT: 'a zero-copy call needs the zero-copy Torch-TensorRT runtime',
+} as const;
+export type RuntimeHazardCode = keyof typeof RUNTIME_HAZARDS;
+
+interface DeviceBuffer {
+  plan: number;
+  value: number;
+  name: string;
+  arena: number;
+  device: string;
+  initialState: boolean;
+}
+
+function deviceBuffers(plan: ExecutionPlan, p: number): DeviceBuffer[] {
+  const out: DeviceBuffer[] = [];
+  for (const v of mutableBuffers(plan)) {
+    const t = tensorAt(plan, v);
+    const r = t && regionOf(t);
+    if (!t || !r) continue;
+    const place = arenaDevice(plan, r.arena);
+    if (place.type !== 'cuda') continue;
+    out.push({ plan: p, value: v, name: tensorName(t) ?? valueLabel(plan, v), arena: r.arena, device: deviceLabel(place), initialState: t.dataBufferIdx !== 0 });
+  }
+  return out;
+}
+
+export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
+  const rules: RuntimeRules = ctx.options.runtime ?? DEFAULT_RUNTIME;
+  const program = ctx.pte.program;
+  const out: Diagnostic[] = [];
+  const add = (severity: Severity, code: RuntimeHazardCode, method: string | null, location: string, message: string, hint: string, delegate: number | null = null) =>
+    out.push(diag(severity, code, location, message, hint, { method, delegate }));
+  const memory = RUNTIME_NAMES[rules.memory];
+
+  program.executionPlan.forEach((plan, p) => {
+    const m = planName(plan, p);
+    const uninitialised = new Map<string, DeviceBuffer[]>();
+    for (const b of deviceBuffers(plan, p)) {
+      if (b.initialState) {
+        add('error', 'RT_DEVICE_INITIAL_STATE', m, `${m} > buffer ${b.name}`,
+          `${b.name} has initial state and is planned in arena ${b.arena} on ${b.device}: ExecuTorch copies initial state on the host straight to the planned address, which is device memory, so ${m} does not load (runtime/executor/tensor_parser_exec_aten.cpp)`,
+          'drop the initial state and initialise the buffer in the application after load_method, or keep the buffer in a host arena (staged)');
+      } else {
+        const key = `arena ${b.arena} on ${b.device}`;
+        uninitialised.set(key, [...(uninitialised.get(key) ?? []), b]);
+      }
+    }
+    for (const [arena, buffers] of uninitialised) {
+      const names = buffers.map((b) => b.name);
+      const shown = names.length > 4 ? `${names.slice(0, 4).join(', ')} and ${names.length - 4} more` : names.join(', ');
+      add('warning', 'RT_DEVICE_STATE_UNINITIALIZED', m, `${m} > ${arena}`,
+        `${names.length} mutable buffer(s) (${shown}) live in ${arena}, which ${memory} allocates with the registered DeviceAllocator and never clears (host arenas start zeroed): until the application writes them, the first execute reads whatever the memory held`,
+        'initialise them after load_method and before the first execute (zero them, as ExecuTorch\'s own KV decode check does); `trtx verify --init-device-buffers` models an application that does');
+    }
+  });
+
+  // Buffers two methods share, in a device arena in at least one of them.
+  const reported = new Set<string>();
+  for (const [key, others] of sharedAcrossMethods(program)) {
+    const [p, v] = key.split(':').map(Number);
+    const plan = program.executionPlan[p];
+    const t = tensorAt(plan, v);
+    const r = t && regionOf(t);
+    if (!t || !r) continue;
+    const onDevice = [{ plan: p, value: v }, ...others].some((b) => {
+      const bt = tensorAt(program.executionPlan[b.plan], b.value);
+      const br = bt && regionOf(bt);
+      return br !== null && br !== undefined && arenaDevice(program.executionPlan[b.plan], br.arena).type === 'cuda';
+    });
+    const name = tensorName(t) ?? valueLabel(plan, v);
+    const methods = [p, ...others.map((o) => o.plan)].map((i) => planName(program.executionPlan[i], i));
+    const id = `${name}\0${r.arena}`;
+    if (!onDevice || reported.has(id)) continue;
+    reported.add(id);
+    const m = planName(plan, p);
+    if (rules.memory === 'et-module') {
+      add('error', 'RT_SHARED_DEVICE_ARENA', m, `${m} > buffer ${name}`,
+        `${methods.join(' and ')} share ${name} in device arena ${r.arena}: Module shares arenas between methods only with share_memory_arenas, which it refuses for device memory (NotSupported, extension/module/module.cpp); without it each method gets its own arena and the other's writes are lost`,
+        'keep the shared cache in a host arena, give each method its own cache, or load the program with your own memory manager that hands both methods one device arena (`--runtime custom-memory`)');
+    } else {
+      add('warning', 'RT_SHARED_DEVICE_ARENA', m, `${m} > buffer ${name}`,
+        `${methods.join(' and ')} share ${name} in device arena ${r.arena}: ${memory} must hand every one of them the same device memory for arena ${r.arena}`,
+        'pass one HierarchicalAllocator span for that arena to every load_method of these methods');
+    }
+  }
+
+  // TensorRT calls that elide aliased outputs.
+  for (const d of ctx.trt) {
+    const need = inputs(d.blob.metadata).length + outputs(d.blob.metadata).length;
+    const aliased = aliasedOutputs(d.blob.metadata).length;
+    const stamped = getSpec(d.delegate.compileSpecs, SPEC_ZERO_COPY_KV) !== undefined;
+    const m = planName(d.plan, d.planIndex);
+    for (const c of callsOf(d.plan, d.delegateIndex)) {
+      // Only a well-formed zero-copy call: any other arity is TRT_ARITY's.
+      if (aliased === 0 || c.call.args.length !== need - aliased) continue;
+      const at = `${d.location} > chain ${c.chain} instruction ${c.instruction}`;
+      const msg = `the call passes ${c.call.args.length} arguments (${need} inputs and outputs, ${aliased} aliased output(s) elided${stamped ? ', stamped zero_copy_kv' : ''}): Torch-TensorRT without the zero-copy KV contract (pull request 4667, not merged upstream) needs at least ${need} and fails the first execute with "expected at least ${need} args"`;
+      if (rules.delegate === 'stock-trt') {
+        add('error', 'RT_NEEDS_ZERO_COPY_TRT', m, at, msg, 'run it on a Torch-TensorRT runtime with the zero-copy contract, or keep the caches staged (export without --zero-copy-kv)', d.delegateIndex);
+      } else {
+        add('warning', 'RT_NEEDS_ZERO_COPY_TRT', m, at, msg, 'deploy with a Torch-TensorRT runtime that has the zero-copy contract; `trtx check --runtime stock-trt` refuses the program', d.delegateIndex);
+      }
+    }
+  }
+  return out;
+}

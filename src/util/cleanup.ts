@@ -1,0 +1,191 @@
+// What an interrupt must not leave behind. Code that creates a temporary
+// file or folder, or starts a child process group, registers it here for as
+// long as it exists; on SIGINT or SIGTERM the command line (installSignalCleanup,
+// called by bin/trtx only) kills the registered groups, removes the
+// registered paths and exits 130 or 143, the shell's codes for those
+// signals. The work is synchronous so that nothing else runs in between: no
+// write that recreates a removed file, no rename that publishes half a job.
+// Children are stopped first (SIGTERM, so that a compiler can remove its own
+// temporary files, then SIGKILL for what is left) so that nothing writes
+// into a folder after it is removed.
+//
+// A step that must not be cut in half (the in-place head write, whose
+// journal is for crashes, not for Ctrl-C) runs inside withSignalsHeld: a
+// signal that arrives meanwhile takes effect when the step has finished.
+
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const paths = new Map<string, number>();
+const groups = new Map<number, number>();
+let held = 0;
+let pending: NodeJS.Signals | null = null;
+let installed = false;
+
+/** Exit codes a shell reports for a process ended by these signals (128 + the signal number). */
+export const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+export type CleanupSignal = keyof typeof SIGNAL_EXIT_CODES;
+
+const add = <K>(m: Map<K, number>, k: K) => {
+  m.set(k, (m.get(k) ?? 0) + 1);
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    const n = (m.get(k) ?? 1) - 1;
+    if (n <= 0) m.delete(k);
+    else m.set(k, n);
+  };
+};
+
+/** Registers a temporary file or folder; call the returned function once it is gone or published. */
+export function trackPath(path: string): () => void {
+  return add(paths, path);
+}
+
+export interface TempDir {
+  path: string;
+  /** Removes the folder and everything in it, and unregisters it. */
+  remove(): Promise<void>;
+}
+
+/**
+ * A fresh folder `$TMPDIR/<prefix>XXXXXXXXXXXX`, registered before it is
+ * created, so there is no moment at which it exists unregistered.
+ */
+export async function makeTempDir(prefix: string): Promise<TempDir> {
+  const path = join(tmpdir(), `${prefix}${randomBytes(6).toString('hex')}`);
+  const untrack = trackPath(path);
+  try {
+    await mkdir(path, { mode: 0o700 });
+  } catch (e) {
+    untrack();
+    throw e;
+  }
+  return {
+    path,
+    remove: async () => {
+      await rm(path, { recursive: true, force: true });
+      untrack();
+    },
+  };
+}
+
+/** Registers a child process group by its leader's pid (a child spawned detached). */
+export function trackProcessGroup(pid: number): () => void {
+  return add(groups, pid);
+}
+
+/** What is registered now (for tests and diagnostics). */
+export function tracked(): { paths: string[]; groups: number[] } {
+  return { paths: [...paths.keys()], groups: [...groups.keys()] };
+}
+
+/** Live (not zombie) processes in any of these groups, from /proc; null where there is no /proc. */
+function liveMembers(pgids: ReadonlySet<number>): number | null {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  let live = 0;
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      // pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state !== 'Z' && pgids.has(Number(pgrp))) live++;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return live;
+}
+
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/** How long children get to act on SIGTERM (a compiler removes its own temp files) before SIGKILL. */
+const TERM_GRACE_MS = 2000;
+
+function signalGroups(pgids: Iterable<number>, signal: NodeJS.Signals): void {
+  for (const pid of pgids) {
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * Stops every registered group (SIGTERM, a short grace while any member
+ * lives, then SIGKILL), then removes every registered path. Synchronous;
+ * never throws.
+ */
+export function cleanupNow(): void {
+  if (groups.size > 0) {
+    const pgids = new Set(groups.keys());
+    signalGroups(pgids, 'SIGTERM');
+    for (const until = Date.now() + TERM_GRACE_MS; Date.now() < until; ) {
+      const live = liveMembers(pgids);
+      if (live === 0) break;
+      sleepSync(live === null ? 200 : 10);
+      if (live === null) break;
+    }
+    signalGroups(pgids, 'SIGKILL');
+    groups.clear();
+  }
+  for (const path of paths.keys()) {
+    try {
+      rmSync(path, { recursive: true, force: true });
+    } catch {
+      // nothing more can be done while exiting
+    }
+  }
+  paths.clear();
+}
+
+function exitOn(signal: CleanupSignal): never {
+  cleanupNow();
+  process.stderr.write(`\ntrtx: stopped by ${signal}; temporary files removed\n`);
+  process.exit(SIGNAL_EXIT_CODES[signal]);
+}
+
+/**
+ * Runs `step` with SIGINT and SIGTERM held: one that arrives meanwhile ends
+ * the process (cleanly) right after the step, whether it succeeded or threw.
+ */
+export async function withSignalsHeld<T>(step: () => Promise<T>): Promise<T> {
+  held++;
+  try {
+    return await step();
+  } finally {
+    held--;
+    if (held === 0 && pending) exitOn(pending as CleanupSignal);
+  }
+}
+
+/**
+ * For the command line only: SIGINT and SIGTERM clean up and exit, and a
+ * process that exits any other way still kills and removes what is left
+ * registered. Idempotent.
+ */
+export function installSignalCleanup(): void {
+  if (installed) return;
+  installed = true;
+  for (const signal of Object.keys(SIGNAL_EXIT_CODES) as CleanupSignal[]) {
+    process.on(signal, () => {
+      if (held > 0) {
+        pending ??= signal;
+        return;
+      }
+      exitOn(signal);
+    });
+  }
+  process.on('exit', cleanupNow);
+}

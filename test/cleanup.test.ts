@@ -1,0 +1,105 @@
+// The interrupt registry (src/util/cleanup.ts) in a process of its own: a
+// signal removes what is registered, kills registered process groups and
+// exits 130 / 143; inside withSignalsHeld it waits until the step is done.
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO, alive, eventually } from './helpers/bridge.js';
+import { tempDir } from './helpers/temp.js';
+
+const CLEANUP = join(REPO, 'src', 'util', 'cleanup.ts');
+
+/** Runs an ES module snippet that imports the registry as `c`. */
+function run(dir: string, body: string) {
+  const script = join(dir, 'script.mts');
+  writeFileSync(script, `import * as c from ${JSON.stringify(CLEANUP)};\nimport * as fs from 'node:fs';\n${body}\n`);
+  return spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO, encoding: 'utf8', timeout: 30_000 });
+}
+
+describe('cleanup registry', () => {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    it(`${signal}: registered files and folders are removed, unregistered ones kept, exit ${code}`, () => {
+      const dir = tempDir('cleanup');
+      const kept = join(dir, 'kept');
+      const file = join(dir, 'partial.tmp');
+      const folder = join(dir, 'work');
+      const r = run(
+        dir,
+        `c.installSignalCleanup();
+         fs.writeFileSync(${JSON.stringify(kept)}, 'x');
+         c.trackPath(${JSON.stringify(file)}); fs.writeFileSync(${JSON.stringify(file)}, 'half');
+         c.trackPath(${JSON.stringify(folder)}); fs.mkdirSync(${JSON.stringify(folder + '/deep')}, { recursive: true });
+         process.kill(process.pid, '${signal}');
+         setTimeout(() => {}, 10_000);`,
+      );
+      expect(r.status, r.stderr).toBe(code);
+      expect(r.stderr).toContain(`stopped by ${signal}`);
+      expect(existsSync(file)).toBe(false);
+      expect(existsSync(folder)).toBe(false);
+      expect(existsSync(kept)).toBe(true);
+    });
+  }
+
+  it('a path unregistered once published is left alone', () => {
+    const dir = tempDir('cleanup');
+    const file = join(dir, 'published');
+    const r = run(dir, `c.installSignalCleanup(); const done = c.trackPath(${JSON.stringify(file)}); fs.writeFileSync(${JSON.stringify(file)}, 'whole'); done(); process.kill(process.pid, 'SIGINT'); setTimeout(() => {}, 10_000);`);
+    expect(r.status).toBe(130);
+    expect(readFileSync(file, 'utf8')).toBe('whole');
+  });
+
+  it('kills a registered process group before removing files', async () => {
+    const dir = tempDir('cleanup');
+    const pidfile = join(dir, 'pid');
+    const r = run(
+      dir,
+      `import { spawn } from 'node:child_process';
+       c.installSignalCleanup();
+       const child = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });
+       c.trackProcessGroup(child.pid);
+       fs.writeFileSync(${JSON.stringify(pidfile)}, String(child.pid));
+       setTimeout(() => process.kill(process.pid, 'SIGTERM'), 100);
+       setTimeout(() => {}, 10_000);`,
+    );
+    expect(r.status, r.stderr).toBe(143);
+    const pid = Number(readFileSync(pidfile, 'utf8'));
+    expect(await eventually(() => !alive(pid), 5000)).toBe(true);
+  });
+
+  it('a signal inside withSignalsHeld takes effect when the step has finished', () => {
+    const dir = tempDir('cleanup');
+    const marker = join(dir, 'step-finished');
+    const file = join(dir, 'partial.tmp');
+    const r = run(
+      dir,
+      `c.installSignalCleanup();
+       c.trackPath(${JSON.stringify(file)}); fs.writeFileSync(${JSON.stringify(file)}, 'half');
+       await c.withSignalsHeld(async () => {
+         process.kill(process.pid, 'SIGINT');
+         await new Promise((r) => setTimeout(r, 300));
+         fs.writeFileSync(${JSON.stringify(marker)}, 'done');
+       });
+       fs.writeFileSync(${JSON.stringify(marker)}, 'ran on after the step');
+       setTimeout(() => {}, 10_000);`,
+    );
+    expect(r.status, r.stderr).toBe(130);
+    expect(readFileSync(marker, 'utf8')).toBe('done');
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('makeTempDir registers the folder before it exists and removes it', () => {
+    const dir = tempDir('cleanup');
+    const r = run(
+      dir,
+      `process.env.TMPDIR = ${JSON.stringify(dir)};
+       const { tmpdir } = await import('node:os');
+       const t = await c.makeTempDir('trtx-probe-');
+       const seen = c.tracked().paths.includes(t.path) && fs.existsSync(t.path) && t.path.startsWith(tmpdir());
+       await t.remove();
+       console.log(JSON.stringify({ seen, gone: !fs.existsSync(t.path), left: c.tracked().paths.length }));`,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ seen: true, gone: true, left: 0 });
+  });
+});

@@ -1,0 +1,161 @@
+// The user's own three lines, exactly as written, as processes of bin/trtx in
+// the folder that holds the model:
+//   trtx export model.pt --budget 8GiB        (writes model.pte beside the model)
+//   trtx check model.pte
+//   trtx verify --zero-copy-kv model.pte
+// There is no torch here: export runs the named Python test doubles
+// (TRTX_PYTHON=test/doubles/python-with-doubles), which "export" a staged KV
+// decoder; check and verify then run on what export wrote. Around them, the
+// rules of the default output and what export says when Torch-TensorRT is
+// missing.
+import { describe, expect, it } from 'vitest';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFixture } from '../fixtures/builder.js';
+import { kvDecoder } from '../fixtures/catalogue.js';
+import { Command } from 'commander';
+import { withoutTorchTensorrtHint } from '../src/cli/export.js';
+import { buildProgram } from '../src/cli/main.js';
+import { TrtxError } from '../src/util/errors.js';
+import { defaultOutput } from '../src/export/model-file.js';
+import { openPte } from '../src/pte/open.js';
+import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
+import { REPO, workspace } from './helpers/bridge.js';
+import { runCli } from './helpers/cli.js';
+import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { spawnTrtx } from './helpers/spawn-trtx.js';
+
+const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
+
+/** A folder holding model.pt (a torch.export archive under the .pt name) and the program the doubles "export". */
+async function modelFolder() {
+  const ws = workspace();
+  copyFileSync(ws.file('model.pt2'), ws.file('model.pt'));
+  const program = ws.file('double-exports-this.pte');
+  await writeFixture(program, kvDecoder());
+  const env = { TRTX_PYTHON: DOUBLE_PYTHON, TRTX_DOUBLE_PROGRAM: program, TRTX_DOUBLE_CALLS: ws.calls };
+  return { ws, env };
+}
+
+async function run(args: string[], cwd: string, env: Record<string, string>) {
+  const p = spawnTrtx(args, { cwd, env });
+  const r = await p.exited;
+  return { code: r.code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+/** Sets environment variables for in-process runs, restoring them after. */
+async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+describe("the user's three lines", () => {
+  it('export writes model.pte beside model.pt; check and verify --zero-copy-kv pass on it', { timeout: BUILD_TIMEOUT_MS }, async () => {
+    const { ws, env } = await modelFolder();
+    const runner = await testRunner();
+
+    const exported = await run(['export', 'model.pt', '--budget', '8GiB'], ws.dir, env);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toMatch(/^wrote model\.pte \(/);
+    const pte = await openPte(ws.file('model.pte'));
+    try {
+      const budgets = pte.program.executionPlan.flatMap((p) => p.delegates.filter((d) => d.id === 'TensorRTBackend').map((d) => decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget));
+      expect(budgets.length).toBeGreaterThan(0);
+      expect(new Set(budgets)).toEqual(new Set([8n << 30n]));
+    } finally {
+      await pte.close();
+    }
+
+    const checked = await run(['check', 'model.pte'], ws.dir, env);
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    expect(checked.stdout).toMatch(/^model\.pte: /);
+
+    const verified = await run(['verify', '--zero-copy-kv', 'model.pte'], ws.dir, { ...env, TRTX_RUNNER_BIN: runner });
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/staged-vs-zero-copy/);
+    expect(verified.stdout).toMatch(/verified: \d+ checks passed/);
+  });
+});
+
+describe('export: the default output', () => {
+  it("is the model's name with .pte, in the model's folder", () => {
+    expect(defaultOutput('model.pt')).toBe('model.pte');
+    expect(defaultOutput('models/llama.pt2')).toBe('models/llama.pte');
+    expect(defaultOutput('/abs/m.ep')).toBe('/abs/m.pte');
+    expect(defaultOutput('llm.py:make_decoder')).toBe('llm.pte');
+    expect(defaultOutput('noext')).toBe('noext.pte');
+  });
+
+  it('is not replaced when it exists, unless --force', { timeout: 60_000 }, async () => {
+    const { ws, env } = await modelFolder();
+    writeFileSync(ws.file('model.pte'), 'an earlier program\n');
+    const refused = await withEnv(env, () => runCli(['export', ws.file('model.pt')]));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^error: EXPORT_OUTPUT_EXISTS: .*model\.pte: already exists/);
+    expect(refused.stderr).toMatch(/^hint: .*--force/m);
+    expect(readFileSync(ws.file('model.pte'), 'utf8')).toBe('an earlier program\n');
+    expect(existsSync(ws.calls)).toBe(false); // refused before Python started
+
+    const forced = await withEnv(env, () => runCli(['export', ws.file('model.pt'), '--force']));
+    expect(forced.code, forced.stderr).toBe(0);
+    await (await openPte(ws.file('model.pte'))).close();
+  });
+
+  it('never replaces the model itself, --force or not', async () => {
+    const { ws, env } = await modelFolder();
+    const before = readFileSync(ws.file('model.pt'));
+    const r = await withEnv(env, () => runCli(['export', ws.file('model.pt'), '-o', ws.file('model.pt'), '--force']));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: EXPORT_OUTPUT_IS_MODEL: /);
+    expect(readFileSync(ws.file('model.pt')).equals(before)).toBe(true);
+  });
+
+  it('refuses a model that is already a .pte, or a .py without a factory, naming what to do', async () => {
+    const { ws, env } = await modelFolder();
+    const pte = await withEnv(env, () => runCli(['export', ws.file('double-exports-this.pte'), '-o', ws.file('x.pte')]));
+    expect(pte.code).toBe(2);
+    expect(pte.stderr).toMatch(/^error: EXPORT_MODEL_FORMAT: .*already an ExecuTorch program/);
+    expect(pte.stderr).toMatch(/^hint: .*trtx check/m);
+    writeFileSync(ws.file('llm.py'), 'def make_decoder():\n    pass\n');
+    const py = await withEnv(env, () => runCli(['export', ws.file('llm.py')]));
+    expect(py.code).toBe(2);
+    expect(py.stderr).toMatch(/^hint: .*llm\.py:make_model/m);
+  });
+});
+
+describe('export without Torch-TensorRT', () => {
+  it('exits 2 naming what to install, and the reference engine where the command has it', { timeout: 60_000 }, async () => {
+    const { ws, env } = await modelFolder();
+    const r = await withEnv({ ...env, TRTX_DOUBLE_MISSING: 'torch_tensorrt' }, () => runCli(['export', ws.file('model.pt'), '--budget', '8GiB']));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: BRIDGE_IMPORT_MISSING: .*cannot import torch_tensorrt/);
+    expect(r.stderr).toMatch(/^hint: pip install torch-tensorrt /m);
+    expect(existsSync(ws.file('model.pte'))).toBe(false);
+    // A hint never names a flag the command lacks: `--engine reference`
+    // appears exactly when `trtx export` offers it.
+    const hasEngine = buildProgram()
+      .commands.find((c) => c.name() === 'export')!
+      .options.some((o) => o.long === '--engine');
+    if (hasEngine) expect(r.stderr).toMatch(/--engine reference/);
+    else expect(r.stderr).not.toMatch(/--engine/);
+  });
+
+  it('the hint points at --engine reference on a command that has the flag, and only for Torch-TensorRT', () => {
+    const missing = (what: string) =>
+      new TrtxError('BRIDGE_IMPORT_MISSING', 'python3', `Python 3.11 at /usr/bin/python3 cannot import ${what}`, { kind: 'usage', hint: `pip install ${what.replace('_', '-')}` });
+    const withFlag = new Command('export').option('--engine <engine>');
+    const hinted = withoutTorchTensorrtHint(missing('torch_tensorrt'), withFlag, 'model.pt') as TrtxError;
+    expect(hinted.kind).toBe('usage');
+    expect(hinted.hint).toMatch(/^pip install torch-tensorrt; .*trtx export model\.pt --engine reference$/);
+    expect((withoutTorchTensorrtHint(missing('torch'), withFlag, 'model.pt') as TrtxError).hint).toBe('pip install torch');
+    expect((withoutTorchTensorrtHint(missing('torch_tensorrt'), new Command('export'), 'model.pt') as TrtxError).hint).toBe('pip install torch-tensorrt');
+  });
+});
