@@ -20,6 +20,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { sidecarPath } from '../pte/target.js';
+import { trackPath } from './cleanup.js';
 import { TrtxError } from './errors.js';
 
 export const LOCK_SUFFIX = '.trtx-lock';
@@ -146,6 +147,8 @@ export async function lockTarget(target: string, opts: LockOptions): Promise<Tar
     await stop(held.child); // the previous holder removed the file while we waited: lock the new one
   }
   const { child } = held;
+  // An interrupt removes the file on its way out (src/util/cleanup.ts); removing it while held is the protocol.
+  const untrack = trackPath(path);
   await writeFile(path, JSON.stringify({ pid: process.pid, host: hostname(), command: opts.command, since: new Date().toISOString() }) + '\n').catch(() => {});
   let released = false;
   return {
@@ -154,6 +157,7 @@ export async function lockTarget(target: string, opts: LockOptions): Promise<Tar
       if (released) return;
       released = true;
       await rm(path, { force: true }); // while still held: see HOLD
+      untrack();
       await stop(child);
     },
   };
