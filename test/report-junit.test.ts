@@ -55,7 +55,7 @@ function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "s
     mode: 'staged-vs-zero-copy',
     caches: ['layers.0.attn.k_cache'],
     runtime: { delegate: 'zero-copy-trt', memory: 'et-module' },
-    options: { init_device_buffers: true, arena_fill: 'poison', shared_scratch: false, cold_pool: false },
+    options: { init_device_buffers: true, twin_contract: false, arena_fill: 'poison', shared_scratch: false, cold_pool: false },
     check: { refused: false, summary: { errors: 0, warnings: 0, infos: 0, line: '0 errors, 0 warnings' }, diagnostics: [] },
     runs: [{ variant: 'staged', caller_stream: false, fresh_state: false, init_device_buffers: true, exit_code: 0, ok: true, errors: [], staging: [{ method: 'decode', h2d_bytes: 1064, d2h_bytes: 1088 }] }],
     budgets: [],
