@@ -185,7 +185,9 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
       binding.has_dtype = true;
       binding.dtype = dtype->string;
     }
-    if (const json::Value* shape = b.find("shape")) {
+    // The real export records names only (dtype "", shape []), so an empty
+    // shape means "not recorded", as an empty dtype does, never "rank 0".
+    if (const json::Value* shape = b.find("shape"); shape != nullptr && !shape->array.empty()) {
       binding.has_shape = true;
       for (const auto& d : shape->array) binding.shape.push_back(d.integer);
     }
