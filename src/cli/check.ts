@@ -9,6 +9,7 @@ import type { Program } from '../pte/model.js';
 import { withPte } from '../pte/open.js';
 import { planName } from '../pte/tensor.js';
 import { isTrtxError } from '../util/errors.js';
+import { engineCensus, referenceEngineLine, type EngineCensus } from '../tensorrt/engine-kind.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
 import { styler } from './style.js';
@@ -25,6 +26,8 @@ export interface CheckReport {
   strict: boolean;
   zero_copy_kv: boolean;
   summary: { errors: number; warnings: number; infos: number; line: string };
+  /** What the TensorRTBackend delegates hold; null when the file is not a sound container. */
+  engines: EngineCensus | null;
   diagnostics: Diagnostic[];
 }
 
@@ -68,14 +71,14 @@ export function renderDiagnostics(diagnostics: readonly Diagnostic[], program: P
 }
 
 /** Opens and checks; a container that does not parse becomes one error diagnostic. */
-export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean }): Promise<CheckResult & { program: Program | null }> {
+export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean }): Promise<CheckResult & { program: Program | null; engines: EngineCensus | null }> {
   try {
-    return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program }));
+    return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program, engines: await engineCensus(pte) }));
   } catch (e) {
     // Usage-kind failures (missing file, not a program) stay exit 2.
     if (!isTrtxError(e) || e.kind === 'usage') throw e;
     const diagnostics = [diag('error', e.code, e.location || 'file', e.message, e.hint ?? 'the file is not a sound ExecuTorch program; re-export it')];
-    return { diagnostics, summary: summarizeDiagnostics(diagnostics), program: null };
+    return { diagnostics, summary: summarizeDiagnostics(diagnostics), program: null, engines: null };
   }
 }
 
@@ -101,6 +104,7 @@ export function registerCheck(program: Command): void {
             strict,
             zero_copy_kv: Boolean(opts.zeroCopyKv),
             summary: result.summary,
+            engines: result.engines,
             diagnostics: result.diagnostics,
           };
           ctx.emitJson(report);
@@ -108,6 +112,8 @@ export function registerCheck(program: Command): void {
         }
         const s = styler(ctx);
         ctx.print(`${s('bold', file)}: ${result.diagnostics.length === 0 ? 'no problems found' : 'checked'}`);
+        const reference = result.engines && referenceEngineLine(result.engines);
+        if (reference) ctx.print(`  ${reference}`);
         for (const l of renderDiagnostics(result.diagnostics, result.program, ctx)) ctx.print(l);
         const failedByStrict = strict && result.summary.errors === 0 && result.summary.warnings > 0;
         ctx.print(`${result.summary.line}${failedByStrict ? ' (--strict: warnings fail)' : ''}`);

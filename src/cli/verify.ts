@@ -5,6 +5,7 @@ import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from './cont
 import { action } from './main.js';
 import { styler } from './style.js';
 import type { VerifyResult } from '../verify/verify.js';
+import { referenceEngineLine } from '../tensorrt/engine-kind.js';
 
 interface VerifyOptions extends GlobalOptions {
   zeroCopyKv?: boolean;
@@ -20,6 +21,8 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   const s = styler(ctx);
   const where = r.device.kind === 'cuda' ? `GPU ${r.device.name}` : 'CPU (no GPU used)';
   const lines = [`${s('bold', r.file)}: ${r.mode}, ${r.steps} steps of ${r.methods.join(', ')} on ${where}`];
+  const reference = referenceEngineLine(r.engines);
+  if (reference) lines.push(`  ${reference}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
   for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === r.runs[0].caller_stream)) {
     const st = run.staging.map((m) => `${m.method} host->device ${bytes(m.h2d_bytes)}, device->host ${bytes(m.d2h_bytes)}`).join('; ');

@@ -18,6 +18,7 @@ import { applyZeroCopyKv, readTrtBlobs } from '../passes/zero-copy.js';
 import { ensureRunner, runRunner, type RunnerProgress } from '../runner/index.js';
 import type { RunnerReport } from '../runner/report.js';
 import { TrtxError } from '../util/errors.js';
+import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
 import { compareRuns, persistentDiffersFromFresh, cachesChangeEveryStep, type Assertion } from './assertions.js';
 
 export type StreamMode = 'on' | 'off' | 'both';
@@ -54,6 +55,8 @@ export interface VerifyResult {
   steps: number;
   methods: string[];
   mode: 'as-is' | 'staged-vs-zero-copy' | 'zero-copy';
+  /** What the TensorRTBackend delegates hold (the runner executes reference engines only). */
+  engines: EngineCensus;
   caches: string[];
   runs: VerifyRun[];
   budgets: { method: string; delegate: number; source: string; effective: string | null; clamped: boolean; ignored: string | null }[];
@@ -110,6 +113,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   try {
     const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin);
     const methods = decodeMethods(pte);
+    const engines = await engineCensus(pte);
     await pte.close();
     const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild });
 
@@ -172,6 +176,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       steps,
       methods,
       mode,
+      engines,
       caches,
       runs,
       budgets,
