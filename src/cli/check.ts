@@ -1,8 +1,8 @@
-// trtx check FILE [--json] [--strict] [--zero-copy-kv]
+// trtx check FILE [--json | --format text|json|sarif|github] [--strict] [--zero-copy-kv]
 // Exit 0 clean (warnings allowed unless --strict), 1 on any error, 2 on usage
 // or unreadable input. A file that is not a sound container is an error
 // diagnostic like any other (exit 1), not a crash.
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { runChecks, summarizeDiagnostics, type CheckResult } from '../checks/run.js';
 import { diag, type Diagnostic } from '../checks/diagnostic.js';
 import type { Program } from '../pte/model.js';
@@ -10,14 +10,20 @@ import { withPte } from '../pte/open.js';
 import { planName } from '../pte/tensor.js';
 import { isTrtxError } from '../util/errors.js';
 import { engineCensus, referenceEngineLine, type EngineCensus } from '../tensorrt/engine-kind.js';
-import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from './context.js';
+import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
+import { toSarif } from '../report/sarif.js';
+import { toGithubAnnotations } from '../report/github.js';
 import { action } from './main.js';
 import { styler } from './style.js';
 
 interface CheckOptions extends GlobalOptions {
   strict?: boolean;
   zeroCopyKv?: boolean;
+  format?: CheckFormat;
 }
+
+export const CHECK_FORMATS = ['text', 'json', 'sarif', 'github'] as const;
+export type CheckFormat = (typeof CHECK_FORMATS)[number];
 
 export interface CheckReport {
   schema: 'trtx.check/1';
@@ -87,15 +93,31 @@ export function registerCheck(program: Command): void {
     .command('check')
     .description('prove a .pte is sound before it reaches a device: structure, TensorRT blobs, compile specs, arity, devices')
     .argument('<file>', 'the .pte program')
-    .option('--json', 'machine-readable output (schemas/check.schema.json)')
+    .option('--json', 'machine-readable output (schemas/check.schema.json); the same as --format json')
+    .addOption(new Option('--format <format>', 'text, json (schemas/check.schema.json), sarif (SARIF 2.1.0 for code scanning) or github (workflow-command annotations)').choices(CHECK_FORMATS))
     .option('--strict', 'warnings fail the check too (exit 1)')
     .option('--zero-copy-kv', 'require every KV cache to be zero-copy')
-    .addHelpText('after', '\nExit: 0 sound (warnings allowed unless --strict), 1 any error, 2 usage or unreadable input.\n\nExamples:\n  trtx check model.pte\n  trtx check model.pte --strict --json')
+    .addHelpText('after', '\nExit: 0 sound (warnings allowed unless --strict), 1 any error, 2 usage or unreadable input.\n\nExamples:\n  trtx check model.pte\n  trtx check model.pte --strict --json\n  trtx check model.pte --format sarif > trtx.sarif\n  trtx check model.pte --format github')
+    // --format json is --json: the same document, and the error document on a refusal.
+    .hook('preAction', (cmd) => {
+      if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
+    })
     .action(
       action<CheckOptions>(async (ctx, opts, [file]) => {
+        if (opts.json && opts.format !== undefined && opts.format !== 'json') throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
         const result = await checkFile(file, { requireZeroCopyKv: Boolean(opts.zeroCopyKv) });
         const strict = Boolean(opts.strict);
         const code = checkExitCode(result, strict);
+        // Machine formats go to stdout whole, like --json: no colour, no heading.
+        if (opts.format === 'sarif') {
+          ctx.emitJson(toSarif({ file, diagnostics: result.diagnostics, exitCode: code }));
+          return code;
+        }
+        if (opts.format === 'github') {
+          for (const line of toGithubAnnotations(file, result.diagnostics)) ctx.print(line);
+          ctx.print(`trtx check ${file}: ${result.summary.line}`);
+          return code;
+        }
         if (ctx.json) {
           const report: CheckReport = {
             schema: 'trtx.check/1',

@@ -1,10 +1,13 @@
-// trtx diff A B [--method NAME] [--json] [--exit-code]
+// trtx diff A B [--method NAME] [--json] [--exit-code] [--html OUT.html]
 import type { Command } from 'commander';
 import { openPte, type PteFile } from '../pte/open.js';
 import { TrtxError, isTrtxError } from '../util/errors.js';
 import { diffPte } from '../diff/diff.js';
 import type { DelegateDiff, DiffReport, FieldChange, InstructionChange, MethodDiff, SpecValue, StagingCounts, TensorPlace } from '../diff/report.js';
 import { formatIEC } from '../util/size.js';
+import { memoryPlan } from '../html/plan.js';
+import { renderDiffHtml } from '../html/diff-page.js';
+import { writeReport } from '../html/write.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
 import { styler } from './style.js';
@@ -12,6 +15,7 @@ import { styler } from './style.js';
 interface DiffOptions extends GlobalOptions {
   method?: string;
   exitCode?: boolean;
+  html?: string;
 }
 
 type S = ReturnType<typeof styler>;
@@ -161,7 +165,8 @@ Exit codes:
 Examples:
   trtx diff kv-decode-staged.pte kv-decode-zero-copy.pte
   trtx diff before.pte after.pte --method decode --json
-  trtx diff shipped.pte rebuilt.pte --exit-code`;
+  trtx diff shipped.pte rebuilt.pte --exit-code
+  trtx diff kv-decode-staged.pte kv-decode-zero-copy.pte --html plan-diff.html`;
 
 /**
  * Opens one side; a refusal names the file, since with two inputs a bare
@@ -176,12 +181,15 @@ async function openSide(path: string): Promise<PteFile> {
   }
 }
 
-async function diffFiles(a: string, b: string, method: string | undefined): Promise<DiffReport> {
+async function diffFiles(a: string, b: string, method: string | undefined, html: boolean): Promise<{ report: DiffReport; page: string | null }> {
   const pa = await openSide(a);
   try {
     const pb = await openSide(b);
     try {
-      return await diffPte(pa, pb, { method });
+      const report = await diffPte(pa, pb, { method });
+      if (!html) return { report, page: null };
+      const [planA, planB] = [await memoryPlan(pa, { method }), await memoryPlan(pb, { method })];
+      return { report, page: renderDiffHtml(planA, planB, report) };
     } finally {
       await pb.close();
     }
@@ -199,13 +207,23 @@ export function registerDiff(program: Command): void {
     .option('--method <name>', 'only this method')
     .option('--exit-code', 'exit 1 when the programs differ (as git diff --exit-code)')
     .option('--json', 'machine-readable output (schemas/diff.schema.json)')
+    .option('--html <out.html>', 'also write both memory plans side by side as one self-contained HTML page')
     .addHelpText('after', DIFF_HELP)
     .action(
       action<DiffOptions>(async (ctx, opts, [a, b]) => {
-        const report = await diffFiles(a, b, opts.method);
+        const { report, page } = await diffFiles(a, b, opts.method, opts.html !== undefined);
+        const code = opts.exitCode && !report.equivalent ? EXIT_CHECK : EXIT_OK;
+        if (opts.html !== undefined && page !== null) {
+          const size = await writeReport(opts.html, page, [a, b]);
+          // With --html the page is the output; --json still prints the document.
+          if (!ctx.json) {
+            ctx.print(`wrote ${opts.html} (${iec(size)}): ${report.equivalent ? 'no differences in meaning' : `${report.changes} change(s)`}, memory plans side by side`);
+            return code;
+          }
+        }
         if (ctx.json) ctx.emitJson(report);
         else for (const l of renderDiff(report, ctx)) ctx.print(l);
-        return opts.exitCode && !report.equivalent ? EXIT_CHECK : EXIT_OK;
+        return code;
       }),
     );
 }

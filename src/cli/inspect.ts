@@ -1,15 +1,19 @@
-// trtx inspect FILE [--method NAME] [--json]
+// trtx inspect FILE [--method NAME] [--json] [--html OUT.html]
 import type { Command } from 'commander';
 import { withPte } from '../pte/open.js';
 import { summarize, type DelegateSummary, type InspectReport, type MethodSummary, type TensorSummary } from '../inspect/summary.js';
 import { formatIEC } from '../util/size.js';
 import { referenceEngineLine } from '../tensorrt/engine-kind.js';
+import { memoryPlan } from '../html/plan.js';
+import { renderInspectHtml } from '../html/page.js';
+import { writeReport } from '../html/write.js';
 import { EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
 import { styler } from './style.js';
 
 interface InspectOptions extends GlobalOptions {
   method?: string;
+  html?: string;
 }
 
 const iec = (n: number) => formatIEC(BigInt(n));
@@ -81,11 +85,23 @@ export function registerInspect(program: Command): void {
     .argument('<file>', 'the .pte program')
     .option('--method <name>', 'only this method')
     .option('--json', 'machine-readable output (schemas/inspect.schema.json)')
-    .addHelpText('after', '\nExamples:\n  trtx inspect model.pte\n  trtx inspect model.pte --method decode --json')
+    .option('--html <out.html>', 'also write the memory plan as one self-contained HTML page (arenas to scale, tensors, bindings, staging copies)')
+    .addHelpText('after', '\nExamples:\n  trtx inspect model.pte\n  trtx inspect model.pte --method decode --json\n  trtx inspect model.pte --html model.html')
     .action(
       action<InspectOptions>(async (ctx, opts, [file]) => {
-        const report = await withPte(file, (pte) => summarize(pte, { method: opts.method }));
+        const { report, html } = await withPte(file, async (pte) => ({
+          report: await summarize(pte, { method: opts.method }),
+          html: opts.html === undefined ? null : renderInspectHtml(await memoryPlan(pte, { method: opts.method })),
+        }));
         if (opts.method !== undefined && report.methods.length === 0) throw usage(`no method named "${opts.method}" in ${file}`);
+        if (opts.html !== undefined && html !== null) {
+          const size = await writeReport(opts.html, html, [file]);
+          // With --html the page is the output; --json still prints the document.
+          if (!ctx.json) {
+            ctx.print(`wrote ${opts.html} (${formatIEC(BigInt(size))}): memory plan of ${report.methods.length} method(s) of ${file}`);
+            return EXIT_OK;
+          }
+        }
         if (ctx.json) ctx.emitJson(report);
         else for (const l of renderInspect(report, ctx)) ctx.print(l);
         return EXIT_OK;

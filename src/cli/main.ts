@@ -11,6 +11,7 @@ import { registerVerify } from './verify.js';
 import { registerExport } from './export.js';
 import { registerDemo } from './demo.js';
 import { registerEnv } from './env.js';
+import { TRTX_VERSION } from '../util/version.js';
 
 export type Handler<O> = (ctx: Ctx, opts: O, args: string[]) => Promise<number>;
 
@@ -39,7 +40,7 @@ Exit codes:
 export function buildProgram(): Command {
   const program = new Command('trtx')
     .description('Export, check, rewrite and verify ExecuTorch programs with TensorRT delegates')
-    .version('0.1.0', '--version')
+    .version(TRTX_VERSION, '--version')
     .addOption(new Option('--log-level <level>', 'log level on stderr').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
     .option('-q, --quiet', 'only errors on stderr')
     .option('--no-color', 'no colour (also NO_COLOR)')

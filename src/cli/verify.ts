@@ -1,6 +1,8 @@
-// trtx verify FILE [--zero-copy-kv] [--steps N] [--caller-stream on|off|both] [--budget SIZE] [--json]
+// trtx verify FILE [--zero-copy-kv] [--steps N] [--caller-stream on|off|both] [--budget SIZE] [--json | --format text|json|junit]
 import { Option, type Command } from 'commander';
+import { hostname } from 'node:os';
 import { formatIEC, parseSize } from '../util/size.js';
+import { toJunit } from '../report/junit.js';
 import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
 import { styler } from './style.js';
@@ -13,6 +15,7 @@ interface VerifyOptions extends GlobalOptions {
   callerStream?: 'on' | 'off' | 'both';
   budget?: string;
   device?: 'cpu' | 'cuda';
+  format?: 'text' | 'json' | 'junit';
 }
 
 const bytes = (n: number) => formatIEC(BigInt(n));
@@ -48,10 +51,18 @@ export function registerVerify(program: Command): void {
     .addOption(new Option('--caller-stream <mode>', 'execute with a caller stream, without, or both').choices(['on', 'off', 'both']).default('both'))
     .option('--budget <size>', 'load-time weight-streaming budget (overrides the baked spec)')
     .addOption(new Option('--device <kind>', 'force the CPU or the GPU (default: the GPU when there is one)').choices(['cpu', 'cuda']))
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExamples:\n  trtx verify model.pte\n  trtx verify kv-decode-staged.pte --zero-copy-kv --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --json')
+    .option('--json', 'machine-readable output (schemas/verify.schema.json); the same as --format json')
+    .addOption(new Option('--format <format>', 'text, json (schemas/verify.schema.json) or junit (JUnit XML, one test case per check)').choices(['text', 'json', 'junit']))
+    .addHelpText('after', '\nExamples:\n  trtx verify model.pte\n  trtx verify kv-decode-staged.pte --zero-copy-kv --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml')
+    // --format json is --json: the same document, and the error document on a refusal.
+    .hook('preAction', (cmd) => {
+      if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
+    })
     .action(
       action<VerifyOptions>(async (ctx, opts, [file]) => {
+        if (opts.json && opts.format !== undefined && opts.format !== 'json') throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
+        const started = new Date();
+        const t0 = process.hrtime.bigint();
         const steps = Number(opts.steps);
         if (!/^[0-9]+$/.test(opts.steps ?? '')) throw usage(`--steps ${JSON.stringify(opts.steps)} is not a whole number`);
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
@@ -68,7 +79,8 @@ export function registerVerify(program: Command): void {
             if (p.phase === 'configure' || p.phase === 'build' || p.phase === 'waiting') ctx.log.info(p.message);
           },
         });
-        if (ctx.json) ctx.emitJson(result);
+        if (opts.format === 'junit') ctx.print(toJunit(result, { started, seconds: Number(process.hrtime.bigint() - t0) / 1e9, hostname: hostname() }).trimEnd());
+        else if (ctx.json) ctx.emitJson(result);
         else for (const l of renderVerify(result, ctx)) ctx.print(l);
         return result.ok ? EXIT_OK : EXIT_CHECK;
       }),
