@@ -36,15 +36,16 @@ export interface EnsureCorpusOptions {
 }
 
 const MANIFEST = 'manifest.json';
-/** The folders whose Python makes the corpus: a change there makes a new one. */
+/** The folders whose Python makes the corpus: a change there makes a new one (corpus/run.py only reads it). */
 const SOURCE_DIRS = ['corpus', join('trtx_bridge', 'reference')];
+const NOT_SOURCES = new Set(['corpus/run.py']);
 
 /** sha256 over the corpus's Python sources (names and bytes), first 12 hex digits. */
 export async function corpusSourceHash(): Promise<string> {
   const root = bridgePackageDir();
   const h = createHash('sha256');
   for (const sub of SOURCE_DIRS) {
-    const files = (await readdir(join(root, sub))).filter((f) => f.endsWith('.py')).sort();
+    const files = (await readdir(join(root, sub))).filter((f) => f.endsWith('.py') && !NOT_SOURCES.has(`${sub}/${f}`)).sort();
     for (const f of files) {
       h.update(`${sub}/${f}\0`);
       h.update(await readFile(join(root, sub, f)));
