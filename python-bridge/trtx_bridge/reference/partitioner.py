@@ -30,11 +30,12 @@ from torch.export import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from .plan import BUFFER_META, MUTATES_META, TARGET_DEVICE, WEIGHT_STREAMING_BUDGET
+from .plan import BUFFER_META, MUTATES_META, TARGET_DEVICE, WEIGHT_STREAMING_BUDGET, kv_update_shape
 
 BACKEND_ID = "TensorRTBackend"
 # torch_tensorrt.dynamo.compile's default.
 DEFAULT_MIN_BLOCK_SIZE = 5
+KEPT_WHOLE = "aten.index_copy.default"
 
 
 def op_name(target: object) -> str:
@@ -95,8 +96,13 @@ class ReferencePartitioner(Partitioner):
         tags: Dict[str, DelegationSpec] = {}
         for partition in proposer.propose_partitions():
             ops = [n for n in partition.nodes if n.target is not operator.getitem]
-            if len(ops) < self.min_block_size:
-                continue  # left to ExecuTorch's portable kernels, as Torch-TensorRT leaves it to PyTorch
+            kept_whole = any(op_name(n.target) == KEPT_WHOLE for n in ops)
+            # A small block stays with ExecuTorch's portable kernels, as
+            # Torch-TensorRT leaves it to PyTorch -- except one holding an op
+            # kept whole for the KV-cache converter, which ExecuTorch has no
+            # kernel for undecomposed (to_edge_transform_and_lower refuses it).
+            if len(ops) < self.min_block_size and not kept_whole:
+                continue
             tag = f"tensorrt_{partition.id}"
             for node in partition.nodes:
                 node.meta["delegation_tag"] = tag
@@ -121,5 +127,11 @@ class ReferencePartitioner(Partitioner):
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
     def ops_to_not_decompose(self, ep: ExportedProgram) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
-        # index_copy has a Torch-TensorRT converter (the KV-cache fast path); keep it whole.
-        return ([torch.ops.aten.index_copy.default], None)
+        # An index_copy Torch-TensorRT would lower to its KV-cache layer is
+        # kept whole, so the backend sees the update it aliases; every other
+        # one decomposes (Torch-TensorRT's fallback converter is a scatter,
+        # whose result is an ordinary output).
+        def keep(node: torch.fx.Node) -> bool:
+            return KEPT_WHOLE not in self.excluded and kv_update_shape(node)
+
+        return ([torch.ops.aten.index_copy.default], keep)

@@ -97,18 +97,25 @@ def _position_input(node: object, inputs: Dict[torch.fx.Node, int]) -> Optional[
     return None
 
 
+def kv_update_shape(node: torch.fx.Node) -> bool:
+    """An ``index_copy`` Torch-TensorRT's validator admits to its KV-cache
+    layer: into a placeholder, 4-D, along dim 2, one position, batch 1."""
+    if node.op != "call_function" or _schema_name(node.target) != "aten::index_copy" or len(node.args) < 4:
+        return False
+    cache, dim, _, source = node.args[:4]
+    if not isinstance(cache, torch.fx.Node) or cache.op != "placeholder" or dim != 2 or not isinstance(source, torch.fx.Node):
+        return False
+    cache_val, source_val = _val(cache), _val(source)
+    if cache_val is None or source_val is None or cache_val.dim() != 4 or source_val.dim() != 4:
+        return False
+    return source_val.shape[2] == 1 and cache_val.shape[0] == 1
+
+
 def _kv_update(node: torch.fx.Node, inputs: Dict[torch.fx.Node, int]) -> Optional[Tuple[torch.fx.Node, torch.fx.Node]]:
     """(cache input, position input) when ``node`` is a KVCacheUpdate in Torch-TensorRT's sense."""
-    if node.op != "call_function" or _schema_name(node.target) != "aten::index_copy":
+    if not kv_update_shape(node) or node.args[0] not in inputs:
         return None
-    cache, dim, index, source = node.args[:4]
-    if not isinstance(cache, torch.fx.Node) or cache not in inputs or dim != 2:
-        return None
-    cache_val, source_val = _val(cache), _val(source) if isinstance(source, torch.fx.Node) else None
-    if cache_val is None or source_val is None or cache_val.dim() != 4 or source_val.dim() != 4:
-        return None
-    if source_val.shape[2] != 1 or cache_val.shape[0] != 1:
-        return None
+    cache, index = node.args[0], node.args[2]
     position = _position_input(index, inputs)
     if position is None:
         return None
