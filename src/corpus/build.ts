@@ -36,9 +36,9 @@ export interface EnsureCorpusOptions {
 }
 
 const MANIFEST = 'manifest.json';
-/** The folders whose Python makes the corpus: a change there makes a new one (corpus/run.py only reads it). */
+/** The folders whose Python makes the corpus: a change there makes a new one (run.py and demo_model.py only use it). */
 const SOURCE_DIRS = ['corpus', join('trtx_bridge', 'reference')];
-const NOT_SOURCES = new Set(['corpus/run.py']);
+const NOT_SOURCES = new Set(['corpus/run.py', 'corpus/demo_model.py']);
 
 /** sha256 over the corpus's Python sources (names and bytes), first 12 hex digits. */
 export async function corpusSourceHash(): Promise<string> {
@@ -97,6 +97,17 @@ async function build(python: string, out: string, opts: EnsureCorpusOptions): Pr
   }
 }
 
+/** Removes corpora built from older sources: one per source hash would pile up while the models change. */
+async function pruneOlder(parent: string, keep: string): Promise<void> {
+  for (const name of await readdir(parent)) {
+    const path = join(parent, name);
+    if (path === keep || !/^corpus-[0-9a-f]+-[0-9a-f]+$/.test(name)) continue;
+    // A corpus another process is building right now holds its lock: leave it.
+    if (existsSync(`${path}.lock`)) continue;
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
 /** The corpus, built on first use and reused after. */
 export async function ensureRealCorpus(opts: EnsureCorpusOptions = {}): Promise<RealCorpus> {
   const root = opts.cacheDir ?? defaultCacheRoot();
@@ -119,6 +130,7 @@ export async function ensureRealCorpus(opts: EnsureCorpusOptions = {}): Promise<
         await rm(dir, { recursive: true, force: true });
         await rename(tmp, dir);
         built = true;
+        await pruneOlder(join(root, 'corpus'), dir);
       } finally {
         await rm(tmp, { recursive: true, force: true });
       }
