@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPte } from '../src/pte/open.js';
 import { tensorAt, tensorName } from '../src/pte/tensor.js';
+import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
+import { checkEngineBindings, decodeEngine } from '../src/tensorrt/reference-engine.js';
 import type { RealCorpus } from '../src/corpus/build.js';
 import { runCli } from './helpers/cli.js';
 import { CORPUS_TIMEOUT_MS, DEVICE_PLANNED, file, model, realCorpus } from './helpers/real-corpus.js';
@@ -113,6 +115,46 @@ describe('trtx inspect', () => {
       expect(m.staging.host_to_device_bytes).toBe(0);
       expect(m.operators.map((o) => o.name)).toEqual(['aten::copy_']);
     }
+  });
+});
+
+describe('the reference engines the Python lowering wrote', () => {
+  it.each([...DEVICE_PLANNED, 'llama-shared'])('%s: every engine decodes, agrees with its blob bindings, and stands in for its partition', async (name) => {
+    await withPte(ref(name), async (pte) => {
+      for (const r of delegatesOf(pte, isTensorRT)) {
+        const blob = await readDelegateBlob(pte, r);
+        // Names only, as Torch-TensorRT's backend writes them.
+        expect(blob.metadata.io_bindings.every((b) => b.dtype === '' && b.shape.length === 0)).toBe(true);
+        const place = blobPlace(pte, r);
+        const engine = decodeEngine(await pte.readRange(place.fileOffset! + blob.engineOffset, Number(blob.engineSize)), { location: r.location });
+        checkEngineBindings(engine, blob.metadata.io_bindings, { location: r.location });
+        expect(engine.version).toBe(1);
+        expect(engine.streamableWeightBytes).toBeGreaterThan(0n); // the partition's weights
+        expect(engine.weightStreaming).toBe(false); // exported without a budget
+        const ops = engine.steps.map((st) => st.op);
+        const aliased = blob.metadata.aliased_io.length;
+        // One in-place write per aliased cache, through the cache input at the position input.
+        expect(ops.filter((o) => o === 'KvWrite')).toHaveLength(aliased);
+        for (const st of engine.steps) {
+          if (st.op !== 'KvWrite') continue;
+          const cache = blob.metadata.io_bindings[st.cache].name;
+          expect(blob.metadata.aliased_io.map((a) => a.input)).toContain(cache);
+          expect(blob.metadata.io_bindings[st.position].name).toBe('input_pos');
+          expect(st.seqDim).toBe(2);
+        }
+      }
+    });
+  });
+
+  it('a copy-back (the conv state, a prefill\'s caches) is a RingShift of its buffer', async () => {
+    await withPte(ref('llama'), async (pte) => {
+      const prefill = delegatesOf(pte, isTensorRT).find((r) => r.plan.name === 'prefill')!;
+      const blob = await readDelegateBlob(pte, prefill);
+      const place = blobPlace(pte, prefill);
+      const engine = decodeEngine(await pte.readRange(place.fileOffset! + blob.engineOffset, Number(blob.engineSize)));
+      const shifted = engine.steps.flatMap((st) => (st.op === 'RingShift' ? [blob.metadata.io_bindings[st.stateIn].name] : []));
+      expect(shifted.sort()).toEqual(['b_layers_0_attn_k_cache', 'b_layers_0_attn_v_cache', 'b_layers_1_attn_k_cache', 'b_layers_1_attn_v_cache']);
+    });
   });
 });
 

@@ -8,6 +8,10 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RealCorpus } from '../src/corpus/build.js';
+import { withPte } from '../src/pte/open.js';
+import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
+import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
+import { decodeEngine } from '../src/tensorrt/reference-engine.js';
 import { REPO } from './helpers/bridge.js';
 import { CORPUS_TIMEOUT_MS, file, realCorpus } from './helpers/real-corpus.js';
 
@@ -38,6 +42,14 @@ describe("the user's three lines, with the reference lowering", () => {
     expect(exported.stdout).toMatch(/^wrote .*model\.pte/m);
     expect(exported.stdout).toMatch(/trtx reference engines/);
     expect(existsSync(join(work, 'model.pte'))).toBe(true);
+    // --budget built the engine for weight streaming and baked the budget, as Torch-TensorRT does.
+    await withPte(join(work, 'model.pte'), async (pte) => {
+      const [r] = delegatesOf(pte, isTensorRT);
+      const blob = await readDelegateBlob(pte, r);
+      const engine = decodeEngine(await pte.readRange(blobPlace(pte, r).fileOffset! + blob.engineOffset, Number(blob.engineSize)));
+      expect(engine.weightStreaming).toBe(true);
+      expect(decodeCompileSpecs(r.delegate.compileSpecs).specs.weightStreamingBudget).toBe(8n << 30n);
+    });
 
     const checked = await trtx(['check', 'model.pte'], work);
     expect(checked.exitCode, checked.stdout).toBe(0);

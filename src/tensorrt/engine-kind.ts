@@ -24,8 +24,9 @@ export interface EngineCensus {
 }
 
 export function engineKindOf(head: Uint8Array): EngineKind {
-  if (isReferenceEngine(head)) return 'reference';
+  // The plan magic first: a reference engine's bytes 0..3 are a small root offset, never "ftrt".
   if (head.length >= 4 && String.fromCharCode(head[0], head[1], head[2], head[3]) === 'ftrt') return 'tensorrt';
+  if (isReferenceEngine(head)) return 'reference';
   return 'unknown';
 }
 
