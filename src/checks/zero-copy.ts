@@ -230,30 +230,19 @@ function checkMethod(program: Program, p: number, ctx: Pick<CheckContext, 'trt'>
     }
   }
 
-  // ---- planned without device memory: the staged engine is fed the host
-  // buffer itself. ExecuTorch lays a method out this way when
-  // enable_non_cpu_memory_planning is off (no staging copies, every tensor in
-  // the host arena, delegate I/O merely tagged CUDA); Torch-TensorRT's
-  // runtime binds an aliased output to its input's pointer and refuses an
-  // aliased input that is not device-resident (TensorRTBackend.cpp, execute:
-  // InvalidArgument) on the first execute. Such a buffer is a staged cache in
-  // the wrong memory, not a zero-copy one: the zero-copy rules do not apply.
+  // ---- planned without device memory (enable_non_cpu_memory_planning off: no
+  // staging, delegate I/O only tagged CUDA in the host arena), a staged engine
+  // is fed the host buffer itself; Torch-TensorRT's runtime refuses a host
+  // aliased input (TensorRTBackend.cpp, execute). A staged cache, not a zero-copy one.
   const hostOnly = !hasDeviceArena(plan);
-  const hostStaged = new Set<number>();
-  if (hostOnly) {
-    for (const [b, uses] of direct) {
-      for (const { v, e } of uses) {
-        if (v.stamp !== null || e.outArg === null) continue;
-        hostStaged.add(b);
-        emit(
-          'ZC_ALIASED_INPUT_HOST',
-          binding(v, e.input),
-          `aliased input ${JSON.stringify(e.input)} (for ${JSON.stringify(e.output)}) is fed ${valueLabel(plan, b)} itself, planned in host memory (the method has no CUDA arena, though the tensor is tagged ${deviceLabel(taggedDevice(tensorAt(plan, b)!))}); the engine writes ${JSON.stringify(e.output)} through that pointer, and Torch-TensorRT's runtime refuses an aliased input that is not device memory on the first execute`,
-          v.d,
-        );
-      }
+  for (const [b, uses] of hostOnly ? [...direct] : []) {
+    const staged = uses.filter(({ v, e }) => v.stamp === null && e.outArg !== null);
+    for (const { v, e } of staged) {
+      const tag = deviceLabel(taggedDevice(tensorAt(plan, b)!));
+      const what = `aliased input ${JSON.stringify(e.input)} (for ${JSON.stringify(e.output)}) is fed ${valueLabel(plan, b)} itself, planned in host memory (the method has no CUDA arena, though the tensor is tagged ${tag})`;
+      emit('ZC_ALIASED_INPUT_HOST', binding(v, e.input), `${what}; the engine writes ${JSON.stringify(e.output)} through that pointer, and Torch-TensorRT's runtime refuses an aliased input that is not device memory on the first execute`, v.d);
     }
-    for (const b of hostStaged) direct.delete(b);
+    if (staged.length > 0) direct.delete(b);
   }
 
   // ---- the buffer side: fed straight to an aliased input whose output is kept, or by an unstamped delegate
