@@ -88,6 +88,12 @@ describe('trtx export', () => {
     expect(existsSync(join(dir, 'o.pte'))).toBe(false);
   });
 
+  it('refuses an unknown --engine, exit 2, before any Python runs', async () => {
+    const r = await runCli(['export', 'm.pt2', '-o', '/tmp/never.pte', '--engine', 'tensorrt-llm', '--python', '/nonexistent/python']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--engine "tensorrt-llm": use tensorrt or reference/);
+  });
+
   it('refuses a missing interpreter, exit 2', async () => {
     const r = await runCli(['export', 'm.pt2', '-o', '/tmp/never.pte', '--python', '/nonexistent/python']);
     expect(r.code).toBe(2);
