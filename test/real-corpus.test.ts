@@ -258,7 +258,7 @@ function corpusFiles(): string[] {
 }
 
 describe('trtx verify --zero-copy-kv', () => {
-  it.each(DEVICE_PLANNED)('%s: staged and zero-copy compute the same, every cache changes, each step sees the last', async (name) => {
+  it.each(DEVICE_PLANNED)('%s: staged and zero-copy compute the same, every cache changes, each step sees the last', { timeout: 120_000 }, async (name) => {
     const { code, doc } = await json(['verify', ref(name), '--zero-copy-kv', '--steps', '3']);
     expect(doc.assertions.filter((a: { ok: boolean }) => !a.ok)).toEqual([]);
     expect(code).toBe(0);

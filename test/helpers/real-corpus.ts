@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { bridgeEnv, bridgePackageDir } from '../../src/bridge/env.js';
 import { ensureRealCorpus, type RealCorpus } from '../../src/corpus/build.js';
 import type { CorpusModel } from '../../src/corpus/manifest.js';
+import { testRunner } from './runner.js';
 
 /** Building the environment and the corpus takes minutes the first time. */
 export const CORPUS_TIMEOUT_MS = 900_000;
@@ -14,10 +15,15 @@ export const CORPUS_TIMEOUT_MS = 900_000;
 let pending: Promise<RealCorpus> | null = null;
 
 export function realCorpus(): Promise<RealCorpus> {
-  pending ??= ensureRealCorpus({
-    onProgress: (m) => process.stderr.write(`[real corpus] ${m}\n`),
-    onPythonEnv: (p) => p.phase !== 'cached' && process.stderr.write(`[python env] ${p.message}\n`),
-  });
+  pending ??= (async () => {
+    // trtx verify (in process or a child) uses $TRTX_RUNNER_BIN: the test build
+    // unless CI names its own, built here rather than inside a test's time.
+    process.env.TRTX_RUNNER_BIN ??= await testRunner();
+    return ensureRealCorpus({
+      onProgress: (m) => process.stderr.write(`[real corpus] ${m}\n`),
+      onPythonEnv: (p) => p.phase !== 'cached' && process.stderr.write(`[python env] ${p.message}\n`),
+    });
+  })();
   return pending;
 }
 
