@@ -1,4 +1,5 @@
 // trtx export MODEL -o OUT [--engine tensorrt|reference] [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
+import { join, parse, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { parseSize } from '../util/size.js';
 import { formatIEC } from '../util/size.js';
@@ -20,12 +21,21 @@ interface ExportCliOptions extends GlobalOptions {
 
 const collect = (v: string, acc: string[] = []) => [...acc, v];
 
+/** MODEL's path (a factory's file) with its extension replaced by .pte; never the model itself. */
+function defaultOutput(model: string): string {
+  const path = model.replace(/:[A-Za-z_][A-Za-z0-9_.]*$/, '');
+  const { dir, name } = parse(path);
+  const out = join(dir, `${name}.pte`);
+  if (resolve(out) === resolve(path)) throw usage(`${model} is a .pte already; name the output with -o OUT`);
+  return out;
+}
+
 export function registerExport(program: Command): void {
   program
     .command('export')
     .description('export a PyTorch model with Torch-TensorRT into an ExecuTorch program, finished and checked by trtx')
     .argument('<model>', 'a torch.export archive (.pt2, .pt, .ep) or file.py:factory')
-    .requiredOption('-o, --output <out>', 'the .pte to write (atomically)')
+    .option('-o, --output <out>', "the .pte to write, atomically (default: the model's name with .pte, beside it)")
     .option('--budget <size>', 'weight-streaming budget per engine (8GiB, 512MiB, 8GB, 8589934592)')
     .option('--zero-copy-kv', 'engines update their KV caches in place (no staging copies)')
     .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or methods share')
@@ -41,7 +51,7 @@ export function registerExport(program: Command): void {
     )
     .action(
       action<ExportCliOptions>(async (ctx, opts, [model]) => {
-        if (!opts.output) throw usage('missing -o OUT');
+        const output = opts.output ?? defaultOutput(model);
         if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
         const engine = opts.engine ?? 'tensorrt';
         if (engine !== 'tensorrt' && engine !== 'reference') throw usage(`--engine ${JSON.stringify(engine)}: use tensorrt or reference`);
@@ -61,7 +71,7 @@ export function registerExport(program: Command): void {
           const { exportModel } = await import('../export/export.js');
           const summary = await exportModel({
             model,
-            output: opts.output,
+            output,
             budget,
             zeroCopyKv: opts.zeroCopyKv,
             shareCache: opts.shareCache,
