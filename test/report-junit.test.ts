@@ -53,6 +53,7 @@ function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "s
     steps: 3,
     methods: ['decode'],
     mode: 'staged-vs-zero-copy',
+    engines: { tensorrt: 0, reference: 1, unknown: 0 },
     caches: ['layers.0.attn.k_cache'],
     runtime: { delegate: 'zero-copy-trt', memory: 'et-module' },
     options: { init_device_buffers: true, twin_contract: false, arena_fill: 'poison', shared_scratch: false, cold_pool: false },

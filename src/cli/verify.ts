@@ -11,6 +11,7 @@ import { action } from './main.js';
 import { runnerBuildProgress } from './runner-progress.js';
 import { styler } from './style.js';
 import type { VerifyResult } from '../verify/verify.js';
+import { referenceEngineLine } from '../tensorrt/engine-kind.js';
 
 interface VerifyOptions extends GlobalOptions {
   zeroCopyKv?: boolean;
@@ -60,6 +61,8 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     lines.push(`  check: ${r.check.summary.line} (${found.join('; ')}; trtx check explains each)`);
   }
   lines.push(`  ran on ${where}`);
+  const reference = referenceEngineLine(r.engines);
+  if (reference) lines.push(`  ${reference}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
   if (r.options.twin_contract) {
     lines.push('  the zero-copy twin keeps its caches in device memory, which ExecuTorch does not clear: it runs initialised after each load, as its contract makes the application do (docs/zero-copy-kv.md); one more run leaves them poisoned to show whether that is needed');

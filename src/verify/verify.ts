@@ -23,6 +23,7 @@ import { ensureRunner, runRunner, type RunnerProgress } from '../runner/index.js
 import type { RunnerReport } from '../runner/report.js';
 import { makeTempDir, type TempDir } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
+import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
 import { cachesChangeEveryStep, compareRuns, deviceStateWrittenFirst, persistentDiffersFromFresh, twinNeedsInitialisation, type Assertion } from './assertions.js';
 import { decodeMethods, deriveVariants, type Variant, type VerifyMode } from './variants.js';
 
@@ -75,6 +76,8 @@ export interface VerifyResult {
   steps: number;
   methods: string[];
   mode: VerifyMode;
+  /** What the TensorRTBackend delegates hold (the runner executes reference engines only). */
+  engines: EngineCensus;
   caches: string[];
   runtime: RuntimeRules;
   /** twin_contract: a derived zero-copy twin ran with its caches initialised, as its contract makes the application do. */
@@ -129,6 +132,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     const dir = temp.path;
     const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin);
     const methods = decodeMethods(pte);
+    const engines = await engineCensus(pte);
     await pte.close();
     const base: VerifyResult = {
       schema: 'trtx.verify/2',
@@ -137,6 +141,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       steps,
       methods,
       mode,
+      engines,
       caches,
       runtime,
       options: { init_device_buffers: init, twin_contract: false, arena_fill: 'poison', shared_scratch: Boolean(opts.sharedScratch), cold_pool: Boolean(opts.coldPool) },
