@@ -10,7 +10,7 @@ const schema = JSON.parse(readFileSync(join(REPO, 'schemas', 'bridge-protocol.sc
 const bySchema = (def: 'request' | 'event', value: unknown) => validate(schema, value, { $ref: `#/$defs/${def}` }).length === 0;
 
 const request = {
-  protocol: 1,
+  protocol: 2,
   model: '/m/model.pt2',
   output: '/tmp/x.pte',
   methods: null,
@@ -18,6 +18,7 @@ const request = {
   zero_copy_kv: false,
   allow_pickle: false,
   check_only: false,
+  engine: 'tensorrt',
 };
 const versions = { python: '3.11.7', torch: '2.9.0', torch_tensorrt: '2.14.0', executorch: '1.5.0' };
 const capabilities = { zero_copy_kv: true, check_zero_copy_kv: true, weight_streaming_budget: true, upstream_inplace_lineage: true };
@@ -38,7 +39,8 @@ const signature = {
 const exportResult = {
   event: 'result',
   mode: 'export',
-  protocol: 1,
+  protocol: 2,
+  engine: 'tensorrt',
   program: { path: '/tmp/x.pte', bytes: 728, sha256: 'e'.repeat(64) },
   methods: [{ name: 'forward', signature, mutations: { copy_back: [], in_place: ['k_cache'], reordered: 0 } }],
   zero_copy_kv: true,
@@ -54,9 +56,12 @@ const validRequests: unknown[] = [
   { ...request, methods: ['prefill', 'decode'], budget_bytes: '0', zero_copy_kv: true, allow_pickle: true },
   { ...request, model: '', output: '', check_only: true },
   { ...request, budget_bytes: '9223372036854775807' },
+  { ...request, engine: 'reference' },
 ];
 const invalidRequests: unknown[] = [
-  { ...request, protocol: 2 },
+  { ...request, protocol: 1 },
+  { ...request, engine: 'trt' },
+  (({ engine: _e, ...rest }) => rest)(request),
   { ...request, extra: true },
   { ...request, methods: [] },
   { ...request, methods: ['a', 'a'] },
@@ -70,7 +75,7 @@ const invalidRequests: unknown[] = [
 ];
 
 const validEvents: unknown[] = [
-  { event: 'hello', protocol: 1, bridge_version: '0.1.0', pid: 42 },
+  { event: 'hello', protocol: 2, bridge_version: '0.1.0', pid: 42 },
   { event: 'progress', stage: 'compile', fraction: 0.15 },
   { event: 'progress', stage: 'order_mutations', fraction: 1, message: 'done' },
   { event: 'warning', message: 'careful' },
@@ -82,10 +87,11 @@ const validEvents: unknown[] = [
   { ...exportResult, weight_streaming: { budget_bytes: null, enabled_at_compile: false, budget_baked: false } },
   { ...exportResult, zero_copy_kv_path: 'trtx' as const },
   { ...exportResult, zero_copy_kv: false, zero_copy_kv_path: null },
+  { ...exportResult, engine: 'reference', zero_copy_kv: false, zero_copy_kv_path: null, versions: { ...versions, torch_tensorrt: null } },
 ];
 const invalidEvents: unknown[] = [
-  { event: 'hello', protocol: 2, bridge_version: '0.1.0', pid: 42 },
-  { event: 'hello', protocol: 1, bridge_version: '0.1.0', pid: 0 },
+  { event: 'hello', protocol: 1, bridge_version: '0.1.0', pid: 42 },
+  { event: 'hello', protocol: 2, bridge_version: '0.1.0', pid: 0 },
   { event: 'progress', stage: 'compile', fraction: 1.5 },
   { event: 'progress', stage: 'compile', fraction: -0.1 },
   { event: 'progress', stage: 'Compile', fraction: 0.5 },
@@ -98,6 +104,8 @@ const invalidEvents: unknown[] = [
   { event: 'result', mode: 'other', versions, capabilities },
   { ...checkResult, mode: 'export' },
   { ...exportResult, methods: [] },
+  (({ engine: _e, ...rest }) => rest)(exportResult),
+  { ...exportResult, engine: 'trt' },
   { ...exportResult, program: { path: '/x', bytes: 1, sha256: 'XYZ' } },
   { ...exportResult, methods: [{ name: 'forward', signature, mutations: { copy_back: [], in_place: [], reordered: -1 } }] },
   { ...exportResult, capabilities: { ...capabilities, zero_copy_kv: 'yes' } },

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bridgeEnv, bridgePackageDir } from '../src/bridge/env.js';
-import { checkPython, resolvePython } from '../src/bridge/python.js';
+import { checkPython } from '../src/bridge/python.js';
 import { BridgeFailure } from '../src/bridge/run.js';
 import { DOUBLES_DIR, PYTHON, REPO } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
@@ -18,16 +18,6 @@ async function failure(p: Promise<unknown>): Promise<BridgeFailure> {
   }
   throw new Error('expected the bridge to fail');
 }
-
-describe('resolvePython', () => {
-  it('takes --python, then TRTX_PYTHON, then python3', () => {
-    expect(resolvePython({ python: '/opt/py/bin/python', env: { TRTX_PYTHON: '/x' } })).toEqual({ command: '/opt/py/bin/python', source: '--python' });
-    expect(resolvePython({ env: { TRTX_PYTHON: '/envs/trt/bin/python' } })).toEqual({ command: '/envs/trt/bin/python', source: 'TRTX_PYTHON' });
-    expect(resolvePython({ env: { TRTX_PYTHON: '  ' } })).toEqual({ command: 'python3', source: 'default' });
-    expect(resolvePython({ env: {} })).toEqual({ command: 'python3', source: 'default' });
-    expect(() => resolvePython({ python: '' })).toThrow(/empty/);
-  });
-});
 
 describe('bridgeEnv', () => {
   it('puts only the bridge package on PYTHONPATH, whatever the inherited environment says', () => {
@@ -85,6 +75,22 @@ describe('checkPython (the import check)', () => {
     const err = await failure(checkPython({ python: PYTHON, env: doubles({ TRTX_DOUBLE_MISSING: 'executorch,torch_tensorrt,torch' }) }));
     expect(err.code).toBe('BRIDGE_IMPORT_MISSING');
     expect(err.hint).toMatch(/^pip install torch torch-tensorrt executorch /);
+  });
+
+  it('points at --engine reference when only Torch-TensorRT is missing', async () => {
+    const err = await failure(checkPython({ python: PYTHON, env: doubles({ TRTX_DOUBLE_MISSING: 'torch_tensorrt' }) }));
+    expect(err.hint).toMatch(/^pip install torch-tensorrt /);
+    expect(err.hint).toMatch(/--engine reference/);
+  });
+
+  it('checks only torch and executorch for the reference lowering, and never imports torch_tensorrt', async () => {
+    const result = await checkPython({ python: PYTHON, engine: 'reference', env: doubles({ TRTX_DOUBLE_MISSING: 'torch_tensorrt' }) });
+    expect(result.versions.torch).toBe('2.99.0+trtx.double');
+    expect(result.versions.torch_tensorrt).toBeNull();
+    expect(result.capabilities).toMatchObject({ zero_copy_kv: false, weight_streaming_budget: true });
+    const err = await failure(checkPython({ python: PYTHON, engine: 'reference', env: doubles({ TRTX_DOUBLE_MISSING: 'executorch' }) }));
+    expect(err.hint).toMatch(/^pip install executorch /);
+    expect(err.hint).not.toMatch(/--engine reference/);
   });
 
   it('blames torch when torch_tensorrt is present but torch is not', async () => {

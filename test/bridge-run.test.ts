@@ -32,7 +32,7 @@ describe('runBridge: the protocol round trip', () => {
       env: doubleEnv(ws),
       onEvent: (e) => events.push(e),
     });
-    expect(events[0]).toMatchObject({ event: 'hello', protocol: 1 });
+    expect(events[0]).toMatchObject({ event: 'hello', protocol: 2 });
     expect(events.at(-1)).toBe(result);
     const fractions = events.flatMap((e) => (e.event === 'progress' ? [e.fraction] : []));
     expect(fractions.length).toBeGreaterThan(5);

@@ -49,7 +49,10 @@ describe('trtx check', () => {
   it('exits 0 on a clean program and says so', async () => {
     const r = await runCli(['check', clean]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`${clean}: no problems found (runtime rules: zero-copy-trt, et-module)\n0 errors, 0 warnings\n`);
+    // Every fixture holds trtx reference engines, and check says so.
+    expect(r.stdout).toBe(
+      `${clean}: no problems found (runtime rules: zero-copy-trt, et-module)\n  1 TensorRT delegate holds a trtx reference engine, not a TensorRT plan: the program runs in trtx verify, not on TensorRT\n0 errors, 0 warnings\n`,
+    );
   });
 
   it('exits 0 with warnings, 1 with them under --strict', async () => {
@@ -68,7 +71,8 @@ describe('trtx check', () => {
     expect(r.code).toBe(1);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(`${broken}: checked (runtime rules: zero-copy-trt, et-module)`);
-    expect(lines.slice(1)).toEqual([
+    expect(lines[1]).toMatch(/^ {2}1 TensorRT delegate holds a trtx reference engine/);
+    expect(lines.slice(2)).toEqual([
       'method forward',
       '  error STRUCT_VALUE_INDEX  forward > outputs[0]',
       expect.stringMatching(/^ {4}plan output 99 is outside values\[0\.\.\d+\]/),
@@ -87,6 +91,7 @@ describe('trtx check', () => {
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ schema: 'trtx.check/1', file: broken, ok: false, strict: false, zero_copy_kv: false, summary: { errors: 2, warnings: 0, line: '2 errors, 0 warnings' } });
     expect(doc.diagnostics.map((d: { code: string }) => d.code)).toEqual(['STRUCT_VALUE_INDEX', 'TRT_ARITY']);
+    expect(doc.engines).toEqual({ tensorrt: 0, reference: 1, unknown: 0 });
     const ok = JSON.parse((await runCli(['check', warned, '--json'])).stdout);
     expect(ok.ok).toBe(true);
     const strict = await runCli(['check', warned, '--json', '--strict']);

@@ -22,8 +22,9 @@ const OTHER_PROGRAMS: Record<string, string> = {
   '--defaults-json': 'flatc',
   '--report': 'the native runner (trtx-runner run)',
   '--fresh-state': 'the native runner (trtx-runner run)',
-  '--cold-pool': 'the native runner (trtx-runner run)',
-  '--shared-scratch': 'the native runner (trtx-runner run)',
+  '--arena-fill': 'the native runner (trtx-runner run)',
+  '--share-arenas': 'the native runner (trtx-runner run)',
+  '--trt-runtime': 'the native runner (trtx-runner run)',
 };
 
 /**

@@ -10,7 +10,7 @@ import { exportModel } from '../src/export/export.js';
 import { withPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { runChecks } from '../src/checks/run.js';
-import { DOUBLES_DIR, REPO, workspace } from './helpers/bridge.js';
+import { DOUBLE_PYTHON, DOUBLES_DIR, REPO, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -25,7 +25,7 @@ async function setup() {
 describe('trtx export', () => {
   it('exports, bakes the budget, un-stages the caches, checks, and writes OUT', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();
-    const summary = await exportModel({ model: ws.file('model.pt2'), output: out, budget: 8n << 30n, zeroCopyKv: true, bridgeEnv: env });
+    const summary = await exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, budget: 8n << 30n, zeroCopyKv: true, bridgeEnv: env });
     expect(summary.output).toBe(out);
     expect(summary.bridge.zero_copy_kv_path).toBe('torch_tensorrt');
     await withPte(out, async (pte) => {
@@ -71,7 +71,7 @@ describe('trtx export', () => {
 
   it('leaves no output and no temporary file when the bridge dies', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();
-    await expect(exportModel({ model: ws.file('model.pt2'), output: out, bridgeEnv: { ...env, TRTX_DOUBLE_FAULT: 'compile:kill' } })).rejects.toMatchObject({
+    await expect(exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, bridgeEnv: { ...env, TRTX_DOUBLE_FAULT: 'compile:kill' } })).rejects.toMatchObject({
       code: 'BRIDGE_DIED',
     });
     expect(existsSync(out)).toBe(false);
@@ -84,7 +84,7 @@ describe('trtx export', () => {
     const plain = join(ws.dir, 'plain.pte');
     const { trtSingle } = await import('../fixtures/catalogue.js');
     await writeFixture(plain, trtSingle());
-    await expect(exportModel({ model: ws.file('model.pt2'), output: out, zeroCopyKv: true, bridgeEnv: { ...env, TRTX_DOUBLE_PROGRAM: plain } })).rejects.toMatchObject({
+    await expect(exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, zeroCopyKv: true, bridgeEnv: { ...env, TRTX_DOUBLE_PROGRAM: plain } })).rejects.toMatchObject({
       code: 'ZC_REWRITE_NO_ALIASED_CACHE',
     });
     expect(existsSync(out)).toBe(false);
@@ -95,11 +95,13 @@ describe('trtx export', () => {
     const prev = { ...process.env };
     Object.assign(process.env, { TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS, TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM });
     try {
-      const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--budget', '8GiB', '--python', join(REPO, 'test', 'doubles', 'python-with-doubles'), '--json']);
+      const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--budget', '8GiB', '--python', DOUBLE_PYTHON, '--json']);
       expect(r.code).toBe(0);
       const doc = JSON.parse(r.stdout);
       expect(doc.schema).toBe('trtx.export/1');
       expect(doc.output).toBe(out);
+      expect(doc.python.source).toBe('--python');
+      expect(doc.engine).toBe('tensorrt');
     } finally {
       process.env = prev;
     }
@@ -115,10 +117,16 @@ describe('trtx export', () => {
     expect(existsSync(join(dir, 'o.pte'))).toBe(false);
   });
 
+  it('refuses an unknown --engine, exit 2, before any Python runs', async () => {
+    const r = await runCli(['export', 'm.pt2', '-o', '/tmp/never.pte', '--engine', 'tensorrt-llm', '--python', '/nonexistent/python']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--engine "tensorrt-llm": use tensorrt or reference/);
+  });
+
   it('refuses a missing interpreter, exit 2', async () => {
     const ws = workspace();
     const r = await runCli(['export', ws.file('model.pt2'), '-o', join(ws.dir, 'never.pte'), '--python', '/nonexistent/python']);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n')[0]).toMatch(/^error: BRIDGE_PYTHON_NOT_FOUND/);
+    expect(r.stderr.trim().split('\n')[0]).toMatch(/^error: PYENV_PYTHON_NOT_FOUND/);
   });
 });

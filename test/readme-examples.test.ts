@@ -8,10 +8,13 @@
 //
 // The runner is the test build (CPU only), so the output is the CPU's on
 // any machine. Change an example's command or output in README.md and this
-// test runs the new one.
-import { describe, expect, it } from 'vitest';
+// test runs the new one. After a deliberate change of output,
+// `TRTX_README_UPDATE=1 npx vitest run test/readme-examples.test.ts` writes
+// what the commands print back into README.md (a block with `...` keeps as
+// many lines before and after its elision as it had) for review in the diff.
+import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from './helpers/bridge.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
@@ -91,8 +94,33 @@ function normalise(output: string): string[] {
   return lines;
 }
 
+/** What a block should show for `actual`: all of it, or its head and tail around one elision. */
+function updatedBlock(expected: string[], actual: string[]): string[] {
+  const first = expected.findIndex((l) => ELISION.test(l));
+  if (first < 0) return actual;
+  let last = expected.length - 1;
+  while (!ELISION.test(expected[last])) last--;
+  const head = first;
+  const tail = expected.length - 1 - last;
+  if (head + tail >= actual.length) return actual;
+  return [...actual.slice(0, head), expected[first], ...actual.slice(actual.length - tail)];
+}
+
+const UPDATE = process.env.TRTX_README_UPDATE === '1';
+
 describe('README examples', () => {
-  const examples = examplesOf(readFileSync(join(REPO, 'README.md'), 'utf8'));
+  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+  const examples = examplesOf(readme);
+  const updates: Array<{ example: Example; lines: string[] }> = [];
+  afterAll(() => {
+    if (!UPDATE || updates.length === 0) return;
+    const lines = readme.split('\n');
+    // Bottom up, so earlier line numbers stay valid.
+    for (const { example, lines: out } of updates.sort((a, b) => b.example.line - a.example.line)) {
+      lines.splice(example.line, example.expected.length, ...out);
+    }
+    writeFileSync(join(REPO, 'README.md'), lines.join('\n'));
+  });
   const dir = tempDir('readme');
   const cwd = join(dir, 'try');
   const tmp = join(dir, 'tmp');
@@ -120,6 +148,10 @@ describe('README examples', () => {
       const r = spawnSync('sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, BIN, ...e.args], { cwd, env, encoding: 'utf8' });
       const actual = normalise(r.stdout);
       if (!matches(e.expected, actual)) {
+        if (UPDATE) {
+          updates.push({ example: e, lines: updatedBlock(e.expected, actual) });
+          return;
+        }
         expect(actual.join('\n'), `README.md:${e.line} shows other output than "$ ${e.command}" prints (exit ${r.status})`).toBe(e.expected.join('\n'));
       }
     });

@@ -50,7 +50,7 @@ describe('each rule, from the catalogue fixture that breaks it', () => {
 
   it('the catalogue holds a broken fixture for the rules it names', () => {
     expect(broken.map(([c]) => c).sort()).toEqual(
-      ['ZC_PARTIAL_ELISION', 'ZC_NOT_ALIASED', 'ZC_LEFTOVER_STAGING', 'ZC_CACHE_OVERLAP', 'ZC_HOST_PLANNED', 'ZC_WRITEBACK_INTO_CACHE', 'ZC_NO_OUTPUTS_LEFT', 'ZC_SWAPPED_CACHE', 'ZC_UPDATE_MISSING'].sort(),
+      ['ZC_PARTIAL_ELISION', 'ZC_NOT_ALIASED', 'ZC_LEFTOVER_STAGING', 'ZC_CACHE_OVERLAP', 'ZC_HOST_PLANNED', 'ZC_ALIASED_INPUT_HOST', 'ZC_WRITEBACK_INTO_CACHE', 'ZC_NO_OUTPUTS_LEFT', 'ZC_SWAPPED_CACHE', 'ZC_UPDATE_MISSING'].sort(),
     );
   });
 
@@ -95,6 +95,16 @@ describe('each rule, from the catalogue fixture that breaks it', () => {
     const found = only(await zeroCopyFindings(built('broken-host-planned-arena.pte')), 'ZC_HOST_PLANNED');
     expect(found.map((d) => d.method)).toEqual(['decode', 'prefill']);
     for (const f of cacheFqns(2)) expect(found[0].message).toContain(f);
+  });
+
+  it('ZC_ALIASED_INPUT_HOST: a staged program planned without device memory, once per aliased binding, and nothing that blames zero-copy', async () => {
+    const found = await zeroCopyFindings(built('broken-staged-host-planned.pte'));
+    const host = only(found, 'ZC_ALIASED_INPUT_HOST');
+    // Every cache of both methods, each aliased on its engine.
+    const n = cacheFqns(2).length;
+    expect(host.map((d) => d.method).sort()).toEqual([...Array(n).fill('decode'), ...Array(n).fill('prefill')]);
+    expect(host[0].message).toMatch(/is fed layers\.0\.attn\.k_cache \(%\d+\) itself, planned in host memory/);
+    expect(codes(found).filter((c) => c !== 'ZC_ALIASED_INPUT_HOST')).toEqual([]);
   });
 
   it('ZC_SWAPPED_CACHE on each engine handed the other\'s caches', async () => {

@@ -58,7 +58,7 @@ class ModelRef(unittest.TestCase):
 
 def request(**changes):
     base = {
-        "protocol": 1,
+        "protocol": 2,
         "model": "m.pt2",
         "output": "o.pte",
         "methods": None,
@@ -66,6 +66,7 @@ def request(**changes):
         "zero_copy_kv": False,
         "allow_pickle": False,
         "check_only": False,
+        "engine": "tensorrt",
     }
     base.update(changes)
     return json.dumps(base).encode()
@@ -96,7 +97,13 @@ class Request(unittest.TestCase):
         self.assertRefused(request(methods=["not-an-id"]))
         self.assertRefused(request(zero_copy_kv="yes"))
         self.assertRefused(request(model=""))
-        self.assertRefused(request(protocol=2), "PROTOCOL_VERSION")
+        self.assertRefused(request(protocol=1), "PROTOCOL_VERSION")
+        self.assertRefused(request(engine="tensorrt-llm"))
+        self.assertRefused(request(engine=None))
+
+    def test_engine_is_read(self):
+        self.assertEqual(parse_request(request(engine="reference")).engine, "reference")
+        self.assertEqual(parse_request(request()).engine, "tensorrt")
 
     def test_check_only_needs_no_model(self):
         self.assertTrue(parse_request(request(model="", output="", check_only=True)).check_only)

@@ -9,5 +9,5 @@ Nothing here imports torch at module load: the import check has to run, and
 report what is missing, in an environment where torch itself is absent.
 """
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 BRIDGE_VERSION = "0.1.0"

@@ -63,7 +63,7 @@ def main() -> int:
         if request.check_only:
             from .deps import check
 
-            channel.result(check())
+            channel.result(check(request.engine))
         else:
             from .pipeline import run
 

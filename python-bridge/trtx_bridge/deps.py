@@ -26,6 +26,11 @@ PIP_NAMES = {
 }
 # The order the hint lists them in, so the message is stable.
 _REQUIRED = ("torch", "torch_tensorrt", "executorch", "executorch.exir")
+# The reference lowering needs no TensorRT. torch_tensorrt is not imported
+# for it even when installed: importing torch_tensorrt.executorch registers
+# Torch-TensorRT's own TensorRTBackend, which ExecuTorch would then find
+# before the reference one.
+_REQUIRED_REFERENCE = ("torch", "executorch", "executorch.exir")
 
 
 def _version_of(module: Any, dist: str) -> str:
@@ -49,18 +54,22 @@ def _missing_name(exc: ModuleNotFoundError, fallback: str) -> str:
 def _install_hint(missing: List[str]) -> str:
     ordered = sorted(set(missing), key=lambda n: (list(PIP_NAMES).index(n) if n in PIP_NAMES else 99, n))
     packages = " ".join(PIP_NAMES.get(name, name.replace("_", "-")) for name in ordered)
-    return (
+    hint = (
         f"pip install {packages}  (into the environment of {sys.executable}), "
         "or point trtx at a Python that has them with --python PATH or TRTX_PYTHON"
     )
+    if "torch_tensorrt" in ordered or "tensorrt" in ordered:
+        hint += "; without TensorRT, `trtx export --engine reference` writes the same delegates with reference engines"
+    return hint
 
 
-def import_required() -> Dict[str, Any]:
-    """Import torch, torch_tensorrt and executorch, or raise naming what is missing."""
+def import_required(engine: str = "tensorrt") -> Dict[str, Any]:
+    """Import what ``engine`` needs (torch, torch_tensorrt, executorch; no
+    torch_tensorrt for the reference lowering), or raise naming what is missing."""
     modules: Dict[str, Any] = {}
     missing: List[str] = []
     broken: List[str] = []
-    for name in _REQUIRED:
+    for name in _REQUIRED_REFERENCE if engine == "reference" else _REQUIRED:
         top = name.split(".")[0]
         if top in missing:
             continue
@@ -87,6 +96,8 @@ def import_required() -> Dict[str, Any]:
             "match each other or the CUDA driver; reinstall them as one matching set (stderr has the traceback).",
             stage="check",
         )
+    if engine == "reference":
+        return modules
     try:
         modules["torch_tensorrt.executorch"] = importlib.import_module("torch_tensorrt.executorch")
         export = getattr(modules["torch_tensorrt.executorch"], "export")
@@ -116,6 +127,15 @@ def _parameters(func: Any) -> Dict[str, Any]:
         return {}
 
 
+def _upstream_lineage() -> bool:
+    try:
+        from executorch.exir.passes import insert_write_back_for_buffers_pass as write_back
+
+        return callable(getattr(write_back, "_inplace_lineage", None))
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def capabilities(modules: Dict[str, Any]) -> Dict[str, bool]:
     """What the installed Torch-TensorRT / ExecuTorch can do, read off their API.
 
@@ -123,35 +143,48 @@ def capabilities(modules: Dict[str, Any]) -> Dict[str, bool]:
     #4667) was open while this was written, and a version number would not say
     whether a given build carries it.
     """
+    if "torch_tensorrt" not in modules:
+        # The reference lowering: it bakes a budget as a compile spec; zero-copy
+        # KV is finished by trtx itself on the written program.
+        return {
+            "zero_copy_kv": False,
+            "check_zero_copy_kv": False,
+            "weight_streaming_budget": True,
+            "upstream_inplace_lineage": _upstream_lineage(),
+        }
     ttx = modules["torch_tensorrt.executorch"]
     export_params = _parameters(modules["export"])
-    lineage: Optional[Any] = None
-    try:
-        from executorch.exir.passes import insert_write_back_for_buffers_pass as write_back
-
-        lineage = getattr(write_back, "_inplace_lineage", None)
-    except Exception:  # noqa: BLE001
-        lineage = None
     return {
         "zero_copy_kv": "zero_copy_kv" in export_params and hasattr(ttx, "zero_copy_backend_config"),
         "check_zero_copy_kv": hasattr(ttx, "check_zero_copy_kv"),
         "weight_streaming_budget": "weight_streaming_budget_per_engine" in export_params,
-        "upstream_inplace_lineage": callable(lineage),
+        "upstream_inplace_lineage": _upstream_lineage(),
     }
 
 
-def versions(modules: Dict[str, Any]) -> Dict[str, str]:
+def _installed_version(dist: str) -> Optional[str]:
+    try:
+        from importlib import metadata
+
+        return metadata.version(dist)
+    except Exception:  # noqa: BLE001 - not installed
+        return None
+
+
+def versions(modules: Dict[str, Any]) -> Dict[str, Optional[str]]:
+    ttx = modules.get("torch_tensorrt")
     return {
         "python": platform.python_version(),
         "torch": _version_of(modules["torch"], "torch"),
-        "torch_tensorrt": _version_of(modules["torch_tensorrt"], "torch-tensorrt"),
+        # Read from the package metadata when it was not imported (reference lowering).
+        "torch_tensorrt": _version_of(ttx, "torch-tensorrt") if ttx is not None else _installed_version("torch-tensorrt"),
         "executorch": _version_of(modules["executorch"], "executorch"),
     }
 
 
-def check() -> Dict[str, Any]:
+def check(engine: str = "tensorrt") -> Dict[str, Any]:
     """The ``check_only`` result payload."""
-    modules = import_required()
+    modules = import_required(engine)
     return {
         "mode": "check",
         "python": {"executable": sys.executable, "version": platform.python_version()},

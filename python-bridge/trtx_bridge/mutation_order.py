@@ -31,7 +31,9 @@ finalizes with ExecuTorch's default config, where both are off.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Callable, List, Optional, Tuple
 
 from .signature import kind_name
@@ -230,3 +232,21 @@ def crossed_mutations(program: Any) -> List[str]:
         if reached != spec.target:
             problems.append(f"{spec.target}: names {value.name}, which writes {reached}")
     return problems
+
+
+def predicted_crossings(edge_program: Any) -> List[str]:
+    """The mutation map ``to_executorch`` will give an Edge program, checked.
+
+    Runs ExecuTorch's own ``insert_write_back_for_buffers_pass`` on a deep
+    copy (the pass rewrites the graph and renames the signature's specs in
+    place) and checks the pairing it returns. The finalized program cannot be
+    checked by name instead: the passes after the write-back (device copies,
+    out-variants, memory planning) rename graph nodes but not the signature,
+    which then names nodes that no longer exist (``copy__default`` for a node
+    now called ``copy_``) in ExecuTorch 1.5.
+    """
+    from executorch.exir.passes.insert_write_back_for_buffers_pass import insert_write_back_for_buffers_pass
+
+    program = copy.deepcopy(edge_program)
+    gm, signature = insert_write_back_for_buffers_pass(program)
+    return crossed_mutations(SimpleNamespace(graph_module=gm, graph_signature=signature))

@@ -15,7 +15,6 @@ API this is written against (see python-bridge/README.md for versions):
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from typing import Any, Dict, List, Optional, Tuple
@@ -24,11 +23,12 @@ from . import PROTOCOL_VERSION
 from .channel import Channel
 from .deps import capabilities, import_required, versions
 from .errors import BridgeError, describe_exception
-from .mutation_order import apply_copyback_order, crossed_mutations, plan_copyback_order, resolve_lineage
+from .mutation_order import apply_copyback_order, plan_copyback_order, predicted_crossings, resolve_lineage
 from .devices import export_device, on_device
 from .request import Request
 from .signature import describe_signature
 from .sources import MethodSource, load_sources
+from .write import write_program as _write
 
 _LOG = logging.getLogger("trtx_bridge.pipeline")
 
@@ -56,16 +56,18 @@ def _fail(type_: str, stage: str, what: str, exc: BaseException, hint: str) -> B
 
 
 def run(request: Request, channel: Channel) -> Dict[str, Any]:
-    _stage(channel, "check", "importing torch, torch_tensorrt, executorch")
-    modules = import_required()
+    reference = request.engine == "reference"
+    _stage(channel, "check", "importing torch, executorch" if reference else "importing torch, torch_tensorrt, executorch")
+    modules = import_required(request.engine)
     caps = capabilities(modules)
     # Which side un-stages the KV caches: Torch-TensorRT's own zero-copy export
     # when this build has it (pytorch/TensorRT#4667), else a staged export that
-    # trtx's TypeScript pass rewrites afterwards. The result says which ran.
+    # trtx's TypeScript pass rewrites afterwards. The reference lowering always
+    # writes a staged program. The result says which ran.
     zero_copy_path = None
     if request.zero_copy_kv:
-        zero_copy_path = "torch_tensorrt" if caps["zero_copy_kv"] else "trtx"
-        if zero_copy_path == "trtx":
+        zero_copy_path = "torch_tensorrt" if (caps["zero_copy_kv"] and not reference) else "trtx"
+        if zero_copy_path == "trtx" and not reference:
             channel.warning(
                 "this torch_tensorrt has no zero-copy KV export (pytorch/TensorRT#4667); "
                 "exporting staged, and trtx un-stages the caches when it finishes the program",
@@ -78,16 +80,22 @@ def run(request: Request, channel: Channel) -> Dict[str, Any]:
     _LOG.info("methods: %s", ", ".join(names))
 
     programs = _trace(sources, channel)
-    compiled = _compile(sources, programs, request, modules, channel)
+    if reference:
+        from .reference_export import lower_sources
 
-    _stage(channel, "lower", "lowering to ExecuTorch with the TensorRT partitioner")
-    edge, budget_baked = _lower(sources, compiled, request, modules, caps, channel, zero_copy_path)
+        _stage(channel, "lower", "lowering to ExecuTorch with the reference partitioner (trtx reference engines, no TensorRT)")
+        edge, budget_baked = lower_sources(sources, programs, request, channel)
+    else:
+        compiled = _compile(sources, programs, request, modules, channel)
+        _stage(channel, "lower", "lowering to ExecuTorch with the TensorRT partitioner")
+        edge, budget_baked = _lower(sources, compiled, request, modules, caps, channel, zero_copy_path)
 
     _stage(channel, "order_mutations", "putting copy-back mutations first")
     reorder = _order_mutations(edge, channel)
+    _check_mutation_maps(edge, channel)
 
     _stage(channel, "finalize", "to_executorch")
-    program = _finalize(edge, zero_copy_path, modules)
+    program = _finalize(edge, request, zero_copy_path, modules)
 
     _stage(channel, "verify", "checking the finalized program")
     _verify(program, zero_copy_path, modules, caps, channel)
@@ -109,6 +117,7 @@ def run(request: Request, channel: Channel) -> Dict[str, Any]:
     return {
         "mode": "export",
         "protocol": PROTOCOL_VERSION,
+        "engine": request.engine,
         "program": written,
         "methods": methods,
         "zero_copy_kv": request.zero_copy_kv,
@@ -322,10 +331,17 @@ def _order_mutations(edge: Any, channel: Channel) -> Dict[str, Dict[str, Any]]:
     return out
 
 
-def _finalize(edge: Any, zero_copy_path: Optional[str], modules: Dict[str, Any]) -> Any:
+def _finalize(edge: Any, request: Request, zero_copy_path: Optional[str], modules: Dict[str, Any]) -> Any:
     from executorch.exir import ExecutorchBackendConfig
 
-    config = ExecutorchBackendConfig()
+    if request.engine == "reference":
+        from .reference_export import finalize_config
+
+        config = finalize_config()
+    else:
+        # Names on mutable buffers say which cache is which in every later
+        # diagnostic; ExecuTorch omits them unless asked.
+        config = ExecutorchBackendConfig(emit_mutable_buffer_names=True)
     if zero_copy_path == "torch_tensorrt":
         # The second half of zero-copy: without it the engine writes a staging
         # copy that is thrown away and the cache never updates.
@@ -363,37 +379,15 @@ def _verify(program: Any, zero_copy_path: Optional[str], modules: Dict[str, Any]
                 "this torch_tensorrt has no check_zero_copy_kv; trtx check still verifies the written program",
                 code="ZERO_COPY_UNCHECKED",
             )
-    for name in sorted(getattr(program, "methods", []) or []):
+
+
+def _check_mutation_maps(edge: Any, channel: Channel) -> None:
+    """Warn where the write-back pass would pair a mutation with another buffer's value."""
+    for name in sorted(edge.methods):
         try:
-            problems = crossed_mutations(program.exported_program(name))
+            problems = predicted_crossings(edge.exported_program(name))
         except Exception:  # noqa: BLE001 - a diagnostic, never a reason to fail the export
             _LOG.debug("mutation map check skipped for %s", name, exc_info=True)
             continue
         for problem in problems:
             channel.warning(f"method {name}: finalized mutation map is crossed: {problem}", code="MUTATION_MAP")
-
-
-def _write(program: Any, path: str) -> Dict[str, Any]:
-    try:
-        with open(path, "wb") as handle:
-            program.write_to_file(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException as exc:
-        # A partial file must never look like a program.
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        if isinstance(exc, Exception):
-            raise _fail(
-                "WRITE", "write", f"writing {path} failed", exc, "Check free space and that the folder is writable."
-            ) from exc
-        raise
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-            size += len(chunk)
-    return {"path": path, "bytes": size, "sha256": digest.hexdigest()}

@@ -28,7 +28,9 @@ _KEYS = {
     "zero_copy_kv",
     "allow_pickle",
     "check_only",
+    "engine",
 }
+ENGINES = ("tensorrt", "reference")
 
 _HINT = "This is a bug in the program that drives the bridge (trtx sends a valid request); see schemas/bridge-protocol.schema.json."
 
@@ -42,6 +44,9 @@ class Request:
     zero_copy_kv: bool
     allow_pickle: bool
     check_only: bool
+    # "tensorrt": Torch-TensorRT builds TensorRT engines; "reference": the
+    # reference lowering (trtx_bridge/reference) writes reference engines.
+    engine: str = "tensorrt"
 
 
 def _bad(message: str) -> BridgeError:
@@ -76,6 +81,8 @@ def parse_request(raw: bytes) -> Request:
     for key in ("model", "output"):
         if not isinstance(data[key], str):
             raise _bad(f"{key} must be a string")
+    if data["engine"] not in ENGINES:
+        raise _bad(f"engine must be one of {', '.join(ENGINES)}")
     check_only: bool = data["check_only"]
     if not check_only:
         if not data["model"]:
@@ -109,5 +116,6 @@ def parse_request(raw: bytes) -> Request:
         zero_copy_kv=data["zero_copy_kv"],
         allow_pickle=data["allow_pickle"],
         check_only=check_only,
+        engine=data["engine"],
     )
 

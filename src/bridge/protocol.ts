@@ -1,11 +1,15 @@
-// The bridge protocol, version 1, as zod schemas. schemas/bridge-protocol.schema.json
+// The bridge protocol, version 2, as zod schemas. schemas/bridge-protocol.schema.json
 // is the language-neutral statement of the same thing; a test checks that both
 // accept and refuse the same samples. Every line the bridge writes on stdout
 // must parse as `BridgeEvent`; anything else is a bridge failure.
 
 import { z } from 'zod';
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
+
+/** What the delegates carry: TensorRT plans (Torch-TensorRT) or trtx reference engines (python-bridge/trtx_bridge/reference). */
+export const EngineKind = z.enum(['tensorrt', 'reference']);
+export type EngineKind = z.infer<typeof EngineKind>;
 
 const BUDGET_LIMIT = 1n << 63n;
 
@@ -34,6 +38,7 @@ export const BridgeRequest = z.strictObject({
   zero_copy_kv: z.boolean(),
   allow_pickle: z.boolean(),
   check_only: z.boolean(),
+  engine: EngineKind,
 });
 export type BridgeRequest = z.infer<typeof BridgeRequest>;
 
@@ -72,7 +77,8 @@ export type ErrorEvent = z.infer<typeof ErrorEvent>;
 export const Versions = z.strictObject({
   python: z.string(),
   torch: z.string(),
-  torch_tensorrt: z.string(),
+  /** null when the request did not need it (engine reference) and it is not installed. */
+  torch_tensorrt: z.string().nullable(),
   executorch: z.string(),
 });
 export type Versions = z.infer<typeof Versions>;
@@ -127,6 +133,7 @@ export const ExportResult = z.strictObject({
   event: z.literal('result'),
   mode: z.literal('export'),
   protocol: z.literal(PROTOCOL_VERSION),
+  engine: EngineKind,
   program: z.strictObject({
     path: z.string(),
     bytes: z.number().int().min(0),

@@ -1,31 +1,13 @@
-// Which Python runs the bridge, and the import check that says what to
-// install when a package is missing.
+// The bridge's import check, which says what to install when a package is
+// missing. Which Python runs the bridge is src/pyenv's answer
+// (ensurePythonEnv): the one --python or TRTX_PYTHON names, else trtx's
+// managed environment.
 
 import { TrtxError } from '../util/errors.js';
-import { PROTOCOL_VERSION, type BridgeRequest, type CheckResult } from './protocol.js';
+import { PROTOCOL_VERSION, type BridgeRequest, type CheckResult, type EngineKind } from './protocol.js';
 import { runBridge, type RunBridgeOptions } from './run.js';
 
-export type PythonSource = '--python' | 'TRTX_PYTHON' | 'default';
-
-export interface PythonChoice {
-  /** An executable path or a command name looked up on PATH. */
-  command: string;
-  source: PythonSource;
-}
-
-/** `--python`, else `TRTX_PYTHON`, else `python3`. */
-export function resolvePython(opts: { python?: string; env?: NodeJS.ProcessEnv } = {}): PythonChoice {
-  const env = opts.env ?? process.env;
-  if (opts.python !== undefined) {
-    if (opts.python.trim() === '') throw new TrtxError('BRIDGE_PYTHON_INVALID', '--python', 'empty path', { kind: 'usage' });
-    return { command: opts.python, source: '--python' };
-  }
-  const fromEnv = env.TRTX_PYTHON;
-  if (fromEnv !== undefined && fromEnv.trim() !== '') return { command: fromEnv, source: 'TRTX_PYTHON' };
-  return { command: 'python3', source: 'default' };
-}
-
-export function checkRequest(): BridgeRequest {
+export function checkRequest(engine: EngineKind = 'tensorrt'): BridgeRequest {
   return {
     protocol: PROTOCOL_VERSION,
     model: '',
@@ -35,6 +17,7 @@ export function checkRequest(): BridgeRequest {
     zero_copy_kv: false,
     allow_pickle: false,
     check_only: true,
+    engine,
   };
 }
 
@@ -43,8 +26,8 @@ export function checkRequest(): BridgeRequest {
  * rejects with BRIDGE_IMPORT_MISSING (its hint names what to `pip install`),
  * BRIDGE_PYTHON_NOT_FOUND, and the other bridge failures.
  */
-export async function checkPython(opts: RunBridgeOptions): Promise<CheckResult> {
-  const result = await runBridge(checkRequest(), opts);
+export async function checkPython(opts: RunBridgeOptions & { engine?: EngineKind }): Promise<CheckResult> {
+  const result = await runBridge(checkRequest(opts.engine), opts);
   if (result.mode !== 'check') {
     throw new TrtxError('BRIDGE_PROTOCOL', opts.python, `the import check answered with a ${result.mode} result`, {
       kind: 'usage',

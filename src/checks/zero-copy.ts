@@ -56,6 +56,7 @@ export const ZERO_COPY_RULES = {
   ZC_CACHE_OFF_DEVICE: { rule: '3: a zero-copy buffer is planned in a CUDA arena on the delegate\'s device', fixture: 'cache in the host arena (test/helpers/zero-copy-shapes.ts)' },
   ZC_CACHE_OVERLAP: { rule: '3: a zero-copy buffer has a region of its own', fixture: 'broken-cache-overlaps-activation.pte' },
   ZC_HOST_PLANNED: { rule: '4: a method planned in host arenas only is host-planned', fixture: 'broken-host-planned-arena.pte' },
+  ZC_ALIASED_INPUT_HOST: { rule: '4: an aliased input is device memory, staged or not', fixture: 'broken-staged-host-planned.pte' },
   ZC_WRITEBACK_INTO_CACHE: { rule: '5: no write-back targets a zero-copy buffer', fixture: 'broken-writeback-into-zero-copy-cache.pte' },
   ZC_NO_OUTPUTS_LEFT: { rule: '6: a stamped delegate keeps an output', fixture: 'broken-zero-copy-no-outputs-left.pte' },
   ZC_SPEC_COUNT: { rule: '6: a stamped delegate accounts for exactly the buffers its spec names', fixture: 'one cache at two aliased inputs (test/helpers/zero-copy-shapes.ts)' },
@@ -86,6 +87,8 @@ const HINTS: Record<ZeroCopyCode, string> = {
   ZC_CACHE_OFF_DEVICE: "plan the cache in a CUDA arena on the delegate's target_device (re-run `trtx rewrite --zero-copy-kv`)",
   ZC_CACHE_OVERLAP: 'a cache lives across executions; give it a region no other tensor uses (re-run the rewrite on the staged program)',
   ZC_HOST_PLANNED: 'the program was planned with enable_non_cpu_memory_planning off; re-export with it on, or keep the caches staged',
+  ZC_ALIASED_INPUT_HOST:
+    "re-export with device memory planning on (ExecuTorch's default enable_non_cpu_memory_planning), which stages the cache to the device; ExecuTorch 1.5 shares mutable buffers between methods only with it off, so share no caches",
   ZC_WRITEBACK_INTO_CACHE: "the engine's in-place write is the update; remove the write-back (re-run the rewrite on the staged program)",
   ZC_NO_OUTPUTS_LEFT: 'a delegate nothing reads may be erased; keep this engine staged',
   ZC_SPEC_COUNT: 'each elided output updates its own buffer; re-export the program',
@@ -227,6 +230,21 @@ function checkMethod(program: Program, p: number, ctx: Pick<CheckContext, 'trt'>
     }
   }
 
+  // ---- planned without device memory (enable_non_cpu_memory_planning off: no
+  // staging, delegate I/O only tagged CUDA in the host arena), a staged engine
+  // is fed the host buffer itself; Torch-TensorRT's runtime refuses a host
+  // aliased input (TensorRTBackend.cpp, execute). A staged cache, not a zero-copy one.
+  const hostOnly = !hasDeviceArena(plan);
+  for (const [b, uses] of hostOnly ? [...direct] : []) {
+    const staged = uses.filter(({ v, e }) => v.stamp === null && e.outArg !== null);
+    for (const { v, e } of staged) {
+      const tag = deviceLabel(taggedDevice(tensorAt(plan, b)!));
+      const what = `aliased input ${JSON.stringify(e.input)} (for ${JSON.stringify(e.output)}) is fed ${valueLabel(plan, b)} itself, planned in host memory (the method has no CUDA arena, though the tensor is tagged ${tag})`;
+      emit('ZC_ALIASED_INPUT_HOST', binding(v, e.input), `${what}; the engine writes ${JSON.stringify(e.output)} through that pointer, and Torch-TensorRT's runtime refuses an aliased input that is not device memory on the first execute`, v.d);
+    }
+    if (staged.length > 0) direct.delete(b);
+  }
+
   // ---- the buffer side: fed straight to an aliased input whose output is kept, or by an unstamped delegate
   for (const [b, uses] of direct) {
     for (const { v, e } of uses) {
@@ -253,7 +271,6 @@ function checkMethod(program: Program, p: number, ctx: Pick<CheckContext, 'trt'>
   for (const w of writeBacks(plan)) {
     if (marked.has(w.dest)) emit('ZC_WRITEBACK_INTO_CACHE', `${method} > ${atLabel(w.at)}`, `aten::copy_ writes back into ${valueLabel(plan, w.dest)}, which its engine updates in place`);
   }
-  const hostOnly = !hasDeviceArena(plan);
   const hostPlanned: number[] = [];
   for (const b of [...marked].sort((x, y) => x - y)) {
     const t = tensorAt(plan, b)!;

@@ -4,6 +4,7 @@
 // worst of the files' (2 over 1 over 0). --json prints one
 // trtx.check-files/1 document (schemas/check.schema.json); --format github
 // the annotations of every file; --format sarif stays one file's log.
+import type { EngineCensus } from '../tensorrt/engine-kind.js';
 import type { Program } from '../pte/model.js';
 import type { CheckResult } from '../checks/run.js';
 import { annotation } from '../report/github.js';
@@ -32,7 +33,7 @@ export interface CheckFilesReport {
 
 const plural = (n: number, one: string) => `${n} ${n === 1 ? one : `${one}s`}`;
 
-type Checked = { file: string; result: CheckResult & { program: Program | null }; report: CheckReport } | { file: string; refusal: CheckRefusal };
+type Checked = { file: string; result: CheckResult & { program: Program | null; engines: EngineCensus | null }; report: CheckReport } | { file: string; refusal: CheckRefusal };
 
 export async function checkFiles(ctx: Ctx, files: string[], opts: { strict: boolean; zeroCopyKv: boolean; format?: CheckFormat; runtime: RuntimeRules }): Promise<number> {
   if (opts.format === 'sarif') throw usage('--format sarif writes the log of one file', 'check one file per run for SARIF, or use --format github or --json for several');

@@ -11,6 +11,7 @@ import type { Program } from '../pte/model.js';
 import { withPte } from '../pte/open.js';
 import { planName } from '../pte/tensor.js';
 import { isTrtxError } from '../util/errors.js';
+import { engineCensus, referenceEngineLine, type EngineCensus } from '../tensorrt/engine-kind.js';
 import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
 import { toSarif } from '../report/sarif.js';
 import { toGithubAnnotations } from '../report/github.js';
@@ -37,6 +38,8 @@ export interface CheckReport {
   /** Whose runtime rules applied (--runtime). */
   runtime: RuntimeRules;
   summary: { errors: number; warnings: number; infos: number; line: string };
+  /** What the TensorRTBackend delegates hold; null when the file is not a sound container. */
+  engines: EngineCensus | null;
   diagnostics: Diagnostic[];
 }
 
@@ -80,26 +83,27 @@ export function renderDiagnostics(diagnostics: readonly Diagnostic[], program: P
 }
 
 /** Opens and checks; a container that does not parse becomes one error diagnostic. */
-export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules }): Promise<CheckResult & { program: Program | null }> {
+export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules }): Promise<CheckResult & { program: Program | null; engines: EngineCensus | null }> {
   try {
-    return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program }));
+    return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program, engines: await engineCensus(pte) }));
   } catch (e) {
     // Usage-kind failures (missing file, not a program) stay exit 2.
     if (!isTrtxError(e) || e.kind === 'usage') throw e;
     const diagnostics = [diag('error', e.code, e.location || 'file', e.message, e.hint ?? 'the file is not a sound ExecuTorch program; re-export it')];
-    return { diagnostics, summary: summarizeDiagnostics(diagnostics), program: null };
+    return { diagnostics, summary: summarizeDiagnostics(diagnostics), program: null, engines: null };
   }
 }
 
-export function reportOf(file: string, result: CheckResult, strict: boolean, zeroCopyKv: boolean, code: number, runtime: RuntimeRules): CheckReport {
-  return { schema: 'trtx.check/1', file, ok: code === EXIT_OK, strict, zero_copy_kv: zeroCopyKv, runtime, summary: result.summary, diagnostics: result.diagnostics };
+export function reportOf(file: string, result: CheckResult & { engines: EngineCensus | null }, strict: boolean, zeroCopyKv: boolean, code: number, runtime: RuntimeRules): CheckReport {
+  return { schema: 'trtx.check/1', file, ok: code === EXIT_OK, strict, zero_copy_kv: zeroCopyKv, runtime, summary: result.summary, engines: result.engines, diagnostics: result.diagnostics };
 }
 
-export function renderFile(file: string, result: CheckResult & { program: Program | null }, strict: boolean, ctx: Pick<Ctx, 'color'>, runtime: RuntimeRules): string[] {
+export function renderFile(file: string, result: CheckResult & { program: Program | null; engines: EngineCensus | null }, strict: boolean, ctx: Pick<Ctx, 'color'>, runtime: RuntimeRules): string[] {
   const s = styler(ctx);
   const failedByStrict = strict && result.summary.errors === 0 && result.summary.warnings > 0;
   return [
     `${s('bold', file)}: ${result.diagnostics.length === 0 ? 'no problems found' : 'checked'} (runtime rules: ${describeRuntime(runtime)})`,
+    ...(result.engines && referenceEngineLine(result.engines) ? [`  ${referenceEngineLine(result.engines)}`] : []),
     ...renderDiagnostics(result.diagnostics, result.program, ctx),
     `${result.summary.line}${failedByStrict ? ' (--strict: warnings fail)' : ''}`,
   ];

@@ -1,4 +1,4 @@
-// trtx demo [--out DIR] [--scale small|seed] [--json]
+// trtx demo [--out DIR] [--scale small|seed] [--from-pytorch] [--json]
 import { isAbsolute, relative } from 'node:path';
 import { Option, type Command } from 'commander';
 import { formatIEC } from '../util/size.js';
@@ -12,6 +12,7 @@ import type { DemoResult } from '../demo/demo.js';
 interface DemoCliOptions extends GlobalOptions {
   out: string;
   scale: 'small' | 'seed';
+  fromPytorch?: boolean;
 }
 
 const b = (n: number) => formatIEC(BigInt(n));
@@ -39,8 +40,12 @@ export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
   const where = v.device === null ? 'nowhere (the check refused it)' : v.device.kind === 'cuda' ? `on the GPU (${v.device.name})` : 'on the CPU (no GPU here)';
   const before = r.staging.before.h2d + r.staging.before.d2h;
   const after = r.staging.after.h2d + r.staging.after.d2h;
+  const title =
+    r.source === 'pytorch'
+      ? 'trtx demo (from PyTorch): a Llama-style decoder exported by ExecuTorch with trtx reference engines, made zero-copy with an 8 GiB weight-streaming budget'
+      : `trtx demo (${r.scale} scale): a staged KV decoder made zero-copy with an 8 GiB weight-streaming budget`;
   const lines = [
-    s('bold', `trtx demo (${r.scale} scale): a staged KV decoder made zero-copy with an 8 GiB weight-streaming budget`),
+    s('bold', title),
     `  staged program     ${shownPath(r.staged)}`,
     `  rewritten program  ${shownPath(r.zero_copy)}`,
     '',
@@ -70,15 +75,20 @@ export function registerDemo(program: Command): void {
     .description('the main job end to end on a bundled example: rewrite a staged KV decoder, check it, verify it')
     .option('--out <dir>', 'where to write the example programs', 'trtx-demo')
     .addOption(new Option('--scale <scale>', "'small', or 'seed' for the seed's 30-layer model (577 MB of cache per step)").choices(['small', 'seed']).default('small'))
+    .option('--from-pytorch', "start from the bundled PyTorch decoder: export it with ExecuTorch and the reference lowering (trtx's managed Python environment, made on first use), then rewrite, check and verify")
     .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExamples:\n  npx trtx demo\n  npx trtx demo --scale seed --out /tmp/demo')
+    .addHelpText('after', '\nExamples:\n  npx trtx demo\n  npx trtx demo --scale seed --out /tmp/demo\n  npx trtx demo --from-pytorch')
     .action(
       action<DemoCliOptions>(async (ctx, opts) => {
         const { runDemo } = await import('../demo/demo.js');
         const result = await runDemo({
           out: opts.out,
           scale: opts.scale,
+          fromPytorch: opts.fromPytorch,
           onStage: (stage) => ctx.log.info(stage),
+          onPythonEnv: (p) => {
+            if (p.phase !== 'cached') ctx.log.info(p.message);
+          },
           onRunnerBuild: runnerBuildProgress(ctx),
         });
         if (ctx.json) ctx.emitJson(result);

@@ -1,4 +1,4 @@
-// trtx export MODEL [-o OUT] [--force] [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
+// trtx export MODEL [-o OUT] [--force] [--engine tensorrt|reference] [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { checkModelFile, defaultOutput, samePath, splitModelRef } from '../export/model-file.js';
@@ -17,6 +17,7 @@ interface ExportCliOptions extends GlobalOptions {
   shareCache?: boolean;
   method?: string[];
   python?: string;
+  engine?: string;
   timeout?: string;
   allowPickle?: boolean;
 }
@@ -65,13 +66,14 @@ export function registerExport(program: Command): void {
     .option('--zero-copy-kv', 'engines update their KV caches in place (no staging copies)')
     .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or methods share')
     .option('--method <name>', 'a method to export (repeat for prefill and decode)', collect)
-    .option('--python <path>', 'the Python with torch, torch_tensorrt and executorch (default $TRTX_PYTHON, then python3)')
+    .option('--engine <kind>', 'tensorrt: TensorRT plans built by Torch-TensorRT (default); reference: trtx reference engines, no TensorRT needed', 'tensorrt')
+    .option('--python <path>', "the Python with torch, executorch (and torch_tensorrt for --engine tensorrt); default $TRTX_PYTHON, else trtx's managed environment")
     .option('--timeout <seconds>', 'stop the export after this long')
     .option('--allow-pickle', 'accept a pickled nn.Module (runs its code: only for files you trust)')
     .option('--json', 'machine-readable output')
     .addHelpText(
       'after',
-      '\nExamples:\n  trtx export model.pt --budget 8GiB            (writes model.pte)\n  trtx export model.pt2 -o a100.pte --budget 30GiB\n  trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv\n  TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
+      '\nExamples:\n  trtx export model.pt --budget 8GiB            (writes model.pte)\n  trtx export model.pt --engine reference       (no TensorRT: reference engines)\n  trtx export model.pt2 -o a100.pte --budget 30GiB\n  trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv\n  TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
     )
     .action(
       action<ExportCliOptions>(async (ctx, opts, [model], cmd) => {
@@ -79,6 +81,8 @@ export function registerExport(program: Command): void {
         await checkModelFile(model);
         const output = outputFor(model, opts);
         if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
+        const engine = opts.engine ?? 'tensorrt';
+        if (engine !== 'tensorrt' && engine !== 'reference') throw usage(`--engine ${JSON.stringify(engine)}: use tensorrt or reference`);
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
         let timeoutMs: number | undefined;
         if (opts.timeout !== undefined) {
@@ -102,6 +106,12 @@ export function registerExport(program: Command): void {
             methods: opts.method,
             allowPickle: opts.allowPickle,
             python: opts.python,
+            engine,
+            onPythonEnv: (p) => {
+              // Making the environment takes minutes once: say so on every line of it.
+              if (p.phase === 'cached') ctx.log.debug(p.message);
+              else ctx.log.info(p.message);
+            },
             timeoutMs,
             signal: ac.signal,
             onEvent: (e) => {
@@ -116,8 +126,12 @@ export function registerExport(program: Command): void {
             ctx.emitJson(summary);
             return EXIT_OK;
           }
-          ctx.print(`wrote ${output} (${formatIEC(BigInt(summary.file_size))}) from ${model}`);
-          ctx.print(`  python ${summary.python.version} (${summary.python.source}): torch ${summary.versions.torch ?? '?'}, torch_tensorrt ${summary.versions.torch_tensorrt ?? '?'}, executorch ${summary.versions.executorch ?? '?'}`);
+          ctx.print(`wrote ${summary.output} (${formatIEC(BigInt(summary.file_size))}) from ${model}`);
+          if (summary.engine === 'reference') ctx.print('  engines: trtx reference engines (--engine reference), not TensorRT plans: the program runs in trtx verify, not on TensorRT');
+          ctx.print(
+            `  python ${summary.python.version} (${summary.python.source}): torch ${summary.versions.torch ?? '?'}, ` +
+              `${summary.engine === 'reference' ? '' : `torch_tensorrt ${summary.versions.torch_tensorrt ?? '?'}, `}executorch ${summary.versions.executorch ?? '?'}`,
+          );
           for (const m of summary.methods) ctx.print(`  method ${m.name}`);
           if (summary.bridge.zero_copy_kv_path === 'torch_tensorrt') ctx.print('  zero-copy KV: Torch-TensorRT exported it (zero_copy_kv)');
           if (summary.bridge.zero_copy_kv_path === 'trtx') ctx.print('  zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');

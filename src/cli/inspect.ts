@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { withPte } from '../pte/open.js';
 import { summarize, type DelegateSummary, type InspectReport, type MethodSummary, type TensorSummary } from '../inspect/summary.js';
 import { formatIEC } from '../util/size.js';
+import { referenceEngineLine } from '../tensorrt/engine-kind.js';
 import { memoryPlan } from '../html/plan.js';
 import { renderInspectHtml } from '../html/page.js';
 import { writeReport } from '../html/write.js';
@@ -29,7 +30,8 @@ function delegateLines(d: DelegateSummary): string[] {
     if ('error' in d.tensorrt) lines.push(`    blob: ${d.tensorrt.error}`);
     else {
       const t = d.tensorrt;
-      lines.push(`    blob ${t.magic}: engine ${iec(t.engine_size)}, inputs ${t.inputs.join(', ') || '-'}; outputs ${t.outputs.join(', ') || '-'}`);
+      const kind = t.engine === 'reference' ? 'trtx reference engine' : t.engine === 'tensorrt' ? 'TensorRT plan' : 'engine';
+      lines.push(`    blob ${t.magic}: ${kind} ${iec(t.engine_size)}, inputs ${t.inputs.join(', ') || '-'}; outputs ${t.outputs.join(', ') || '-'}`);
       for (const a of t.aliased) lines.push(`    alias ${a.output} -> ${a.input} (${a.kind})`);
     }
   }
@@ -70,6 +72,8 @@ export function renderInspect(r: InspectReport, ctx: Pick<Ctx, 'color'>): string
     `  program v${r.program.version}: ${r.program.methods} method(s), constant data ${iec(r.program.constant_data_bytes)}, ${r.program.segments.length} segment(s)`,
   ];
   for (const seg of r.program.segments) lines.push(`  segment ${seg.index}: ${iec(seg.size)} at ${seg.offset}`);
+  const reference = referenceEngineLine(r.engines);
+  if (reference) lines.push(`  ${reference}`);
   for (const m of r.methods) lines.push('', ...methodLines(m, s));
   return lines;
 }

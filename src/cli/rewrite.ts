@@ -142,7 +142,7 @@ export function registerRewrite(program: Command): void {
               hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
             });
           }
-          const warnings = [...reports.flatMap((r) => r.warnings), ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.message}`)];
+          const warnings = [...reports.flatMap((r) => r.warnings), ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.location}: ${d.message}`)];
           for (const w of warnings) ctx.log.warn(w);
 
           const progress = startProgress(ctx, `writing ${output}`, { bytes: true });

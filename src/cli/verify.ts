@@ -11,6 +11,7 @@ import { action } from './main.js';
 import { runnerBuildProgress } from './runner-progress.js';
 import { styler } from './style.js';
 import type { VerifyResult } from '../verify/verify.js';
+import { referenceEngineLine } from '../tensorrt/engine-kind.js';
 
 interface VerifyOptions extends GlobalOptions {
   zeroCopyKv?: boolean;
@@ -60,8 +61,14 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     lines.push(`  check: ${r.check.summary.line} (${found.join('; ')}; trtx check explains each)`);
   }
   lines.push(`  ran on ${where}`);
+  const reference = referenceEngineLine(r.engines);
+  if (reference) lines.push(`  ${reference}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
-  for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === r.runs[0].caller_stream && x.init_device_buffers === r.options.init_device_buffers)) {
+  if (r.options.twin_contract) {
+    lines.push('  the zero-copy twin keeps its caches in device memory, which ExecuTorch does not clear: it runs initialised after each load, as its contract makes the application do (docs/zero-copy-kv.md); one more run leaves them poisoned to show whether that is needed');
+  }
+  const mainRun = (x: (typeof r.runs)[number]) => x.init_device_buffers === (r.options.init_device_buffers || r.options.twin_contract);
+  for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === r.runs[0].caller_stream && mainRun(x))) {
     const st = run.staging.map((m) => `${m.method} host->device ${bytes(m.h2d_bytes)}, device->host ${bytes(m.d2h_bytes)}`).join('; ');
     lines.push(`  ${run.variant}: ${st} per step`);
   }
@@ -69,7 +76,7 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     const eff = b.effective === null ? 'automatic' : formatIEC(BigInt(b.effective));
     lines.push(`  budget ${b.method} delegate ${b.delegate}: ${eff} (${b.source}${b.clamped ? ', clamped to the streamable size' : ''}${b.ignored ? `, ignored: ${b.ignored}` : ''})`);
   }
-  if (r.memory) lines.push(...renderMemory(r.memory, r.options.init_device_buffers));
+  if (r.memory) lines.push(...renderMemory(r.memory, r.options.init_device_buffers || r.options.twin_contract));
   for (const a of r.assertions) lines.push(`  ${a.ok ? s('green', 'ok  ') : s('red', 'FAIL')} ${a.name}${a.detail ? s('dim', ` (${a.detail})`) : ''}`);
   const failed = r.assertions.filter((a) => !a.ok).length;
   lines.push(failed ? s('red', `${failed} of ${r.assertions.length} checks failed`) : s('green', `verified: ${r.assertions.length} checks passed on ${where}`));

@@ -4,6 +4,10 @@
 // weight-streaming budget and zero-copy KV, checked, and verified in the
 // reference runner against the staged original in both caller-stream modes,
 // initialising the device-resident caches as an application must.
+// `--from-pytorch` starts one step earlier: the bundled PyTorch decoder
+// (python-bridge/corpus/demo_model.py) is exported by ExecuTorch itself with
+// the reference lowering (trtx export --engine reference, in trtx's managed
+// Python environment), and that program goes through the same steps.
 
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -19,13 +23,21 @@ import { openPte, withPte } from '../pte/open.js';
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
 import { TrtxError } from '../util/errors.js';
 import { verifyProgram, type VerifyResult } from '../verify/verify.js';
+import { bridgePackageDir } from '../bridge/env.js';
+import type { PythonEnvProgress } from '../pyenv/index.js';
 import type { RunnerProgress } from '../runner/index.js';
 
 export const DEMO_BUDGET = 8n << 30n;
+/** The bundled PyTorch model of `--from-pytorch`, relative to python-bridge/. */
+export const DEMO_MODEL = 'corpus/demo_model.py:make_decoder';
+const demoModelRef = () => join(bridgePackageDir(), DEMO_MODEL);
 
 export interface DemoOptions {
   out: string;
   scale: 'small' | 'seed';
+  /** Export the bundled PyTorch decoder with the reference lowering instead of building the fixture. */
+  fromPytorch?: boolean;
+  onPythonEnv?: (p: PythonEnvProgress) => void;
   steps?: number;
   onStage?: (stage: string) => void;
   onRunnerBuild?: (p: RunnerProgress) => void;
@@ -35,6 +47,8 @@ export interface DemoOptions {
 export interface DemoResult {
   schema: 'trtx.demo/1';
   scale: 'small' | 'seed';
+  /** fixture: built by trtx's fixture builder; pytorch: exported by ExecuTorch from the bundled PyTorch model (reference engines). */
+  source: 'fixture' | 'pytorch';
   staged: string;
   zero_copy: string;
   /** Per decode step, from the programs' instruction streams. */
@@ -60,11 +74,27 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   } catch (e) {
     throw new TrtxError('DEMO_OUT', out, `cannot use as the demo folder (${(e as NodeJS.ErrnoException).code})`, { kind: 'usage' });
   }
-  const staged = join(out, `kv-decode-${opts.scale}-staged.pte`);
-  const zeroCopy = join(out, `kv-decode-${opts.scale}-zero-copy.pte`);
+  const base = opts.fromPytorch ? 'llama' : `kv-decode-${opts.scale}`;
+  const staged = join(out, `${base}-staged.pte`);
+  const zeroCopy = join(out, `${base}-zero-copy.pte`);
 
-  opts.onStage?.('building the staged KV decoder');
-  await writeFixture(staged, kvDecoder({ scale: opts.scale }));
+  if (opts.fromPytorch) {
+    if (opts.scale !== 'small') throw new TrtxError('DEMO_SCALE', '--scale', 'the bundled PyTorch model has one size; --scale goes with the fixture demo', { kind: 'usage' });
+    opts.onStage?.(`exporting the bundled PyTorch decoder (${DEMO_MODEL}) with the reference lowering`);
+    const { exportModel } = await import('../export/export.js');
+    await exportModel({
+      model: demoModelRef(),
+      output: staged,
+      engine: 'reference',
+      onPythonEnv: opts.onPythonEnv,
+      onEvent: (e) => {
+        if (e.event === 'progress') opts.onStage?.(`export ${e.stage}${e.message ? `: ${e.message}` : ''}`);
+      },
+    });
+  } else {
+    opts.onStage?.('building the staged KV decoder');
+    await writeFixture(staged, kvDecoder({ scale: opts.scale }));
+  }
 
   opts.onStage?.('rewriting: --budget 8GiB --zero-copy-kv');
   const pte = await openPte(staged);
@@ -119,6 +149,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   return {
     schema: 'trtx.demo/1',
     scale: opts.scale,
+    source: opts.fromPytorch ? 'pytorch' : 'fixture',
     staged,
     zero_copy: zeroCopy,
     staging: { before, after },

@@ -3,13 +3,19 @@
 // checks as `trtx rewrite` and `trtx check` (budget, zero-copy KV, every
 // check) and writes OUT atomically. Any failure leaves no OUT and no
 // temporary file.
+//
+// The bridge runs in the Python --python or TRTX_PYTHON names, else in trtx's
+// managed environment (src/pyenv, made on first use). `engine` picks what the
+// delegates carry: TensorRT plans built by Torch-TensorRT (the default), or
+// trtx reference engines from the reference lowering (torch and executorch
+// only), for machines without TensorRT.
 
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { checkPython, resolvePython } from '../bridge/python.js';
+import { checkPython } from '../bridge/python.js';
 import { runBridge, type RunBridgeOptions } from '../bridge/run.js';
-import type { BridgeEvent, CheckResult, ExportResult } from '../bridge/protocol.js';
+import type { BridgeEvent, CheckResult, EngineKind, ExportResult } from '../bridge/protocol.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
 import { runChecks } from '../checks/run.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
@@ -22,6 +28,7 @@ import { openPte } from '../pte/open.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { checkModelFile } from './model-file.js';
+import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
 
 export interface ExportOptions {
   model: string;
@@ -31,7 +38,12 @@ export interface ExportOptions {
   shareCache?: boolean;
   methods?: string[];
   allowPickle?: boolean;
+  /** --python; absent: TRTX_PYTHON, else the managed environment. */
   python?: string;
+  /** What the delegates carry; default 'tensorrt'. */
+  engine?: EngineKind;
+  /** Progress of finding or making the Python environment (making it takes minutes, once). */
+  onPythonEnv?: (p: PythonEnvProgress) => void;
   timeoutMs?: number;
   signal?: AbortSignal;
   onEvent?: (e: BridgeEvent) => void;
@@ -46,6 +58,8 @@ export interface ExportSummary {
   model: string;
   output: string;
   python: { command: string; source: string; version: string };
+  /** tensorrt: the delegates hold TensorRT plans; reference: trtx reference engines (no TensorRT). */
+  engine: EngineKind;
   versions: CheckResult['versions'];
   methods: ExportResult['methods'];
   bridge: { zero_copy_kv: boolean; zero_copy_kv_path: ExportResult['zero_copy_kv_path']; weight_streaming: ExportResult['weight_streaming'] };
@@ -55,17 +69,33 @@ export interface ExportSummary {
   file_size: number;
 }
 
+/** The hint for a Python without Torch-TensorRT, which the default engine needs. */
+function tensorrtHint(env: PythonEnv, bridgeHint: string | undefined): string {
+  if (env.source !== 'managed') return bridgeHint ?? '';
+  return (
+    `trtx's managed environment (${env.dir}) has torch and executorch but no TensorRT: pip install torch-tensorrt into a Python ` +
+    'with a matching torch and name it with --python PATH or TRTX_PYTHON, or export with --engine reference (reference engines, no TensorRT needed)'
+  );
+}
+
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   // The model file before Python: a wrong path is not a missing package.
   await checkModelFile(opts.model);
-  const python = resolvePython({ python: opts.python });
-  const base: RunBridgeOptions = { python: python.command, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
+  const engine: EngineKind = opts.engine ?? 'tensorrt';
+  const env = await ensurePythonEnv({ python: opts.python, onProgress: opts.onPythonEnv, signal: opts.signal });
+  const python = { command: env.python, source: env.source };
+  const base: RunBridgeOptions = { python: env.python, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
   // The import check first: a missing package is named before any work starts.
-  const check = await checkPython({ ...base, timeoutMs: 120_000 });
+  const check = await checkPython({ ...base, engine, timeoutMs: 120_000 }).catch((e: unknown) => {
+    if (e instanceof TrtxError && e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /torch_tensorrt|tensorrt/.test(e.message)) {
+      throw new TrtxError(e.code, e.location, e.message, { kind: 'usage', hint: tensorrtHint(env, e.hint) });
+    }
+    throw e;
+  });
 
   const output = resolve(opts.output);
   const temp = join(dirname(output), `.${basename(output)}.bridge-${randomBytes(6).toString('hex')}.pte`);
-  const warnings: string[] = [];
+  const warnings: string[] = env.mismatches.map((m) => `PYENV_VERSION_MISMATCH: ${env.python} has ${m}; trtx is tested with the locked versions`);
   const untrack = trackPath(temp);
   try {
     const result = await runBridge(
@@ -78,6 +108,7 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
         zero_copy_kv: Boolean(opts.zeroCopyKv),
         allow_pickle: Boolean(opts.allowPickle),
         check_only: false,
+        engine,
       },
       {
         ...base,
@@ -117,6 +148,7 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
         model: opts.model,
         output,
         python: { command: python.command, source: python.source, version: check.python.version },
+        engine: result.engine,
         versions: result.versions,
         methods: result.methods,
         bridge: { zero_copy_kv: result.zero_copy_kv, zero_copy_kv_path: result.zero_copy_kv_path, weight_streaming: result.weight_streaming },

@@ -8,6 +8,7 @@ import { arenaDevice, deviceLabel, placement, scalarTypeName, taggedDevice, tens
 import { decodeCompileSpecs, showBytes } from '../tensorrt/compile-specs.js';
 import { canonicalTargetDevice } from '../tensorrt/target-device.js';
 import { delegatesOf, readDelegate } from '../tensorrt/delegates.js';
+import { readEngineKind, type EngineCensus, type EngineKind } from '../tensorrt/engine-kind.js';
 import { formatIEC } from '../util/size.js';
 import { stagingBytes } from './staging.js';
 import { shortName, shortNameOrNull } from '../util/display.js';
@@ -36,7 +37,15 @@ export interface DelegateSummary {
   data: { location: 'inline' | 'segment'; index: number; size: number } | { error: string };
   compile_specs: SpecSummary[];
   tensorrt?:
-    | { magic: string; engine_size: number; inputs: string[]; outputs: string[]; aliased: { output: string; input: string; kind: string }[] }
+    | {
+        magic: string;
+        engine_size: number;
+        /** A TensorRT plan, a trtx reference engine (runs in trtx verify, not on TensorRT), or neither. */
+        engine: EngineKind;
+        inputs: string[];
+        outputs: string[];
+        aliased: { output: string; input: string; kind: string }[];
+      }
     | { error: string };
 }
 
@@ -62,6 +71,8 @@ export interface InspectReport {
     extended_header: { magic: string; length: number; program_size: number; segment_base_offset: number; segment_data_size: number | null } | null;
   };
   program: { version: number; methods: number; constant_data_bytes: number; segments: { index: number; offset: number; size: number }[] };
+  /** What the TensorRTBackend delegates of the methods shown hold. */
+  engines: EngineCensus;
   methods: MethodSummary[];
 }
 
@@ -111,6 +122,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
   const eh = pte.header.extended;
   const refs = new Map(delegatesOf(pte).map((r) => [`${r.planIndex}/${r.delegateIndex}`, r]));
   const methods: MethodSummary[] = [];
+  const engines: EngineCensus = { tensorrt: 0, reference: 0, unknown: 0 };
   for (const [planIndex, plan] of pte.program.executionPlan.entries()) {
     if (opts.method !== undefined && plan.name !== opts.method) continue;
     const instructions = plan.chains.flatMap((c) => c.instructions);
@@ -122,13 +134,18 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       const summary: DelegateSummary = { index, backend_id: d.id, data: { error: '' }, compile_specs: d.compileSpecs.map((s) => specSummary(s, ref.location)) };
       const { place, blob } = await readDelegate(pte, ref);
       summary.data = 'error' in place ? place : { location: place.location, index: place.index, size: place.size };
-      if (blob && 'error' in blob) summary.tensorrt = blob;
-      else if (blob) {
+      if (blob && 'error' in blob) {
+        summary.tensorrt = blob;
+        engines.unknown += 1;
+      } else if (blob) {
         const m = blob.metadata;
         chargeReport(m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64), ref.location);
+        const engine = 'error' in place ? 'unknown' : await readEngineKind(pte, ref, blob).catch(() => 'unknown' as const);
+        engines[engine] += 1;
         summary.tensorrt = {
           magic: blob.magic,
           engine_size: Number(blob.engineSize),
+          engine,
           inputs: m.io_bindings.filter((b) => b.is_input).map((b) => shortName(b.name)),
           outputs: m.io_bindings.filter((b) => !b.is_input).map((b) => shortName(b.name)),
           aliased: m.aliased_io.map((a) => ({ output: shortName(a.output), input: shortName(a.input), kind: a.kind })),
@@ -169,6 +186,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       constant_data_bytes: constantBytes(pte),
       segments: pte.segments.map((s) => ({ index: s.index, offset: s.offset, size: s.size })),
     },
+    engines,
     methods,
   };
 }

@@ -47,6 +47,7 @@ import {
   copyOf,
   delegateDevice,
   describeRef,
+  hasDeviceArena,
   instructionAt,
   instructionsOf,
   isCopyOutput,
@@ -266,7 +267,8 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
       refuse(
         'ZC_REWRITE_NOT_STAGED_BUFFER',
         at(start, 'in'),
-        `aliased input ${JSON.stringify(start.input)} (for output ${JSON.stringify(start.output)}) is fed ${valueLabel(plan, start.inArg)}, which is neither a staging copy (et_copy::_h2d_copy) of a mutable buffer nor a cache another engine updated`,
+        `aliased input ${JSON.stringify(start.input)} (for output ${JSON.stringify(start.output)}) is fed ${valueLabel(plan, start.inArg)}, which is neither a staging copy (et_copy::_h2d_copy) of a mutable buffer nor a cache another engine updated` +
+          (hasDeviceArena(plan) ? '' : ' (the method was planned without device memory, so there is no staging and no CUDA arena to move a cache to)'),
       );
     }
     const buffer = copyOf(plan, instructionAt(plan, staging.at), H2D_COPY)!.src;

@@ -91,3 +91,22 @@ export function deviceStateWrittenFirst(poisoned: RunnerReport, initialised: Run
     detail: `${cmp.detail}: the program reads ${device.join(', ')} before writing them. Device arenas are not cleared (ExecuTorch leaves them as cudaMalloc returns them; verify fills them with 0xFF): initialise these buffers in the application after load_method, as --init-device-buffers models`,
   };
 }
+
+/**
+ * For a zero-copy twin derived by verify, run as its contract says (caches
+ * initialised by the application): whether that obligation is real for this
+ * program. Not a failure of the twin, which is never deployed as it is, but
+ * a finding the deployment must act on; it holds when the evidence agrees
+ * with check's RT_DEVICE_STATE_UNINITIALIZED.
+ */
+export function twinNeedsInitialisation(poisoned: RunnerReport, initialised: RunnerReport, label: string): Assertion {
+  const name = `the application initialises the device-resident caches, as the zero-copy contract requires: ${label} (initialised vs poisoned)`;
+  const cmp = compareRuns(initialised, poisoned, label);
+  if (cmp.ok) return { name, ok: true, detail: 'the same results without initialising them: this program writes its device-resident buffers before reading them' };
+  const device = [...new Set(poisoned.methods.flatMap((m) => m.steps.flatMap((s) => s.buffers.filter((b) => b.placement === 'device').map((b) => b.name))))];
+  return {
+    name,
+    ok: true,
+    detail: `required: left as ExecuTorch leaves device memory (verify poisons it with 0xFF), ${cmp.detail}; the zero-copy program reads ${device.join(', ')} before writing them, so its application must initialise them after load_method (RT_DEVICE_STATE_UNINITIALIZED)`,
+  };
+}

@@ -23,7 +23,8 @@ import { ensureRunner, runRunner, type RunnerProgress } from '../runner/index.js
 import type { RunnerReport } from '../runner/report.js';
 import { makeTempDir, type TempDir } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
-import { cachesChangeEveryStep, compareRuns, deviceStateWrittenFirst, persistentDiffersFromFresh, type Assertion } from './assertions.js';
+import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
+import { cachesChangeEveryStep, compareRuns, deviceStateWrittenFirst, persistentDiffersFromFresh, twinNeedsInitialisation, type Assertion } from './assertions.js';
 import { decodeMethods, deriveVariants, type Variant, type VerifyMode } from './variants.js';
 
 export type StreamMode = 'on' | 'off' | 'both';
@@ -75,9 +76,12 @@ export interface VerifyResult {
   steps: number;
   methods: string[];
   mode: VerifyMode;
+  /** What the TensorRTBackend delegates hold (the runner executes reference engines only). */
+  engines: EngineCensus;
   caches: string[];
   runtime: RuntimeRules;
-  options: { init_device_buffers: boolean; arena_fill: 'poison'; shared_scratch: boolean; cold_pool: boolean };
+  /** twin_contract: a derived zero-copy twin ran with its caches initialised, as its contract makes the application do. */
+  options: { init_device_buffers: boolean; twin_contract: boolean; arena_fill: 'poison'; shared_scratch: boolean; cold_pool: boolean };
   /** The check run first; `refused`: it found errors and nothing ran. */
   check: { refused: boolean; summary: CheckSummary; diagnostics: (Diagnostic & { file: string })[] };
   runs: VerifyRun[];
@@ -128,6 +132,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     const dir = temp.path;
     const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin);
     const methods = decodeMethods(pte);
+    const engines = await engineCensus(pte);
     await pte.close();
     const base: VerifyResult = {
       schema: 'trtx.verify/2',
@@ -136,9 +141,10 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       steps,
       methods,
       mode,
+      engines,
       caches,
       runtime,
-      options: { init_device_buffers: init, arena_fill: 'poison', shared_scratch: Boolean(opts.sharedScratch), cold_pool: Boolean(opts.coldPool) },
+      options: { init_device_buffers: init, twin_contract: false, arena_fill: 'poison', shared_scratch: Boolean(opts.sharedScratch), cold_pool: Boolean(opts.coldPool) },
       check: await checkFirst(variants, runtime),
       runs: [],
       budgets: [],
@@ -149,8 +155,19 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     if (base.check.refused) return base;
     const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild });
 
+    // A zero-copy twin derived here is not a file anyone deploys as it is: it
+    // stands for the program `rewrite --zero-copy-kv` writes, whose contract
+    // (docs/zero-copy-kv.md) makes the application initialise the caches it
+    // moved into device memory. So the twin runs initialised, and a second,
+    // poisoned run shows whether that obligation is real for this program
+    // (reported, with check's RT_DEVICE_STATE_UNINITIALIZED). A program given
+    // already zero-copy runs poisoned unless --init-device-buffers says its
+    // application initialises it.
+    const twinContract = mode === 'staged-vs-zero-copy' && !init;
+    const runInit = init || twinContract;
+    base.options.twin_contract = twinContract;
     const reports = new Map<string, RunnerReport>();
-    const run = async (v: Variant, callerStream: boolean, freshState: boolean, initDeviceBuffers = init) => {
+    const run = async (v: Variant, callerStream: boolean, freshState: boolean, initDeviceBuffers = runInit) => {
       opts.onProgress?.(`running ${v.name}${callerStream ? ' with a caller stream' : ''}${freshState ? ', fresh caches' : ''}${initDeviceBuffers ? ', device buffers initialised' : ''}`);
       const r = await runRunner(v.path, {
         runner: runner.path,
@@ -184,7 +201,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       });
       return r.report;
     };
-    const get = (v: Variant, cs: boolean, fresh = false, i = init) => reports.get(`${v.name}/${cs}/${fresh}/${i}`)!;
+    const get = (v: Variant, cs: boolean, fresh = false, i = runInit) => reports.get(`${v.name}/${cs}/${fresh}/${i}`)!;
 
     for (const v of variants) for (const cs of modes) await run(v, cs, false);
     const primary = variants[variants.length - 1];
@@ -194,16 +211,19 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     // Device-resident buffers: the same run with the application's
     // initialisation shows whether the poisoned one read them before writing.
     const deviceState = !init && primaryReport.methods.some((m) => m.steps.some((s) => s.buffers.some((b) => b.placement === 'device')));
-    const initialised = deviceState ? await run(primary, false, false, true) : null;
+    // The other side of the initialisation question: initialised when the primary ran poisoned, poisoned when it ran initialised (the twin).
+    const other = deviceState ? await run(primary, false, false, !runInit) : null;
 
     const assertions: Assertion[] = base.runs.map((r) => ({
-      name: `${r.variant} run${r.caller_stream ? ' (caller stream)' : ''}${r.fresh_state ? ' (fresh caches)' : ''}${r.init_device_buffers && !init ? ' (device buffers initialised)' : ''} completes`,
+      name: `${r.variant} run${r.caller_stream ? ' (caller stream)' : ''}${r.fresh_state ? ' (fresh caches)' : ''}${r.init_device_buffers !== runInit ? (r.init_device_buffers ? ' (device buffers initialised)' : ' (device buffers left poisoned)') : ''} completes`,
       ok: r.ok && r.exit_code === 0,
       detail: r.errors.map((e) => `${e.code}: ${e.location}: ${e.message}`).join('; '),
     }));
     // Comparing runs that did not complete proves nothing: report the failures alone.
     const completed = base.runs.every((r) => r.ok && r.exit_code === 0);
-    if (completed && initialised) assertions.push(deviceStateWrittenFirst(primaryReport, initialised, primary.name));
+    if (completed && other) {
+      assertions.push(twinContract ? twinNeedsInitialisation(other, primaryReport, primary.name) : deviceStateWrittenFirst(primaryReport, other, primary.name));
+    }
     for (const v of completed ? variants : []) {
       for (const cs of modes) {
         const rep = get(v, cs);
@@ -215,7 +235,9 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     }
     // Only a program with state across executions (named mutable buffers) has a "previous step" to see.
     const stateful = first.methods.some((m) => m.steps.some((st) => st.buffers.length > 0));
-    if (completed && stateful) assertions.push(persistentDiffersFromFresh(primaryReport, fresh, primary.name));
+    // Runs that read poison compute NaN whatever the caches held: comparing them proves nothing.
+    const readPoison = assertions.some((a) => !a.ok && a.name.startsWith('device-resident buffers are written before they are read'));
+    if (completed && stateful && !readPoison) assertions.push(persistentDiffersFromFresh(primaryReport, fresh, primary.name));
 
     base.device = first.device;
     base.budgets = first.methods.flatMap((m) =>

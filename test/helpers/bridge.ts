@@ -15,6 +15,8 @@ export const MODELS_DIR = join(REPO, 'test', 'doubles', 'models');
 export const CORPUS_DIR = resolve(process.env.TRTX_PTE_CORPUS ?? join(REPO, '..', 'shared', 'pte-corpus'));
 export const FIXTURE_PTE = join(CORPUS_DIR, 'add.pte');
 export const PYTHON = 'python3';
+/** The named test-double interpreter: python3 with the fake torch / torch_tensorrt / executorch on its path. */
+export const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
 
 export interface Workspace {
   dir: string;
@@ -51,7 +53,7 @@ export function readCalls(ws: Workspace): Call[] {
 
 export function exportRequest(ws: Workspace, over: Partial<BridgeRequest> = {}): BridgeRequest {
   return {
-    protocol: 1,
+    protocol: 2,
     model: ws.file('model.pt2'),
     output: ws.out,
     methods: null,
@@ -59,6 +61,7 @@ export function exportRequest(ws: Workspace, over: Partial<BridgeRequest> = {}):
     zero_copy_kv: false,
     allow_pickle: false,
     check_only: false,
+    engine: 'tensorrt',
     ...over,
   };
 }

@@ -19,6 +19,7 @@ class ExecutorchBackendConfig:
     to_out_var_pass: Any = "ToOutVarPass"
     run_reinplace_pass: bool = False
     enable_non_cpu_memory_planning: bool = True
+    emit_mutable_buffer_names: bool = False
 
     def _double_summary(self):
         return {"to_out_var_pass": self.to_out_var_pass, "run_reinplace_pass": self.run_reinplace_pass}

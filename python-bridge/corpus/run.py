@@ -1,0 +1,78 @@
+"""Run corpus programs in ExecuTorch's own runtime (``executorch.runtime``):
+``python -m corpus.run MODEL PTE [PTE...] [--steps N] [--methods a,b]``.
+
+The inputs are the model's own (``models.CORPUS``): a decoder runs ``prefill``
+once and then ``decode`` N times at the next positions; a one-method model
+runs ``forward`` N times. Prints one JSON document on stdout: per program, per method call, each
+output's dtype, shape and sha256 over its bytes, and its first values (one
+interpreter start for several programs: importing torch takes seconds).
+The same program run twice gives the same document; trtx's tests compare the
+documents of a program before and after a rewrite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from typing import Any, Dict, List
+
+import torch
+
+from .models import CORPUS, DIM
+
+
+def _inputs(method: str, step: int, model: Any) -> List[torch.Tensor]:
+    x, pos = model.methods[method]
+    g = torch.Generator().manual_seed(1000 + step)
+    t = x.shape[1]
+    start = int(pos[0]) + (0 if method == "prefill" else step)
+    return [torch.randn(1, t, DIM, generator=g), torch.arange(start, start + t, dtype=torch.long)]
+
+
+def _describe(value: Any) -> Dict[str, Any]:
+    t = value.contiguous()
+    raw = t.numpy().tobytes()
+    return {
+        "dtype": str(t.dtype).removeprefix("torch."),
+        "shape": list(t.shape),
+        "sha256": hashlib.sha256(raw).hexdigest(),
+        "head": [float(v) for v in t.flatten()[:4]],
+    }
+
+
+def run_program(path: str, model: Any, methods: List[str], steps: int) -> Dict[str, Any]:
+    from executorch.runtime import Runtime
+
+    program = Runtime.get().load_program(path)
+    loaded = {name: program.load_method(name) for name in methods}
+    plan = ([("prefill", 0)] if "prefill" in loaded else []) + [
+        (name, step) for step in range(steps) for name in methods if name != "prefill"
+    ]
+    calls = []
+    for name, step in plan:
+        outputs = loaded[name].execute(_inputs(name, step, model))
+        calls.append({"method": name, "step": step, "outputs": [_describe(o) for o in outputs]})
+    return {"program": path, "calls": calls}
+
+
+def main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m corpus.run")
+    parser.add_argument("model")
+    parser.add_argument("pte", nargs="+")
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--methods", default="", help="comma list; default the model's methods")
+    args = parser.parse_args(argv)
+    model = next((m for m in CORPUS if m.name == args.model), None)
+    if model is None:
+        print(f"no corpus model {args.model!r}", file=sys.stderr)
+        return 2
+    methods = [m for m in args.methods.split(",") if m] or list(model.methods)
+    runs = [run_program(path, model, methods, args.steps) for path in args.pte]
+    print(json.dumps({"model": args.model, "runs": runs}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,64 @@
+"""The ``lower`` and ``finalize`` stages for ``engine == "reference"``: the
+reference lowering (``trtx_bridge.reference``) in place of Torch-TensorRT's
+compile and ExecuTorch export, for machines without TensorRT.
+
+A factory's ``compile_options`` keep their Torch-TensorRT meaning where the
+reference partitioner has one (``torch_executed_ops``, ``min_block_size``);
+any other option is reported and ignored, since no TensorRT engine is built.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+from .channel import Channel
+from .errors import BridgeError, describe_exception
+from .request import Request
+from .sources import MethodSource
+
+HONOURED_OPTIONS = ("torch_executed_ops", "min_block_size")
+
+
+def lower_sources(sources: List[MethodSource], programs: Dict[str, Any], request: Request, channel: Channel) -> Tuple[Any, bool]:
+    from .reference import lower
+    from .reference.lower import BackendConflict
+    from .reference.plan import ReferenceLoweringError
+
+    options: Dict[str, Dict[str, Any]] = {}
+    for source in sources:
+        ignored = sorted(k for k in source.compile_options if k not in HONOURED_OPTIONS)
+        if ignored:
+            channel.warning(
+                f"method {source.name}: compile option(s) {', '.join(ignored)} mean nothing to the reference "
+                "lowering (no TensorRT engine is built) and are ignored",
+                code="REFERENCE_OPTION_IGNORED",
+            )
+        options[source.name] = {k: v for k, v in source.compile_options.items() if k in HONOURED_OPTIONS}
+    try:
+        edge = lower(
+            {s.name: programs[s.name] for s in sources},
+            weight_streaming_budget=request.budget_bytes,
+            options=options,
+        )
+    except (ReferenceLoweringError, BackendConflict) as exc:
+        raise BridgeError(
+            "LOWER",
+            f"the reference lowering cannot stand in for this model: {describe_exception(exc)}",
+            "Leave the part it names to ExecuTorch with compile_options={'torch_executed_ops': [...]} in a factory, "
+            "or export with --engine tensorrt where Torch-TensorRT is installed.",
+            stage="lower",
+        ) from exc
+    except Exception as exc:  # noqa: BLE001
+        raise BridgeError(
+            "LOWER",
+            f"to_edge_transform_and_lower with the reference partitioner failed: {describe_exception(exc)}",
+            "stderr has the traceback.",
+            stage="lower",
+        ) from exc
+    return edge, request.budget_bytes is not None
+
+
+def finalize_config() -> Any:
+    from .reference import executorch_config
+
+    return executorch_config()

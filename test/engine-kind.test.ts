@@ -1,0 +1,73 @@
+// What a TensorRT delegate's engine bytes are, and the line every command
+// prints about a program whose delegates hold trtx reference engines.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { renderBlob, writeFixture } from '../fixtures/builder.js';
+import { cloneSpec, delegateOf, methodOf } from '../fixtures/broken.js';
+import { multiEngine, trtSingle } from '../fixtures/programs.js';
+import { withPte } from '../src/pte/open.js';
+import { engineCensus, engineKindOf, referenceEngineLine } from '../src/tensorrt/engine-kind.js';
+import { runCli } from './helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'trtx-engine-kind-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const enc = (s: string) => new TextEncoder().encode(s);
+
+/** trtSingle with its engine's first bytes replaced. */
+async function withEngineHead(name: string, head: Uint8Array): Promise<string> {
+  const spec = cloneSpec(trtSingle());
+  const d = delegateOf(methodOf(spec, 'forward'), 'trt');
+  const bytes = renderBlob(d.blob).slice();
+  bytes.set(head, new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true));
+  d.blob = { kind: 'bytes', bytes };
+  const path = join(dir, name);
+  await writeFixture(path, spec);
+  return path;
+}
+
+describe('engineKindOf', () => {
+  it('reads the identifier at bytes 4..7 for a reference engine and the plan magic at 0..3 for TensorRT', () => {
+    expect(engineKindOf(enc('\x10\x00\x00\x00TRXE'))).toBe('reference');
+    expect(engineKindOf(enc('ftrt\x00\x00\x00\x00'))).toBe('tensorrt');
+    expect(engineKindOf(enc('ftr'))).toBe('unknown');
+    expect(engineKindOf(enc('\x00\x00\x00\x00TRXF'))).toBe('unknown');
+  });
+});
+
+describe('engineCensus and the line the commands print', () => {
+  it('counts the fixtures\' reference engines, a TensorRT plan and an unknown engine', async () => {
+    const single = join(dir, 'single.pte');
+    await writeFixture(single, trtSingle());
+    const three = join(dir, 'three.pte');
+    await writeFixture(three, multiEngine(3));
+    const plan = await withEngineHead('plan.pte', enc('ftrt\x00\x00\x00\x00'));
+    const other = await withEngineHead('other.pte', enc('\x00\x00\x00\x00XXXX'));
+    expect(await withPte(single, engineCensus)).toEqual({ tensorrt: 0, reference: 1, unknown: 0 });
+    expect(await withPte(three, engineCensus)).toEqual({ tensorrt: 0, reference: 3, unknown: 0 });
+    expect(await withPte(plan, engineCensus)).toEqual({ tensorrt: 1, reference: 0, unknown: 0 });
+    expect(await withPte(other, engineCensus)).toEqual({ tensorrt: 0, reference: 0, unknown: 1 });
+  });
+
+  it('says how many of the delegates hold reference engines, and nothing when none does', () => {
+    expect(referenceEngineLine({ tensorrt: 0, reference: 1, unknown: 0 })).toMatch(/^1 TensorRT delegate holds a trtx reference engine, not a TensorRT plan/);
+    expect(referenceEngineLine({ tensorrt: 0, reference: 3, unknown: 0 })).toMatch(/^3 TensorRT delegates hold trtx reference engines, not TensorRT plans/);
+    expect(referenceEngineLine({ tensorrt: 1, reference: 2, unknown: 0 })).toMatch(/^2 of 3 TensorRT delegates hold trtx reference engines/);
+    expect(referenceEngineLine({ tensorrt: 2, reference: 0, unknown: 0 })).toBeNull();
+  });
+
+  it('inspect, check and their --json say it for a reference engine and not for a plan', async () => {
+    const single = join(dir, 'single.pte');
+    const plan = await withEngineHead('plan2.pte', enc('ftrt\x00\x00\x00\x00'));
+    const inspect = JSON.parse((await runCli(['inspect', single, '--json'])).stdout);
+    expect(inspect.engines).toEqual({ tensorrt: 0, reference: 1, unknown: 0 });
+    expect(inspect.methods[0].delegates[0].tensorrt.engine).toBe('reference');
+    expect((await runCli(['inspect', single])).stdout).toMatch(/blob TR01: trtx reference engine \d+ B/);
+    const planText = (await runCli(['inspect', plan])).stdout;
+    expect(planText).toMatch(/blob TR01: TensorRT plan \d+ B/);
+    expect(planText).not.toMatch(/reference engine/);
+    expect((await runCli(['check', plan])).stdout).not.toMatch(/reference engine/);
+    expect(JSON.parse((await runCli(['check', plan, '--json'])).stdout).engines).toEqual({ tensorrt: 1, reference: 0, unknown: 0 });
+  });
+});
