@@ -82,12 +82,6 @@ const cases: Case[] = [
     edit: (x) => (x.plan.nonConstBufferDevice[0].deviceType = 3 as DeviceType),
   },
   {
-    code: 'STRUCT_DEVICE_ARENA',
-    what: 'a cuda:0 tensor planned in a host arena',
-    at: '> allocation_info.memory_id',
-    edit: (x) => (x.tensor('x@cuda').allocationInfo!.memoryId = x.tensor('x').allocationInfo!.memoryId),
-  },
-  {
     code: 'STRUCT_ARENA_ALIGNMENT',
     what: 'a float planned at an odd offset',
     at: '> allocation_info',

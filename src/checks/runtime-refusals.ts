@@ -1,18 +1,17 @@
 // Shapes the ExecuTorch 1.5 runtime refuses (or fails on at the first
 // execute) that the container checks in structure.ts do not cover: tensor
 // metadata parseTensor rejects, device tags the device registry has no
-// allocator for, planned memory the runtime would hand to a kernel of
-// another device or at a misaligned address, initial state past its
+// allocator for, planned memory at a misaligned address, initial state past its
 // segment, operators whose name the runtime cannot hold, kernel calls whose
 // argument count the generated kernel wrapper rejects. Each rule cites the
 // upstream source it follows; docs/reliability.md tabulates what the runtime
 // does per shape. Where trtx refuses what the runtime would load (misaligned
-// offsets, a device tag that contradicts the arena, unused constant offsets),
+// offsets, unused constant offsets),
 // the message says so.
 
 import { DeviceType, TensorDataLocation, TensorShapeDynamism, memoryOffset, type ExecutionPlan, type Program, type Tensor } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
-import { arenaDevice, deviceLabel, elementSize, planName, taggedDevice, tensorBytes, valueLabel } from '../pte/tensor.js';
+import { elementSize, planName, tensorBytes, valueLabel } from '../pte/tensor.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 
 const HINTS = {
@@ -22,7 +21,6 @@ const HINTS = {
   STRUCT_STORAGE_OFFSET: 're-export the program; the runtime supports storage_offset 0 only',
   STRUCT_SHAPE_DYNAMISM: 're-export with bounded dynamic shapes; the runtime refuses DYNAMIC_UNBOUND tensors',
   STRUCT_DEVICE_TYPE: 're-export the program; the runtime knows CPU (0) and CUDA (1) only',
-  STRUCT_DEVICE_ARENA: 're-run memory planning (re-export); a tensor must be planned in an arena of the device it is tagged for',
   STRUCT_ARENA_ALIGNMENT: 're-run memory planning (re-export); ExecuTorch plans every tensor 16-byte aligned',
   STRUCT_ARENA_SIZE: 're-run memory planning (re-export); an arena size cannot be negative',
   STRUCT_MUTABLE_DATA: 're-export the program; the initial state of a planned tensor must lie inside mutable_data_segments[0]',
@@ -87,15 +85,10 @@ function checkTensor(pte: PteFile, plan: ExecutionPlan, t: Tensor, at: string, e
   if (elem !== undefined && offset % BigInt(elem) !== 0n) {
     err('STRUCT_ARENA_ALIGNMENT', `${at} > allocation_info`, `offset ${offset} in arena ${alloc.memoryId} is not a multiple of the ${elem}-byte element: kernels would read it misaligned (the runtime loads it; trtx refuses, stricter)`);
   }
-  const arena = arenaDevice(plan, alloc.memoryId);
-  const tagged = taggedDevice(t);
-  if (extra && KNOWN_DEVICES.has(extra.deviceType) && (arena.type !== tagged.type || arena.index !== tagged.index)) {
-    err(
-      'STRUCT_DEVICE_ARENA',
-      `${at} > allocation_info.memory_id`,
-      `tagged ${deviceLabel(tagged)} but planned in arena ${alloc.memoryId} on ${deviceLabel(arena)}: the runtime would hand ${arena.type === 'cpu' ? 'host memory to device code' : 'device memory to host code'} (it loads the method; trtx refuses, stricter)`,
-    );
-  }
+  // A device-tagged tensor planned in a host arena is not refused here: the
+  // runtime loads it, and ExecuTorch 1.5 itself plans that way when methods
+  // share memory (the real corpus's llama-shared). What fails is device code
+  // writing it in place: ZC_ALIASED_INPUT_HOST (zero-copy.ts).
   if (t.dataBufferIdx !== 0 && extra?.location !== TensorDataLocation.EXTERNAL) checkInitialState(pte, pte.program, t, at, err);
 }
 
