@@ -61,7 +61,7 @@ describe('trtx rewrite --budget', () => {
     expect(doc).toMatchObject({ schema: 'trtx.rewrite/1', mode: 'atomic', fallback: null });
     expect(doc.changes).toHaveLength(3);
     expect(doc.passes[0].details.resident).toMatchObject({ engines: 3, total_bytes: String(24n << 30n), line: '3 engines x 8 GiB = 24 GiB may be resident' });
-    expect(doc.warnings).toEqual(['TRT_BUDGET_MULTI_ENGINE: weight_streaming_budget applies per engine: 3 engines x 8 GiB = 24 GiB may be resident']);
+    expect(doc.warnings).toEqual(['TRT_BUDGET_MULTI_ENGINE: program: weight_streaming_budget applies per engine: 3 engines x 8 GiB = 24 GiB may be resident']);
   });
 
   it('--clear-budget removes it', async () => {

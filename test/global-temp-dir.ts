@@ -19,6 +19,10 @@ export function setup(): void {
   before = process.env.TMPDIR;
   dir = mkdtempSync(join(tmpdir(), 'trtx-test-run-'));
   process.env.TMPDIR = dir;
+  // Python processes the tests start directly (ExecuTorch's runtime, the
+  // corpus build) keep torch's compile cache beside trtx's caches, as the
+  // bridge does, not in the temp dir.
+  process.env.TORCHINDUCTOR_CACHE_DIR ??= join(process.cwd(), '.cache', 'torchinductor');
 }
 
 export function teardown(): void {

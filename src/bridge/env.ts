@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
+import { defaultCacheRoot } from '../util/cache-dir.js';
 
 /** The python-bridge folder shipped with trtx (holds the trtx_bridge package). */
 export function bridgePackageDir(): string {
@@ -55,5 +56,9 @@ export function bridgeEnv(opts: BridgeEnvOptions = {}): Record<string, string> {
   // The install folder may be read-only, and stale bytecode there is worse than none.
   out.PYTHONDONTWRITEBYTECODE = '1';
   out.TRTX_BRIDGE_CWD = opts.cwd ?? process.cwd();
+  // torch keeps its compile cache in the temp dir by default
+  // (/tmp/torchinductor_<user>); a cache belongs with trtx's other caches, and
+  // an export must leave the temp dir as it found it.
+  if (!out.TORCHINDUCTOR_CACHE_DIR) out.TORCHINDUCTOR_CACHE_DIR = path.join(defaultCacheRoot(opts.base ?? process.env), 'torchinductor');
   return out;
 }

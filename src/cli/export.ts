@@ -51,6 +51,8 @@ function outputFor(model: string, opts: ExportCliOptions): string {
 export function withoutTorchTensorrtHint(e: unknown, cmd: Command, model: string): unknown {
   if (!isTrtxError(e) || e.code !== 'BRIDGE_IMPORT_MISSING' || !/\btorch_tensorrt\b/.test(e.message)) return e;
   if (!cmd.options.some((o) => o.long === '--engine')) return e;
+  // The bridge names the reference engine itself when it knows it is available.
+  if (e.hint?.includes('--engine reference')) return e;
   const hint = `${e.hint ?? 'install Torch-TensorRT'}; or export without Torch-TensorRT, with reference engines that trtx check and trtx verify run (not TensorRT): trtx export ${model} --engine reference`;
   return new TrtxError(e.code, e.location, e.message, { kind: e.kind, hint });
 }
@@ -77,12 +79,13 @@ export function registerExport(program: Command): void {
     )
     .action(
       action<ExportCliOptions>(async (ctx, opts, [model], cmd) => {
-        // The model file first, then OUT, then (in exportModel) Python.
-        await checkModelFile(model);
-        const output = outputFor(model, opts);
+        // The flags first (a usage error needs no file), then the model file,
+        // then OUT, then (in exportModel) Python.
         if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
         const engine = opts.engine ?? 'tensorrt';
         if (engine !== 'tensorrt' && engine !== 'reference') throw usage(`--engine ${JSON.stringify(engine)}: use tensorrt or reference`);
+        await checkModelFile(model);
+        const output = outputFor(model, opts);
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
         let timeoutMs: number | undefined;
         if (opts.timeout !== undefined) {
@@ -126,7 +129,7 @@ export function registerExport(program: Command): void {
             ctx.emitJson(summary);
             return EXIT_OK;
           }
-          ctx.print(`wrote ${summary.output} (${formatIEC(BigInt(summary.file_size))}) from ${model}`);
+          ctx.print(`wrote ${output} (${formatIEC(BigInt(summary.file_size))}) from ${model}`);
           if (summary.engine === 'reference') ctx.print('  engines: trtx reference engines (--engine reference), not TensorRT plans: the program runs in trtx verify, not on TensorRT');
           ctx.print(
             `  python ${summary.python.version} (${summary.python.source}): torch ${summary.versions.torch ?? '?'}, ` +
