@@ -142,13 +142,13 @@ describe('inspect --html and diff --html', () => {
     const before = readFileSync(staged);
     const r = await runCli(['inspect', staged, '--html', staged]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^error: HTML_TARGET_IS_INPUT: /);
+    expect(r.stderr).toMatch(/^error: OUTPUT_IS_INPUT: /);
     const d = await runCli(['diff', staged, zeroCopy, '--html', zeroCopy]);
     expect(d.code).toBe(2);
     expect(readFileSync(staged).equals(before)).toBe(true);
     const missing = await runCli(['inspect', staged, '--html', join(dir, 'no-such-dir', 'x.html')]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/^error: WRITE_FAILED: /);
+    expect(missing.stderr).toMatch(/^error: OUTPUT_DIR: /);
     expect(existsSync(join(dir, 'no-such-dir'))).toBe(false);
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });

@@ -5,19 +5,16 @@
 // as coded refusals; and file names with control characters escaped in
 // human output, so a name cannot forge an `error:` line.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { writeFixture } from '../fixtures/builder.js';
 import { kvDecoder } from '../fixtures/kv-decoder.js';
 import { escapeControls } from '../src/util/escape.js';
 import { sidecarPath, tempPath, NAME_MAX } from '../src/pte/target.js';
+import { runTrtxAsUser } from './helpers/as-user.js';
 import { runCli } from './helpers/cli.js';
-
-const BIN = resolve(fileURLToPath(new URL('../bin/trtx', import.meta.url)));
 
 let dir: string;
 let source: string;
@@ -126,9 +123,6 @@ describe('names near NAME_MAX', () => {
 });
 
 describe('permission errors are coded refusals', () => {
-  // Root ignores permission bits; the refusal is then proven as an unprivileged user.
-  const asUser = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
-
   it('--in-place on a read-only file: WRITE_PERMISSION, exit 2, file untouched', async () => {
     const sub = mkdtempSync(join(dir, 'ro-'));
     chmodSync(sub, 0o777);
@@ -136,23 +130,22 @@ describe('permission errors are coded refusals', () => {
     copyFileSync(source, file);
     chmodSync(file, 0o444);
     const before = readFileSync(file);
-    const cmd = [...asUser, process.execPath, BIN, 'rewrite', file, '--in-place', '--budget', '1GiB', '--json'];
-    const r = await execa(cmd[0], cmd.slice(1), { reject: false, env: { HOME: tmpdir(), NO_COLOR: '1' } });
+    const r = await runTrtxAsUser(['rewrite', file, '--in-place', '--budget', '1GiB', '--json'], sub);
     expect(r.exitCode, r.stderr).toBe(2);
     expect(JSON.parse(r.stdout).error.code).toBe('WRITE_PERMISSION');
     expect(r.stderr).not.toContain('INTERNAL');
     expect(readFileSync(file).equals(before)).toBe(true);
-    expect(readdirSync(sub)).toEqual(['ro.pte']);
+    expect(readdirSync(sub).filter((n) => !n.startsWith('home-'))).toEqual(['ro.pte']);
   }, 60_000);
 
   it('-o into a directory it cannot write: WRITE_PERMISSION', async () => {
     const sub = mkdtempSync(join(dir, 'rodir-'));
     chmodSync(sub, 0o555);
-    const cmd = [...asUser, process.execPath, BIN, 'rewrite', source, '-o', join(sub, 'x.pte'), '--json'];
-    const r = await execa(cmd[0], cmd.slice(1), { reject: false, env: { HOME: tmpdir(), NO_COLOR: '1' } });
+    const r = await runTrtxAsUser(['rewrite', source, '-o', join(sub, 'x.pte'), '--json'], dir);
     expect(r.exitCode, r.stderr).toBe(2);
     expect(JSON.parse(r.stdout).error.code).toBe('WRITE_PERMISSION');
     expect(statSync(sub).isDirectory()).toBe(true);
+    expect(readdirSync(sub)).toEqual([]);
   }, 60_000);
 });
 

@@ -7,7 +7,7 @@ import type { DelegateDiff, DiffReport, FieldChange, InstructionChange, MethodDi
 import { formatIEC } from '../util/size.js';
 import { memoryPlan } from '../html/plan.js';
 import { renderDiffHtml } from '../html/diff-page.js';
-import { writeReport } from '../html/write.js';
+import { checkReportTarget, writeReport } from '../html/write.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
 import { styler } from './style.js';
@@ -211,6 +211,7 @@ export function registerDiff(program: Command): void {
     .addHelpText('after', DIFF_HELP)
     .action(
       action<DiffOptions>(async (ctx, opts, [a, b]) => {
+        if (opts.html !== undefined) await checkReportTarget(opts.html, [a, b]);
         const { report, page } = await diffFiles(a, b, opts.method, opts.html !== undefined);
         const code = opts.exitCode && !report.equivalent ? EXIT_CHECK : EXIT_OK;
         if (opts.html !== undefined && page !== null) {

@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { checkModelFile, defaultOutput, samePath, splitModelRef } from '../export/model-file.js';
+import { checkOutputTarget } from '../pte/target.js';
 import { TrtxError, isTrtxError } from '../util/errors.js';
 import { parseSize } from '../util/size.js';
 import { formatIEC } from '../util/size.js';
@@ -86,6 +87,8 @@ export function registerExport(program: Command): void {
         if (engine !== 'tensorrt' && engine !== 'reference') throw usage(`--engine ${JSON.stringify(engine)}: use tensorrt or reference`);
         await checkModelFile(model);
         const output = outputFor(model, opts);
+        // As rewrite -o: a regular file or a new path, never the model (by another name), a name that fits, a writable directory.
+        await checkOutputTarget(output, splitModelRef(model).path, { isInputHint: 'name another file with -o OUT' });
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
         let timeoutMs: number | undefined;
         if (opts.timeout !== undefined) {

@@ -6,7 +6,7 @@ import { formatIEC } from '../util/size.js';
 import { referenceEngineLine } from '../tensorrt/engine-kind.js';
 import { memoryPlan } from '../html/plan.js';
 import { renderInspectHtml } from '../html/page.js';
-import { writeReport } from '../html/write.js';
+import { checkReportTarget, writeReport } from '../html/write.js';
 import { EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
 import { styler } from './style.js';
@@ -89,6 +89,7 @@ export function registerInspect(program: Command): void {
     .addHelpText('after', '\nExamples:\n  trtx inspect model.pte\n  trtx inspect model.pte --method decode --json\n  trtx inspect model.pte --html model.html')
     .action(
       action<InspectOptions>(async (ctx, opts, [file]) => {
+        if (opts.html !== undefined) await checkReportTarget(opts.html, [file]);
         const { report, html } = await withPte(file, async (pte) => ({
           report: await summarize(pte, { method: opts.method }),
           html: opts.html === undefined ? null : renderInspectHtml(await memoryPlan(pte, { method: opts.method })),

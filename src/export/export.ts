@@ -12,7 +12,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { checkPython } from '../bridge/python.js';
 import { runBridge, type RunBridgeOptions } from '../bridge/run.js';
 import type { BridgeEvent, CheckResult, EngineKind, ExportResult } from '../bridge/protocol.js';
@@ -25,6 +25,7 @@ import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
 import { unsoundInput } from '../passes/precondition.js';
 import { writeFromSource } from '../pte/copy.js';
 import { openPte } from '../pte/open.js';
+import { sidecarPath } from '../pte/target.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { checkModelFile } from './model-file.js';
@@ -94,7 +95,8 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   });
 
   const output = resolve(opts.output);
-  const temp = join(dirname(output), `.${basename(output)}.bridge-${randomBytes(6).toString('hex')}.pte`);
+  // Beside the output (one filesystem for the rename), a name that fits whatever the output's length.
+  const temp = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.pte`, true);
   const warnings: string[] = env.mismatches.map((m) => `PYENV_VERSION_MISMATCH: ${env.python} has ${m}; trtx is tested with the locked versions`);
   const untrack = trackPath(temp);
   try {

@@ -1,26 +1,18 @@
-// Writing a report page: refused when the target is one of the programs it
-// describes (a typo must not replace a .pte by its picture), then written
-// atomically.
-import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { TrtxError } from '../util/errors.js';
+// Writing a report page: the target is checked as every named output is
+// (src/pte/target.ts: a regular file or a new path, never one of the
+// programs it describes, a name that fits, a directory trtx may write), then
+// written atomically.
+import { checkOutputTarget } from '../pte/target.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
-async function sameFile(a: string, b: string): Promise<boolean> {
-  if (resolve(a) === resolve(b)) return true;
-  try {
-    const [x, y] = await Promise.all([stat(a), stat(b)]);
-    return x.dev === y.dev && x.ino === y.ino;
-  } catch {
-    return false;
-  }
+const IS_INPUT_HINT = 'name a new file for the report, e.g. report.html';
+
+/** The checks alone, for a command to run before it does any work. */
+export function checkReportTarget(target: string, inputs: readonly string[]): Promise<void> {
+  return checkOutputTarget(target, inputs, { isInputHint: IS_INPUT_HINT });
 }
 
-export async function writeReport(target: string, html: string, inputs: string[]): Promise<number> {
-  for (const input of inputs) {
-    if (await sameFile(target, input)) {
-      throw new TrtxError('HTML_TARGET_IS_INPUT', target, `--html would overwrite the program ${input}`, { kind: 'usage', hint: 'name a new file for the report, e.g. report.html' });
-    }
-  }
+export async function writeReport(target: string, html: string, inputs: readonly string[]): Promise<number> {
+  await checkReportTarget(target, inputs);
   return writeFileAtomic(target, html);
 }

@@ -76,11 +76,20 @@ export function fileRefusal(e: unknown, path: string, doing: string): TrtxError 
   return new TrtxError(c, path, `cannot ${doing}: ${why}`, { kind: 'usage' });
 }
 
+export interface OutputTargetOptions {
+  /** The output may be an input (rewrite --force: a full rewrite over it). */
+  force?: boolean;
+  /** The hint of OUTPUT_IS_INPUT; default the rewrite's (--in-place or --force). */
+  isInputHint?: string;
+}
+
 /**
  * Refuses an output that is not a regular file or a new name in an existing
- * directory, and an output that is the input itself unless `force`.
+ * directory, and an output that is one of the inputs itself unless `force`.
+ * Every writer of a named output (`rewrite -o`, `export -o`, `--html`) calls
+ * it before any work, and again just before its rename.
  */
-export async function checkOutputTarget(output: string, input: string, opts: { force?: boolean } = {}): Promise<void> {
+export async function checkOutputTarget(output: string, inputs: string | readonly string[], opts: OutputTargetOptions = {}): Promise<void> {
   if (utf8(basename(output)) > NAME_MAX) {
     throw new TrtxError('OUTPUT_NAME_TOO_LONG', output, `the name is ${utf8(basename(output))} bytes; a file name holds at most ${NAME_MAX}`, { kind: 'usage' });
   }
@@ -106,12 +115,15 @@ export async function checkOutputTarget(output: string, input: string, opts: { f
       hint: st.isSymbolicLink() ? 'give the path the link points to' : 'give a regular file or a new path',
     });
   }
-  const inp = await stat(input).catch(() => null);
-  if (inp && inp.dev === st.dev && inp.ino === st.ino && !opts.force) {
-    throw new TrtxError('OUTPUT_IS_INPUT', output, 'is the input file itself', {
-      kind: 'usage',
-      hint: 'use --in-place to rewrite it (only its head when the program still fits), or --force to replace it by a full rewrite',
-    });
+  const all = typeof inputs === 'string' ? [inputs] : inputs;
+  for (const input of all) {
+    const inp = await stat(input).catch(() => null);
+    if (inp && inp.dev === st.dev && inp.ino === st.ino && !opts.force) {
+      throw new TrtxError('OUTPUT_IS_INPUT', output, all.length > 1 ? `is the input file ${input} itself` : 'is the input file itself', {
+        kind: 'usage',
+        hint: opts.isInputHint ?? 'use --in-place to rewrite it (only its head when the program still fits), or --force to replace it by a full rewrite',
+      });
+    }
   }
   await access(dirname(output), constants.W_OK).catch((err: unknown) => {
     throw fileRefusal(err, dirname(output), 'replace a file in this directory');

@@ -1,16 +1,20 @@
 // Writes a whole small output (an HTML report) the way every trtx output is
-// written: to a temporary file beside the target, fsynced, then renamed over
-// it, so a reader never sees half a file and a failure leaves the target as
-// it was and no temporary file behind.
-import { randomBytes } from 'node:crypto';
+// written: to a temporary file beside the target (a name that fits whatever
+// the target's length: src/pte/target.ts), fsynced, then renamed over it, so
+// a reader never sees half a file and a failure leaves the target as it was
+// and no temporary file behind. Errors are the coded refusals of every
+// writer (WRITE_PERMISSION, WRITE_NO_SPACE, OUTPUT_DIR, ...).
 import { open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { syncDir } from '../pte/file-io.js';
-import { TrtxError } from './errors.js';
+import { fileRefusal, tempPath } from '../pte/target.js';
+import { trackPath } from './cleanup.js';
 
 export async function writeFileAtomic(target: string, data: string | Uint8Array): Promise<number> {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  const tmp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = tempPath(target);
+  // An interrupt removes it too (src/util/cleanup.ts).
+  const untrack = trackPath(tmp);
   let fh;
   try {
     fh = await open(tmp, 'wx', 0o644);
@@ -24,10 +28,8 @@ export async function writeFileAtomic(target: string, data: string | Uint8Array)
   } catch (e) {
     await fh?.close().catch(() => {});
     await rm(tmp, { force: true });
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new TrtxError('WRITE_FAILED', target, `cannot write (${code ?? (e as Error).message}); the target was left untouched`, {
-      kind: 'usage',
-      hint: 'write the report into an existing, writable directory',
-    });
+    throw fileRefusal(e, target, 'write it (the target was left untouched)');
+  } finally {
+    untrack();
   }
 }
