@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <unordered_set>
 
 #include "trt_handle.h"
 #include "trtx/engine/reference_engine.h"
@@ -68,10 +69,11 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   }
   TRTX_ASSIGN_OR_RETURN(TrtCompileSpecs parsed_specs, parse_trt_compile_specs(specs, where));
   if (parsed_specs.zero_copy_kv.has_value() && config.contract == TrtContract::ZeroCopy) {
+    // A set, not a scan per name: both lists come from the file.
+    std::unordered_set<std::string> aliased_outputs;
+    for (const auto& a : blob.aliased_io) aliased_outputs.insert(a.output);
     for (const auto& name : *parsed_specs.zero_copy_kv) {
-      bool aliased = false;
-      for (const auto& a : blob.aliased_io) aliased = aliased || a.output == name;
-      if (!aliased) {
+      if (aliased_outputs.count(name) == 0) {
         return fail(Error::CompileSpecInvalid, where + ".compile_specs(zero_copy_kv)",
                     "zero_copy_kv names '" + name + "', which is not an aliased output of the engine");
       }

@@ -36,6 +36,7 @@ Failure json_error(const std::string& where, const std::string& msg) {
 }  // namespace
 
 long TrtBlob::aliased_input_of(size_t output_binding) const {
+  if (output_binding < alias_input_by_binding.size()) return alias_input_by_binding[output_binding];
   for (const auto& a : aliased_io) {
     if (a.output_binding == output_binding) return static_cast<long>(a.input_binding);
   }
@@ -254,6 +255,8 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
       blob.aliased_io.push_back(std::move(alias));
     }
   }
+  blob.alias_input_by_binding.assign(blob.bindings.size(), -1);
+  for (const auto& a : blob.aliased_io) blob.alias_input_by_binding[a.output_binding] = static_cast<long>(a.input_binding);
   // Last: what Torch-TensorRT's own parser would read from the same bytes.
   TRTX_CHECK_OK(check_upstream_agreement(blob, text, where));
   return blob;

@@ -63,6 +63,19 @@ Result<Arg> read_arg(et::EValue* v, size_t i, const std::string& where) {
                                  " is tagged CUDA but its memory is in a host arena (a host-planned program)");
   }
   a.placement = device_memory ? Placement::Device : Placement::Host;
+  // Device memory is bound to the engine as it is (host memory is staged
+  // into an aligned buffer first). A tensor planned at an offset that is not
+  // a multiple of its element size (the runtime loads it:
+  // runtime/core/hierarchical_allocator.h checks bounds only) would be
+  // accessed misaligned: undefined behaviour in a CPU engine, a
+  // misaligned-address fault in a CUDA kernel. trtx check refuses the program
+  // (STRUCT_ARENA_ALIGNMENT); the delegate refuses the call.
+  const size_t elem = element_size(a.dtype);
+  if (device_memory && elem > 1 && a.nbytes != 0 && reinterpret_cast<uintptr_t>(a.data) % elem != 0) {
+    return exec_error(where, "delegate argument " + std::to_string(i) + " (" + scalar_type_name(a.dtype) +
+                                 ") in device memory is not aligned to its " + std::to_string(elem) +
+                                 "-byte element (a misaligned planned offset): the engine would access it misaligned");
+  }
   return a;
 }
 

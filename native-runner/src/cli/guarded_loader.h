@@ -6,7 +6,8 @@
 // host write fails (pread into device memory is EFAULT; a memcpy would fault),
 // and the method does not load. The host stand-in would accept the write, so
 // the guard refuses it on both targets, with a message that says why: never
-// kinder than the real runtime (internal).
+// kinder than the real runtime. It also refuses a program part larger than a
+// FlatBuffer can be before FileDataLoader reads it (load_limits.h) (internal).
 #pragma once
 
 #include <memory>
@@ -20,10 +21,10 @@ class GuardedLoader final : public executorch::runtime::DataLoader {
  public:
   explicit GuardedLoader(executorch::extension::FileDataLoader inner) : inner_(std::move(inner)) {}
 
+  // The program part is refused past the largest FlatBuffer before anything
+  // is read (load_limits.h): FileDataLoader would read all of it.
   executorch::runtime::Result<executorch::runtime::FreeableBuffer> load(size_t offset, size_t size,
-                                                                         const SegmentInfo& info) const override {
-    return inner_.load(offset, size, info);
-  }
+                                                                         const SegmentInfo& info) const override;
   executorch::runtime::Error load_into(size_t offset, size_t size, const SegmentInfo& info,
                                        void* buffer) const override;
   executorch::runtime::Result<size_t> size() const override { return inner_.size(); }

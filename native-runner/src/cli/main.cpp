@@ -19,7 +19,8 @@ const char kUsage[] =
     "  trtx-runner run PROGRAM.pte [--method NAME ...] [--steps N] [--caller-stream on|off]\n"
     "                  [--budget BYTES] [--fresh-state] [--cold-pool] [--shared-scratch]\n"
     "                  [--device cpu|cuda] [--arena-fill poison|none] [--init-device-buffers]\n"
-    "                  [--share-arenas] [--trt-runtime zero-copy|stock] [--report FILE]\n"
+    "                  [--share-arenas] [--trt-runtime zero-copy|stock] [--max-planned-bytes BYTES]\n"
+    "                  [--verification internal|minimal] [--report FILE]\n"
     "  trtx-runner parse-blob-vectors FILE\n"
     "  trtx-runner --version\n"
     "exit codes: 0 ok, 1 program invalid or execution failed, 2 usage,\n"
@@ -122,6 +123,21 @@ int run_main(int argc, char** argv) {
       } else {
         return usage("--trt-runtime takes zero-copy or stock");
       }
+    } else if (a == "--verification") {
+      const char* v = next("--verification");
+      if (v != nullptr && std::strcmp(v, "internal") == 0) {
+        o.minimal_verification = false;
+      } else if (v != nullptr && std::strcmp(v, "minimal") == 0) {
+        o.minimal_verification = true;
+      } else {
+        return usage("--verification takes internal or minimal");
+      }
+    } else if (a == "--max-planned-bytes") {
+      const char* v = next("--max-planned-bytes");
+      if (v == nullptr) return usage("--max-planned-bytes needs BYTES");
+      auto b = trtx::backend::parse_budget_bytes(v, "--max-planned-bytes");
+      if (!b.ok()) return usage("--max-planned-bytes: " + b.failure().message);
+      o.max_planned_bytes = b.get();
     } else if (a == "--report") {
       const char* v = next("--report");
       if (v == nullptr || *v == '\0') return usage("--report needs FILE");

@@ -15,6 +15,7 @@
 
 #include "et_platform.h"
 #include "guarded_loader.h"
+#include "load_limits.h"
 #include "run_report.h"
 #include "runner_memory.h"
 #include "step_io.h"
@@ -173,7 +174,15 @@ class Runner {
       budget_options_ = budget;
       (void)backend_options_.set_options(backend::TensorRTBackend::kId, budget_options_.view());
     }
-    const et::Error loaded = module_->load(backend_options_, et::Program::Verification::InternalConsistency);
+    // InternalConsistency, not Module's default Minimal: Minimal skips the
+    // flatbuffer verifier (runtime/executor/program.cpp), so every accessor
+    // would follow offsets straight from the file (an offset of 0, or one past
+    // the end, is read as a table). trtx check verifies the same way
+    // (PTE_FLATBUFFER), so both refuse the same files. Minimal stays
+    // available (--verification minimal) to show what it lets through.
+    const auto level = opts_.minimal_verification ? et::Program::Verification::Minimal
+                                                  : et::Program::Verification::InternalConsistency;
+    const et::Error loaded = module_->load(backend_options_, level);
     if (loaded != et::Error::Ok) {
       record(failure_of(loaded, opts_.program, "loading the program"));
       return false;
@@ -205,6 +214,13 @@ class Runner {
       // Each delegate is called once per execute in the programs trtx writes:
       // the shared scratch's warm-up is one step's delegate calls.
       delegate_calls += meta->num_backends();
+    }
+    // Before Module allocates a byte of it (load_limits.h).
+    Status fits = check_planned_memory(*module_, methods_, target,
+                                       opts_.max_planned_bytes.value_or(physical_memory_bytes()));
+    if (!fits.ok()) {
+      record(fits.take_failure());
+      return false;
     }
     backend::configure_tensorrt_backend(
         {target, device_->device_index(), memory_->scratch_factory(delegate_calls), opts_.contract});

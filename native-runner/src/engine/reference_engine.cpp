@@ -20,6 +20,11 @@ EngineKind classify_engine(const uint8_t* head, size_t n) {
 namespace {
 
 constexpr uint32_t kKnownVersion = 1;
+/// Every execute runs every step over its bindings, so the step count bounds
+/// the time one execute may take per element; trtx's writers emit a handful
+/// (fixtures/trt.ts, python-bridge/trtx_bridge/reference). Stricter than the
+/// flatbuffer verifier's own limit of 1,000,000 tables.
+constexpr flatbuffers::uoffset_t kMaxSteps = 4096;
 
 Failure format_error(const std::string& where, const std::string& msg) {
   return fail(Error::EngineFormat, where + ".engine", msg);
@@ -71,6 +76,10 @@ Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const
     if (out.scratch_per_unit != 0) {
       TRTX_CHECK_OK(check_binding(out.scratch_unit_binding, is_input, -1, where, "scratch.unit_binding"));
     }
+  }
+  if (e->steps() != nullptr && e->steps()->size() > kMaxSteps) {
+    return format_error(where, "reference engine has " + std::to_string(e->steps()->size()) + " steps; this runner runs at most " +
+                                   std::to_string(kMaxSteps));
   }
   if (e->steps() != nullptr) {
     for (flatbuffers::uoffset_t i = 0; i < e->steps()->size(); ++i) {

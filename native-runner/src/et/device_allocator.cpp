@@ -146,6 +146,16 @@ Error RunnerDeviceAllocator::copy(void* dst, const void* src, size_t n, bool to_
                  "cudaMemcpy would refuse it on a GPU"),
         Error::InvalidArgument);
   }
+  // The host side of a copy is a tensor's data pointer, null for a tensor
+  // nothing gave memory (an unplanned intermediate: trtx check refuses it as
+  // STRUCT_TENSOR_NO_MEMORY). cudaMemcpy refuses a null pointer; so does this.
+  const void* host_side = to_device ? src : dst;
+  if (host_side == nullptr && n != 0) {
+    return record_failure(fail(trtx::Error::InvalidArgument, std::string("device allocator ") + what,
+                               std::string("the ") + (to_device ? "source" : "destination") + " (" +
+                                   std::to_string(n) + " bytes) is a null pointer: a tensor with no memory"),
+                          Error::InvalidArgument);
+  }
   const runtime::StreamRef stream = current_stream();
   const runtime::DeviceContext ctx = context(device);
   using runtime::Placement;

@@ -34,6 +34,7 @@ constexpr NameEntry kNames[] = {
     TRTX_NAME(DeviceInitialState),
     TRTX_NAME(BackendMissing),
     TRTX_NAME(ExecuTorchAbort),
+    TRTX_NAME(PlannedMemoryLimit),
     TRTX_NAME(TRT_BLOB_TRUNCATED),
     TRTX_NAME(TRT_BLOB_MAGIC),
     TRTX_NAME(TRT_BLOB_METADATA_IN_HEADER),
@@ -81,6 +82,7 @@ int error_exit_code(Error e) {
     case Error::EngineNotExecutable:
     case Error::DeviceUnavailable:
     case Error::BackendMissing:
+    case Error::PlannedMemoryLimit:
       return 3;
     default:
       return 1;

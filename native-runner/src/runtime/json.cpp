@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_set>
 
 namespace trtx::json {
 
@@ -36,6 +37,7 @@ class Parser {
   std::string_view s_;
   Limits limits_;
   size_t pos_ = 0;
+  size_t values_ = 0;
   bool failed_ = false;
   Failure failure_;
 
@@ -68,14 +70,21 @@ class Parser {
     return true;
   }
 
+  // `depth` is the value's own nesting level (the document's root is 0),
+  // counted for every value as src/tensorrt/strict-json.ts counts it, so the
+  // two readers refuse the same documents.
   bool parse_value(Value& out, size_t depth) {
+    if (depth > limits_.max_depth) return bad("nesting deeper than " + std::to_string(limits_.max_depth));
     if (pos_ >= s_.size()) return bad("unexpected end of document");
+    // Each value costs a Value (about 150 bytes) for a byte or two of text:
+    // the count bounds what a document may cost in memory.
+    if (++values_ > limits_.max_values) return bad("more than " + std::to_string(limits_.max_values) + " values");
     char c = s_[pos_];
     switch (c) {
       case '{':
-        return parse_object(out, depth + 1);
+        return parse_object(out, depth);
       case '[':
-        return parse_array(out, depth + 1);
+        return parse_array(out, depth);
       case '"':
         out.type = Type::String;
         return parse_string(out.string);
@@ -105,7 +114,6 @@ class Parser {
   }
 
   bool parse_object(Value& out, size_t depth) {
-    if (depth > limits_.max_depth) return bad("nesting deeper than " + std::to_string(limits_.max_depth));
     out.type = Type::Object;
     ++pos_;  // {
     skip_ws();
@@ -113,24 +121,25 @@ class Parser {
       ++pos_;
       return true;
     }
+    // Duplicate keys are found through a set: comparing each key with every
+    // earlier one would make an object of n keys cost n^2 comparisons.
+    std::unordered_set<std::string> keys;
     while (true) {
       skip_ws();
       if (pos_ >= s_.size() || s_[pos_] != '"') return bad("expected a string key");
       size_t key_pos = pos_;
       std::string key;
       if (!parse_string(key)) return false;
-      for (const auto& kv : out.object) {
-        if (kv.first == key) {
-          pos_ = key_pos;
-          return bad("duplicate key \"" + key + "\"");
-        }
+      if (!keys.insert(key).second) {
+        pos_ = key_pos;
+        return bad("duplicate key \"" + key + "\"");
       }
       skip_ws();
       if (pos_ >= s_.size() || s_[pos_] != ':') return bad("expected ':' after a key");
       ++pos_;
       skip_ws();
       Value v;
-      if (!parse_value(v, depth)) return false;
+      if (!parse_value(v, depth + 1)) return false;
       out.object.emplace_back(std::move(key), std::move(v));
       skip_ws();
       if (pos_ >= s_.size()) return bad("unterminated object");
@@ -147,7 +156,6 @@ class Parser {
   }
 
   bool parse_array(Value& out, size_t depth) {
-    if (depth > limits_.max_depth) return bad("nesting deeper than " + std::to_string(limits_.max_depth));
     out.type = Type::Array;
     ++pos_;  // [
     skip_ws();
@@ -158,7 +166,7 @@ class Parser {
     while (true) {
       skip_ws();
       Value v;
-      if (!parse_value(v, depth)) return false;
+      if (!parse_value(v, depth + 1)) return false;
       out.array.push_back(std::move(v));
       skip_ws();
       if (pos_ >= s_.size()) return bad("unterminated array");

@@ -65,6 +65,10 @@ struct TrtBlob {
 
   /// For an output binding index: the input binding it aliases, or -1.
   long aliased_input_of(size_t output_binding) const;
+
+  /// aliased_input_of per binding, filled by the parser (a lookup per output
+  /// of each execute, so no scan of aliased_io per output).
+  std::vector<long> alias_input_by_binding;
 };
 
 /// Parses the 32-byte header of a blob of `blob_size` bytes and checks every

@@ -1,8 +1,9 @@
 // A small strict JSON reader (RFC 8259) for the TensorRT blob metadata and the
 // compile-spec values. Strict means: no comments, no trailing commas, no
 // leading zeros, no NaN/Infinity, no unescaped control characters, valid
-// UTF-8 only, paired surrogates only, duplicate object keys refused, and a
-// bounded nesting depth so hostile input cannot exhaust the stack.
+// UTF-8 only, paired surrogates only, duplicate object keys refused, a
+// bounded nesting depth so hostile input cannot exhaust the stack, and a
+// bounded count of values so it cannot exhaust memory (each costs a Value).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,8 @@ struct Value {
 struct Limits {
   size_t max_depth = 64;
   size_t max_bytes = 64u << 20;
+  /// Values (of any type, containers included) in the whole document.
+  size_t max_values = 1000000;
 };
 
 /// Parses one JSON document (surrounding whitespace allowed). On failure the

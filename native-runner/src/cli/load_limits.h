@@ -1,0 +1,44 @@
+// What one program may cost the runner before ExecuTorch allocates it
+// (internal). ExecuTorch itself bounds neither: Program::load reads the whole
+// program part the header names into one buffer (runtime/executor/program.cpp,
+// through FileDataLoader), and Module::load_method allocates every planned
+// arena of a method as one zero-filled std::vector<uint8_t> per CPU arena
+// (extension/module/module.cpp make_planned_memory_with_devices), so a
+// program of a few kilobytes that names a 1 TiB arena makes the process touch
+// memory until the kernel kills it (or, under AddressSanitizer, abort in
+// operator new). The runner checks both before the runtime does the work:
+//   - the program part: at most FLATBUFFERS_MAX_BUFFER_SIZE (2^31 - 1) bytes,
+//     the largest a FlatBuffer can be (trtx check: PTE_PROGRAM_SIZE);
+//     InvalidProgram, nothing read;
+//   - the planned arenas of the chosen methods held in host memory (every
+//     arena on the CPU stand-in, where device arenas are host memory too):
+//     at most --max-planned-bytes, by default the machine's physical memory;
+//     PlannedMemoryLimit (exit 3: the program cannot run here), nothing
+//     allocated.
+// On a GPU a device arena larger than the device is the allocator's refusal
+// (ExecuTorch then aborts at method load: ExecuTorchAbort, reported).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <executorch/extension/module/module.h>
+
+#include "trtx/runtime/device.h"
+#include "trtx/runtime/result.h"
+
+namespace trtx::cli {
+
+/// flatbuffers/base.h FLATBUFFERS_MAX_BUFFER_SIZE: offsets are 32-bit signed.
+constexpr uint64_t kMaxProgramBytes = (uint64_t(1) << 31) - 1;
+
+/// The machine's physical memory (sysconf), or UINT64_MAX when unknown.
+uint64_t physical_memory_bytes();
+
+/// Sums the planned arenas of `methods` that live in host memory on `target`
+/// and refuses the run when they pass `limit`.
+Status check_planned_memory(executorch::extension::Module& module, const std::vector<std::string>& methods,
+                            runtime::Target target, uint64_t limit);
+
+}  // namespace trtx::cli
