@@ -13,6 +13,8 @@ import { DeviceType, TensorDataLocation, TensorShapeDynamism, memoryOffset, type
 import type { PteFile } from '../pte/open.js';
 import { elementSize, planName, tensorBytes, valueLabel } from '../pte/tensor.js';
 import { diag, type Diagnostic } from './diagnostic.js';
+import { checkKernelArguments } from './kernel-arguments.js';
+import { checkRuntimeProgram } from './runtime-program.js';
 
 const HINTS = {
   STRUCT_TENSOR_SIZE: 're-export the program; the runtime refuses a negative dimension or a tensor whose byte size overflows',
@@ -166,10 +168,13 @@ function checkConstantOffsets(pte: PteFile, out: Diagnostic[]): void {
   });
 }
 
-/** Program-level findings, then every method's. */
+/** Program-level findings, then every method's (kernel arguments: kernel-arguments.ts; the program as a whole: runtime-program.ts). */
 export function checkRuntimeRefusals(pte: PteFile): Diagnostic[] {
-  const out: Diagnostic[] = [];
+  const out: Diagnostic[] = checkRuntimeProgram(pte);
   checkConstantOffsets(pte, out);
-  pte.program.executionPlan.forEach((plan, i) => checkPlan(pte, plan, i, out));
+  pte.program.executionPlan.forEach((plan, i) => {
+    checkPlan(pte, plan, i, out);
+    checkKernelArguments(plan, planName(plan, i), out);
+  });
   return out;
 }

@@ -7,8 +7,9 @@
 // reader (the upstream C++ parser) keeps the first, so a metadata object with
 // two `io_bindings` would be checked clean here and run with the other list
 // there. This reader refuses repeated keys, raw control characters in strings,
-// unpaired surrogate escapes, nesting deeper than MAX_DEPTH and anything after
-// the value; every refusal is a TrtxError with the caller's code.
+// unpaired surrogate escapes, nesting deeper than MAX_DEPTH, more than
+// MAX_VALUES values and anything after the value; every refusal is a
+// TrtxError with the caller's code.
 //
 // Why not JSON.stringify: the upstream writer is Python's
 // `json.dumps(..., separators=(",", ":"))` with `ensure_ascii`, which escapes
@@ -42,6 +43,12 @@ export interface JsonObject {
 }
 
 const MAX_DEPTH = 64;
+/**
+ * Values in one document (containers included): the native runner's reader
+ * (native-runner/src/runtime/json.cpp) bounds what a document may cost the
+ * same way, so the two refuse the same documents.
+ */
+export const MAX_VALUES = 1_000_000;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -164,8 +171,10 @@ export function parseStrictJson(text: string, code: string, location: string, op
     return Number(m[0]);
   };
 
+  let values = 0;
   const parseValue = (depth: number): JsonValue => {
     if (depth > MAX_DEPTH) fail(`nesting deeper than ${MAX_DEPTH}`);
+    if (++values > MAX_VALUES) fail(`more than ${MAX_VALUES} values`);
     skipWs();
     if (pos >= text.length) fail('unexpected end');
     const c = text[pos];

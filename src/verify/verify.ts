@@ -95,6 +95,7 @@ export interface VerifyResult {
 const ENVIRONMENT: Record<string, { code: string; hint: string }> = {
   EngineNotExecutable: { code: 'VERIFY_TENSORRT_PLAN', hint: 'verify real TensorRT plans with the ExecuTorch runtime built with the Torch-TensorRT delegate; the bundled runner executes trtx reference engines only' },
   BackendMissing: { code: 'VERIFY_BACKEND_MISSING', hint: 'the bundled runner has the TensorRT backend only; run the program where its other backends are built in' },
+  PlannedMemoryLimit: { code: 'VERIFY_MEMORY_LIMIT', hint: 'the program plans more host memory than this machine has; verify it on a machine where it fits' },
   DeviceUnavailable: { code: 'VERIFY_NO_GPU', hint: 'drop --device cuda to verify on the CPU, or run on a machine with a GPU and a CUDA build of the runner' },
 };
 

@@ -1,6 +1,7 @@
 // The native runner for tests: the prebuilt binary CI exports
 // (TRTX_RUNNER_BIN, an AddressSanitizer build), else one CPU build of this
 // checkout's sources, cached under .cache/ and shared by every test file.
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureRunner } from '../../src/runner/build.js';
@@ -17,3 +18,26 @@ export function testRunner(): Promise<string> {
 
 /** Generous: a first build on a 2-core machine takes about a minute. */
 export const BUILD_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** Whether a runner binary was built with AddressSanitizer and UBSan (their runtime entry points are linked in). */
+export function isSanitized(binary: string): boolean {
+  const bytes = readFileSync(binary);
+  return bytes.includes('__asan_init') && bytes.includes('__ubsan_handle_');
+}
+
+let sanitized: Promise<string> | undefined;
+
+/**
+ * A runner built with AddressSanitizer and UBSan: the prebuilt one CI exports
+ * (TRTX_RUNNER_BIN, made by .ci/run with -DTRTX_ASAN=ON) when it is one, else
+ * a sanitized CPU build of this checkout, cached beside the plain one.
+ */
+export function sanitizedRunner(): Promise<string> {
+  sanitized ??= (async () => {
+    const given = process.env.TRTX_RUNNER_BIN;
+    if (given && isSanitized(given)) return given;
+    const r = await ensureRunner({ cacheDir: TEST_RUNNER_CACHE, cuda: 'off', asan: true, binary: null });
+    return r.path;
+  })();
+  return sanitized;
+}

@@ -1,0 +1,170 @@
+// What the kernels trtx programs call read from their arguments, beyond
+// their count (runtime-refusals.ts, STRUCT_KERNEL_ARITY). Each rule is one
+// the ExecuTorch 1.5 runtime enforces at the first execute, or worse, one it
+// does not enforce and then reads or writes memory it should not:
+// - STRUCT_KERNEL_ARG_TYPE: the generated kernel wrapper unboxes each
+//   argument with toTensor()/toBool()/toScalar() (codegen/gen.py), which
+//   ET_CHECKs the value's tag: another type aborts the process
+//   (runtime/core/evalue.h);
+// - STRUCT_TENSOR_NO_MEMORY: a tensor with no allocation_info, no constant
+//   data and no external data gets a null data pointer at method load
+//   (runtime/executor/tensor_parser_exec_aten.cpp getTensorDataPtr: memory
+//   the application sets for a method input or output); any other such
+//   tensor an instruction reads or writes is a null dereference or a refused
+//   copy at execute;
+// - STRUCT_KERNEL_RETURN: aten::copy_ has no out argument, so the wrapper
+//   stores its result (self) in the return slot; a slot other than self's
+//   index rebinds that value to self's tensor (a later _h2d_copy into it
+//   then writes the wrong tensor, or is refused);
+// - STRUCT_COPY_DEVICE: et_copy::_h2d_copy reads a CPU source into a
+//   device-tagged out, _d2h_copy the reverse, and refuse anything else
+//   (kernels/portable/cpu/op__device_copy.cpp, InvalidArgument);
+// - STRUCT_COPY_SHAPE: the device copies resize out to self's sizes (a
+//   static out of other sizes is refused, InvalidArgument) and then copy
+//   self.nbytes() bytes without comparing dtypes: an out of a narrower
+//   element type is overrun, a wider one left half written;
+// - STRUCT_COPY_OVERLAP: aten::copy_ copies src into self with one memcpy
+//   (kernels/portable/cpu/op_copy.cpp): planned ranges that partly overlap
+//   are undefined behaviour (AddressSanitizer: memcpy-param-overlap).
+// The rules follow value indices: a call whose indices dangle is left to
+// structure.ts (STRUCT_VALUE_INDEX).
+
+import { DeviceType, TensorDataLocation, TensorShapeDynamism, type EValue, type EValueType, type ExecutionPlan, type Tensor } from '../pte/model.js';
+import { numel, placement, scalarTypeName, tensorBytes, valueLabel } from '../pte/tensor.js';
+import { diag, type Diagnostic } from './diagnostic.js';
+
+export const KERNEL_ARGUMENT_HINTS = {
+  STRUCT_KERNEL_ARG_TYPE: 're-export the program; the kernel wrapper aborts the process on an argument of another type',
+  STRUCT_TENSOR_NO_MEMORY: 're-run memory planning (re-export); a tensor an instruction reads or writes needs planned memory, constant data, or to be a method input or output',
+  STRUCT_KERNEL_RETURN: 're-export the program; ExecuTorch writes a function\u2019s own result index (self) in its return slot',
+  STRUCT_COPY_DEVICE: 're-export the program; a host-to-device copy reads a CPU tensor into a device-tagged one (and the reverse)',
+  STRUCT_COPY_SHAPE: 're-export the program; a device copy needs out of the same dtype and sizes as self',
+  STRUCT_COPY_OVERLAP: 're-run memory planning (re-export); a copy\u2019s source and destination must not partly overlap',
+} as const;
+
+export type KernelArgumentCode = keyof typeof KERNEL_ARGUMENT_HINTS;
+export const KERNEL_ARGUMENT_CODES = Object.keys(KERNEL_ARGUMENT_HINTS) as KernelArgumentCode[];
+
+type Kind = 'Tensor' | 'Bool' | 'Scalar';
+
+/**
+ * How the generated wrapper unboxes each of the schema's arguments (out
+ * included); the last boxed slot is the return value, which an out variant
+ * leaves alone and a function without out arguments overwrites with its
+ * result (codegen/gen.py: `*stack[N] = EValue(result_)`). Schemas:
+ * kernels/portable/et_copy_ops.yaml, kernels/portable/functions.yaml.
+ */
+const SIGNATURES: Record<string, { args: Kind[]; returnsSelf: boolean }> = {
+  'et_copy::_h2d_copy.out': { args: ['Tensor', 'Tensor'], returnsSelf: false }, // (self, *, out) -> out
+  'et_copy::_d2h_copy.out': { args: ['Tensor', 'Tensor'], returnsSelf: false },
+  'aten::copy_': { args: ['Tensor', 'Tensor', 'Bool'], returnsSelf: true }, // (self, src, non_blocking) -> self
+  'aten::add.out': { args: ['Tensor', 'Tensor', 'Scalar', 'Tensor'], returnsSelf: false }, // (self, other, *, alpha, out) -> out
+};
+
+/** runtime/core/evalue.h: toScalar() takes Int, Double or Bool. */
+const ACCEPTS: Record<Kind, readonly EValueType[]> = { Tensor: ['Tensor'], Bool: ['Bool'], Scalar: ['Int', 'Double', 'Bool'] };
+const UNBOX: Record<Kind, string> = { Tensor: 'toTensor()', Bool: 'toBool()', Scalar: 'toScalar()' };
+
+type Report = (code: KernelArgumentCode, location: string, message: string) => void;
+
+const onDevice = (t: Tensor) => (t.extraTensorInfo?.deviceType ?? DeviceType.CPU) !== DeviceType.CPU;
+const sameSizes = (a: Tensor, b: Tensor) => a.sizes.length === b.sizes.length && a.sizes.every((s, i) => s === b.sizes[i]);
+
+function checkDeviceCopy(plan: ExecutionPlan, op: string, self: number, out: number, at: string, err: Report): void {
+  const [s, o] = [plan.values[self], plan.values[out]] as [EValue, EValue];
+  if (s.type !== 'Tensor' || o.type !== 'Tensor') return;
+  const h2d = op === 'et_copy::_h2d_copy.out';
+  const name = h2d ? '_h2d_copy' : '_d2h_copy';
+  if (onDevice(s.tensor) === h2d) {
+    err('STRUCT_COPY_DEVICE', at, `${name} reads self ${valueLabel(plan, self)}, tagged ${onDevice(s.tensor) ? 'CUDA' : 'CPU'}; it must be ${h2d ? 'on the CPU' : 'on a device'} (InvalidArgument at execute)`);
+  }
+  if (onDevice(o.tensor) !== h2d) {
+    err('STRUCT_COPY_DEVICE', at, `${name} writes out ${valueLabel(plan, out)}, tagged ${onDevice(o.tensor) ? 'CUDA' : 'CPU'}; it must be ${h2d ? 'on a device' : 'on the CPU'} (InvalidArgument at execute)`);
+  }
+  // The device side's memory is its arena's (tensor_parser_exec_aten.cpp
+  // getMemPlannedPtr): a CUDA tag in a host arena hands the device allocator
+  // host memory as device memory (cudaMemcpy in the wrong direction; the
+  // runner's allocator refuses the copy).
+  const [deviceIndex, deviceSide] = h2d ? [out, o.tensor] : [self, s.tensor];
+  const where = placement(plan, deviceSide);
+  if (onDevice(deviceSide) && where && where.device.type === 'cpu') {
+    err('STRUCT_COPY_DEVICE', at, `${name} ${h2d ? 'writes out' : 'reads self'} ${valueLabel(plan, deviceIndex)}, tagged CUDA but planned in host arena ${where.arena}: the device allocator would be handed host memory as device memory (refused at execute)`);
+  }
+  if (s.tensor.scalarType !== o.tensor.scalarType) {
+    err('STRUCT_COPY_SHAPE', at, `${name} copies self.nbytes() of ${scalarTypeName(s.tensor.scalarType)} ${valueLabel(plan, self)} into ${scalarTypeName(o.tensor.scalarType)} ${valueLabel(plan, out)}: the kernel compares no dtypes and would overrun or half-fill out`);
+  } else if (o.tensor.shapeDynamism === TensorShapeDynamism.STATIC && !sameSizes(s.tensor, o.tensor)) {
+    err('STRUCT_COPY_SHAPE', at, `${name} resizes out ${valueLabel(plan, out)} [${o.tensor.sizes.join(', ')}] to self's sizes [${s.tensor.sizes.join(', ')}]; a static tensor cannot be resized (InvalidArgument at execute)`);
+  } else if ((tensorBytes(s.tensor) ?? 0n) > (tensorBytes(o.tensor) ?? 0n)) {
+    err('STRUCT_COPY_SHAPE', at, `${name} copies ${tensorBytes(s.tensor)} bytes into out ${valueLabel(plan, out)}, planned for ${tensorBytes(o.tensor)} (InvalidArgument at execute)`);
+  }
+}
+
+function checkCopyOverlap(plan: ExecutionPlan, dst: number, src: number, at: string, err: Report): void {
+  const [d, s] = [plan.values[dst], plan.values[src]] as [EValue, EValue];
+  if (d.type !== 'Tensor' || s.type !== 'Tensor') return;
+  const [pd, ps] = [placement(plan, d.tensor), placement(plan, s.tensor)];
+  if (!pd || !ps || pd.arena !== ps.arena || pd.bytes === 0n || ps.bytes === 0n) return;
+  // The same start is a copy onto itself, which memcpy's callers in the
+  // sanitizers and the kernel both let through; a partial overlap is not.
+  const overlaps = pd.offset < ps.offset + ps.bytes && ps.offset < pd.offset + pd.bytes;
+  if (overlaps && pd.offset !== ps.offset) {
+    err(
+      'STRUCT_COPY_OVERLAP',
+      at,
+      `aten::copy_ copies ${valueLabel(plan, src)} [${ps.offset}, ${ps.offset + ps.bytes}) into ${valueLabel(plan, dst)} [${pd.offset}, ${pd.offset + pd.bytes}) of arena ${pd.arena}: the ranges partly overlap and the kernel's memcpy is undefined behaviour on them`,
+    );
+  }
+}
+
+/** Tensors of the calls' arguments that nothing gives memory (see STRUCT_TENSOR_NO_MEMORY), each reported once. */
+function checkArgumentMemory(plan: ExecutionPlan, m: string, err: Report): void {
+  const io = new Set([...plan.inputs, ...plan.outputs]);
+  const seen = new Set<number>();
+  plan.chains.forEach((chain, c) =>
+    chain.instructions.forEach((ins, k) => {
+      if (ins.type !== 'KernelCall' && ins.type !== 'DelegateCall') return;
+      for (const a of ins.args) {
+        const v = plan.values[a];
+        if (seen.has(a) || io.has(a) || v?.type !== 'Tensor') continue;
+        const t = v.tensor;
+        if (t.allocationInfo || t.dataBufferIdx !== 0 || t.extraTensorInfo?.location === TensorDataLocation.EXTERNAL || numel(t) === 0n) continue;
+        seen.add(a);
+        err('STRUCT_TENSOR_NO_MEMORY', `${m} > chain ${c} > instruction ${k} > ${valueLabel(plan, a)}`, `${valueLabel(plan, a)} is neither planned (no allocation_info) nor constant nor a method input or output: the runtime gives it no memory (a null data pointer) and the ${ins.type} reads or writes it`);
+      }
+    }),
+  );
+}
+
+/** Every KernelCall of `plan` whose operator trtx knows, and the memory of every call's tensors. */
+export function checkKernelArguments(plan: ExecutionPlan, m: string, out: Diagnostic[]): void {
+  const err: Report = (code, location, message) => out.push(diag('error', code, location, message, KERNEL_ARGUMENT_HINTS[code], { method: m }));
+  checkArgumentMemory(plan, m, err);
+  plan.chains.forEach((chain, c) =>
+    chain.instructions.forEach((ins, k) => {
+      if (ins.type !== 'KernelCall') return;
+      const op = plan.operators[ins.opIndex];
+      if (!op?.name) return;
+      const full = op.overload ? `${op.name}.${op.overload}` : op.name;
+      const signature = SIGNATURES[full];
+      // Another argument count is STRUCT_KERNEL_ARITY; dangling indices are structure.ts's.
+      if (!signature || ins.args.length !== signature.args.length + 1) return;
+      if (ins.args.some((a) => !Number.isInteger(a) || a < 0 || a >= plan.values.length)) return;
+      const at = `${m} > chain ${c} > instruction ${k} (KernelCall ${full})`;
+      const ret = ins.args[signature.args.length];
+      if (signature.returnsSelf && ret !== ins.args[0]) {
+        err('STRUCT_KERNEL_RETURN', `${at} > args[${signature.args.length}]`, `the return slot is ${valueLabel(plan, ret)}, not self ${valueLabel(plan, ins.args[0])}: the kernel wrapper stores its result there, rebinding that value to self's tensor for every later instruction`);
+      }
+      let typed = true;
+      signature.args.forEach((kind, i) => {
+        const v = plan.values[ins.args[i]];
+        if (!ACCEPTS[kind].includes(v.type)) {
+          typed = false;
+          err('STRUCT_KERNEL_ARG_TYPE', `${at} > args[${i}]`, `argument ${i} is ${valueLabel(plan, ins.args[i])}, a ${v.type} value; the kernel reads a ${kind} with ${UNBOX[kind]}, which aborts the process on another type`);
+        }
+      });
+      if (!typed) return;
+      if (full === 'et_copy::_h2d_copy.out' || full === 'et_copy::_d2h_copy.out') checkDeviceCopy(plan, full, ins.args[0], ins.args[1], at, err);
+      if (full === 'aten::copy_') checkCopyOverlap(plan, ins.args[0], ins.args[1], at, err);
+    }),
+  );
+}
