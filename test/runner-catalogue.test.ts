@@ -92,6 +92,8 @@ describe('the fixture catalogue on the CPU', () => {
       // ExecuTorch's _h2d_copy kernel refuses a device source.
       'broken-leftover-staging-copy.pte': 'InvalidArgument',
       'broken-copy-back-elided.pte': 'CompileSpecInvalid',
+      // Torch-TensorRT would run the engine on the blob's device_id, away from its tensors.
+      'broken-two-gpu-device-id-swapped.pte': 'DeviceMismatch',
     };
     for (const [file, code] of Object.entries(refused)) {
       const r = results.get(file);
@@ -117,6 +119,22 @@ describe('the fixture catalogue on the CPU', () => {
     expect(unchanged(results.get('broken-writeback-into-zero-copy-cache.pte')!)).toEqual(['layers.0.attn.k_cache']);
     expect(unchanged(results.get('mixed-conv-state-one-delegate-zero-copy.pte')!)).toEqual([]);
     expect(unchanged(results.get('kv-decode-zero-copy.pte')!)).toEqual([]);
+  });
+
+  it('runs the two-GPU program bit for bit as its one-GPU twin, staged and zero-copy', () => {
+    const twin = digests(results.get('kv-decode-two-engine-staged.pte')!);
+    for (const file of ['kv-decode-two-gpu-staged.pte', 'kv-decode-two-gpu-zero-copy.pte', 'kv-decode-two-engine-zero-copy.pte']) {
+      const r = results.get(file)!;
+      expect(digests(r), file).toEqual(twin);
+      const devices = r.report.methods.flatMap((m) => m.delegates.map((d) => d.target_device));
+      expect(new Set(devices), file).toEqual(new Set(file.includes('two-gpu') ? ['cuda:0', 'cuda:1'] : ['cuda:0']));
+    }
+    expect(unchanged(results.get('kv-decode-two-gpu-zero-copy.pte')!)).toEqual([]);
+    // The hand-off goes through the host: one hidden state more each way per step than on one GPU.
+    const step = (f: string) => results.get(f)!.report.methods.find((m) => m.name === 'decode')!.steps[0]!;
+    const hidden = 8 * 4;
+    expect(step('kv-decode-two-gpu-zero-copy.pte').h2d_bytes - step('kv-decode-two-engine-zero-copy.pte').h2d_bytes).toBe(hidden);
+    expect(step('kv-decode-two-gpu-zero-copy.pte').d2h_bytes - step('kv-decode-two-engine-zero-copy.pte').d2h_bytes).toBe(hidden);
   });
 
   it('shows swapped caches as caches that differ from the sound twin', () => {
