@@ -9,7 +9,7 @@ import { multiEngine, trtSingle } from '../fixtures/programs.js';
 import type { Check, CheckOptions } from '../src/checks/context.js';
 import { diag, type Diagnostic } from '../src/checks/diagnostic.js';
 import { CHECKS, orderDiagnostics, runChecks, summarizeDiagnostics } from '../src/checks/run.js';
-import { checkStructure } from '../src/checks/structure.js';
+import { checkProgramStructure } from '../src/checks/structure.js';
 import { checkTensorRT } from '../src/checks/tensorrt.js';
 import { withPte } from '../src/pte/open.js';
 import { CORPUS_DIR } from './helpers/corpus.js';
@@ -65,7 +65,7 @@ describe('runChecks', () => {
 
   it('runs the structure and TensorRT checks first, from an array others extend', () => {
     expect(Array.isArray(CHECKS)).toBe(true);
-    expect(CHECKS.slice(0, 2)).toEqual([checkStructure, checkTensorRT]);
+    expect(CHECKS.slice(0, 2)).toEqual([checkProgramStructure, checkTensorRT]);
   });
 
   it('runs extra checks given to it and hands them the options (--zero-copy-kv)', async () => {

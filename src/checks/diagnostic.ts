@@ -2,6 +2,9 @@
 // `decode > delegate 0 (TensorRTBackend) > binding k_out`), what is wrong and
 // one line on what to do.
 
+import { boundedText } from '../util/display.js';
+import { chargeReport } from '../util/report-budget.js';
+
 export type Severity = 'error' | 'warning' | 'info';
 
 export interface Diagnostic {
@@ -24,7 +27,9 @@ export function diag(
   hint: string,
   where: { method?: string | null; delegate?: number | null } = {},
 ): Diagnostic {
-  return { severity, code, method: where.method ?? null, delegate: where.delegate ?? null, location, message, hint };
+  // Messages and locations embed names from the program: bounded, so many findings about one long name stay small.
+  chargeReport(Math.min(location.length, 600) + Math.min(message.length, 1200) + hint.length + 64, location.slice(0, 200));
+  return { severity, code, method: where.method ?? null, delegate: where.delegate ?? null, location: boundedText(location, 600), message: boundedText(message, 1200), hint };
 }
 
 export const errorsIn = (ds: Diagnostic[]) => ds.filter((d) => d.severity === 'error');

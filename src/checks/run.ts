@@ -9,13 +9,13 @@
 import type { PteFile } from '../pte/open.js';
 import { planName } from '../pte/tensor.js';
 import { buildCheckContext, type Check, type CheckOptions } from './context.js';
-import type { Diagnostic } from './diagnostic.js';
-import { checkStructure } from './structure.js';
+import { diag, type Diagnostic } from './diagnostic.js';
+import { checkProgramStructure, INDEX_CODES } from './structure.js';
 import { checkTensorRT } from './tensorrt.js';
 import { checkZeroCopy } from './zero-copy.js';
 import { checkRuntimeHazards } from './runtime-hazards.js';
 
-export const CHECKS: Check[] = [checkStructure, checkTensorRT, checkZeroCopy, checkRuntimeHazards];
+export const CHECKS: Check[] = [checkProgramStructure, checkTensorRT, checkZeroCopy, checkRuntimeHazards];
 
 export interface CheckSummary {
   errors: number;
@@ -69,7 +69,18 @@ function dedupe(diagnostics: Diagnostic[]): Diagnostic[] {
 export async function runChecks(pte: PteFile, options: CheckOptions = {}, checks: readonly Check[] = CHECKS): Promise<CheckResult> {
   const { ctx, blobDiagnostics } = await buildCheckContext(pte, options);
   const found: Diagnostic[] = [...blobDiagnostics];
-  for (const check of checks) found.push(...(await check(ctx)));
+  for (const check of checks) {
+    // The zero-copy rules follow the dataflow (values, operators, a copy's
+    // arguments by position): on dangling indices they do not run, and say
+    // so where they had something to check.
+    if (check === checkZeroCopy && found.some((d) => d.severity === 'error' && INDEX_CODES.has(d.code))) {
+      if (options.requireZeroCopyKv || ctx.trt.some((t) => t.blob.metadata.aliased_io.length > 0)) {
+        found.push(diag('info', 'CHECK_SKIPPED', 'program', 'the zero-copy KV checks did not run: they follow the indices the errors above leave dangling', 'fix the structural errors first (re-export the program)'));
+      }
+      continue;
+    }
+    found.push(...(await check(ctx)));
+  }
   const methods = pte.program.executionPlan.map((p, i) => planName(p, i));
   const diagnostics = orderDiagnostics(dedupe(found), methods);
   return { diagnostics, summary: summarizeDiagnostics(diagnostics) };

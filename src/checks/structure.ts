@@ -12,6 +12,7 @@ import { blobPlace, delegateLocation } from '../tensorrt/delegates.js';
 import { isTrtxError } from '../util/errors.js';
 import type { CheckContext } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
+import { checkRuntimeRefusals } from './runtime-refusals.js';
 
 const HINT_REEXPORT = 're-export the program; a file with dangling indices cannot load';
 
@@ -252,4 +253,19 @@ export function checkStructure(ctx: Pick<CheckContext, 'pte'>): Diagnostic[] {
   }
   pte.program.executionPlan.forEach((plan, i) => checkPlan(pte, plan, i, out));
   return out;
+}
+
+/**
+ * Findings after which the dataflow checks (TensorRT arity, zero-copy) and
+ * the passes cannot run: they follow value, operator and delegate indices
+ * and read a copy's arguments by position.
+ */
+export const INDEX_CODES: ReadonlySet<string> = new Set([
+  'STRUCT_VALUE_INDEX', 'STRUCT_LIST_ITEM_TYPE', 'STRUCT_UNION_NONE', 'STRUCT_MEMBER_MISSING', 'STRUCT_OP_INDEX',
+  'STRUCT_DELEGATE_INDEX', 'STRUCT_JUMP_DESTINATION', 'STRUCT_ARENA_ID', 'STRUCT_KERNEL_ARITY', 'STRUCT_OPERATOR_NAME',
+]);
+
+/** Every structural finding: the container's indices and extents, then what the runtime refuses at load or first execute. */
+export function checkProgramStructure(ctx: Pick<CheckContext, 'pte'>): Diagnostic[] {
+  return [...checkStructure(ctx), ...checkRuntimeRefusals(ctx.pte)];
 }

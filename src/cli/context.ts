@@ -6,6 +6,7 @@ import type pino from 'pino';
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { TrtxError, isTrtxError } from '../util/errors.js';
+import { escapeControls } from '../util/escape.js';
 
 export const EXIT_OK = 0;
 export const EXIT_CHECK = 1;
@@ -24,8 +25,10 @@ export interface Ctx {
   color: boolean;
   quiet: boolean;
   log: pino.Logger;
-  /** Human output (stdout); suppressed under --json. */
+  /** Human output (stdout), one line, control characters escaped; suppressed under --json. */
   print(line?: string): void;
+  /** A machine-format document (JUnit XML) on stdout as it is: its format escapes its own text. */
+  printDocument(text: string): void;
   /** The --json document (stdout). */
   emitJson(value: unknown): void;
   stderrIsTTY: boolean;
@@ -44,7 +47,8 @@ const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'inf
 export function formatLogLine(rec: { level: number; time?: number; msg: string }, withTime: boolean): string {
   const time = withTime && typeof rec.time === 'number' ? `${new Date(rec.time).toISOString()} ` : '';
   // A message of several lines (a subprocess's log) keeps its lines, indented under the first.
-  return `${time}trtx ${LEVEL_NAMES[rec.level] ?? rec.level}: ${rec.msg.replace(/\n/g, '\n  ')}\n`;
+  // Each line's control characters escaped: a name in a message cannot forge a line.
+  return `${time}trtx ${LEVEL_NAMES[rec.level] ?? rec.level}: ${String(rec.msg).split('\n').map((l) => escapeControls(l)).join('\n  ')}\n`;
 }
 
 /**
@@ -70,6 +74,7 @@ function textLogStream(withTime: boolean): Writable {
 
 export function makeCtx(opts: GlobalOptions): Ctx {
   const json = Boolean(opts.json);
+  const color = !json && colorEnabled(opts);
   const level = opts.quiet ? 'error' : (opts.logLevel ?? 'info');
   // pino is loaded on the first log line: most runs of a fast command log nothing.
   let logger: pino.Logger | undefined;
@@ -87,13 +92,16 @@ export function makeCtx(opts: GlobalOptions): Ctx {
   return {
     json,
     quiet: Boolean(opts.quiet),
-    color: !json && colorEnabled(opts),
+    color,
     get log() {
       return getLog();
     },
     stderrIsTTY: Boolean(process.stderr.isTTY),
     print: (line = '') => {
-      if (!json) process.stdout.write(line + '\n');
+      if (!json) process.stdout.write(escapeControls(line, color) + '\n');
+    },
+    printDocument: (text) => {
+      process.stdout.write(text + '\n');
     },
     emitJson: (value) => {
       process.stdout.write(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
@@ -108,8 +116,8 @@ export function reportError(e: unknown, json: boolean): number {
     if (json) {
       process.stdout.write(JSON.stringify({ error: { code: e.code, location: e.location, message: e.message, hint: e.hint ?? null } }, null, 2) + '\n');
     }
-    process.stderr.write(`error: ${e.oneLine()}\n`);
-    if (e.hint) process.stderr.write(`hint: ${e.hint}\n`);
+    process.stderr.write(`error: ${escapeControls(e.oneLine())}\n`);
+    if (e.hint) process.stderr.write(`hint: ${escapeControls(e.hint)}\n`);
     return code;
   }
   // A bug in trtx, not in the input: still one line, and the detail on request.
@@ -119,7 +127,7 @@ export function reportError(e: unknown, json: boolean): number {
     const doc = { error: { code: 'INTERNAL', location: '', message: err?.message ?? String(e), hint: 'set TRTX_DEBUG=1 for the stack' } };
     process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
   }
-  process.stderr.write(`error: INTERNAL: ${err?.message ?? String(e)} (set TRTX_DEBUG=1 for the stack)\n`);
+  process.stderr.write(`error: INTERNAL: ${escapeControls(err?.message ?? String(e))} (set TRTX_DEBUG=1 for the stack)\n`);
   if (process.env.TRTX_DEBUG) process.stderr.write(`${err?.stack}\n`);
   return EXIT_USAGE;
 }

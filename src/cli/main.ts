@@ -10,6 +10,7 @@ import { registerRewrite } from './rewrite.js';
 import { registerVerify } from './verify.js';
 import { registerExport } from './export.js';
 import { registerDemo } from './demo.js';
+import { endReportBudget, resetReportBudget } from '../util/report-budget.js';
 import { registerFixtures } from './fixtures.js';
 import { registerEnv } from './env.js';
 import { TRTX_VERSION } from '../util/version.js';
@@ -27,11 +28,14 @@ export function action<O extends GlobalOptions>(handler: Handler<O>) {
     // A variadic argument (check FILE...) arrives as one array.
     const args = argv.slice(0, -2).flat().filter((a): a is string => typeof a === 'string');
     let ctx: Ctx | undefined;
+    resetReportBudget();
     try {
       ctx = makeCtx(opts);
       process.exitCode = await handler(ctx, opts, args, cmd);
     } catch (e) {
       process.exitCode = reportError(e, Boolean(opts.json));
+    } finally {
+      endReportBudget();
     }
   };
 }

@@ -4,6 +4,7 @@
 
 import type { Ctx } from './context.js';
 import { formatIEC } from '../util/size.js';
+import { escapeControls } from '../util/escape.js';
 
 export interface Progress {
   update(done: number, total?: number, note?: string): void;
@@ -29,7 +30,7 @@ export function startProgress(ctx: Ctx, label: string, opts: { bytes?: boolean }
         const width = 24;
         const filled = total ? Math.round((width * done) / total) : 0;
         const bar = total ? ` [${'#'.repeat(filled)}${'.'.repeat(width - filled)}]` : '';
-        process.stderr.write(`\r\u001b[2K${label}${bar}${pct}${amount}${note ? ' ' + note : ''}`);
+        process.stderr.write(`\r\u001b[2K${escapeControls(label)}${bar}${pct}${amount}${note ? ' ' + escapeControls(note) : ''}`);
       } else if (!shown) {
         ctx.log.info(`${label}...`);
       }

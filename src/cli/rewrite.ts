@@ -11,12 +11,16 @@ import { parseRuntimes } from '../checks/runtime-rules.js';
 import { budgetPass } from '../passes/budget.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
 import type { Pass, PassReport } from '../passes/pass.js';
+import { unsoundInput } from '../passes/precondition.js';
 import { finishInterruptedInPlace, journalPath, publishRewrite, type RewriteWrite } from '../pte/in-place.js';
-import { openPte } from '../pte/open.js';
+import { openPte, type PteFile } from '../pte/open.js';
+import { checkInPlaceTarget, checkOutputTarget } from '../pte/target.js';
+import { describeHolder, lockTarget, type TargetLock } from '../util/file-lock.js';
 import { TrtxError } from '../util/errors.js';
+import { escapeControls } from '../util/escape.js';
 import { formatIEC, parseSize } from '../util/size.js';
 import { renderDiagnostics } from './check.js';
-import { EXIT_OK, usage, type GlobalOptions } from './context.js';
+import { EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
 import { action } from './main.js';
 import { startProgress } from './progress.js';
 
@@ -29,6 +33,8 @@ interface RewriteOptions extends GlobalOptions {
   delegate?: string;
   zeroCopyKv?: boolean;
   shareCache?: boolean;
+  force?: boolean;
+  wait?: boolean;
   runtime?: string[];
 }
 
@@ -51,8 +57,24 @@ function passesFor(opts: RewriteOptions): Pass[] {
 
 function outputOf(input: string, opts: RewriteOptions): string {
   if (opts.inPlace && opts.output !== undefined && opts.output !== input) throw usage('--in-place writes IN itself; drop -o or --in-place');
+  if (opts.force && opts.inPlace) throw usage('--force goes with -o OUT (allowing OUT to be the input); --in-place needs no --force');
   if (!opts.inPlace && opts.output === undefined) throw usage('missing -o OUT (or --in-place)');
   return opts.output ?? input;
+}
+
+/**
+ * Validates the target (a regular file or a new path; not the input unless
+ * --in-place or --force; writable) and takes its writer lock, waiting for
+ * another writer unless --no-wait.
+ */
+async function lockOutput(ctx: Ctx, input: string, output: string, opts: RewriteOptions): Promise<TargetLock> {
+  if (opts.inPlace) await checkInPlaceTarget(input);
+  else await checkOutputTarget(output, input, { force: Boolean(opts.force) });
+  return lockTarget(output, {
+    wait: opts.wait !== false,
+    command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
+    onWait: (holder) => ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
+  });
 }
 
 function describeWrite(w: RewriteWrite, input: string): string[] {
@@ -71,8 +93,10 @@ export function registerRewrite(program: Command): void {
     .command('rewrite')
     .description('rewrite a .pte without re-exporting; with no flags, the canonical re-encoding')
     .argument('<in>', 'the .pte to read')
-    .option('-o, --output <out>', 'where to write (atomically; may equal <in>)')
+    .option('-o, --output <out>', 'where to write (atomically): a new path or a regular file other than <in>')
     .option('--in-place', 'rewrite <in> itself, only its head when the program still fits before the segments')
+    .option('--force', 'with -o: allow OUT to be <in> itself, replaced by a full rewrite')
+    .option('--no-wait', 'fail at once (REWRITE_LOCKED) when another writer holds the target, instead of waiting')
     .option('--budget <size>', 'set weight_streaming_budget on TensorRT delegates (8GiB, 512MiB, 1.5GiB, 8GB, 8589934592, 0)')
     .option('--clear-budget', 'remove weight_streaming_budget (TensorRT sizes it automatically at load)')
     .option('--method <name>', 'only delegates of this method (with --budget/--clear-budget)')
@@ -89,9 +113,22 @@ export function registerRewrite(program: Command): void {
       action<RewriteOptions>(async (ctx, opts, [input]) => {
         const output = outputOf(input, opts);
         const passes = passesFor(opts);
-        const recovered = opts.inPlace ? await finishInterruptedInPlace(input) : false;
-        const pte = await openPte(input);
+        const lock = await lockOutput(ctx, input, output, opts);
+        let recovered = false;
+        let pte: PteFile;
         try {
+          recovered = opts.inPlace ? await finishInterruptedInPlace(input) : false;
+          pte = await openPte(input);
+        } catch (e) {
+          await lock.release();
+          throw e;
+        }
+        try {
+          const unsound = unsoundInput(pte);
+          if (unsound) {
+            for (const l of renderDiagnostics(unsound.diagnostics, pte.program, { color: false })) process.stderr.write(escapeControls(l) + '\n');
+            throw unsound.error;
+          }
           const fileSegments = pte.program.segments.map((s) => ({ ...s }));
           // Reads the engines' metadata from the input, so it joins once the file is open.
           if (opts.zeroCopyKv) passes.push(zeroCopyKvPass(await readTrtBlobs(pte), { shareCache: Boolean(opts.shareCache) }));
@@ -100,7 +137,7 @@ export function registerRewrite(program: Command): void {
 
           const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv), runtime: parseRuntimes(opts.runtime) });
           if (checked.summary.errors > 0) {
-            for (const l of renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), pte.program, { color: false })) process.stderr.write(l + '\n');
+            for (const l of renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), pte.program, { color: false })) process.stderr.write(escapeControls(l) + '\n');
             throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {
               hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
             });
@@ -140,6 +177,7 @@ export function registerRewrite(program: Command): void {
           return EXIT_OK;
         } finally {
           await pte.close();
+          await lock.release();
         }
       }),
     );

@@ -10,6 +10,7 @@ import { diffSpecs, specValue } from './specs.js';
 import { argumentNames, delegateCalls, positionalNames, type BlobFacts, type DelegateView, type MethodView } from './view.js';
 import type { IoBinding } from '../tensorrt/blob.js';
 import { tensorAt, tensorName } from '../pte/tensor.js';
+import { shortName } from '../util/display.js';
 
 /**
  * An argument as the delegate receives it. Not by its delegate role (that
@@ -19,7 +20,7 @@ import { tensorAt, tensorName } from '../pte/tensor.js';
 function argumentText(view: MethodView, index: number): string {
   const t = tensorAt(view.plan, index);
   const name = t && tensorName(t);
-  return name ? `${name} ${anonymousTensor(view, t)}` : describeValue(view, index);
+  return name ? `${shortName(name)} ${anonymousTensor(view, t)}` : describeValue(view, index);
 }
 
 function diffArgs(a: MethodView, da: DelegateView, b: MethodView, db: DelegateView): { calls: DelegateDiff['calls']; args: DelegateArgChange[] } {
@@ -52,7 +53,7 @@ function diffArgs(a: MethodView, da: DelegateView, b: MethodView, db: DelegateVi
 
 // A binding's type is shown only when the blob records it (the real export records names only).
 const bindingText = (b: IoBinding) =>
-  `${b.is_input ? 'input' : 'output'} ${b.name}${b.dtype === '' && b.shape.length === 0 ? '' : `: ${b.dtype || '?'}[${b.shape.join(',')}]`}`;
+  `${b.is_input ? 'input' : 'output'} ${shortName(b.name)}${b.dtype === '' && b.shape.length === 0 ? '' : `: ${b.dtype || '?'}[${b.shape.join(',')}]`}`;
 const LONG_TEXT = 64;
 const shortText = (s: string) => (s.length > LONG_TEXT ? `<${s.length} chars>` : s);
 

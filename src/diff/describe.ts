@@ -8,6 +8,8 @@
 import type { EValue, Tensor } from '../pte/model.js';
 import { deviceLabel, placement, scalarTypeName, taggedDevice, tensorName } from '../pte/tensor.js';
 import type { MethodView } from './view.js';
+import { shortName } from '../util/display.js';
+import { chargeReport } from '../util/report-budget.js';
 
 export interface DescribeOptions {
   /** Name tensors by the delegate binding they are passed as (off when describing that very binding). */
@@ -41,6 +43,12 @@ function ioRole(view: MethodView, index: number): string | null {
 const doubleText = (d: number) => (Number.isInteger(d) ? d.toFixed(1) : String(d));
 
 export function describeValue(view: MethodView, index: number, opts: DescribeOptions = {}, depth = 0): string {
+  const text = valueText(view, index, opts, depth);
+  chargeReport(text.length + 8, `${view.name} > value %${index}`);
+  return text;
+}
+
+function valueText(view: MethodView, index: number, opts: DescribeOptions, depth: number): string {
   const v: EValue | undefined = view.plan.values[index];
   if (v === undefined) return `<missing %${index}>`;
   // Lists hold value indices; a list of lists is not something the emitter
@@ -58,7 +66,7 @@ export function describeValue(view: MethodView, index: number, opts: DescribeOpt
     case 'Double':
       return doubleText(v.doubleVal);
     case 'String':
-      return v.stringVal === null ? '<no string>' : JSON.stringify(v.stringVal);
+      return v.stringVal === null ? '<no string>' : JSON.stringify(shortName(v.stringVal));
     case 'IntList':
       return `[${v.items.map((i) => item(Number(i))).join(', ')}]`;
     case 'DoubleList':
@@ -71,7 +79,7 @@ export function describeValue(view: MethodView, index: number, opts: DescribeOpt
       return `[${v.items.map((i) => (i < 0 ? 'None' : item(i))).join(', ')}]`;
     case 'Tensor': {
       const name = tensorName(v.tensor);
-      if (name) return name;
+      if (name) return shortName(name);
       const role = ioRole(view, index) ?? (opts.delegateRoles ? view.roles.get(index) : undefined);
       return role ?? anonymousTensor(view, v.tensor);
     }

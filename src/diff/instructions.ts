@@ -10,11 +10,15 @@ import { describeValue } from './describe.js';
 import { keyedChanges } from './lcs.js';
 import type { InstructionChange } from './report.js';
 import type { MethodView } from './view.js';
+import { shortName } from '../util/display.js';
+import { chargeReport } from '../util/report-budget.js';
 
 export function operatorName(view: MethodView, opIndex: number): string {
   const op = view.plan.operators[opIndex];
   if (!op) return `<operator ${opIndex}>`;
-  return `${op.name ?? '<no name>'}${op.overload ? `.${op.overload}` : ''}`;
+  const name = shortName(`${op.name ?? '<no name>'}${op.overload ? `.${op.overload}` : ''}`);
+  chargeReport(name.length + 8, `${view.name} > operators[${opIndex}]`);
+  return name;
 }
 
 export function delegateTitle(view: MethodView, index: number): string {

@@ -9,6 +9,7 @@ import { anonymousTensor, describeValue, dtypeName, shapeOf } from './describe.j
 import { pairBy } from './match.js';
 import type { ArenaChange, ArenaState, IoChange, MethodDiff, TensorChange, TensorPlace } from './report.js';
 import type { MethodView } from './view.js';
+import { shortName } from '../util/display.js';
 
 function arenaState(view: MethodView, index: number): ArenaState | null {
   const size = view.plan.nonConstBufferSizes[index];
@@ -70,7 +71,7 @@ function signatureText(view: MethodView, index: number): string {
   const v = view.plan.values[index];
   if (v?.type !== 'Tensor') return describeValue(view, index);
   const name = tensorName(v.tensor);
-  return name ? `${name} ${shapeOf(v.tensor)}` : anonymousTensor(view, v.tensor);
+  return name ? `${shortName(name)} ${shapeOf(v.tensor)}` : anonymousTensor(view, v.tensor);
 }
 
 export function diffSignature(a: MethodView, b: MethodView): IoChange[] {

@@ -22,6 +22,7 @@ import type { Diagnostic } from '../checks/diagnostic.js';
 import { budgetPass } from '../passes/budget.js';
 import type { PassReport } from '../passes/pass.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
+import { unsoundInput } from '../passes/precondition.js';
 import { writeFromSource } from '../pte/copy.js';
 import { openPte } from '../pte/open.js';
 import { trackPath } from '../util/cleanup.js';
@@ -122,6 +123,8 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
 
     const pte = await openPte(temp);
     try {
+      const unsound = unsoundInput(pte);
+      if (unsound) throw unsound.error;
       const passes: PassReport[] = [];
       // The bridge may already have baked the budget; setting it again is idempotent and proves it.
       if (opts.budget !== undefined) passes.push(budgetPass({ budget: opts.budget })(pte.program));

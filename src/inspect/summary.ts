@@ -11,6 +11,8 @@ import { delegatesOf, readDelegate } from '../tensorrt/delegates.js';
 import { readEngineKind, type EngineCensus, type EngineKind } from '../tensorrt/engine-kind.js';
 import { formatIEC } from '../util/size.js';
 import { stagingBytes } from './staging.js';
+import { shortName, shortNameOrNull } from '../util/display.js';
+import { chargeReport } from '../util/report-budget.js';
 
 export interface TensorSummary {
   index: number;
@@ -78,9 +80,11 @@ function tensorSummary(plan: ExecutionPlan, index: number): TensorSummary {
   const t: Tensor | null = tensorAt(plan, index);
   if (!t) return { index, name: null, dtype: plan.values[index]?.type ?? 'missing', shape: [], device: '-' };
   const place = placement(plan, t);
+  const name = shortNameOrNull(tensorName(t));
+  chargeReport((name?.length ?? 0) + 96, `${plan.name ?? 'method'} > value %${index}`);
   return {
     index,
-    name: tensorName(t),
+    name,
     dtype: scalarTypeName(t.scalarType).toLowerCase(),
     shape: t.sizes,
     device: deviceLabel(place ? place.device : taggedDevice(t)),
@@ -135,15 +139,16 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
         engines.unknown += 1;
       } else if (blob) {
         const m = blob.metadata;
+        chargeReport(m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64), ref.location);
         const engine = 'error' in place ? 'unknown' : await readEngineKind(pte, ref, blob).catch(() => 'unknown' as const);
         engines[engine] += 1;
         summary.tensorrt = {
           magic: blob.magic,
           engine_size: Number(blob.engineSize),
           engine,
-          inputs: m.io_bindings.filter((b) => b.is_input).map((b) => b.name),
-          outputs: m.io_bindings.filter((b) => !b.is_input).map((b) => b.name),
-          aliased: m.aliased_io.map((a) => ({ output: a.output, input: a.input, kind: a.kind })),
+          inputs: m.io_bindings.filter((b) => b.is_input).map((b) => shortName(b.name)),
+          outputs: m.io_bindings.filter((b) => !b.is_input).map((b) => shortName(b.name)),
+          aliased: m.aliased_io.map((a) => ({ output: shortName(a.output), input: shortName(a.input), kind: a.kind })),
         };
       }
       delegates.push(summary);
@@ -154,7 +159,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       outputs: plan.outputs.map((i) => tensorSummary(plan, i)),
       values: count(plan.values, (v) => v.type),
       instructions: count(instructions, (i) => i.type),
-      operators: plan.operators.map((o, i) => ({ name: o.name, overload: o.overload, calls: calls.get(i) ?? 0 })),
+      operators: plan.operators.map((o, i) => ({ name: shortNameOrNull(o.name), overload: shortNameOrNull(o.overload), calls: calls.get(i) ?? 0 })),
       arenas: plan.nonConstBufferSizes.map((size, index) => ({ index, size: Number(size), device: index === 0 ? 'reserved' : deviceLabel(arenaDevice(plan, index)) })),
       delegates,
       staging: stagingBytes(plan),

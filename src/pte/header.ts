@@ -9,6 +9,7 @@
 // turned into a number, so a hostile value cannot wrap or lose precision.
 
 import { TrtxError } from '../util/errors.js';
+import { FLATBUFFERS_MAX_BUFFER_SIZE } from './verify.js';
 
 export const FILE_IDENTIFIER = 'ET12';
 export const EXTENDED_MAGIC = 'eh00';
@@ -119,6 +120,15 @@ export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
   }
 
   const programSize = extended ? extended.programSize : fileSize;
+  // A FlatBuffer cannot be larger (its offsets are signed 32-bit), so a
+  // bigger claim is refused before any program byte is read.
+  if (programSize > FLATBUFFERS_MAX_BUFFER_SIZE) {
+    fail(
+      'PTE_PROGRAM_SIZE',
+      extended ? 'header.extended.program_size' : 'file',
+      `program size ${programSize} is larger than a FlatBuffer can be (${FLATBUFFERS_MAX_BUFFER_SIZE} bytes)${extended ? '' : '; a file with no extended header is all program'}`,
+    );
+  }
   const headerEnd = extended ? 8 + extended.length : 8;
   if (rootOffset < headerEnd || rootOffset > programSize - 4) {
     fail('PTE_ROOT_OFFSET', 'header.root_offset', `root table offset ${rootOffset} is outside the program bytes [${headerEnd}, ${programSize - 4}]`);

@@ -19,8 +19,8 @@
 
 import { open, rename, rm, readFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { createHash, randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { dirname } from 'node:path';
 import { trackPath, withSignalsHeld } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
@@ -29,9 +29,10 @@ import { syncDir, writeAllAt } from './file-io.js';
 import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { writeFromSource } from './copy.js';
+import { sidecarPath, tempPath } from './target.js';
 import type { WriteResult } from './write.js';
 
-export const journalPath = (path: string) => path + IN_PLACE_JOURNAL_SUFFIX;
+export const journalPath = (path: string) => sidecarPath(path, IN_PLACE_JOURNAL_SUFFIX);
 
 const JOURNAL_MAGIC = 'TRTXJNL1';
 const JOURNAL_FIXED = 8 + 8 + 8 + 32;
@@ -143,7 +144,7 @@ export function writeHeadInPlace(pte: PteFile, plan: Extract<HeadPlan, { fits: t
 async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks): Promise<InPlaceResult> {
   const path = pte.path;
   const journal = journalPath(path);
-  const tmp = join(dirname(path), `.${basename(journal)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = tempPath(journal);
   const untrack = trackPath(tmp);
   try {
     const jf = await open(tmp, 'wx', 0o600);

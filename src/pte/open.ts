@@ -9,12 +9,19 @@ import { parseHeader, HEAD_BYTES, type PteHeader } from './header.js';
 import { decodeProgram } from './decode.js';
 import type { Program } from './model.js';
 import { resolveSegments, type SegmentRange } from './segments.js';
+import { pagedFileSource } from './program-source.js';
+import { verifyProgram } from './verify.js';
+import { describeHolder, targetLockHeld } from '../util/file-lock.js';
+import { allowReportFor } from '../util/report-budget.js';
 
 export interface PteFile {
   path: string;
   fileSize: number;
   header: PteHeader;
-  /** The flatbuffer bytes, headers included (file offsets 0..programSize). */
+  /**
+   * The flatbuffer bytes, headers included: file offsets 0..programSize, or
+   * the prefix the program reaches when a large claimed size is not all used.
+   */
   programBytes: Uint8Array;
   program: Program;
   /** Absolute file offset of segment 0's base (0 when there are none). */
@@ -26,11 +33,16 @@ export interface PteFile {
   close(): Promise<void>;
 }
 
+/** One read call asks for at most this much (fs.read takes an int32 length). */
+const READ_CHUNK = 64 * 1024 * 1024;
+/** Programs up to this size are read whole; larger ones are verified from pages first (program-source.ts). */
+export const EAGER_PROGRAM_BYTES = 16 * 1024 * 1024;
+
 async function readExactly(fh: FileHandle, offset: number, length: number, path: string): Promise<Uint8Array> {
   const out = new Uint8Array(length);
   let done = 0;
   while (done < length) {
-    const { bytesRead } = await fh.read(out, done, length - done, offset + done);
+    const { bytesRead } = await fh.read(out, done, Math.min(READ_CHUNK, length - done), offset + done);
     if (bytesRead === 0) throw new TrtxError('PTE_TRUNCATED', path, `file ended at byte ${offset + done}, expected ${length} bytes at ${offset}`);
     done += bytesRead;
   }
@@ -61,12 +73,16 @@ export async function openPte(path: string): Promise<PteFile> {
   }
   try {
     const head = await readExactly(fh, 0, Math.min(HEAD_BYTES, fileSize), path);
-    const header = parseHeader(head, fileSize);
+    const header = parseHeaderOf(head, fileSize, path);
     const programSize = header.extended ? header.extended.programSize : fileSize;
-    const programBytes = programSize <= head.length ? head.subarray(0, programSize) : await readExactly(fh, 0, programSize, path);
+    // A large claimed program is verified from pages first; only the prefix
+    // its tables, vectors and strings reach is then read and decoded.
+    const needed = programSize <= EAGER_PROGRAM_BYTES ? programSize : verifyProgram(pagedFileSource(fh.fd, programSize, path), header.rootOffset).extent;
+    const programBytes = needed <= head.length ? head.subarray(0, needed) : await readExactly(fh, 0, needed, path);
     const program = decodeProgram(programBytes, header.rootOffset);
     const segmentBase = header.extended?.segmentBaseOffset ?? 0;
     const segments = resolveSegments(program, header, fileSize);
+    allowReportFor(programBytes.length);
     return {
       path,
       fileSize,
@@ -85,6 +101,27 @@ export async function openPte(path: string): Promise<PteFile> {
     };
   } catch (e) {
     await fh.close();
+    throw e;
+  }
+}
+
+/**
+ * parseHeader, except that a file marked as being rewritten in place while a
+ * writer holds its lock is reported as in progress, not as interrupted: the
+ * writer is alive and will finish it, rerunning would only wait for it.
+ */
+function parseHeaderOf(head: Uint8Array, fileSize: number, path: string): PteHeader {
+  try {
+    return parseHeader(head, fileSize);
+  } catch (e) {
+    if (!(e instanceof TrtxError) || e.code !== 'PTE_REWRITE_INTERRUPTED') throw e;
+    const lock = targetLockHeld(path);
+    if (lock?.held && lock.holder?.pid !== process.pid) {
+      throw new TrtxError('PTE_REWRITE_IN_PROGRESS', path, `an in-place rewrite is writing this file now (${describeHolder(lock.holder)}); its program head is incomplete until it finishes`, {
+        kind: 'usage',
+        hint: 'read it again when the writer is done (a writer holds it for milliseconds, plus its fsyncs)',
+      });
+    }
     throw e;
   }
 }

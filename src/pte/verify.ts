@@ -1,33 +1,80 @@
 // A FlatBuffers verifier for the ET12 program, driven by layout.ts. It runs
 // before any generated accessor touches the bytes and proves what those
 // accessors assume: every offset, vtable, string and vector lies inside the
-// buffer, scalars are aligned, union tags are known. Limits on depth and on
-// the number of tables stop a file whose offsets share subtrees from making
-// verification exponential (the same limits the C++ Verifier applies).
+// buffer, scalars are aligned, union tags are known. It applies the limits of
+// the C++ Verifier that ExecuTorch's Program::load runs
+// (runtime/executor/program.cpp constructs flatbuffers::Verifier with its
+// default Options: max_depth 64, max_tables 1,000,000, buffers under
+// FLATBUFFERS_MAX_BUFFER_SIZE; flatbuffers include/flatbuffers/verifier.h),
+// including its refusal of an offset of 0 ("may not point to itself").
+//
+// One limit is trtx's own, stricter than the runtime: the decode budget.
+// The format lets many offsets name one table or string, and a decoder that
+// materialises each reference pays once per reference, so an 800 KB file can
+// stand for gigabytes. Every table, vector and string reached is charged its
+// size in the buffer, once per time it is reached; an encoder that does not
+// share data (ExecuTorch's flatc-based serializer, trtx's encoder) is charged
+// at most the buffer's size, so a program charged more than
+// DECODE_BUDGET_FACTOR times its size is refused as PTE_DECODE_BUDGET. Every
+// later stage (decode, checks, --json) is bounded by what was charged here.
 
 import { TrtxError } from '../util/errors.js';
 import { SCALAR_SIZE, TABLES, UNIONS, type FieldKind, type Scalar } from './layout.js';
+import type { ProgramSource } from './program-source.js';
+import { bytesSource } from './program-source.js';
 
 const MAX_DEPTH = 64;
 const MAX_TABLES = 1_000_000;
+/** flatbuffers base.h FLATBUFFERS_MAX_BUFFER_SIZE: 2^31 - 1 (offsets are signed 32-bit). */
+export const FLATBUFFERS_MAX_BUFFER_SIZE = 2 ** 31 - 1;
+/** Bytes decoded per program byte before a program is refused (see above). */
+export const DECODE_BUDGET_FACTOR = 2;
+
+export function decodeBudget(programSize: number): number {
+  return DECODE_BUDGET_FACTOR * programSize;
+}
+
+export interface VerifyResult {
+  /** Bytes charged against the decode budget. */
+  charged: number;
+  /** One past the last byte any verified table, vector or string touches. */
+  extent: number;
+}
 
 class Verifier {
   private tables = 0;
+  charged = 0;
+  extent = 0;
   private readonly path: string[] = ['program'];
-  private readonly view: DataView;
+  private readonly length: number;
 
-  constructor(private readonly bytes: Uint8Array) {
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  constructor(
+    private readonly src: ProgramSource,
+    private readonly budget: number,
+  ) {
+    this.length = src.length;
   }
 
-  fail(message: string): never {
-    throw new TrtxError('PTE_FLATBUFFER', this.path.join(''), message);
+  fail(message: string, code = 'PTE_FLATBUFFER', hint?: string): never {
+    throw new TrtxError(code, this.path.join(''), message, { hint });
+  }
+
+  private charge(n: number): void {
+    this.charged += n;
+    if (this.charged > this.budget) {
+      this.fail(
+        `decoding would materialise more than ${this.budget} bytes, ${DECODE_BUDGET_FACTOR}x the ${this.length}-byte program: its offsets reach the same tables or strings again and again`,
+        'PTE_DECODE_BUDGET',
+        'trtx refuses programs whose offsets share data (stricter than the ExecuTorch verifier, which counts tables only); re-serialize the program with an encoder that writes each table once',
+      );
+    }
   }
 
   private inBounds(at: number, size: number): void {
-    if (at < 0 || size < 0 || at > this.bytes.length || size > this.bytes.length - at) {
-      this.fail(`${size} bytes at offset ${at} run past the end of the program (${this.bytes.length} bytes)`);
+    if (at < 0 || size < 0 || at > this.length || size > this.length - at) {
+      this.fail(`${size} bytes at offset ${at} run past the end of the program (${this.length} bytes)`);
     }
+    if (at + size > this.extent) this.extent = at + size;
   }
 
   private aligned(at: number, align: number): void {
@@ -37,13 +84,16 @@ class Verifier {
   private u32(at: number): number {
     this.inBounds(at, 4);
     this.aligned(at, 4);
-    return this.view.getUint32(at, true);
+    return this.src.u32(at);
   }
 
   /** Follows a uoffset stored at `at`; returns the absolute target. */
   private deref(at: number): number {
-    const target = at + this.u32(at);
-    this.inBounds(target, 0);
+    const o = this.u32(at);
+    if (o === 0) this.fail(`offset at ${at} is 0 (an offset may not point to itself)`);
+    if (o > FLATBUFFERS_MAX_BUFFER_SIZE) this.fail(`offset ${o} at ${at} is negative as a signed 32-bit offset`);
+    const target = at + o;
+    this.inBounds(target, 1);
     return target;
   }
 
@@ -52,16 +102,17 @@ class Verifier {
     if (++this.tables > MAX_TABLES) this.fail(`more than ${MAX_TABLES} tables`);
     this.inBounds(pos, 4);
     this.aligned(pos, 4);
-    const vtable = pos - this.view.getInt32(pos, true);
+    const vtable = pos - this.src.i32(pos);
     this.inBounds(vtable, 4);
     this.aligned(vtable, 2);
-    const vsize = this.view.getUint16(vtable, true);
-    const tsize = this.view.getUint16(vtable + 2, true);
+    const vsize = this.src.u16(vtable);
+    const tsize = this.src.u16(vtable + 2);
     if (vsize < 4 || vsize % 2 !== 0) this.fail(`vtable size ${vsize} is invalid`);
     this.inBounds(vtable, vsize);
     this.inBounds(pos, tsize);
+    this.charge(Math.max(tsize, 4));
     const slots = (vsize - 4) / 2;
-    const fieldOffset = (slot: number) => (slot < slots ? this.view.getUint16(vtable + 4 + 2 * slot, true) : 0);
+    const fieldOffset = (slot: number) => (slot < slots ? this.src.u16(vtable + 4 + 2 * slot) : 0);
 
     let slot = 0;
     for (const field of TABLES[name]) {
@@ -74,7 +125,7 @@ class Verifier {
         const members = UNIONS[field.kind.union];
         if (tag >= members.length) this.fail(`unknown ${field.kind.union} member ${tag}`);
         if (tag !== 0 && valAt) {
-          this.inField(valAt, 4, tsize);
+          this.inField(valAt, tsize);
           this.path.push(`(${members[tag]})`);
           this.table(this.deref(pos + valAt), members[tag], depth + 1);
         } else if (tag !== 0) {
@@ -93,16 +144,16 @@ class Verifier {
   // Real writers record a table size that can stop short of an 8-byte field
   // (seen in the corpus), and the runtime's C++ Verifier only bounds fields
   // by the buffer; so do we, but a field must still start inside the table.
-  private inField(at: number, _size: number, tsize: number): void {
+  private inField(at: number, tsize: number): void {
     if (at >= tsize) this.fail(`field at ${at} lies outside its table (${tsize} bytes)`);
   }
 
   private fieldScalar(pos: number, at: number, tsize: number, t: Scalar): number {
     const size = SCALAR_SIZE[t];
-    this.inField(at, size, tsize);
+    this.inField(at, tsize);
     this.inBounds(pos + at, size);
     this.aligned(pos + at, size);
-    return t === 'u8' ? this.bytes[pos + at] : 0;
+    return t === 'u8' ? this.src.u8(pos + at) : 0;
   }
 
   private field(pos: number, at: number, tsize: number, kind: FieldKind, depth: number): void {
@@ -111,26 +162,26 @@ class Verifier {
         this.fieldScalar(pos, at, tsize, kind.t);
         return;
       case 'string':
-        this.inField(at, 4, tsize);
+        this.inField(at, tsize);
         this.string(this.deref(pos + at));
         return;
       case 'table':
-        this.inField(at, 4, tsize);
+        this.inField(at, tsize);
         this.table(this.deref(pos + at), kind.table, depth + 1);
         return;
       case 'vector':
-        this.inField(at, 4, tsize);
+        this.inField(at, tsize);
         this.vector(this.deref(pos + at), SCALAR_SIZE[kind.of]);
         return;
       case 'vectorOfStrings': {
-        this.inField(at, 4, tsize);
+        this.inField(at, tsize);
         const start = this.deref(pos + at);
         const n = this.vector(start, 4);
         for (let i = 0; i < n; i++) this.string(this.deref(start + 4 + 4 * i));
         return;
       }
       case 'vectorOfTables': {
-        this.inField(at, 4, tsize);
+        this.inField(at, tsize);
         const start = this.deref(pos + at);
         const n = this.vector(start, 4);
         const mark = this.path.length;
@@ -150,21 +201,31 @@ class Verifier {
   /** Checks a vector's length prefix and body; returns its length. */
   private vector(start: number, elemSize: number): number {
     const n = this.u32(start);
-    if (n > Math.floor((this.bytes.length - start - 4) / elemSize)) this.fail(`vector of ${n} elements runs past the end of the program`);
+    if (n > Math.floor((this.length - start - 4) / elemSize)) this.fail(`vector of ${n} elements runs past the end of the program`);
     if (elemSize > 4) this.aligned(start + 4, elemSize);
+    this.inBounds(start + 4, n * elemSize);
+    this.charge(4 + n * elemSize);
     return n;
   }
 
   private string(start: number): void {
     const n = this.vector(start, 1);
     this.inBounds(start + 4 + n, 1);
-    if (this.bytes[start + 4 + n] !== 0) this.fail('string is not NUL-terminated');
+    this.charge(1);
+    if (this.src.u8(start + 4 + n) !== 0) this.fail('string is not NUL-terminated');
   }
 }
 
-/** Verifies a whole program buffer (root offset at byte 0, table Program). */
-export function verifyProgram(bytes: Uint8Array, rootOffset: number): void {
-  const v = new Verifier(bytes);
-  if (rootOffset < 8 || rootOffset + 4 > bytes.length) v.fail(`root offset ${rootOffset} is outside the program`);
+/**
+ * Verifies a whole program buffer (root offset at byte 0, table Program)
+ * given as bytes in memory or as a paged source (program-source.ts).
+ * `budget` defaults to decodeBudget(length).
+ */
+export function verifyProgram(bytes: Uint8Array | ProgramSource, rootOffset: number, budget?: number): VerifyResult {
+  const src = bytes instanceof Uint8Array ? bytesSource(bytes) : bytes;
+  const v = new Verifier(src, budget ?? decodeBudget(src.length));
+  if (src.length > FLATBUFFERS_MAX_BUFFER_SIZE) v.fail(`the program is ${src.length} bytes, larger than a FlatBuffer can be (${FLATBUFFERS_MAX_BUFFER_SIZE})`);
+  if (rootOffset < 8 || rootOffset + 4 > src.length) v.fail(`root offset ${rootOffset} is outside the program`);
   v.table(rootOffset, 'Program', 0);
+  return { charged: v.charged, extent: v.extent };
 }

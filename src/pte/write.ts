@@ -8,13 +8,13 @@
 import { constants } from 'node:fs';
 import { copyFile, open, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { dirname } from 'node:path';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
 import { EXTENDED_HEADER_LENGTH, headWithExtendedHeader } from './header.js';
 import { syncDir, writeAllAt } from './file-io.js';
+import { fileRefusal, tempPath } from './target.js';
 import type { Program } from './model.js';
 
 /** Where a segment's bytes come from. */
@@ -179,7 +179,7 @@ export async function writePte(target: string, program: Program, sources: Segmen
     extendedHeader: opts.extendedHeader ?? false,
   });
   const fileSize = segmentDataSize > 0 ? segmentBase + segmentDataSize : head.length;
-  const tmp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = tempPath(target);
   // Registered before it exists: an interrupt removes it (src/util/cleanup.ts).
   const untrack = trackPath(tmp);
   let out: FileHandle | undefined;
@@ -214,7 +214,8 @@ export async function writePte(target: string, program: Program, sources: Segmen
     await rm(tmp, { force: true });
     if (e instanceof TrtxError) throw e;
     if ((e as Error).name === 'AbortError') throw new TrtxError('WRITE_ABORTED', target, 'write interrupted; the target was left untouched');
-    throw new TrtxError('WRITE_FAILED', target, `${(e as Error).message}; the target was left untouched`, { kind: 'usage' });
+    const refusal = fileRefusal(e, target, 'write it');
+    throw new TrtxError(refusal.code, refusal.location, `${refusal.message}; the target was left untouched`, { kind: 'usage' });
   } finally {
     untrack();
     for (const fh of opened.values()) await fh.close().catch(() => {});

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { PteFile } from '../pte/open.js';
 import { writeFromSource } from '../pte/copy.js';
 import { applyZeroCopyKv, readTrtBlobs } from '../passes/zero-copy.js';
+import { unsoundInput } from '../passes/precondition.js';
 
 export interface Variant {
   name: 'as-is' | 'staged' | 'zero-copy';
@@ -17,6 +18,8 @@ export type VerifyMode = 'as-is' | 'staged-vs-zero-copy' | 'zero-copy';
 /** Cache buffer names and, for a staged program, its zero-copy twin written to `dir`. */
 export async function deriveVariants(pte: PteFile, dir: string, zeroCopyKv: boolean, given?: string): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyMode }> {
   if (!zeroCopyKv) return { variants: [{ name: 'as-is', path: pte.path }], caches: [], mode: 'as-is' };
+  const unsound = unsoundInput(pte);
+  if (unsound) throw unsound.error;
   const blobs = await readTrtBlobs(pte);
   const twin = structuredClone(pte.program);
   const result = applyZeroCopyKv(twin, blobs);

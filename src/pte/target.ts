@@ -1,0 +1,129 @@
+// Where a writer may write, and the names of what it puts beside a target.
+//
+// A rewrite publishes by renaming a temporary file over the target, so the
+// target must be a regular file or a new name: rename over a FIFO, a device
+// node, a socket or a symbolic link would replace the node itself (`-o
+// /dev/null` would turn the null device into a file), and a directory cannot
+// be replaced at all. `-o` naming the input is almost always a slip for
+// `--in-place`; `--force` says it is meant.
+//
+// Temporary files, the in-place journal and the writer lock live beside the
+// target (a rename is atomic only within one filesystem). Their names add a
+// prefix and a suffix to the target's, so a target name near NAME_MAX (255
+// bytes on Linux filesystems) would make them too long; such a name is
+// shortened, keeping a hash of the whole name so two long targets never
+// share a journal or a lock.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { access, lstat, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { TrtxError } from '../util/errors.js';
+
+/** NAME_MAX of Linux filesystems (ext4, xfs, btrfs, tmpfs): bytes in one path component. */
+export const NAME_MAX = 255;
+
+const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** The longest prefix of `s` (whole code points) that fits in `bytes` UTF-8 bytes. */
+function prefixWithin(s: string, bytes: number): string {
+  let out = '';
+  let n = 0;
+  for (const ch of s) {
+    const b = utf8(ch);
+    if (n + b > bytes) break;
+    out += ch;
+    n += b;
+  }
+  return out;
+}
+
+/** `${lead}${name}${suffix}`, with `name` shortened (and hashed) when the whole would pass NAME_MAX. */
+function fitName(lead: string, name: string, suffix: string): string {
+  const whole = `${lead}${name}${suffix}`;
+  if (utf8(whole) <= NAME_MAX) return whole;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 12);
+  const room = NAME_MAX - utf8(lead) - utf8(suffix) - hash.length - 1;
+  return `${lead}${prefixWithin(name, room)}~${hash}${suffix}`;
+}
+
+/** A sidecar beside `target` with a fixed suffix (the same name for every process). */
+export function sidecarPath(target: string, suffix: string, hidden = false): string {
+  return join(dirname(target), fitName(hidden ? '.' : '', basename(target), suffix));
+}
+
+/** A fresh temporary name beside `target`, for a file renamed over it when complete. */
+export function tempPath(target: string): string {
+  return sidecarPath(target, `.${randomBytes(6).toString('hex')}.tmp`, true);
+}
+
+/** An errno from a file operation on `path` as a coded refusal (exit 2: the environment, not the program). */
+export function fileRefusal(e: unknown, path: string, doing: string): TrtxError {
+  if (e instanceof TrtxError) return e;
+  const code = (e as NodeJS.ErrnoException)?.code;
+  const what: Record<string, [string, string]> = {
+    EACCES: ['WRITE_PERMISSION', 'permission denied'],
+    EPERM: ['WRITE_PERMISSION', 'operation not permitted'],
+    EROFS: ['WRITE_PERMISSION', 'read-only filesystem'],
+    ENAMETOOLONG: ['OUTPUT_NAME_TOO_LONG', 'name too long'],
+    ENOSPC: ['WRITE_NO_SPACE', 'no space left on the device'],
+    EDQUOT: ['WRITE_NO_SPACE', 'disk quota exceeded'],
+    ENOENT: ['OUTPUT_DIR', 'no such file or directory'],
+    ENOTDIR: ['OUTPUT_DIR', 'a component of the path is not a directory'],
+    EISDIR: ['OUTPUT_NOT_REGULAR', 'is a directory'],
+  };
+  const [c, why] = (code && what[code]) ?? ['WRITE_FAILED', code ?? (e as Error)?.message ?? String(e)];
+  return new TrtxError(c, path, `cannot ${doing}: ${why}`, { kind: 'usage' });
+}
+
+/**
+ * Refuses an output that is not a regular file or a new name in an existing
+ * directory, and an output that is the input itself unless `force`.
+ */
+export async function checkOutputTarget(output: string, input: string, opts: { force?: boolean } = {}): Promise<void> {
+  if (utf8(basename(output)) > NAME_MAX) {
+    throw new TrtxError('OUTPUT_NAME_TOO_LONG', output, `the name is ${utf8(basename(output))} bytes; a file name holds at most ${NAME_MAX}`, { kind: 'usage' });
+  }
+  let st;
+  try {
+    st = await lstat(output);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw fileRefusal(e, output, 'inspect the output path');
+    const dir = dirname(output);
+    const d = await stat(dir).catch((err: unknown) => {
+      throw fileRefusal(err, dir, 'use the output directory');
+    });
+    if (!d.isDirectory()) throw new TrtxError('OUTPUT_DIR', dir, 'is not a directory', { kind: 'usage' });
+    await access(dir, constants.W_OK).catch((err: unknown) => {
+      throw fileRefusal(err, dir, 'create the output in this directory');
+    });
+    return;
+  }
+  if (!st.isFile()) {
+    const kind = st.isSymbolicLink() ? 'a symbolic link' : st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device node' : st.isSocket() ? 'a socket' : 'not a regular file';
+    throw new TrtxError('OUTPUT_NOT_REGULAR', output, `is ${kind}; trtx writes a new file and renames it into place, which would replace it`, {
+      kind: 'usage',
+      hint: st.isSymbolicLink() ? 'give the path the link points to' : 'give a regular file or a new path',
+    });
+  }
+  const inp = await stat(input).catch(() => null);
+  if (inp && inp.dev === st.dev && inp.ino === st.ino && !opts.force) {
+    throw new TrtxError('OUTPUT_IS_INPUT', output, 'is the input file itself', {
+      kind: 'usage',
+      hint: 'use --in-place to rewrite it (only its head when the program still fits), or --force to replace it by a full rewrite',
+    });
+  }
+  await access(dirname(output), constants.W_OK).catch((err: unknown) => {
+    throw fileRefusal(err, dirname(output), 'replace a file in this directory');
+  });
+}
+
+/** An in-place rewrite needs to write the file and to create its journal beside it. */
+export async function checkInPlaceTarget(path: string): Promise<void> {
+  await access(path, constants.W_OK).catch((err: unknown) => {
+    throw fileRefusal(err, path, 'rewrite it in place');
+  });
+  await access(dirname(path), constants.W_OK).catch((err: unknown) => {
+    throw fileRefusal(err, dirname(path), 'create the in-place journal beside the file');
+  });
+}

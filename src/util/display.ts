@@ -1,0 +1,34 @@
+// Names from a program (tensor, operator, binding names; string values)
+// as reports show them. A program references a name by index, as often as
+// it likes, for four bytes each: a 64 KiB name referenced 50,000 times
+// from a 270 KB file would otherwise print 3 GB. Reports therefore show at
+// most DISPLAY_NAME_MAX characters of a name, then its length and a hash of
+// the whole (so two long names that share a prefix still read, and compare,
+// as different). Real names are far shorter and are never touched.
+
+import { createHash } from 'node:crypto';
+
+export const DISPLAY_NAME_MAX = 200;
+
+// Shortened once per name: the same name comes back once per reference, and
+// hashing it each time would be the amplification over again.
+const shortened = new Map<string, string>();
+
+export function shortName(name: string): string {
+  if (name.length <= DISPLAY_NAME_MAX) return name;
+  let short = shortened.get(name);
+  if (short === undefined) {
+    const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+    short = `${name.slice(0, DISPLAY_NAME_MAX)}…(${Buffer.byteLength(name)} bytes, #${hash})`;
+    if (shortened.size > 4096) shortened.clear();
+    shortened.set(name, short);
+  }
+  return short;
+}
+
+export const shortNameOrNull = (name: string | null): string | null => (name === null ? null : shortName(name));
+
+/** A line of text from a finding, cut after `max` characters (messages embed names). */
+export function boundedText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…(${text.length - max} more characters)`;
+}
