@@ -79,12 +79,16 @@ describe('runChecks', () => {
     expect(diagnostics.map((d) => d.code)).toContain('EXTRA');
   });
 
-  it('finds nothing in the real ExecuTorch corpus', async () => {
+  it('finds nothing in the real ExecuTorch corpus but the inline constant buffer ExecuTorch 1.5.1 refuses', async () => {
     const files = readdirSync(CORPUS_DIR).filter((f) => f.endsWith('.pte'));
     expect(files.length).toBeGreaterThan(0);
     for (const f of files) {
       const { diagnostics } = await withPte(join(CORPUS_DIR, f), (pte) => runChecks(pte));
-      expect(diagnostics, f).toEqual([]);
+      // Constants inline in constant_buffer: the pinned runtime is built
+      // without that path and refuses the program at load (the runner's own
+      // test, runner-run.test.ts, shows it).
+      const expected = f === 'module-linear-inline-constants.pte' ? ['STRUCT_CONSTANT_BUFFER'] : [];
+      expect(diagnostics.map((d) => d.code), f).toEqual(expected);
     }
   });
 });
