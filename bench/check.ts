@@ -16,8 +16,8 @@
 // shortcut makes the same file.
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { buildProgram } from '../fixtures/builder.js';
-import { multiEngine } from '../fixtures/programs.js';
+import { buildProgram } from '../src/examples/builder.js';
+import { multiEngine } from '../src/examples/programs.js';
 import { runChecks } from '../src/checks/run.js';
 import { budgetPass } from '../src/passes/budget.js';
 import { publishRewrite } from '../src/pte/in-place.js';

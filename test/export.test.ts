@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder } from '../fixtures/catalogue.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder } from '../src/examples/catalogue.js';
 import { exportModel } from '../src/export/export.js';
 import { withPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
@@ -82,7 +82,7 @@ describe('trtx export', () => {
     const { ws, env, out } = await setup();
     // The double "exports" a program whose engine has no aliased cache: --zero-copy-kv cannot be honoured.
     const plain = join(ws.dir, 'plain.pte');
-    const { trtSingle } = await import('../fixtures/catalogue.js');
+    const { trtSingle } = await import('../src/examples/catalogue.js');
     await writeFixture(plain, trtSingle());
     await expect(exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, zeroCopyKv: true, bridgeEnv: { ...env, TRTX_DOUBLE_PROGRAM: plain } })).rejects.toMatchObject({
       code: 'ZC_REWRITE_NO_ALIASED_CACHE',

@@ -6,13 +6,13 @@
 // the annotations of every file; --format sarif stays one file's log.
 import type { EngineCensus } from '../tensorrt/engine-kind.js';
 import type { Program } from '../pte/model.js';
-import type { CheckResult } from '../checks/run.js';
+import type { CheckResult } from './run.js';
 import { annotation } from '../report/github.js';
 import { isTrtxError } from '../util/errors.js';
-import type { RuntimeRules } from '../checks/runtime-rules.js';
-import { checkExitCode, checkFile, renderFile, reportOf, type CheckFormat, type CheckReport } from './check.js';
-import { EXIT_OK, EXIT_USAGE, usage, type Ctx } from './context.js';
-import { styler } from './style.js';
+import type { RuntimeRules } from './runtime-rules.js';
+import { checkExitCode, checkFile, renderFile, reportOf, type CheckFormat, type CheckReport } from '../cli/commands/check.js';
+import { EXIT_OK, EXIT_USAGE, usage, type Ctx } from '../cli/context.js';
+import { styler } from '../cli/style.js';
 
 /** A file that could not be checked at all (missing, unreadable, not a program). */
 export interface CheckRefusal {

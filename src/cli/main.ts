@@ -3,16 +3,16 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT_USAGE, makeCtx, reportError, type Ctx, type GlobalOptions } from './context.js';
-import { registerCheck } from './check.js';
-import { registerDiff } from './diff.js';
-import { registerInspect } from './inspect.js';
-import { registerRewrite } from './rewrite.js';
-import { registerVerify } from './verify.js';
-import { registerExport } from './export.js';
-import { registerDemo } from './demo.js';
+import { registerCheck } from './commands/check.js';
+import { registerDiff } from './commands/diff.js';
+import { registerInspect } from './commands/inspect.js';
+import { registerRewrite } from './commands/rewrite.js';
+import { registerVerify } from './commands/verify.js';
+import { registerExport } from './commands/export.js';
+import { registerDemo } from './commands/demo.js';
 import { endReportBudget, resetReportBudget } from '../util/report-budget.js';
-import { registerFixtures } from './fixtures.js';
-import { registerEnv } from './env.js';
+import { registerFixtures } from './commands/fixtures.js';
+import { registerEnv } from './commands/env.js';
 import { TRTX_VERSION } from '../util/version.js';
 
 // bin/trtx installs it; tests that call main() in process do not.

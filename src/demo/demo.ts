@@ -11,11 +11,11 @@
 
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { writeFixture } from '../../fixtures/builder.js';
-import { kvDecoder } from '../../fixtures/kv-decoder.js';
+import { writeFixture } from '../examples/builder.js';
+import { kvDecoder } from '../examples/kv-decoder.js';
 import { runChecks } from '../checks/run.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
-import { stagingBytes } from '../inspect/staging.js';
+import { stagingBytes } from '../graph/staging.js';
 import { budgetPass } from '../passes/budget.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
 import { writeFromSource } from '../pte/copy.js';

@@ -22,7 +22,7 @@ import type { Diagnostic } from '../checks/diagnostic.js';
 import { budgetPass } from '../passes/budget.js';
 import type { PassReport } from '../passes/pass.js';
 import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
-import { unsoundInput } from '../passes/precondition.js';
+import { unsoundInput } from '../pipeline/precondition.js';
 import { writeFromSource } from '../pte/copy.js';
 import { openPte } from '../pte/open.js';
 import { trackPath } from '../util/cleanup.js';

@@ -27,7 +27,7 @@ import type { ExecutionPlan, Program, Tensor } from '../pte/model.js';
 import { DeviceType, TensorDataLocation, splitMemoryOffset } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
 import { arenaDevice, deviceLabel, planName, tensorAt, tensorBytes, tensorName, valueLabel } from '../pte/tensor.js';
-import { stagingBytes } from '../inspect/staging.js';
+import { stagingBytes } from '../graph/staging.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs, type BlobMetadata } from '../tensorrt/blob.js';
 import { SPEC_ZERO_COPY_KV, decodeZeroCopyKv, encodeZeroCopyKv, getSpec, setSpec } from '../tensorrt/compile-specs.js';
 import { delegateLocation, delegatesOf, isTensorRT, readDelegateBlob } from '../tensorrt/delegates.js';
@@ -35,7 +35,7 @@ import { SPEC_SHARED_KV_CACHE, encodeSharedKvCache } from '../tensorrt/shared-kv
 import { TrtxError } from '../util/errors.js';
 import { formatIEC } from '../util/size.js';
 import type { Pass, PassReport } from './pass.js';
-import { bufferUpdates, writeBackOrder } from './writeback-order.js';
+import { bufferUpdates, writeBackOrder } from '../graph/writeback-order.js';
 import { ARENA_SIZE_ALIGNMENT, CACHE_ALIGNMENT, alignUp, packArena, removeDeadValues, removeInstructions, removeUnusedOperators } from './zero-copy-edit.js';
 import {
   COPY_BACK,
@@ -60,7 +60,7 @@ import {
   type At,
   type DelegateCall,
   type Ref,
-} from './zero-copy-graph.js';
+} from '../graph/dataflow.js';
 
 const HINTS = {
   ZC_REWRITE_NO_ALIASED_CACHE: 'zero-copy KV applies to TensorRT engines exported with aliased KV caches (TR02 blobs with kv_cache_update entries); this program has nothing to un-stage',

@@ -25,11 +25,11 @@ import { trackPath, withSignalsHeld } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
 import { EXTENDED_HEADER_LENGTH, FILE_IDENTIFIER, IN_PLACE_JOURNAL_SUFFIX, IN_PLACE_MARKER, headWithExtendedHeader, parseHeader, HEAD_BYTES } from './header.js';
-import { syncDir, writeAllAt } from './file-io.js';
+import { syncDir, writeAllAt } from '../util/file-io.js';
 import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { writeFromSource } from './copy.js';
-import { sidecarPath, tempPath } from './target.js';
+import { sidecarPath, tempPath } from '../util/target.js';
 import type { WriteResult } from './write.js';
 
 export const journalPath = (path: string) => sidecarPath(path, IN_PLACE_JOURNAL_SUFFIX);

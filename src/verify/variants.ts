@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { PteFile } from '../pte/open.js';
 import { writeFromSource } from '../pte/copy.js';
 import { applyZeroCopyKv, readTrtBlobs } from '../passes/zero-copy.js';
-import { unsoundInput } from '../passes/precondition.js';
+import { unsoundInput } from '../pipeline/precondition.js';
 
 export interface Variant {
   name: 'as-is' | 'staged' | 'zero-copy';

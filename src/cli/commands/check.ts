@@ -4,20 +4,20 @@
 // diagnostic like any other (exit 1), not a crash. Several files: see
 // check-files.ts.
 import { Option, type Command } from 'commander';
-import { runChecks, summarizeDiagnostics, type CheckResult } from '../checks/run.js';
-import { diag, type Diagnostic } from '../checks/diagnostic.js';
-import { parseRuntimes, describeRuntime, type RuntimeRules } from '../checks/runtime-rules.js';
-import type { Program } from '../pte/model.js';
-import { withPte } from '../pte/open.js';
-import { planName } from '../pte/tensor.js';
-import { isTrtxError } from '../util/errors.js';
-import { engineCensus, referenceEngineLine, type EngineCensus } from '../tensorrt/engine-kind.js';
-import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
-import { toSarif } from '../report/sarif.js';
-import { toGithubAnnotations } from '../report/github.js';
-import { checkFiles } from './check-files.js';
-import { action } from './main.js';
-import { styler } from './style.js';
+import { runChecks, summarizeDiagnostics, type CheckResult } from '../../checks/run.js';
+import { diag, type Diagnostic } from '../../checks/diagnostic.js';
+import { parseRuntimes, describeRuntime, type RuntimeRules } from '../../checks/runtime-rules.js';
+import type { Program } from '../../pte/model.js';
+import { withPte } from '../../pte/open.js';
+import { planName } from '../../pte/tensor.js';
+import { isTrtxError } from '../../util/errors.js';
+import { engineCensus, referenceEngineLine, type EngineCensus } from '../../tensorrt/engine-kind.js';
+import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
+import { toSarif } from '../../report/sarif.js';
+import { toGithubAnnotations } from '../../report/github.js';
+import { checkFiles } from '../../checks/files.js';
+import { action } from '../main.js';
+import { styler } from '../style.js';
 
 export interface CheckOptions extends GlobalOptions {
   strict?: boolean;

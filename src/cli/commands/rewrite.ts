@@ -6,23 +6,23 @@
 // -> write (in place when asked and possible, else atomically) -> report.
 // A new transformation adds its flags and one entry in passesFor().
 import type { Command } from 'commander';
-import { runChecks } from '../checks/run.js';
-import { parseRuntimes } from '../checks/runtime-rules.js';
-import { budgetPass } from '../passes/budget.js';
-import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
-import type { Pass, PassReport } from '../passes/pass.js';
-import { unsoundInput } from '../passes/precondition.js';
-import { finishInterruptedInPlace, journalPath, publishRewrite, type RewriteWrite } from '../pte/in-place.js';
-import { openPte, type PteFile } from '../pte/open.js';
-import { checkInPlaceTarget, checkOutputTarget } from '../pte/target.js';
-import { describeHolder, lockTarget, type TargetLock } from '../util/file-lock.js';
-import { TrtxError } from '../util/errors.js';
-import { escapeControls } from '../util/escape.js';
-import { formatIEC, parseSize } from '../util/size.js';
+import { runChecks } from '../../checks/run.js';
+import { parseRuntimes } from '../../checks/runtime-rules.js';
+import { budgetPass } from '../../passes/budget.js';
+import { readTrtBlobs, zeroCopyKvPass } from '../../passes/zero-copy.js';
+import type { Pass, PassReport } from '../../passes/pass.js';
+import { unsoundInput } from '../../pipeline/precondition.js';
+import { finishInterruptedInPlace, journalPath, publishRewrite, type RewriteWrite } from '../../pte/in-place.js';
+import { openPte, type PteFile } from '../../pte/open.js';
+import { checkInPlaceTarget, checkOutputTarget } from '../../util/target.js';
+import { describeHolder, lockTarget, type TargetLock } from '../../util/file-lock.js';
+import { TrtxError } from '../../util/errors.js';
+import { escapeControls } from '../../util/escape.js';
+import { formatIEC, parseSize } from '../../util/size.js';
 import { renderDiagnostics } from './check.js';
-import { EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
-import { action } from './main.js';
-import { startProgress } from './progress.js';
+import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
+import { action } from '../main.js';
+import { startProgress } from '../progress.js';
 
 interface RewriteOptions extends GlobalOptions {
   output?: string;

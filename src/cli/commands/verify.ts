@@ -2,16 +2,16 @@
 //   [--runtime NAME ...] [--init-device-buffers] [--shared-scratch] [--cold-pool] [--json | --format text|json|junit]
 import { Option, type Command } from 'commander';
 import { hostname } from 'node:os';
-import { parseRuntimes, describeRuntime } from '../checks/runtime-rules.js';
-import { formatIEC, parseSize } from '../util/size.js';
-import { toJunit } from '../report/junit.js';
+import { parseRuntimes, describeRuntime } from '../../checks/runtime-rules.js';
+import { formatIEC, parseSize } from '../../util/size.js';
+import { toJunit } from '../../report/junit.js';
 import { renderDiagnostics } from './check.js';
-import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
-import { action } from './main.js';
-import { runnerBuildProgress } from './runner-progress.js';
-import { styler } from './style.js';
-import type { VerifyResult } from '../verify/verify.js';
-import { referenceEngineLine } from '../tensorrt/engine-kind.js';
+import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
+import { action } from '../main.js';
+import { runnerBuildProgress } from '../runner-progress.js';
+import { styler } from '../style.js';
+import type { VerifyResult } from '../../verify/verify.js';
+import { referenceEngineLine } from '../../tensorrt/engine-kind.js';
 
 interface VerifyOptions extends GlobalOptions {
   zeroCopyKv?: boolean;
@@ -117,7 +117,7 @@ export function registerVerify(program: Command): void {
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
         const runtime = parseRuntimes(opts.runtime);
         // zod and execa come with the runner: loaded only when verify runs.
-        const { verifyProgram } = await import('../verify/verify.js');
+        const { verifyProgram } = await import('../../verify/verify.js');
         const result = await verifyProgram(file, {
           zeroCopyKv: opts.zeroCopyKv,
           steps,
