@@ -148,7 +148,7 @@ for (let i = 0; i < runs; i++) {
   const report = budgetPass({ budget: BigInt(i % 2 ? 3 : 4) * BigInt(GiB) })(pte.program);
   const checked = await runChecks(pte);
   if (checked.summary.errors) throw new Error(checked.summary.line);
-  const w = await publishRewrite(pte, segs, { inPlace: true, output: big, changed: report.changed });
+  const w = await publishRewrite(pte, pte.program, segs, { inPlace: true, output: big, changed: report.changed });
   await pte.close();
   if (w.mode !== 'in-place') throw new Error(`expected an in-place write, got ${w.mode}`);
   inProcess.push(Number(process.hrtime.bigint() - t0) / 1e9);

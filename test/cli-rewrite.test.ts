@@ -164,7 +164,7 @@ describe('trtx rewrite --in-place', () => {
     const segs = pte.program.segments.map((s) => ({ ...s }));
     const report = budgetPass({ budget: 2n << 30n })(pte.program);
     await expect(
-      publishRewrite(pte, segs, {
+      publishRewrite(pte, pte.program, segs, {
         inPlace: true,
         output: input,
         changed: report.changed,

@@ -1,18 +1,39 @@
-// trtx check A B C ...: what a CI that built many programs runs. Each file
-// is checked and reported in turn (a file that cannot be read is reported
-// and the others still checked), then one summary; the exit code is the
-// worst of the files' (2 over 1 over 0). --json prints one
-// trtx.check-files/1 document (schemas/check.schema.json); --format github
-// the annotations of every file; --format sarif stays one file's log.
-import type { EngineCensus } from '../tensorrt/engine-kind.js';
+// Checking files, as `trtx check FILE...` does: each file is opened and
+// checked (a container that does not parse is one error finding, a file that
+// cannot be read at all a refusal of its own), and the reports of
+// schemas/check.schema.json are made: trtx.check/1 for one file,
+// trtx.check-files/1 for several (a report or a refusal per file, in the
+// order given, and one summary). The command prints them.
+
 import type { Program } from '../pte/model.js';
-import type { CheckResult } from './run.js';
-import { annotation } from '../report/github.js';
+import { withPte } from '../pte/open.js';
+import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
 import { isTrtxError } from '../util/errors.js';
+import { diag, type Diagnostic } from './diagnostic.js';
+import { runChecks, summarizeDiagnostics, type CheckResult } from './run.js';
 import type { RuntimeRules } from './runtime-rules.js';
-import { checkExitCode, checkFile, renderFile, reportOf, type CheckFormat, type CheckReport } from '../cli/commands/check.js';
-import { EXIT_OK, EXIT_USAGE, usage, type Ctx } from '../cli/context.js';
-import { styler } from '../cli/style.js';
+
+export interface FileCheckOptions {
+  strict: boolean;
+  zeroCopyKv: boolean;
+  runtime: RuntimeRules;
+}
+
+export type FileCheck = CheckResult & { program: Program | null; engines: EngineCensus | null };
+
+export interface CheckReport {
+  schema: 'trtx.check/1';
+  file: string;
+  ok: boolean;
+  strict: boolean;
+  zero_copy_kv: boolean;
+  /** Whose runtime rules applied (--runtime). */
+  runtime: RuntimeRules;
+  summary: { errors: number; warnings: number; infos: number; line: string };
+  /** What the TensorRTBackend delegates hold; null when the file is not a sound container. */
+  engines: EngineCensus | null;
+  diagnostics: Diagnostic[];
+}
 
 /** A file that could not be checked at all (missing, unreadable, not a program). */
 export interface CheckRefusal {
@@ -31,73 +52,70 @@ export interface CheckFilesReport {
   files: (CheckReport | CheckRefusal)[];
 }
 
+/** One file's entry: checked (with its report) or refused. */
+export type CheckedFile = { file: string; result: FileCheck; report: CheckReport } | { file: string; refusal: CheckRefusal };
+
+/** Whether a result fails: any error, or any warning under --strict. */
+export function failsCheck(r: Pick<CheckResult, 'summary'>, strict: boolean): boolean {
+  return r.summary.errors > 0 || (strict && r.summary.warnings > 0);
+}
+
+/** Opens and checks; a container that does not parse becomes one error diagnostic. */
+export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules }): Promise<FileCheck> {
+  try {
+    return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program, engines: await engineCensus(pte) }));
+  } catch (e) {
+    // Usage-kind failures (missing file, not a program) stay exit 2.
+    if (!isTrtxError(e) || e.kind === 'usage') throw e;
+    const diagnostics = [diag('error', e.code, e.location || 'file', e.message, e.hint ?? 'the file is not a sound ExecuTorch program; re-export it')];
+    return { diagnostics, summary: summarizeDiagnostics(diagnostics), program: null, engines: null };
+  }
+}
+
+export function reportOf(file: string, result: CheckResult & { engines: EngineCensus | null }, opts: FileCheckOptions): CheckReport {
+  return {
+    schema: 'trtx.check/1',
+    file,
+    ok: !failsCheck(result, opts.strict),
+    strict: opts.strict,
+    zero_copy_kv: opts.zeroCopyKv,
+    runtime: opts.runtime,
+    summary: result.summary,
+    engines: result.engines,
+    diagnostics: result.diagnostics,
+  };
+}
+
+/** Checks `file`; a file that cannot be checked at all is a refusal entry, not a throw. */
+export async function checkOneOf(file: string, opts: FileCheckOptions): Promise<CheckedFile> {
+  try {
+    const result = await checkFile(file, { requireZeroCopyKv: opts.zeroCopyKv, runtime: opts.runtime });
+    return { file, result, report: reportOf(file, result, opts) };
+  } catch (e) {
+    if (!isTrtxError(e)) throw e;
+    return { file, refusal: { file, ok: false, error: { code: e.code, location: e.location, message: e.message, hint: e.hint ?? null } } };
+  }
+}
+
 const plural = (n: number, one: string) => `${n} ${n === 1 ? one : `${one}s`}`;
 
-type Checked = { file: string; result: CheckResult & { program: Program | null; engines: EngineCensus | null }; report: CheckReport } | { file: string; refusal: CheckRefusal };
-
-export async function checkFiles(ctx: Ctx, files: string[], opts: { strict: boolean; zeroCopyKv: boolean; format?: CheckFormat; runtime: RuntimeRules }): Promise<number> {
-  if (opts.format === 'sarif') throw usage('--format sarif writes the log of one file', 'check one file per run for SARIF, or use --format github or --json for several');
-  const s = styler(ctx);
-  const github = opts.format === 'github';
-  const entries: Checked[] = [];
-  let worst = EXIT_OK;
-  for (const file of files) {
-    let entry: Checked;
-    try {
-      const result = await checkFile(file, { requireZeroCopyKv: opts.zeroCopyKv, runtime: opts.runtime });
-      const code = checkExitCode(result, opts.strict);
-      worst = Math.max(worst, code);
-      entry = { file, result, report: reportOf(file, result, opts.strict, opts.zeroCopyKv, code, opts.runtime) };
-    } catch (e) {
-      if (!isTrtxError(e)) throw e;
-      worst = Math.max(worst, EXIT_USAGE);
-      entry = { file, refusal: { file, ok: false, error: { code: e.code, location: e.location, message: e.message, hint: e.hint ?? null } } };
-    }
-    entries.push(entry);
-    if (ctx.json) continue;
-    if (github) {
-      if ('refusal' in entry) {
-        const { code, location, message, hint } = entry.refusal.error;
-        ctx.print(annotation(file, { severity: 'error', code, location, message, hint: hint ?? '', method: null, delegate: null }));
-      } else {
-        for (const d of entry.result.diagnostics) ctx.print(annotation(file, d));
-        ctx.print(`trtx check ${file}: ${entry.result.summary.line}`);
-      }
-      continue;
-    }
-    if (entries.length > 1) ctx.print();
-    if ('refusal' in entry) ctx.print(`${s('bold', file)}: ${s('red', 'not checked')}: ${entry.refusal.error.code}: ${entry.refusal.error.location ? entry.refusal.error.location + ': ' : ''}${entry.refusal.error.message}`);
-    else for (const l of renderFile(file, entry.result, opts.strict, ctx, opts.runtime)) ctx.print(l);
-  }
-
+/** The trtx.check-files/1 document of the entries, in the order checked. */
+export function filesReport(entries: readonly CheckedFile[], opts: FileCheckOptions): CheckFilesReport {
   const reports = entries.flatMap((e) => ('report' in e ? [e.report] : []));
   const failed = reports.filter((r) => !r.ok);
   const unreadable = entries.flatMap((e) => ('refusal' in e ? [e.refusal] : []));
   const errors = reports.reduce((n, r) => n + r.summary.errors, 0);
   const warnings = reports.reduce((n, r) => n + r.summary.warnings, 0);
   const line =
-    `${plural(files.length, 'file')}: ${reports.length - failed.length} passed, ${failed.length} failed` +
+    `${plural(entries.length, 'file')}: ${reports.length - failed.length} passed, ${failed.length} failed` +
     (unreadable.length ? `, ${unreadable.length} not checked` : '') +
     `; ${plural(errors, 'error')}, ${plural(warnings, 'warning')} in all`;
-  if (ctx.json) {
-    const doc: CheckFilesReport = {
-      schema: 'trtx.check-files/1',
-      ok: worst === EXIT_OK,
-      strict: opts.strict,
-      zero_copy_kv: opts.zeroCopyKv,
-      summary: { files: files.length, passed: reports.length - failed.length, failed: failed.length, unreadable: unreadable.length, errors, warnings, line },
-      files: entries.map((e) => ('report' in e ? e.report : e.refusal)),
-    };
-    ctx.emitJson(doc);
-    return worst;
-  }
-  if (github) {
-    ctx.print(`trtx check: ${line}`);
-    return worst;
-  }
-  ctx.print();
-  ctx.print(s('bold', line));
-  for (const r of failed) ctx.print(`  ${s('red', 'failed')}       ${r.file}`);
-  for (const u of unreadable) ctx.print(`  ${s('red', 'not checked')}  ${u.file}`);
-  return worst;
+  return {
+    schema: 'trtx.check-files/1',
+    ok: failed.length === 0 && unreadable.length === 0,
+    strict: opts.strict,
+    zero_copy_kv: opts.zeroCopyKv,
+    summary: { files: entries.length, passed: reports.length - failed.length, failed: failed.length, unreadable: unreadable.length, errors, warnings, line },
+    files: entries.map((e) => ('report' in e ? e.report : e.refusal)),
+  };
 }

@@ -657,30 +657,34 @@ export function describeZeroCopy(r: ZeroCopyResult): string[] {
   return lines;
 }
 
+const delegateJson = (d: ZeroCopyDelegate) => ({ method: d.method, delegate: d.delegate, location: d.location, elided: d.elided, buffers: d.buffers, shared: d.shared });
+
+/** What the zero-copy pass reports (`rewrite --json` passes[].details). */
+export type ZeroCopyDetails = ReturnType<typeof detailsOf>;
+
+function detailsOf(r: ZeroCopyResult, opts: ZeroCopyOptions) {
+  return {
+    share_cache: Boolean(opts.shareCache),
+    already_zero_copy: !r.changed,
+    rewritten: r.rewritten.map(delegateJson),
+    already: r.already.map(delegateJson),
+    methods: r.methods.map((m) => ({
+      method: m.method,
+      caches: m.caches.map((c) => ({ ...c, bytes: c.bytes.toString() })),
+      staging_before: m.stagingBefore,
+      staging_after: m.stagingAfter,
+      arenas: m.arenas.map((a) => ({ ...a, before: a.before.toString(), after: a.after.toString() })),
+      removed: m.removed,
+    })),
+  };
+}
+
+export const isZeroCopyReport = (r: PassReport): r is PassReport<ZeroCopyDetails> => r.pass === 'zero-copy-kv';
+
 /** The rewrite pass for `--zero-copy-kv`; `blobs` from readTrtBlobs on the input file. */
 export function zeroCopyKvPass(blobs: BlobTable, opts: ZeroCopyOptions = {}): Pass {
-  return (program): PassReport => {
+  return (program): PassReport<ZeroCopyDetails> => {
     const r = applyZeroCopyKv(program, blobs, opts);
-    const delegateJson = (d: ZeroCopyDelegate) => ({ method: d.method, delegate: d.delegate, location: d.location, elided: d.elided, buffers: d.buffers, shared: d.shared });
-    return {
-      pass: 'zero-copy-kv',
-      changed: r.changed,
-      lines: describeZeroCopy(r),
-      warnings: [],
-      details: {
-        share_cache: Boolean(opts.shareCache),
-        already_zero_copy: !r.changed,
-        rewritten: r.rewritten.map(delegateJson),
-        already: r.already.map(delegateJson),
-        methods: r.methods.map((m) => ({
-          method: m.method,
-          caches: m.caches.map((c) => ({ ...c, bytes: c.bytes.toString() })),
-          staging_before: m.stagingBefore,
-          staging_after: m.stagingAfter,
-          arenas: m.arenas.map((a) => ({ ...a, before: a.before.toString(), after: a.after.toString() })),
-          removed: m.removed,
-        })),
-      },
-    };
+    return { pass: 'zero-copy-kv', changed: r.changed, lines: describeZeroCopy(r), warnings: [], details: detailsOf(r, opts) };
   };
 }

@@ -231,23 +231,25 @@ export type RewriteWrite =
   | { mode: 'unchanged' };
 
 /**
- * Publishes `pte.program` as it is now. In place: the head alone when it
- * fits (nothing at all when `changed` is false), else a full atomic rewrite
- * of the same path, with the reason in `fallback`. Otherwise an atomic write
- * to `output`. `fileSegments` is the segment table as opened, before passes.
+ * Publishes `program` (`pte`'s, changed by passes). In place: the head alone
+ * when it fits (nothing at all when `changed` is false), else a full atomic
+ * rewrite of the same path, with the reason in `fallback`. Otherwise an
+ * atomic write to `output`. `fileSegments` is the segment table as opened,
+ * before passes.
  */
 export async function publishRewrite(
   pte: PteFile,
+  program: Program,
   fileSegments: Program['segments'],
-  opts: { inPlace: boolean; output: string; changed: boolean; onProgress?: (done: number, total: number) => void; hooks?: InPlaceHooks },
+  opts: { inPlace: boolean; output: string; changed: boolean; onProgress?: (done: number, total: number) => void; signal?: AbortSignal; hooks?: InPlaceHooks },
 ): Promise<RewriteWrite> {
   let fallback: string | null = null;
   if (opts.inPlace) {
     if (!opts.changed) return { mode: 'unchanged' };
-    const plan = planHead(pte, pte.program, fileSegments);
+    const plan = planHead(pte, program, fileSegments);
     if (plan.fits) return { mode: 'in-place', result: await writeHeadInPlace(pte, plan, opts.hooks) };
     fallback = plan.reason;
   }
-  const result = await writeFromSource(pte, opts.inPlace ? pte.path : opts.output, { onProgress: opts.onProgress });
+  const result = await writeFromSource(pte, program, opts.inPlace ? pte.path : opts.output, { onProgress: opts.onProgress, signal: opts.signal });
   return { mode: 'atomic', result, fallback };
 }

@@ -1,104 +1,32 @@
 // trtx check FILE... [--json | --format text|json|sarif|github] [--strict] [--zero-copy-kv] [--runtime NAME ...]
 // Exit 0 clean (warnings allowed unless --strict), 1 on any error, 2 on usage
 // or unreadable input. A file that is not a sound container is an error
-// diagnostic like any other (exit 1), not a crash. Several files: see
-// check-files.ts.
+// diagnostic like any other (exit 1), not a crash. The checking and the
+// reports are src/checks/files.ts; this file prints them.
 import { Option, type Command } from 'commander';
-import { runChecks, summarizeDiagnostics, type CheckResult } from '../../checks/run.js';
-import { diag, type Diagnostic } from '../../checks/diagnostic.js';
+import { checkFile, checkOneOf, failsCheck, filesReport, reportOf, type CheckedFile, type FileCheck, type FileCheckOptions } from '../../checks/files.js';
 import { parseRuntimes, describeRuntime, type RuntimeRules } from '../../checks/runtime-rules.js';
-import type { Program } from '../../pte/model.js';
-import { withPte } from '../../pte/open.js';
-import { planName } from '../../pte/tensor.js';
-import { isTrtxError } from '../../util/errors.js';
-import { engineCensus, referenceEngineLine, type EngineCensus } from '../../tensorrt/engine-kind.js';
-import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
+import { referenceEngineLine } from '../../tensorrt/engine-kind.js';
 import { toSarif } from '../../report/sarif.js';
-import { toGithubAnnotations } from '../../report/github.js';
-import { checkFiles } from '../../checks/files.js';
-import { action } from '../main.js';
+import { annotation, toGithubAnnotations } from '../../report/github.js';
+import { action } from '../action.js';
+import { EXIT_CHECK, EXIT_OK, EXIT_USAGE, usage, type Ctx, type GlobalOptions } from '../context.js';
+import { renderDiagnostics } from '../render-diagnostics.js';
 import { styler } from '../style.js';
 
-export interface CheckOptions extends GlobalOptions {
+interface CheckOptions extends GlobalOptions {
   strict?: boolean;
   zeroCopyKv?: boolean;
   format?: CheckFormat;
   runtime?: string[];
 }
 
-export const CHECK_FORMATS = ['text', 'json', 'sarif', 'github'] as const;
-export type CheckFormat = (typeof CHECK_FORMATS)[number];
+const CHECK_FORMATS = ['text', 'json', 'sarif', 'github'] as const;
+type CheckFormat = (typeof CHECK_FORMATS)[number];
 
-export interface CheckReport {
-  schema: 'trtx.check/1';
-  file: string;
-  ok: boolean;
-  strict: boolean;
-  zero_copy_kv: boolean;
-  /** Whose runtime rules applied (--runtime). */
-  runtime: RuntimeRules;
-  summary: { errors: number; warnings: number; infos: number; line: string };
-  /** What the TensorRTBackend delegates hold; null when the file is not a sound container. */
-  engines: EngineCensus | null;
-  diagnostics: Diagnostic[];
-}
+const exitOf = (r: FileCheck, strict: boolean) => (failsCheck(r, strict) ? EXIT_CHECK : EXIT_OK);
 
-export function checkExitCode(r: Pick<CheckResult, 'summary'>, strict: boolean): number {
-  return r.summary.errors > 0 || (strict && r.summary.warnings > 0) ? EXIT_CHECK : EXIT_OK;
-}
-
-const SEVERITY_STYLE = { error: 'red', warning: 'yellow', info: 'cyan' } as const;
-
-/** Diagnostics grouped by method, then delegate; `program` names delegates in headings. */
-export function renderDiagnostics(diagnostics: readonly Diagnostic[], program: Program | null, ctx: Pick<Ctx, 'color'>): string[] {
-  const s = styler(ctx);
-  const lines: string[] = [];
-  let group: string | null = null;
-  let sub: string | null = null;
-  for (const d of diagnostics) {
-    const g = d.method === null ? 'program' : `method ${d.method}`;
-    if (g !== group) {
-      lines.push(s('bold', g));
-      group = g;
-      sub = null;
-    }
-    let indent = '  ';
-    if (d.delegate !== null) {
-      const plan = program?.executionPlan.find((p, i) => planName(p, i) === d.method);
-      const id = plan?.delegates[d.delegate]?.id;
-      const label = `delegate ${d.delegate}${id ? ` (${id})` : ''}`;
-      if (label !== sub) {
-        lines.push(`  ${s('bold', label)}`);
-        sub = label;
-      }
-      indent = '    ';
-    } else if (sub !== null) {
-      sub = null;
-    }
-    lines.push(`${indent}${s(SEVERITY_STYLE[d.severity], d.severity)} ${s('bold', d.code)}  ${d.location}`);
-    lines.push(`${indent}  ${d.message}`);
-    lines.push(`${indent}  ${s('dim', `hint: ${d.hint}`)}`);
-  }
-  return lines;
-}
-
-/** Opens and checks; a container that does not parse becomes one error diagnostic. */
-export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules }): Promise<CheckResult & { program: Program | null; engines: EngineCensus | null }> {
-  try {
-    return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program, engines: await engineCensus(pte) }));
-  } catch (e) {
-    // Usage-kind failures (missing file, not a program) stay exit 2.
-    if (!isTrtxError(e) || e.kind === 'usage') throw e;
-    const diagnostics = [diag('error', e.code, e.location || 'file', e.message, e.hint ?? 'the file is not a sound ExecuTorch program; re-export it')];
-    return { diagnostics, summary: summarizeDiagnostics(diagnostics), program: null, engines: null };
-  }
-}
-
-export function reportOf(file: string, result: CheckResult & { engines: EngineCensus | null }, strict: boolean, zeroCopyKv: boolean, code: number, runtime: RuntimeRules): CheckReport {
-  return { schema: 'trtx.check/1', file, ok: code === EXIT_OK, strict, zero_copy_kv: zeroCopyKv, runtime, summary: result.summary, engines: result.engines, diagnostics: result.diagnostics };
-}
-
-export function renderFile(file: string, result: CheckResult & { program: Program | null; engines: EngineCensus | null }, strict: boolean, ctx: Pick<Ctx, 'color'>, runtime: RuntimeRules): string[] {
+function renderFile(file: string, result: FileCheck, strict: boolean, ctx: Pick<Ctx, 'color'>, runtime: RuntimeRules): string[] {
   const s = styler(ctx);
   const failedByStrict = strict && result.summary.errors === 0 && result.summary.warnings > 0;
   return [
@@ -107,6 +35,54 @@ export function renderFile(file: string, result: CheckResult & { program: Progra
     ...renderDiagnostics(result.diagnostics, result.program, ctx),
     `${result.summary.line}${failedByStrict ? ' (--strict: warnings fail)' : ''}`,
   ];
+}
+
+/**
+ * trtx check A B C ...: what a CI that built many programs runs. Each file
+ * is checked and reported in turn (a file that cannot be read is reported
+ * and the others still checked), then one summary; the exit code is the
+ * worst of the files' (2 over 1 over 0). --json prints one
+ * trtx.check-files/1 document; --format github the annotations of every
+ * file; --format sarif stays one file's log.
+ */
+async function checkMany(ctx: Ctx, files: string[], opts: FileCheckOptions & { format?: CheckFormat }): Promise<number> {
+  if (opts.format === 'sarif') throw usage('--format sarif writes the log of one file', 'check one file per run for SARIF, or use --format github or --json for several');
+  const s = styler(ctx);
+  const github = opts.format === 'github';
+  const entries: CheckedFile[] = [];
+  for (const file of files) {
+    const entry = await checkOneOf(file, opts);
+    entries.push(entry);
+    if (ctx.json) continue;
+    if (github) {
+      if ('refusal' in entry) {
+        const { code, location, message, hint } = entry.refusal.error;
+        ctx.print(annotation(file, { severity: 'error', code, location, message, hint: hint ?? '', method: null, delegate: null }));
+      } else {
+        for (const d of entry.result.diagnostics) ctx.print(annotation(file, d));
+        ctx.print(`trtx check ${file}: ${entry.result.summary.line}`);
+      }
+      continue;
+    }
+    if (entries.length > 1) ctx.print();
+    if ('refusal' in entry) ctx.print(`${s('bold', file)}: ${s('red', 'not checked')}: ${entry.refusal.error.code}: ${entry.refusal.error.location ? entry.refusal.error.location + ': ' : ''}${entry.refusal.error.message}`);
+    else for (const l of renderFile(file, entry.result, opts.strict, ctx, opts.runtime)) ctx.print(l);
+  }
+  const doc = filesReport(entries, opts);
+  const worst = doc.summary.unreadable > 0 ? EXIT_USAGE : doc.summary.failed > 0 ? EXIT_CHECK : EXIT_OK;
+  if (ctx.json) {
+    ctx.emitJson(doc);
+    return worst;
+  }
+  if (github) {
+    ctx.print(`trtx check: ${doc.summary.line}`);
+    return worst;
+  }
+  ctx.print();
+  ctx.print(s('bold', doc.summary.line));
+  for (const f of doc.files) if (!f.ok && !('error' in f)) ctx.print(`  ${s('red', 'failed')}       ${f.file}`);
+  for (const f of doc.files) if ('error' in f) ctx.print(`  ${s('red', 'not checked')}  ${f.file}`);
+  return worst;
 }
 
 export function registerCheck(program: Command): void {
@@ -136,10 +112,10 @@ export function registerCheck(program: Command): void {
         const runtime = parseRuntimes(opts.runtime);
         const strict = Boolean(opts.strict);
         const zeroCopyKv = Boolean(opts.zeroCopyKv);
-        if (files.length > 1) return checkFiles(ctx, files, { strict, zeroCopyKv, format: opts.format, runtime });
+        if (files.length > 1) return checkMany(ctx, files, { strict, zeroCopyKv, format: opts.format, runtime });
         const [file] = files;
         const result = await checkFile(file, { requireZeroCopyKv: zeroCopyKv, runtime });
-        const code = checkExitCode(result, strict);
+        const code = exitOf(result, strict);
         // Machine formats go to stdout whole, like --json: no colour, no heading.
         if (opts.format === 'sarif') {
           ctx.emitJson(toSarif({ file, diagnostics: result.diagnostics, exitCode: code }));
@@ -151,7 +127,7 @@ export function registerCheck(program: Command): void {
           return code;
         }
         if (ctx.json) {
-          ctx.emitJson(reportOf(file, result, strict, zeroCopyKv, code, runtime));
+          ctx.emitJson(reportOf(file, result, { strict, zeroCopyKv, runtime }));
           return code;
         }
         for (const l of renderFile(file, result, strict, ctx, runtime)) ctx.print(l);

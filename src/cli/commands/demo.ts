@@ -3,10 +3,10 @@ import { isAbsolute, relative } from 'node:path';
 import { Option, type Command } from 'commander';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
-import { action } from '../main.js';
+import { action } from '../action.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 import { styler } from '../style.js';
-import { renderMemory } from './verify.js';
+import { renderMemory } from '../render-memory.js';
 import type { DemoResult } from '../../demo/demo.js';
 
 interface DemoCliOptions extends GlobalOptions {

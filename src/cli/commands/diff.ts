@@ -9,7 +9,7 @@ import { memoryPlan } from '../../html/plan.js';
 import { renderDiffHtml } from '../../html/diff-page.js';
 import { writeReport } from '../../html/write.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
-import { action } from '../main.js';
+import { action } from '../action.js';
 import { styler } from '../style.js';
 
 interface DiffOptions extends GlobalOptions {

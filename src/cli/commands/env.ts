@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { ensurePythonEnv, executorchSdk, type PythonEnv } from '../../pyenv/index.js';
 import { isTrtxError } from '../../util/errors.js';
 import { EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
-import { action } from '../main.js';
+import { action } from '../action.js';
 
 interface EnvOptions extends GlobalOptions {
   python?: string;

@@ -6,7 +6,7 @@ import { TrtxError, isTrtxError } from '../../util/errors.js';
 import { parseSize } from '../../util/size.js';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
-import { action } from '../main.js';
+import { action } from '../action.js';
 import { startProgress } from '../progress.js';
 
 interface ExportCliOptions extends GlobalOptions {

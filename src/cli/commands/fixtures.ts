@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, type GlobalOptions } from '../context.js';
-import { action } from '../main.js';
+import { action } from '../action.js';
 import { styler } from '../style.js';
 
 interface FixturesOptions extends GlobalOptions {

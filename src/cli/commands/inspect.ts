@@ -8,7 +8,7 @@ import { memoryPlan } from '../../html/plan.js';
 import { renderInspectHtml } from '../../html/page.js';
 import { writeReport } from '../../html/write.js';
 import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
-import { action } from '../main.js';
+import { action } from '../action.js';
 import { styler } from '../style.js';
 
 interface InspectOptions extends GlobalOptions {

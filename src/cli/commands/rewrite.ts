@@ -1,28 +1,24 @@
 // trtx rewrite IN (-o OUT | --in-place) [transformations]
 // With no transformation flags: the canonical re-encoding of the program.
 //
-// The command is a fixed sequence: open -> passes (what the flags ask for,
-// src/passes/) -> checks on the result (refuse to write an unsound program)
-// -> write (in place when asked and possible, else atomically) -> report.
-// A new transformation adds its flags and one entry in passesFor().
+// The flags become a RewriteRequest; src/pipeline/ runs it (claim the
+// target -> open -> passes -> checks on the result, refusing to write an
+// unsound program -> write, in place when asked and possible, else
+// atomically); this file reports. A new transformation adds its flags here
+// and its pass to src/pipeline/request.ts.
 import type { Command } from 'commander';
-import { runChecks } from '../../checks/run.js';
 import { parseRuntimes } from '../../checks/runtime-rules.js';
-import { budgetPass } from '../../passes/budget.js';
-import { readTrtBlobs, zeroCopyKvPass } from '../../passes/zero-copy.js';
-import type { Pass, PassReport } from '../../passes/pass.js';
-import { unsoundInput } from '../../pipeline/precondition.js';
-import { finishInterruptedInPlace, journalPath, publishRewrite, type RewriteWrite } from '../../pte/in-place.js';
-import { openPte, type PteFile } from '../../pte/open.js';
-import { checkInPlaceTarget, checkOutputTarget } from '../../util/target.js';
-import { describeHolder, lockTarget, type TargetLock } from '../../util/file-lock.js';
+import { findingsOf, runPipeline } from '../../pipeline/run.js';
+import type { RewriteRequest } from '../../pipeline/request.js';
+import { journalPath, type RewriteWrite } from '../../pte/in-place.js';
+import { describeHolder } from '../../util/file-lock.js';
 import { TrtxError } from '../../util/errors.js';
 import { escapeControls } from '../../util/escape.js';
 import { formatIEC, parseSize } from '../../util/size.js';
-import { renderDiagnostics } from './check.js';
-import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
-import { action } from '../main.js';
-import { startProgress } from '../progress.js';
+import { action } from '../action.js';
+import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
+import { renderDiagnostics } from '../render-diagnostics.js';
+import { startProgress, type Progress } from '../progress.js';
 
 interface RewriteOptions extends GlobalOptions {
   output?: string;
@@ -38,21 +34,22 @@ interface RewriteOptions extends GlobalOptions {
   runtime?: string[];
 }
 
-/** The passes the flags ask for, in the order they run. */
-function passesFor(opts: RewriteOptions): Pass[] {
-  const passes: Pass[] = [];
+/** What the flags ask for; a contradiction is a usage error before any file is touched. */
+function requestOf(opts: RewriteOptions): RewriteRequest {
+  const request: RewriteRequest = {};
   if (opts.budget !== undefined && opts.clearBudget) throw usage('--budget and --clear-budget contradict each other; give one');
   const narrowed = opts.method !== undefined || opts.delegate !== undefined;
   if (opts.budget !== undefined || opts.clearBudget) {
     const delegate = opts.delegate === undefined ? undefined : /^[0-9]+$/.test(opts.delegate) ? Number(opts.delegate) : NaN;
     if (Number.isNaN(delegate)) throw usage(`--delegate ${JSON.stringify(opts.delegate)} is not a delegate index (0, 1, ...)`);
     const budget = opts.clearBudget ? null : parseSize(opts.budget!, { location: '--budget' });
-    passes.push(budgetPass({ budget, method: opts.method, delegate }));
+    request.budget = { budget, method: opts.method, delegate };
   } else if (narrowed) {
     throw usage('--method and --delegate narrow --budget or --clear-budget; give one of those');
   }
   if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
-  return passes;
+  if (opts.zeroCopyKv) request.zeroCopyKv = { shareCache: Boolean(opts.shareCache) };
+  return request;
 }
 
 function outputOf(input: string, opts: RewriteOptions): string {
@@ -62,19 +59,9 @@ function outputOf(input: string, opts: RewriteOptions): string {
   return opts.output ?? input;
 }
 
-/**
- * Validates the target (a regular file or a new path; not the input unless
- * --in-place or --force; writable) and takes its writer lock, waiting for
- * another writer unless --no-wait.
- */
-async function lockOutput(ctx: Ctx, input: string, output: string, opts: RewriteOptions): Promise<TargetLock> {
-  if (opts.inPlace) await checkInPlaceTarget(input);
-  else await checkOutputTarget(output, input, { force: Boolean(opts.force) });
-  return lockTarget(output, {
-    wait: opts.wait !== false,
-    command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
-    onWait: (holder) => ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
-  });
+/** Findings on stderr, one line each, control characters escaped. */
+function printDiagnostics(lines: string[]): void {
+  for (const l of lines) process.stderr.write(escapeControls(l) + '\n');
 }
 
 function describeWrite(w: RewriteWrite, input: string): string[] {
@@ -112,73 +99,65 @@ export function registerRewrite(program: Command): void {
     .action(
       action<RewriteOptions>(async (ctx, opts, [input]) => {
         const output = outputOf(input, opts);
-        const passes = passesFor(opts);
-        const lock = await lockOutput(ctx, input, output, opts);
-        let recovered = false;
-        let pte: PteFile;
-        try {
-          recovered = opts.inPlace ? await finishInterruptedInPlace(input) : false;
-          pte = await openPte(input);
-        } catch (e) {
-          await lock.release();
-          throw e;
-        }
-        try {
-          const unsound = unsoundInput(pte);
-          if (unsound) {
-            for (const l of renderDiagnostics(unsound.diagnostics, pte.program, { color: false })) process.stderr.write(escapeControls(l) + '\n');
-            throw unsound.error;
-          }
-          const fileSegments = pte.program.segments.map((s) => ({ ...s }));
-          // Reads the engines' metadata from the input, so it joins once the file is open.
-          if (opts.zeroCopyKv) passes.push(zeroCopyKvPass(await readTrtBlobs(pte), { shareCache: Boolean(opts.shareCache) }));
-          const reports: PassReport[] = passes.map((pass) => pass(pte.program));
-          const changed = reports.some((r) => r.changed);
-
-          const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv), runtime: parseRuntimes(opts.runtime) });
-          if (checked.summary.errors > 0) {
-            for (const l of renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), pte.program, { color: false })) process.stderr.write(escapeControls(l) + '\n');
-            throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {
-              hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
-            });
-          }
-          const warnings = [...reports.flatMap((r) => r.warnings), ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.location}: ${d.message}`)];
-          for (const w of warnings) ctx.log.warn(w);
-
-          const progress = startProgress(ctx, `writing ${output}`, { bytes: true });
-          const written = await publishRewrite(pte, fileSegments, {
+        const request = requestOf(opts);
+        const runtime = parseRuntimes(opts.runtime);
+        // Shown once writing starts (and takes more than a second), as before any pipeline existed.
+        let progress: Progress | undefined;
+        let warnings: string[] = [];
+        const outcome = await runPipeline(input, {
+          request,
+          runtime,
+          output: {
+            path: output,
             inPlace: Boolean(opts.inPlace),
-            output,
-            changed,
-            onProgress: (done, total) => progress.update(done, total),
+            force: Boolean(opts.force),
+            wait: opts.wait !== false,
+            command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
+            onWait: (holder) => ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
+            onProgress: (done, total) => (progress ??= startProgress(ctx, `writing ${output}`, { bytes: true })).update(done, total),
+          },
+          onChecked: ({ reports, checked }) => {
+            warnings = [...reports.flatMap((r) => r.warnings), ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.location}: ${d.message}`)];
+            for (const w of warnings) ctx.log.warn(w);
+          },
+        }).catch((e: unknown) => {
+          // The structural findings behind PASS_INPUT_UNSOUND, as `trtx check` shows them.
+          const found = findingsOf(e);
+          if (found) printDiagnostics(renderDiagnostics(found.diagnostics, found.program, { color: false }));
+          throw e;
+        });
+        if (outcome.refused) {
+          const { checked } = outcome;
+          printDiagnostics(renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), outcome.program, { color: false }));
+          throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {
+            hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
           });
-          progress.done();
-
-          if (ctx.json) {
-            ctx.emitJson({
-              schema: 'trtx.rewrite/1',
-              input,
-              output,
-              mode: written.mode,
-              fallback: written.mode === 'atomic' ? written.fallback : null,
-              recovered_interrupted_rewrite: recovered,
-              changes: reports.flatMap((r) => (r.changed ? r.lines : [])),
-              passes: reports.map((r) => ({ pass: r.pass, changed: r.changed, details: r.details })),
-              warnings,
-              file_size: written.mode === 'unchanged' ? pte.fileSize : written.result.fileSize,
-              segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
-            });
-            return EXIT_OK;
-          }
-          if (recovered) ctx.print(`finished an interrupted in-place rewrite of ${input} from ${journalPath(input)}`);
-          if (passes.length === 0) ctx.print('canonical re-encoding, no transformation asked');
-          for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
-          for (const l of describeWrite(written, input)) ctx.print(l);
-          return EXIT_OK;
-        } finally {
-          await pte.close();
-          await lock.release();
         }
+        progress?.done();
+        const { reports, recovered } = outcome;
+        const written = outcome.written!;
+
+        if (ctx.json) {
+          ctx.emitJson({
+            schema: 'trtx.rewrite/1',
+            input,
+            output,
+            mode: written.mode,
+            fallback: written.mode === 'atomic' ? written.fallback : null,
+            recovered_interrupted_rewrite: recovered,
+            changes: reports.flatMap((r) => (r.changed ? r.lines : [])),
+            passes: reports.map((r) => ({ pass: r.pass, changed: r.changed, details: r.details })),
+            warnings,
+            file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
+            segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
+          });
+          return EXIT_OK;
+        }
+        if (recovered) ctx.print(`finished an interrupted in-place rewrite of ${input} from ${journalPath(input)}`);
+        if (reports.length === 0) ctx.print('canonical re-encoding, no transformation asked');
+        for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
+        for (const l of describeWrite(written, input)) ctx.print(l);
+        return EXIT_OK;
       }),
     );
 }

@@ -5,9 +5,10 @@ import { hostname } from 'node:os';
 import { parseRuntimes, describeRuntime } from '../../checks/runtime-rules.js';
 import { formatIEC, parseSize } from '../../util/size.js';
 import { toJunit } from '../../report/junit.js';
-import { renderDiagnostics } from './check.js';
+import { renderDiagnostics } from '../render-diagnostics.js';
+import { renderMemory } from '../render-memory.js';
 import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
-import { action } from '../main.js';
+import { action } from '../action.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 import { styler } from '../style.js';
 import type { VerifyResult } from '../../verify/verify.js';
@@ -27,14 +28,6 @@ interface VerifyOptions extends GlobalOptions {
 }
 
 const bytes = (n: number) => formatIEC(BigInt(n));
-
-export function renderMemory(m: NonNullable<VerifyResult['memory']>, initialised: boolean): string[] {
-  const a = m.device_arenas;
-  return [
-    `  memory: device arenas ${bytes(a.peak_bytes)} in ${a.allocations} allocation(s) from the ${a.allocator === 'cuda' ? 'CUDA' : 'host stand-in'} allocator, poisoned (0xFF) at allocation${initialised ? `, device buffers initialised by the runner (${bytes(a.zeroed_bytes)})` : ''}`,
-    `  memory: pool ${m.pool.mode}${m.pool.mode === 'unavailable' ? '' : ` (${m.pool.api_calls} pool calls)`}, scratch ${m.scratch.mode}, peak ${bytes(m.scratch.peak_bytes)} in ${m.scratch.peak_buffers} buffer(s)`,
-  ];
-}
 
 export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[] {
   const s = styler(ctx);
