@@ -15,6 +15,10 @@ import type { Pass } from '../passes/pass.js';
 import { readTrtBlobs, zeroCopyKvPass, type ZeroCopyOptions } from '../passes/zero-copy.js';
 import type { PteFile } from '../pte/open.js';
 
+// Callers read the reports through the pipeline: only it imports the passes.
+export type { PassReport } from '../passes/pass.js';
+export { isZeroCopyReport, type ZeroCopyDetails } from '../passes/zero-copy.js';
+
 export interface RewriteRequest {
   /** Set (bytes) or remove (null) weight_streaming_budget, optionally narrowed to a method or a delegate. */
   budget?: BudgetRequest;

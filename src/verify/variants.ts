@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { CheckResult } from '../checks/run.js';
 import type { RuntimeRules } from '../checks/runtime-rules.js';
-import { isZeroCopyReport } from '../passes/zero-copy.js';
+import { isZeroCopyReport } from '../pipeline/request.js';
 import { runPipeline } from '../pipeline/run.js';
 import type { PteFile } from '../pte/open.js';
 
