@@ -46,7 +46,7 @@ export interface DemoOptions {
 export interface DemoResult {
   schema: 'trtx.demo/1';
   scale: 'small' | 'seed';
-  /** fixture: built by trtx's fixture builder; pytorch: exported by ExecuTorch from the bundled PyTorch model (reference engines). */
+  /** fixture: built by trtx's example builder (src/examples/); pytorch: exported by ExecuTorch from the bundled PyTorch model (reference engines). */
   source: 'fixture' | 'pytorch';
   staged: string;
   zero_copy: string;
