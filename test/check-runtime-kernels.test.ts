@@ -4,9 +4,9 @@
 // runs through the runtime), nothing on the sound fixtures, and the cases
 // each rule lets through because the runtime does.
 import { describe, expect, it } from 'vitest';
-import { buildProgram } from '../fixtures/builder.js';
-import { CATALOGUE } from '../fixtures/catalogue.js';
-import { kvDecoder } from '../fixtures/kv-decoder.js';
+import { buildProgram } from '../src/examples/builder.js';
+import { CATALOGUE } from '../src/examples/catalogue.js';
+import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { KERNEL_ARGUMENT_CODES } from '../src/checks/kernel-arguments.js';
 import { checkRuntimeRefusals } from '../src/checks/runtime-refusals.js';
 import { RUNTIME_PROGRAM_CODES } from '../src/checks/runtime-program.js';

@@ -1,5 +1,5 @@
 // `export -o`, `inspect --html` and `diff --html` check their target as
-// `rewrite -o` does (src/pte/target.ts): a regular file or a new path (a
+// `rewrite -o` does (src/util/target.ts): a regular file or a new path (a
 // FIFO, device node, symbolic link or directory would be replaced by the
 // final rename: OUTPUT_NOT_REGULAR), never an input by any name
 // (OUTPUT_IS_INPUT), a name that fits (OUTPUT_NAME_TOO_LONG, and temporary
@@ -13,8 +13,8 @@ import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync,
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder } from '../fixtures/kv-decoder.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { runTrtxAsUser } from './helpers/as-user.js';
 import { workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';

@@ -9,10 +9,10 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder } from '../fixtures/kv-decoder.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { escapeControls } from '../src/util/escape.js';
-import { sidecarPath, tempPath, NAME_MAX } from '../src/pte/target.js';
+import { sidecarPath, tempPath, NAME_MAX } from '../src/util/target.js';
 import { runTrtxAsUser } from './helpers/as-user.js';
 import { runCli } from './helpers/cli.js';
 

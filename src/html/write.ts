@@ -1,8 +1,8 @@
 // Writing a report page: the target is checked as every named output is
-// (src/pte/target.ts: a regular file or a new path, never one of the
+// (src/util/target.ts: a regular file or a new path, never one of the
 // programs it describes, a name that fits, a directory trtx may write), then
 // written atomically.
-import { checkOutputTarget } from '../pte/target.js';
+import { checkOutputTarget } from '../util/target.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
 const IS_INPUT_HINT = 'name a new file for the report, e.g. report.html';

@@ -1,13 +1,13 @@
 // Writes a whole small output (an HTML report) the way every trtx output is
 // written: to a temporary file beside the target (a name that fits whatever
-// the target's length: src/pte/target.ts), fsynced, then renamed over it, so
+// the target's length: src/util/target.ts), fsynced, then renamed over it, so
 // a reader never sees half a file and a failure leaves the target as it was
 // and no temporary file behind. Errors are the coded refusals of every
 // writer (WRITE_PERMISSION, WRITE_NO_SPACE, OUTPUT_DIR, ...).
 import { open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { syncDir } from '../pte/file-io.js';
-import { fileRefusal, tempPath } from '../pte/target.js';
+import { syncDir } from './file-io.js';
+import { fileRefusal, tempPath } from './target.js';
 import { trackPath } from './cleanup.js';
 
 export async function writeFileAtomic(target: string, data: string | Uint8Array): Promise<number> {

@@ -2,10 +2,10 @@
 // a sound program, with what `trtx check` and the runner (ExecuTorch 1.5.1
 // with trtx's plugins, on the CPU) do with it. `row` is the shape's text in
 // the table. Used by test/check-runner-agreement.test.ts.
-import { buildProgram, type BuiltProgram } from '../../fixtures/builder.js';
-import { kvDecoder } from '../../fixtures/kv-decoder.js';
-import { trtSingle } from '../../fixtures/programs.js';
-import type { ProgramSpec } from '../../fixtures/spec.js';
+import { buildProgram, type BuiltProgram } from '../../src/examples/builder.js';
+import { kvDecoder } from '../../src/examples/kv-decoder.js';
+import { trtSingle } from '../../src/examples/programs.js';
+import type { ProgramSpec } from '../../src/examples/spec.js';
 import { DataLocation, DeviceType, ScalarType, TensorShapeDynamism, splitMemoryOffset, type ExecutionPlan, type Instruction, type Program, type Tensor } from '../../src/pte/model.js';
 import { encodePte } from './memory-pte.js';
 

@@ -2,7 +2,7 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { Frame } from '../executorch-flatbuffer/frame';
+import { Frame } from './frame';
 
 
 export class FrameList {
