@@ -8,6 +8,7 @@ import type { EngineCensus } from '../tensorrt/engine-kind.js';
 import type { Program } from '../pte/model.js';
 import type { CheckResult } from '../checks/run.js';
 import { annotation } from '../report/github.js';
+import type { Code } from '../codes/index.js';
 import { isTrtxError } from '../util/errors.js';
 import type { RuntimeRules } from '../checks/runtime-rules.js';
 import { checkExitCode, checkFile, renderFile, reportOf, type CheckFormat, type CheckReport } from './check.js';
@@ -18,7 +19,7 @@ import { styler } from './style.js';
 export interface CheckRefusal {
   file: string;
   ok: false;
-  error: { code: string; location: string; message: string; hint: string | null };
+  error: { code: Code; location: string; message: string; hint: string | null };
 }
 
 /** `trtx check A B ... --json`: one entry per file, in the order given. */

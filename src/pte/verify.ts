@@ -18,6 +18,7 @@
 // DECODE_BUDGET_FACTOR times its size is refused as PTE_DECODE_BUDGET. Every
 // later stage (decode, checks, --json) is bounded by what was charged here.
 
+import type { PteCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 import { SCALAR_SIZE, TABLES, UNIONS, type FieldKind, type Scalar } from './layout.js';
 import type { ProgramSource } from './program-source.js';
@@ -55,7 +56,7 @@ class Verifier {
     this.length = src.length;
   }
 
-  fail(message: string, code = 'PTE_FLATBUFFER', hint?: string): never {
+  fail(message: string, code: PteCode = 'PTE_FLATBUFFER', hint?: string): never {
     throw new TrtxError(code, this.path.join(''), message, { hint });
   }
 

@@ -16,6 +16,7 @@ import { KvWrite as FbKvWrite } from '../generated/trtx-ref/kv-write.js';
 import { Attend as FbAttend } from '../generated/trtx-ref/attend.js';
 import { RingShift as FbRingShift } from '../generated/trtx-ref/ring-shift.js';
 import { ScratchNeed as FbScratchNeed } from '../generated/trtx-ref/scratch-need.js';
+import type { RefEngineCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 
 export const REFERENCE_ENGINE_IDENTIFIER = 'TRXE';
@@ -76,7 +77,7 @@ function where(opts: EngineLocationOptions | undefined, rel: string): string {
   return opts?.location ? (rel ? `${opts.location} > ${rel}` : opts.location) : rel;
 }
 
-function fail(code: string, opts: EngineLocationOptions | undefined, rel: string, message: string): never {
+function fail(code: RefEngineCode, opts: EngineLocationOptions | undefined, rel: string, message: string): never {
   throw new TrtxError(code, where(opts, rel), message, { hint: HINT });
 }
 
