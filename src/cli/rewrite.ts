@@ -126,7 +126,8 @@ export function registerRewrite(program: Command): void {
         try {
           const unsound = unsoundInput(pte);
           if (unsound) {
-            for (const l of renderDiagnostics(unsound.diagnostics, pte.program, { color: false })) process.stderr.write(escapeControls(l) + '\n');
+            // Under --json the findings travel in the error document (its `diagnostics`).
+            if (!ctx.json) for (const l of renderDiagnostics(unsound.diagnostics, pte.program, { color: false })) process.stderr.write(escapeControls(l) + '\n');
             throw unsound.error;
           }
           const fileSegments = pte.program.segments.map((s) => ({ ...s }));
@@ -137,9 +138,10 @@ export function registerRewrite(program: Command): void {
 
           const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv), runtime: parseRuntimes(opts.runtime) });
           if (checked.summary.errors > 0) {
-            for (const l of renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), pte.program, { color: false })) process.stderr.write(escapeControls(l) + '\n');
+            if (!ctx.json) for (const l of renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), pte.program, { color: false })) process.stderr.write(escapeControls(l) + '\n');
             throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {
               hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
+              diagnostics: checked.diagnostics,
             });
           }
           const warnings = [...reports.flatMap((r) => r.warnings), ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.location}: ${d.message}`)];

@@ -135,12 +135,10 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
       const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv) });
       if (checked.summary.errors > 0) {
         const first = checked.diagnostics.find((d) => d.severity === 'error')!;
-        throw Object.assign(
-          new TrtxError('EXPORT_CHECK_FAILED', first.location, `the exported program fails ${checked.summary.line}; first: ${first.code}: ${first.message}`, {
-            hint: first.hint,
-          }),
-          { diagnostics: checked.diagnostics },
-        );
+        throw new TrtxError('EXPORT_CHECK_FAILED', first.location, `the exported program fails ${checked.summary.line}; first: ${first.code}: ${first.message}`, {
+          hint: first.hint,
+          diagnostics: checked.diagnostics,
+        });
       }
       const written = await writeFromSource(pte, output, { onProgress: opts.onWriteProgress, signal: opts.signal });
       return {
