@@ -85,6 +85,26 @@ describe("the user's three lines", () => {
   });
 });
 
+describe('trtx verify --zero-copy-kv with no file (a CI step after export, in the same folder)', () => {
+  it('verifies the one .pte there; with two or none it names what it found and exits 2', { timeout: BUILD_TIMEOUT_MS }, async () => {
+    const ws = workspace();
+    const env = { TRTX_RUNNER_BIN: await testRunner() };
+    const empty = await run(['verify', '--zero-copy-kv'], ws.dir, env);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/^error: USAGE: no file named and no \.pte in the current folder/m);
+
+    await writeFixture(ws.file('model.pte'), kvDecoder());
+    const one = await run(['verify', '--zero-copy-kv'], ws.dir, env);
+    expect(one.code, one.stdout + one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^model\.pte: staged-vs-zero-copy/);
+
+    await writeFixture(ws.file('other.pte'), kvDecoder());
+    const two = await run(['verify', '--zero-copy-kv'], ws.dir, env);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toMatch(/2 \.pte files in the current folder \(model\.pte, other\.pte\)/);
+  });
+});
+
 describe('export: the default output', () => {
   it("is the model's name with .pte, in the model's folder", () => {
     expect(defaultOutput('model.pt')).toBe('model.pte');

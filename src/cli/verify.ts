@@ -1,5 +1,6 @@
 // trtx verify FILE [--zero-copy-kv] [--steps N] [--caller-stream on|off|both] [--budget SIZE] [--device cpu|cuda]
 //   [--runtime NAME ...] [--init-device-buffers] [--shared-scratch] [--cold-pool] [--json | --format text|json|junit]
+import { readdir } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { hostname } from 'node:os';
 import { parseRuntimes, describeRuntime } from '../checks/runtime-rules.js';
@@ -83,11 +84,23 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   return lines;
 }
 
+/**
+ * `trtx verify --zero-copy-kv` with no file, as a CI step after `trtx export
+ * model.pt` in the same folder: the one program there. Two or none is a
+ * usage error that lists what it found, never a guess.
+ */
+async function soleProgramHere(): Promise<string> {
+  const found = (await readdir('.', { withFileTypes: true })).filter((e) => e.isFile() && e.name.endsWith('.pte')).map((e) => e.name).sort();
+  if (found.length === 1) return found[0]!;
+  if (found.length === 0) throw usage('no file named and no .pte in the current folder', 'name the program: trtx verify FILE');
+  throw usage(`no file named and ${found.length} .pte files in the current folder (${found.slice(0, 5).join(', ')}${found.length > 5 ? ', ...' : ''})`, 'name the program: trtx verify FILE');
+}
+
 export function registerVerify(program: Command): void {
   program
     .command('verify')
     .description('check the program, run it on the ExecuTorch runtime in the bundled runner and prove the delegate runtime contract')
-    .argument('<file>', 'the .pte program')
+    .argument('[file]', 'the .pte program (default: the one .pte in the current folder)')
     .option('--zero-copy-kv', 'prove zero-copy KV: derive the zero-copy twin of a staged program and compare both, step by step')
     .option('--steps <n>', 'decode steps per run', '4')
     .addOption(new Option('--caller-stream <mode>', 'execute with a caller stream, without, or both').choices(['on', 'off', 'both']).default('both'))
@@ -101,14 +114,15 @@ export function registerVerify(program: Command): void {
     .addOption(new Option('--format <format>', 'text, json (schemas/verify.schema.json) or junit (JUnit XML, one test case per check)').choices(['text', 'json', 'junit']))
     .addHelpText(
       'after',
-      '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU).\n\nExamples:\n  trtx verify model.pte\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
+      '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU).\n\nExamples:\n  trtx verify model.pte\n  trtx verify --zero-copy-kv                      (the one .pte in this folder)\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
     )
     // --format json is --json: the same document, and the error document on a refusal.
     .hook('preAction', (cmd) => {
       if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
     })
     .action(
-      action<VerifyOptions>(async (ctx, opts, [file]) => {
+      action<VerifyOptions>(async (ctx, opts, [named]) => {
+        const file = named ?? (await soleProgramHere());
         if (opts.json && opts.format !== undefined && opts.format !== 'json') throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
         const started = new Date();
         const t0 = process.hrtime.bigint();
