@@ -14,7 +14,7 @@
 // the npm `flatbuffers` 2.0.7 (the newest 2.0.x published, same wire and API
 // as the 2.0.8 generator). The corpus conformance tests prove the pairing.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, readdirSync, readFileSync, statSync, mkdirSync, cpSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, readdirSync, readFileSync, statSync, mkdirSync, cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +80,10 @@ function listFiles(dir) {
   return out.sort();
 }
 
+function listDirs(dir) {
+  return [dir, ...readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? listDirs(join(dir, f)) : []))];
+}
+
 const version = flatcVersion();
 if (!version.endsWith(EXPECTED_FLATC)) {
   console.error(`gen: expected flatc ${EXPECTED_FLATC}, found "${version}"`);
@@ -109,6 +113,8 @@ try {
     for (const { dir } of targets) {
       rmSync(join(root, dir), { recursive: true, force: true });
       cpSync(join(tmp, dir), join(root, dir), { recursive: true });
+      // flatc makes its namespace folders 0750; a checkout's are 0755, and other users run the sources.
+      for (const d of listDirs(join(root, dir))) chmodSync(d, 0o755);
     }
     console.log(`gen: wrote ${targets.map((t) => t.dir).join(', ')} with ${version}`);
   }
