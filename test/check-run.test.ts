@@ -105,11 +105,15 @@ describe('the fixture catalogue', () => {
 
   // The refusals these checks own; zero-copy rules (section 5) are checked by
   // src/checks/zero-copy.ts and tested with it.
-  const owned: Record<string, string> = { 'broken-arity.pte': 'TRT_ARITY', 'broken-partial-elision.pte': 'TRT_ARITY' };
+  const owned: Record<string, string> = {
+    'broken-arity.pte': 'TRT_ARITY',
+    'broken-partial-elision.pte': 'TRT_ARITY',
+    'broken-two-gpu-device-id-swapped.pte': 'TRT_DEVICE_ID_MISMATCH',
+  };
   const broken = entries.filter((e) => e.expect && !e.expect.sound && (e.expect.code || owned[e.file]));
 
   it('has the broken fixtures these checks own', () => {
-    expect(broken.map((e) => e.file)).toEqual(expect.arrayContaining(['broken-budget-spec.pte', 'broken-duplicate-spec-key.pte', 'broken-arity.pte', 'broken-partial-elision.pte']));
+    expect(broken.map((e) => e.file)).toEqual(expect.arrayContaining(['broken-budget-spec.pte', 'broken-duplicate-spec-key.pte', 'broken-arity.pte', 'broken-partial-elision.pte', 'broken-two-gpu-device-id-swapped.pte']));
     expect(broken.filter((e) => e.file.startsWith('broken-blob-')).length).toBeGreaterThan(5);
   });
 

@@ -2,6 +2,7 @@
 // blob's io_bindings, argument dtype/shape, target_device against the device
 // tags and arenas, and the multi-engine budget total.
 import { describe, expect, it } from 'vitest';
+import { catalogueEntry } from '../fixtures/catalogue.js';
 import { cacheFqns, kvDecoder } from '../fixtures/kv-decoder.js';
 import { multiEngine, trtBesideCuda, trtSingle } from '../fixtures/programs.js';
 import type { ProgramSpec } from '../fixtures/spec.js';
@@ -37,6 +38,8 @@ describe('sound TensorRT programs', () => {
     ['kv staged', () => kvDecoder({ mode: 'staged' })],
     ['kv zero-copy', () => kvDecoder({ mode: 'zero-copy' })],
     ['kv zero-copy, two engines', () => kvDecoder({ mode: 'zero-copy', kvEngines: 2 })],
+    ['kv staged, two GPUs', () => kvDecoder({ mode: 'staged', kvEngines: 2, devices: [0, 1] })],
+    ['kv zero-copy, two GPUs', () => kvDecoder({ mode: 'zero-copy', kvEngines: 2, devices: [0, 1] })],
   ])('%s: no findings', async (_n, spec) => {
     expect(await trtFindings(spec())).toEqual([]);
   });
@@ -168,13 +171,13 @@ describe('TRT_DEVICE_MISMATCH', () => {
     expect(found.map((d) => d.message).join('\n')).toContain('is on cuda:2 (its arena 2)');
   });
 
-  it('target_device itself moved: every tagged argument disagrees', async () => {
+  it('target_device itself moved: every tagged argument disagrees, and so does the blob', async () => {
     const found = await trtFindings(trtSingle(), (p) => {
       const spec = forward(p).delegates[0].compileSpecs.find((s) => s.key === 'target_device')!;
       spec.value = encodeTargetDevice(3);
     });
-    expect(found.length).toBeGreaterThanOrEqual(2);
-    expect(new Set(found.map((d) => d.code))).toEqual(new Set(['TRT_DEVICE_MISMATCH']));
+    expect(found.filter((d) => d.code === 'TRT_DEVICE_MISMATCH').length).toBeGreaterThanOrEqual(2);
+    expect(new Set(found.map((d) => d.code))).toEqual(new Set(['TRT_DEVICE_MISMATCH', 'TRT_DEVICE_ID_MISMATCH']));
   });
 
   it('a cpu target_device with tensors on the GPU: every device claim disagrees', async () => {
@@ -194,6 +197,49 @@ describe('TRT_DEVICE_MISMATCH', () => {
       for (const v of plan.values) if (v.type === 'Tensor' && v.tensor.extraTensorInfo) v.tensor.extraTensorInfo.deviceType = DeviceType.CPU;
     });
     expect(found).toEqual([]);
+  });
+});
+
+describe('TRT_DEVICE_ID_MISMATCH', () => {
+  const twoGpu = () => kvDecoder({ mode: 'zero-copy', kvEngines: 2, devices: [0, 1], methods: ['decode'] });
+
+  it("the two devices' ids swapped in one blob of the two-GPU program", async () => {
+    // Only the blob changes: target_device and every tensor still say cuda:0,
+    // so no tensor disagrees with the target; the engine's device does.
+    const found = await trtFindings(catalogueEntry('broken-two-gpu-device-id-swapped.pte').build());
+    expect(found.map((d) => d.code)).toEqual(['TRT_DEVICE_ID_MISMATCH']);
+    expect(found[0]).toMatchObject({ severity: 'error', method: 'decode', delegate: 0 });
+    expect(found[0].location).toMatch(/^decode > delegate 0 \(TensorRTBackend\).* > metadata\.device_id$/);
+    expect(found[0].message).toBe(
+      "the blob's device_id is 1 but target_device is cuda:0: ExecuTorch plans the delegate's tensors on cuda:0, Torch-TensorRT runs the engine on device 1",
+    );
+  });
+
+  it('both blobs swapped: each engine is refused', async () => {
+    const spec = twoGpu();
+    const [a, b] = spec.methods[0].delegates;
+    if (a.blob.kind !== 'tensorrt' || b.blob.kind !== 'tensorrt') throw new Error('not TensorRT');
+    [a.blob.metadata.device_id, b.blob.metadata.device_id] = [b.blob.metadata.device_id, a.blob.metadata.device_id];
+    const found = await trtFindings(spec);
+    expect(found.map((d) => [d.code, d.delegate])).toEqual([
+      ['TRT_DEVICE_ID_MISMATCH', 0],
+      ['TRT_DEVICE_ID_MISMATCH', 1],
+    ]);
+  });
+
+  it('agreeing ids on two devices, and a cpu target, are not findings', async () => {
+    expect(await trtFindings(twoGpu())).toEqual([]);
+    const found = await trtFindings(trtSingle(), (p) => {
+      const plan = forward(p);
+      plan.delegates[0].compileSpecs.find((s) => s.key === 'target_device')!.value = new TextEncoder().encode('cpu');
+    });
+    expect(found.map((d) => d.code)).not.toContain('TRT_DEVICE_ID_MISMATCH');
+  });
+
+  it('trtx check refuses the broken catalogue program (exit 1)', async () => {
+    const { summary, diagnostics } = await runChecks(pteOf(catalogueEntry('broken-two-gpu-device-id-swapped.pte').build()));
+    expect(summary.errors).toBe(1);
+    expect(diagnostics.filter((d) => d.severity === 'error').map((d) => d.code)).toEqual(['TRT_DEVICE_ID_MISMATCH']);
   });
 });
 
@@ -284,6 +330,6 @@ describe('blob refusals reach the report', () => {
 it('every TensorRT code has a test above', () => {
   // Kept in step with the HINTS table; a new code needs a case.
   expect(new Set(TENSORRT_CODES)).toEqual(
-    new Set(['TRT_ARITY', 'TRT_ARG_NOT_TENSOR', 'TRT_ARG_DTYPE', 'TRT_ARG_SHAPE', 'TRT_BINDING_DTYPE_UNKNOWN', 'TRT_DEVICE_MISMATCH', 'TRT_BUDGET_MULTI_ENGINE']),
+    new Set(['TRT_ARITY', 'TRT_ARG_NOT_TENSOR', 'TRT_ARG_DTYPE', 'TRT_ARG_SHAPE', 'TRT_BINDING_DTYPE_UNKNOWN', 'TRT_DEVICE_MISMATCH', 'TRT_DEVICE_ID_MISMATCH', 'TRT_BUDGET_MULTI_ENGINE']),
   );
 });

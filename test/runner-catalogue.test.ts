@@ -92,6 +92,8 @@ describe('the fixture catalogue on the CPU', () => {
       // ExecuTorch's _h2d_copy kernel refuses a device source.
       'broken-leftover-staging-copy.pte': 'InvalidArgument',
       'broken-copy-back-elided.pte': 'CompileSpecInvalid',
+      // Torch-TensorRT would run the engine on the blob's device_id, away from its tensors.
+      'broken-two-gpu-device-id-swapped.pte': 'DeviceMismatch',
     };
     for (const [file, code] of Object.entries(refused)) {
       const r = results.get(file);
@@ -117,6 +119,38 @@ describe('the fixture catalogue on the CPU', () => {
     expect(unchanged(results.get('broken-writeback-into-zero-copy-cache.pte')!)).toEqual(['layers.0.attn.k_cache']);
     expect(unchanged(results.get('mixed-conv-state-one-delegate-zero-copy.pte')!)).toEqual([]);
     expect(unchanged(results.get('kv-decode-zero-copy.pte')!)).toEqual([]);
+  });
+
+  it('runs the two-GPU program bit for bit as its one-GPU twin, staged and zero-copy, in both caller-stream modes', async () => {
+    // As a correct application runs it: device-resident caches zeroed after load.
+    const runner = await testRunner();
+    const run = (file: string, o: { callerStream: boolean; sharedScratch?: boolean }) =>
+      runRunner(join(dir, file), { runner, device: 'cpu', steps: 3, initDeviceBuffers: true, ...o });
+    const twin = await run('kv-decode-two-engine-staged.pte', { callerStream: false });
+    expect(twin.exitCode).toBe(0);
+    const step = (r: RunnerResult) => r.report.methods.find((m) => m.name === 'decode')!.steps[0]!;
+    for (const callerStream of [false, true]) {
+      const oneGpu = await run('kv-decode-two-engine-zero-copy.pte', { callerStream });
+      for (const file of ['kv-decode-two-gpu-staged.pte', 'kv-decode-two-gpu-zero-copy.pte']) {
+        const r = await run(file, { callerStream });
+        expect(r.exitCode, `${file}: ${r.stderr}`).toBe(0);
+        expect(digests(r), file).toEqual(digests(twin));
+        expect(unchanged(r), file).toEqual([]);
+        const devices = r.report.methods.flatMap((m) => m.delegates.map((d) => d.target_device));
+        expect(new Set(devices), file).toEqual(new Set(['cuda:0', 'cuda:1']));
+      }
+      expect(digests(oneGpu)).toEqual(digests(twin));
+      // The hand-off goes through the host: one hidden state (8 float32) more each way per step than on one GPU.
+      const two = step(await run('kv-decode-two-gpu-zero-copy.pte', { callerStream }));
+      expect(two.h2d_bytes - step(oneGpu).h2d_bytes).toBe(32);
+      expect(two.d2h_bytes - step(oneGpu).d2h_bytes).toBe(32);
+    }
+    // Shared scratch: one buffer per device, each its engines' largest need.
+    const shared = await run('kv-decode-two-gpu-zero-copy.pte', { callerStream: true, sharedScratch: true });
+    expect(digests(shared)).toEqual(digests(twin));
+    const s = shared.report.memory.scratch;
+    expect(s.peak_buffers).toBe(2);
+    expect(s.devices.map((d) => d.device)).toEqual([0, 1]);
   });
 
   it('shows swapped caches as caches that differ from the sound twin', () => {

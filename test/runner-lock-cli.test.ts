@@ -4,7 +4,7 @@
 // and a lock left by a holder that was killed outright (its pid is gone) is
 // taken over at once instead of being waited for. Both as a user meets
 // them: bin/trtx, a cache of its own (TRTX_CACHE_DIR), no prebuilt runner.
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -14,10 +14,16 @@ import { kvDecoder } from '../fixtures/catalogue.js';
 import { eventually } from './helpers/bridge.js';
 import { processesMentioning, spawnTrtx, waitFor, type TrtxProcess } from './helpers/spawn-trtx.js';
 import { tempDir } from './helpers/temp.js';
+import { ensurePythonEnv } from '../src/pyenv/index.js';
 
-/** This process's environment without a prebuilt runner, with the cache and temp dir given. */
+/**
+ * This process's environment without a prebuilt runner, with the cache and
+ * temp dir given. The runner's ExecuTorch SDK comes from the managed Python
+ * environment that already exists (named by TRTX_PYTHON), so the private
+ * cache does not make a second one (minutes of pip) for a test about locks.
+ */
 function env(cache: string, tmp: string): Record<string, string | undefined> {
-  const e: Record<string, string | undefined> = { ...process.env, TRTX_CACHE_DIR: cache, TMPDIR: tmp };
+  const e: Record<string, string | undefined> = { ...process.env, TRTX_CACHE_DIR: cache, TMPDIR: tmp, TRTX_PYTHON: python };
   delete e.TRTX_RUNNER_BIN;
   return e;
 }
@@ -41,6 +47,11 @@ async function interruptAndExpectClean(p: TrtxProcess, cache: string, tmp: strin
   expect(readdirSync(tmp).filter((f) => !/^tsx-\d+$/.test(f))).toEqual([]);
   expect(r, p.stderr()).toEqual({ code: 130, signal: null });
 }
+
+let python = '';
+beforeAll(async () => {
+  python = (await ensurePythonEnv({ env: {} })).python;
+}, 600_000);
 
 describe('an interrupted runner build and the next command', () => {
   it('Ctrl-C during the build leaves no lock; a lock of a killed holder is taken over within seconds', { timeout: 180_000 }, async () => {

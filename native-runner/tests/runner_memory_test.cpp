@@ -10,11 +10,13 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "fake_device_pool_api.h"
 #include "fake_scratch_backend.h"
 #include "runner_memory.h"
 #include "test_harness.h"
+#include "trtx/et/device_allocator.h"
 #include "trtx/runtime/json.h"
 
 using trtx::cli::JsonWriter;
@@ -37,7 +39,7 @@ trtx::json::Value memory_report(const RunnerMemory& m) {
   return parsed.ok() ? parsed.get() : trtx::json::Value();
 }
 
-const trtx::json::Value& at(const trtx::json::Value& v, const char* key) {
+const trtx::json::Value& member(const trtx::json::Value& v, const char* key) {
   static const trtx::json::Value missing;
   const trtx::json::Value* found = v.find(key);
   return found == nullptr ? missing : *found;
@@ -72,20 +74,80 @@ TEST(warm_pool_is_raised_at_load_and_restored_and_trimmed_at_teardown) {
   CHECK(m.teardown().ok());
   CHECK_EQ(api.thresholds()[0], std::uint64_t{0});
   CHECK_EQ(api.reserved()[0], std::uint64_t{0});
-  const auto pool = at(memory_report(m), "pool");
-  CHECK_EQ(str(at(pool, "mode")), std::string("warm"));
-  CHECK(at(pool, "unavailable_reason").is(trtx::json::Type::Null));
-  CHECK(num(at(pool, "api_calls")) > 0);
-  CHECK_EQ(num(at(pool, "api_calls")), static_cast<std::int64_t>(api.calls().size()));
-  const auto& devices = at(pool, "devices").array;
+  const auto pool = member(memory_report(m), "pool");
+  CHECK_EQ(str(member(pool, "mode")), std::string("warm"));
+  CHECK(member(pool, "unavailable_reason").is(trtx::json::Type::Null));
+  CHECK(num(member(pool, "api_calls")) > 0);
+  CHECK_EQ(num(member(pool, "api_calls")), static_cast<std::int64_t>(api.calls().size()));
+  const auto& devices = member(pool, "devices").array;
   CHECK_EQ(devices.size(), std::size_t{1});
-  CHECK_EQ(str(at(devices[0], "state_at_load")), std::string("raised"));
-  CHECK_EQ(str(at(devices[0], "state")), std::string("restored"));
-  CHECK_EQ(str(at(devices[0], "previous_release_threshold")), std::string("0"));
-  CHECK_EQ(str(at(devices[0], "raised_to")), std::string("18446744073709551615"));
-  CHECK(at(devices[0], "restored").boolean);
-  CHECK(at(devices[0], "trimmed").boolean);
-  CHECK(at(devices[0], "configure_error").is(trtx::json::Type::Null));
+  CHECK_EQ(str(member(devices[0], "state_at_load")), std::string("raised"));
+  CHECK_EQ(str(member(devices[0], "state")), std::string("restored"));
+  CHECK_EQ(str(member(devices[0], "previous_release_threshold")), std::string("0"));
+  CHECK_EQ(str(member(devices[0], "raised_to")), std::string("18446744073709551615"));
+  CHECK(member(devices[0], "restored").boolean);
+  CHECK(member(devices[0], "trimmed").boolean);
+  CHECK(member(devices[0], "configure_error").is(trtx::json::Type::Null));
+}
+
+// The registered device allocator tells the runner about each device as its
+// first arena is allocated; a program across cuda:0 and cuda:1 must have both
+// pools raised, and a teardown from a thread current on the other device
+// must restore both thresholds, trim both pools and put that thread's device
+// back (the allocator is the real one, on its host stand-in).
+TEST(two_devices_are_raised_by_their_first_arenas_and_restored_from_a_thread_on_the_other) {
+  FakeDevicePoolApi api(2);
+  api.thresholds()[1] = 4096;
+  api.reserved()[0] = 1u << 20;
+  api.reserved()[1] = 2u << 20;
+  RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{false, false}, &api, "");
+  auto& allocator = trtx::et::device_allocator();
+  int first_uses = 0;
+  allocator.configure({rt::Target::Host, trtx::et::ArenaFill::None, [&](int device) {
+                         ++first_uses;
+                         m.program_loaded({device});
+                       }});
+  auto a0 = allocator.allocate(256, 0, 16);
+  auto a1 = allocator.allocate(256, 1, 16);
+  auto b1 = allocator.allocate(512, 1, 16);
+  CHECK(a0.ok() && a1.ok() && b1.ok());
+  CHECK_EQ(first_uses, 2);
+  CHECK_EQ(api.thresholds()[0], kMax);
+  CHECK_EQ(api.thresholds()[1], kMax);
+  for (auto* r : {&a0, &a1, &b1}) {
+    if (r->ok()) allocator.deallocate(r->get(), 0);
+  }
+
+  bool torn_down = false;
+  int current_after = -1;
+  std::thread other([&] {
+    api.setCurrentOf(std::this_thread::get_id(), 1);
+    torn_down = m.teardown().ok();
+    current_after = api.currentOf(std::this_thread::get_id());
+  });
+  other.join();
+  allocator.configure({rt::Target::Host, trtx::et::ArenaFill::Poison, {}});
+  CHECK(torn_down);
+  CHECK_EQ(current_after, 1);
+  CHECK_EQ(api.thresholds()[0], std::uint64_t{0});
+  CHECK_EQ(api.thresholds()[1], std::uint64_t{4096});
+  CHECK_EQ(api.reserved()[0], std::uint64_t{0});
+  CHECK_EQ(api.reserved()[1], std::uint64_t{0});
+  // Each pool is trimmed while its own device is current.
+  for (const auto& c : api.calls()) {
+    if (c.op == "trim") CHECK_EQ(c.current, c.device);
+  }
+  const auto report = memory_report(m);
+  const auto& devices = member(member(report, "pool"), "devices").array;
+  CHECK_EQ(devices.size(), std::size_t{2});
+  for (std::size_t d = 0; d < devices.size() && d < 2; ++d) {
+    CHECK_EQ(num(member(devices[d], "device")), static_cast<std::int64_t>(d));
+    CHECK_EQ(str(member(devices[d], "state_at_load")), std::string("raised"));
+    CHECK_EQ(str(member(devices[d], "state")), std::string("restored"));
+    CHECK(member(devices[d], "restored").boolean);
+    CHECK(member(devices[d], "trimmed").boolean);
+  }
+  CHECK_EQ(str(member(devices[1], "previous_release_threshold")), std::string("4096"));
 }
 
 TEST(cold_pool_makes_no_pool_call) {
@@ -95,10 +157,10 @@ TEST(cold_pool_makes_no_pool_call) {
     RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{true, false}, &api, "");
     m.program_loaded({0});
     CHECK(m.teardown().ok());
-    const auto pool = at(memory_report(m), "pool");
-    CHECK_EQ(str(at(pool, "mode")), std::string("cold"));
-    CHECK_EQ(num(at(pool, "api_calls")), std::int64_t{0});
-    CHECK_EQ(str(at(at(pool, "devices").array.at(0), "state")), std::string("disabled"));
+    const auto pool = member(memory_report(m), "pool");
+    CHECK_EQ(str(member(pool, "mode")), std::string("cold"));
+    CHECK_EQ(num(member(pool, "api_calls")), std::int64_t{0});
+    CHECK_EQ(str(member(member(pool, "devices").array.at(0), "state")), std::string("disabled"));
   }
   CHECK_EQ(api.calls().size(), std::size_t{0});
   CHECK_EQ(api.thresholds()[0], std::uint64_t{123});
@@ -108,11 +170,11 @@ TEST(no_pool_is_unavailable_not_failed) {
   RunnerMemory m(rt::Target::Host, RunnerMemoryOptions{false, false}, nullptr, "this trtx-runner was built without CUDA");
   m.program_loaded({0});
   CHECK(m.teardown().ok());
-  const auto pool = at(memory_report(m), "pool");
-  CHECK_EQ(str(at(pool, "mode")), std::string("unavailable"));
-  CHECK_EQ(str(at(pool, "unavailable_reason")), std::string("this trtx-runner was built without CUDA"));
-  CHECK_EQ(num(at(pool, "api_calls")), std::int64_t{0});
-  CHECK_EQ(at(pool, "devices").array.size(), std::size_t{0});
+  const auto pool = member(memory_report(m), "pool");
+  CHECK_EQ(str(member(pool, "mode")), std::string("unavailable"));
+  CHECK_EQ(str(member(pool, "unavailable_reason")), std::string("this trtx-runner was built without CUDA"));
+  CHECK_EQ(num(member(pool, "api_calls")), std::int64_t{0});
+  CHECK_EQ(member(pool, "devices").array.size(), std::size_t{0});
 }
 
 TEST(a_pool_that_cannot_be_configured_is_reported_with_its_message) {
@@ -122,11 +184,11 @@ TEST(a_pool_that_cannot_be_configured_is_reported_with_its_message) {
   m.program_loaded({0});
   CHECK(!api.errorLatched);  // cleared, so no later launch check sees it
   CHECK(m.teardown().ok());
-  const auto d = at(at(memory_report(m), "pool"), "devices").array.at(0);
-  CHECK_EQ(str(at(d, "state_at_load")), std::string("failed"));
-  CHECK_EQ(str(at(d, "state")), std::string("failed"));
-  CHECK_EQ(str(at(at(d, "configure_error"), "message")), std::string("fake setThreshold failed"));
-  CHECK(at(d, "previous_release_threshold").is(trtx::json::Type::Null));
+  const auto d = member(member(memory_report(m), "pool"), "devices").array.at(0);
+  CHECK_EQ(str(member(d, "state_at_load")), std::string("failed"));
+  CHECK_EQ(str(member(d, "state")), std::string("failed"));
+  CHECK_EQ(str(member(member(d, "configure_error"), "message")), std::string("fake setThreshold failed"));
+  CHECK(member(d, "previous_release_threshold").is(trtx::json::Type::Null));
 }
 
 TEST(shared_scratch_is_one_provider_per_device_freed_before_the_trim) {
@@ -159,24 +221,24 @@ TEST(shared_scratch_is_one_provider_per_device_freed_before_the_trim) {
   CHECK(!api.trimmedWhileLive);
   CHECK(scratch.violations.empty());
 
-  const auto s = at(memory_report(m), "scratch");
-  CHECK_EQ(str(at(s, "mode")), std::string("shared"));
-  CHECK(at(s, "reclaim").boolean);
-  CHECK_EQ(num(at(s, "warmup_executes")), std::int64_t{3});
-  CHECK_EQ(num(at(s, "peak_bytes")), std::int64_t{3} << 20);
-  CHECK_EQ(num(at(s, "peak_buffers")), std::int64_t{1});
-  const auto& devices = at(s, "devices").array;
+  const auto s = member(memory_report(m), "scratch");
+  CHECK_EQ(str(member(s, "mode")), std::string("shared"));
+  CHECK(member(s, "reclaim").boolean);
+  CHECK_EQ(num(member(s, "warmup_executes")), std::int64_t{3});
+  CHECK_EQ(num(member(s, "peak_bytes")), std::int64_t{3} << 20);
+  CHECK_EQ(num(member(s, "peak_buffers")), std::int64_t{1});
+  const auto& devices = member(s, "devices").array;
   CHECK_EQ(devices.size(), std::size_t{1});
   // The capacity the run ended with, not the zero left after teardown.
-  CHECK_EQ(num(at(devices[0], "capacity")), std::int64_t{3} << 20);
-  CHECK_EQ(num(at(devices[0], "floor")), std::int64_t{3} << 20);
-  CHECK_EQ(num(at(devices[0], "executes")), std::int64_t{6});
-  const auto& events = at(s, "capacity_events").array;
+  CHECK_EQ(num(member(devices[0], "capacity")), std::int64_t{3} << 20);
+  CHECK_EQ(num(member(devices[0], "floor")), std::int64_t{3} << 20);
+  CHECK_EQ(num(member(devices[0], "executes")), std::int64_t{6});
+  const auto& events = member(s, "capacity_events").array;
   CHECK_EQ(events.size(), std::size_t{3});
-  CHECK_EQ(num(at(events[2], "execute_index")), std::int64_t{2});
-  CHECK_EQ(num(at(events[2], "from")), std::int64_t{2} << 20);
-  CHECK_EQ(num(at(events[2], "to")), std::int64_t{3} << 20);
-  CHECK_EQ(str(at(events[2], "reason")), std::string("grow"));
+  CHECK_EQ(num(member(events[2], "execute_index")), std::int64_t{2});
+  CHECK_EQ(num(member(events[2], "from")), std::int64_t{2} << 20);
+  CHECK_EQ(num(member(events[2], "to")), std::int64_t{3} << 20);
+  CHECK_EQ(str(member(events[2], "reason")), std::string("grow"));
 }
 
 TEST(private_scratch_is_tallied_across_engines) {
@@ -193,11 +255,11 @@ TEST(private_scratch_is_tallied_across_engines) {
   a.reset();
   b.reset();
   CHECK(m.teardown().ok());
-  const auto s = at(memory_report(m), "scratch");
-  CHECK_EQ(str(at(s, "mode")), std::string("private"));
-  CHECK_EQ(num(at(s, "peak_bytes")), std::int64_t{3} << 20);
-  CHECK_EQ(num(at(s, "peak_buffers")), std::int64_t{2});
-  CHECK_EQ(at(s, "devices").array.size(), std::size_t{0});
+  const auto s = member(memory_report(m), "scratch");
+  CHECK_EQ(str(member(s, "mode")), std::string("private"));
+  CHECK_EQ(num(member(s, "peak_bytes")), std::int64_t{3} << 20);
+  CHECK_EQ(num(member(s, "peak_buffers")), std::int64_t{2});
+  CHECK_EQ(member(s, "devices").array.size(), std::size_t{0});
 }
 
 TEST_MAIN()

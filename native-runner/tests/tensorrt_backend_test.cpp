@@ -41,7 +41,7 @@ const char* kMetadata =
     "\"aliased_io\":[{\"output\":\"k_cache_out\",\"input\":\"k_cache\",\"kind\":\"kv_cache_update\"}],"
     "\"hardware_compatible\":false,\"device_id\":0,\"serialized_metadata\":\"\",\"target_platform\":\"linux\"}";
 
-std::vector<uint8_t> kv_blob(bool tensorrt_plan = false) {
+std::vector<uint8_t> kv_blob(bool tensorrt_plan = false, int device_id = 0) {
   RefEngineSpec e;
   RefStepSpec kv;
   kv.kind = RefStepSpec::Kind::KvWrite;
@@ -60,7 +60,10 @@ std::vector<uint8_t> kv_blob(bool tensorrt_plan = false) {
   e.streaming = true;
   std::vector<uint8_t> engine = trtx::test::build_reference_engine(e);
   if (tensorrt_plan) std::memcpy(engine.data(), "ftrt", 4);
-  return trtx::test::make_trt_blob("TR02", kMetadata, engine);
+  std::string metadata = kMetadata;
+  const std::string id = "\"device_id\":0";
+  metadata.replace(metadata.find(id), id.size(), "\"device_id\":" + std::to_string(device_id));
+  return trtx::test::make_trt_blob("TR02", metadata, engine);
 }
 
 et::BackendInterface* backend() {
@@ -88,7 +91,7 @@ std::unique_ptr<Loaded> init(const std::string& method, std::vector<Spec> specs,
                              std::vector<et::BackendOption> runtime_specs = {}) {
   auto l = std::make_unique<Loaded>();
   l->backend = backend();
-  trtx::backend::configure_tensorrt_backend({trtx::runtime::Target::Host, 0, {}, contract});
+  trtx::backend::configure_tensorrt_backend({trtx::runtime::Target::Host, {}, contract});
   static uint8_t arena[4096];
   et::MemoryAllocator runtime_allocator(sizeof arena, arena);
   et::BackendInitContext ctx(&runtime_allocator, nullptr, method.c_str(), nullptr,
@@ -120,8 +123,8 @@ struct T {
   }
 };
 
-et::DeviceMemoryBuffer device(size_t n) {
-  auto b = et::DeviceMemoryBuffer::create(n, et::etensor::DeviceType::CUDA, 0);
+et::DeviceMemoryBuffer device(size_t n, int index = 0) {
+  auto b = et::DeviceMemoryBuffer::create(n, et::etensor::DeviceType::CUDA, static_cast<et::etensor::DeviceIndex>(index));
   return b.ok() ? std::move(b.get()) : et::DeviceMemoryBuffer();
 }
 
@@ -132,11 +135,12 @@ struct Decode {
   float x[8];
   float logits[8] = {0};
   std::vector<float> host_cache = std::vector<float>(32, 0.0f);  // staged: the host buffer
-  et::DeviceMemoryBuffer cache = device(128);                     // zero-copy: the buffer; staged: the staging copy
-  et::DeviceMemoryBuffer cache_out = device(128);                 // staged: the aliased output
+  int dev;
+  et::DeviceMemoryBuffer cache = device(128, dev);      // zero-copy: the buffer; staged: the staging copy
+  et::DeviceMemoryBuffer cache_out = device(128, dev);  // staged: the aliased output
   // What _h2d_copy placed on the device for the delegate, and its logits.
-  et::DeviceMemoryBuffer pos_d = device(8), x_d = device(32), logits_d = device(32);
-  explicit Decode(bool zc) : zero_copy(zc) {
+  et::DeviceMemoryBuffer pos_d = device(8, dev), x_d = device(32, dev), logits_d = device(32, dev);
+  explicit Decode(bool zc, int on = 0) : zero_copy(zc), dev(on) {
     std::memset(cache.data(), 0, 128);  // what an application does first
   }
 
@@ -303,6 +307,67 @@ TEST(caller_stream_skips_the_sync_waits_next_time_and_drains) {
   infos = trtx::backend::delegate_infos("stream");
   CHECK(!infos.empty() && infos[0].syncs_performed == 1);
   host.destroy_stream(stream.get());
+}
+
+TEST(target_device_and_blob_device_id_must_agree) {
+  // ExecuTorch plans the I/O on target_device; Torch-TensorRT runs the engine
+  // on device_id. Disagreeing, the engine would use another device's memory.
+  auto l = init("swapped", {{"target_device", "cuda:0"}}, kv_blob(false, 1));
+  CHECK(l->handle == nullptr);
+  auto f = trtx::et::take_failure();
+  CHECK(f.has_value() && f->code == trtx::Error::DeviceMismatch);
+  CHECK(f.has_value() && f->location == "swapped.delegates[0].compile_specs(target_device)");
+  auto agreeing = init("agreeing", {{"target_device", "cuda:1"}}, kv_blob(false, 1));
+  CHECK(agreeing->handle != nullptr);
+}
+
+TEST(an_engine_refuses_another_devices_memory_and_runs_on_its_own) {
+  auto l = init("on1", {{"target_device", "cuda:1"}, kStamp[0]}, kv_blob(false, 1));
+  CHECK(l->handle != nullptr);
+  if (l->handle == nullptr) return;
+  Decode wrong(true, 0);  // every argument in cuda:0 memory
+  CHECK(wrong.step(*l, 0) != et::Error::Ok);
+  auto f = trtx::et::take_failure();
+  CHECK(f.has_value() && f->code == trtx::Error::DeviceMismatch);
+  CHECK(f.has_value() && f->message.find("memory of cuda:0 but the engine runs on cuda:1") != std::string::npos);
+  Decode right(true, 1), reference(true, 0);
+  auto l0 = init("on0", {kStamp[0]}, kv_blob());
+  for (int s = 0; s < 3; ++s) {
+    CHECK(right.step(*l, s) == et::Error::Ok);
+    CHECK(reference.step(*l0, s) == et::Error::Ok);
+    CHECK(std::memcmp(right.logits, reference.logits, sizeof right.logits) == 0);
+  }
+  CHECK(right.cache_now() == reference.cache_now());
+}
+
+TEST(caller_streams_are_per_device) {
+  auto l = init("per_device", {{"target_device", "cuda:1"}, kStamp[0]}, kv_blob(false, 1));
+  CHECK(l->handle != nullptr);
+  if (l->handle == nullptr) return;
+  trtx::runtime::DeviceContext host0(trtx::runtime::Target::Host, 0), host1(trtx::runtime::Target::Host, 1);
+  auto s0 = host0.create_stream(true), s1 = host1.create_stream(true);
+  CHECK(s0.ok() && s1.ok());
+  if (!s0.ok() || !s1.ok()) return;
+  Decode zc(true, 1);
+  {
+    // A stream of cuda:0 cannot order cuda:1's work: the engine synchronizes.
+    trtx::et::CallerStreamGuard guard(s0.get(), 0);
+    CHECK(trtx::et::caller_stream(1) == std::nullopt);
+    CHECK(zc.step(*l, 0) == et::Error::Ok);
+    {
+      trtx::et::CallerStreamGuard guard1(s1.get(), 1);
+      CHECK(trtx::et::caller_stream(1)->handle == s1.get().handle);
+      CHECK(zc.step(*l, 1) == et::Error::Ok);
+    }
+    CHECK(trtx::et::caller_stream(1) == std::nullopt);
+    CHECK(trtx::et::caller_stream(0)->handle == s0.get().handle);
+  }
+  CHECK(!trtx::et::any_caller_stream());
+  auto infos = trtx::backend::delegate_infos("per_device");
+  CHECK(!infos.empty() && infos[0].syncs_performed == 1 && infos[0].syncs_skipped == 1);
+  CHECK_OK(trtx::backend::drain("per_device"));
+  host0.destroy_stream(s0.get());
+  host1.destroy_stream(s1.get());
 }
 
 int main() { return trtx::test::run_all(); }

@@ -2,7 +2,8 @@
 // compile specs, the arity of every DelegateCall against the blob's
 // io_bindings, each argument's dtype and shape against its binding (when the
 // blob records them; the real export does not), the
-// devices of its tensors against `target_device`, and the budget total of a
+// devices of its tensors and the blob's `device_id` against `target_device`,
+// and the budget total of a
 // program with several engines. Blob refusals themselves come from the codec
 // (context.ts records them); this file sees only blobs that parsed.
 
@@ -25,6 +26,7 @@ const HINTS = {
   TRT_ARG_SHAPE: 're-export the program; the engine was built for another shape',
   TRT_BINDING_DTYPE_UNKNOWN: 'nothing to do unless the engine misbehaves; trtx could not compare this binding\'s dtype',
   TRT_DEVICE_MISMATCH: 're-export for one device, or plan the tensor on the target_device',
+  TRT_DEVICE_ID_MISMATCH: "re-export the partition: the engine must be built on the device its target_device names (the blob's device_id is where Torch-TensorRT runs it)",
   TRT_BUDGET_MULTI_ENGINE: 'each engine may hold its own budget: make the total fit the GPU (`trtx rewrite --budget SIZE`) or leave it automatic (`--clear-budget`)',
 } as const satisfies Record<TrtCheckCode, string>;
 
@@ -145,6 +147,31 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
   }
 }
 
+/**
+ * The blob's device_id against target_device. ExecuTorch places the
+ * delegate's tensors by target_device (exir/passes/propagate_device_pass.py);
+ * Torch-TensorRT never reads that spec and deserializes the engine on the
+ * blob's device_id (its ExecuTorch runtime's init). Written by one export the
+ * two agree; where they do not, the engine runs on one GPU with its I/O
+ * planned on the other. A cpu target leaves the blob's device in charge.
+ */
+function deviceIdCheck(d: TrtDelegate, target: TargetDevice | undefined, out: Diagnostic[]): void {
+  if (target === undefined || target.type !== 'cuda') return;
+  const id = d.blob.metadata.device_id;
+  if (id === target.index) return;
+  const where = { method: planName(d.plan, d.planIndex), delegate: d.delegateIndex };
+  out.push(
+    diag(
+      'error',
+      'TRT_DEVICE_ID_MISMATCH',
+      `${d.location} > metadata.device_id`,
+      `the blob's device_id is ${id} but target_device is ${canonicalTargetDevice(target)}: ExecuTorch plans the delegate's tensors on ${canonicalTargetDevice(target)}, Torch-TensorRT runs the engine on device ${id}`,
+      HINTS.TRT_DEVICE_ID_MISMATCH,
+      where,
+    ),
+  );
+}
+
 export function checkTensorRT(ctx: Pick<CheckContext, 'pte' | 'trt'>): Diagnostic[] {
   const out: Diagnostic[] = [];
   const budgets: EngineBudget[] = [];
@@ -154,7 +181,11 @@ export function checkTensorRT(ctx: Pick<CheckContext, 'pte' | 'trt'>): Diagnosti
     targets.set(`${ref.planIndex}/${ref.delegateIndex}`, target);
     if (budget !== undefined) budgets.push({ method: planName(ref.plan, ref.planIndex), budget });
   }
-  for (const d of ctx.trt) callChecks(d, targets.get(`${d.planIndex}/${d.delegateIndex}`), out);
+  for (const d of ctx.trt) {
+    const target = targets.get(`${d.planIndex}/${d.delegateIndex}`);
+    deviceIdCheck(d, target, out);
+    callChecks(d, target, out);
+  }
   if (budgets.length > 1) {
     const r = residentBudget(budgets);
     out.push(diag('warning', 'TRT_BUDGET_MULTI_ENGINE', 'program', `weight_streaming_budget applies per engine: ${r.line}`, HINTS.TRT_BUDGET_MULTI_ENGINE));

@@ -116,13 +116,29 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
     }
   }
 
+  // Where the engine runs: Torch-TensorRT deserializes it on the blob's
+  // device_id (core/runtime/TRTEngine.cpp via the delegate's init), while
+  // ExecuTorch plans the delegate's I/O on target_device
+  // (exir/passes/propagate_device_pass.py). A program whose two disagree
+  // would have the engine read and write another device's memory: refused.
+  if (parsed_specs.target_device.has_value() && blob.device_id != *parsed_specs.target_device) {
+    return fail(Error::DeviceMismatch, where + ".compile_specs(target_device)",
+                "target_device is cuda:" + std::to_string(*parsed_specs.target_device) + " but the blob's device_id is " +
+                    std::to_string(blob.device_id) +
+                    ": ExecuTorch places the delegate's tensors on the first, Torch-TensorRT runs the engine on the "
+                    "second");
+  }
   const int device_index =
       parsed_specs.target_device.has_value() ? *parsed_specs.target_device : static_cast<int>(blob.device_id);
-  if (config.target == runtime::Target::Cuda && device_index != config.device_index) {
+  if (config.target == runtime::Target::Cuda && (device_index < 0 || device_index >= runtime::cuda_device_count())) {
     return fail(Error::DeviceUnavailable, where + ".compile_specs(target_device)",
-                "delegate targets cuda:" + std::to_string(device_index) + " but this run executes on cuda:" +
-                    std::to_string(config.device_index));
+                "delegate targets cuda:" + std::to_string(device_index) + " but this machine has " +
+                    std::to_string(runtime::cuda_device_count()) + " visible CUDA device(s)");
   }
+  // Everything init creates on the device (events, the engine's fault flag)
+  // belongs to the engine's device, whichever device the loading thread is on.
+  runtime::DeviceScope scope(config.target, device_index);
+  TRTX_CHECK_OK(Status(scope.status()));
   auto handle = std::make_unique<TrtHandle>(runtime::DeviceContext(config.target, device_index));
   handle->contract = config.contract;
   handle->where = where;
@@ -206,6 +222,7 @@ et::Error TensorRTBackend::execute(et::BackendExecutionContext&, et::DelegateHan
 void TensorRTBackend::destroy(et::DelegateHandle* handle) const {
   auto* h = static_cast<TrtHandle*>(handle);
   if (h == nullptr) return;
+  runtime::DeviceScope scope(h->device.target(), h->device.device_index());
   // A runner drains before unloading; an application that did not still
   // must not free memory an enqueue is reading.
   (void)drain_handle(*h);

@@ -42,7 +42,7 @@ Failure exec_error(const std::string& where, const std::string& msg) {
 // Reads argument i. Where its bytes live is decided by the memory itself (an
 // allocation of the registered device allocator, or not), never by the tag
 // alone: a tensor tagged CUDA in a host arena is a host-planned program.
-Result<Arg> read_arg(et::EValue* v, size_t i, const std::string& where) {
+Result<Arg> read_arg(et::EValue* v, size_t i, int engine_device, const std::string& where) {
   if (v == nullptr || !v->isTensor()) {
     return fail(Error::InvalidType, where, "delegate argument " + std::to_string(i) + " is not a Tensor");
   }
@@ -56,11 +56,20 @@ Result<Arg> read_arg(et::EValue* v, size_t i, const std::string& where) {
   if (a.data == nullptr && a.nbytes != 0) {
     return fail(Error::InvalidState, where, "delegate argument " + std::to_string(i) + " has no memory");
   }
-  const bool device_memory = trtx::et::device_allocator().owns(a.data, a.nbytes);
+  int memory_device = engine_device;
+  const bool device_memory = trtx::et::device_allocator().owns(a.data, a.nbytes, &memory_device);
   const bool tagged_device = t.unsafeGetTensorImpl()->device_type() != et::etensor::DeviceType::CPU;
   if (tagged_device && !device_memory && a.nbytes != 0) {
     return exec_error(where, "delegate argument " + std::to_string(i) +
                                  " is tagged CUDA but its memory is in a host arena (a host-planned program)");
+  }
+  // ExecuTorch moves a tensor between devices through the host (a cuda:0 ->
+  // host -> cuda:1 pair of et_copy kernels, propagate_device_pass.py); an
+  // engine handed another device's memory would read it without peer access.
+  if (device_memory && memory_device != engine_device && a.nbytes != 0) {
+    return fail(Error::DeviceMismatch, where,
+                "delegate argument " + std::to_string(i) + " lives in memory of cuda:" + std::to_string(memory_device) +
+                    " but the engine runs on cuda:" + std::to_string(engine_device));
   }
   a.placement = device_memory ? Placement::Device : Placement::Host;
   return a;
@@ -152,11 +161,15 @@ Status execute_handle(TrtHandle& handle, et::Span<et::EValue*> argv) {
   if (handle.info.elision.empty()) handle.info.elision = elision_name(mode);
   std::vector<Arg> args;
   for (size_t i = 0; i < argv.size(); ++i) {
-    TRTX_ASSIGN_OR_RETURN(Arg a, read_arg(argv[i], i, where));
+    TRTX_ASSIGN_OR_RETURN(Arg a, read_arg(argv[i], i, dev.device_index(), where));
     args.push_back(std::move(a));
   }
 
-  const std::optional<runtime::StreamRef> caller = trtx::et::caller_stream();
+  // The engine's kernels launch on its own device, whichever device the
+  // calling thread is on; the caller's device is put back on return.
+  runtime::DeviceScope scope(dev.target(), dev.device_index());
+  TRTX_CHECK_OK(Status(scope.status()));
+  const std::optional<runtime::StreamRef> caller = trtx::et::caller_stream(dev.device_index());
   runtime::StreamRef stream = caller.has_value() ? *caller : handle.own_stream;
   if (!caller.has_value() && stream.handle == nullptr) {
     TRTX_ASSIGN_OR_RETURN(handle.own_stream, dev.create_stream(/*non_blocking=*/false));

@@ -81,9 +81,9 @@ class Runner {
   ~Runner() {
     for (size_t i = 0; i < loaded_.size(); ++i) close(i);
     module_.reset();
-    guard_.reset();
+    guards_.clear();
     if (memory_) (void)memory_->teardown();
-    if (has_stream_) device_->destroy_stream(stream_);
+    for (const auto& cs : streams_) runtime::DeviceContext(device_->target(), cs.first).destroy_stream(cs.second);
   }
 
   void run() {
@@ -145,16 +145,6 @@ class Runner {
       record(fail(Error::Internal, "TensorRTBackend", "another backend is registered under the id TensorRTBackend"));
       return false;
     }
-    if (opts_.caller_stream) {
-      auto s = device_->create_stream(/*non_blocking=*/true);
-      if (!s.ok()) {
-        record(s.take_failure());
-        return false;
-      }
-      stream_ = s.get();
-      has_stream_ = true;
-      guard_.emplace(stream_);
-    }
     clear_pending();
     auto file = executorch::extension::FileDataLoader::from(opts_.program.c_str());
     if (!file.ok()) {
@@ -206,13 +196,54 @@ class Runner {
       // the shared scratch's warm-up is one step's delegate calls.
       delegate_calls += meta->num_backends();
     }
-    backend::configure_tensorrt_backend(
-        {target, device_->device_index(), memory_->scratch_factory(delegate_calls), opts_.contract});
+    if (opts_.caller_stream && !set_caller_streams()) return false;
+    backend::configure_tensorrt_backend({target, memory_->scratch_factory(delegate_calls), opts_.contract});
     report_.methods.resize(methods_.size());
     for (size_t i = 0; i < methods_.size(); ++i) report_.methods[i].name = methods_[i];
     loaded_.assign(methods_.size(), false);
     inputs_.resize(methods_.size());
     return true;
+  }
+
+  // One caller stream per device the chosen methods plan memory on, and the
+  // run's own device: a CUDA stream serves one device only, so an
+  // application running a program across devices hands the runtime one per
+  // device (trtx/et/caller_stream.h). Set before any method is loaded, so
+  // the arenas' poison fill and every copy are ordered on them.
+  bool set_caller_streams() {
+    std::vector<int> devices{device_->device_index()};
+    for (const auto& name : methods_) {
+      auto meta = module_->method_meta(name);
+      if (!meta.ok()) continue;
+      for (size_t b = 0; b < meta->num_memory_planned_buffers(); ++b) {
+        auto d = meta->memory_planned_buffer_device(b);
+        if (!d.ok() || d->type() == et::etensor::DeviceType::CPU) continue;
+        const int index = d->index();
+        if (std::find(devices.begin(), devices.end(), index) == devices.end()) devices.push_back(index);
+      }
+    }
+    std::sort(devices.begin(), devices.end());
+    for (int d : devices) {
+      runtime::DeviceContext ctx(device_->target(), d);
+      auto s = ctx.create_stream(/*non_blocking=*/true);
+      if (!s.ok()) {
+        Failure f = s.take_failure();
+        f.location = "--caller-stream on (cuda:" + std::to_string(d) + ")";
+        record(std::move(f));
+        return false;
+      }
+      streams_.emplace_back(d, s.get());
+      guards_.push_back(std::make_unique<trtx::et::CallerStreamGuard>(s.get(), d));
+    }
+    return true;
+  }
+
+  // The step ends when every caller stream has drained.
+  Status synchronize_caller_streams() {
+    for (const auto& cs : streams_) {
+      TRTX_CHECK_OK(runtime::DeviceContext(device_->target(), cs.first).synchronize(cs.second));
+    }
+    return ok_status();
   }
 
   // Every method drained and unloaded, then the scratch freed and the pool
@@ -271,7 +302,7 @@ class Runner {
     const et::Error e = m->execute();
     // A zero-copy delegate under a caller stream returns before its work is
     // done; the step ends when the stream has drained.
-    if (e == et::Error::Ok && has_stream_) s = device_->synchronize(stream_);
+    if (e == et::Error::Ok) s = synchronize_caller_streams();
     const auto stop = std::chrono::steady_clock::now();
     report_.methods[i].delegates = backend::delegate_infos(name);
     if (e != et::Error::Ok) return record(failure_of(e, name, "executing method '" + name + "'"));
@@ -310,9 +341,8 @@ class Runner {
   Report& report_;
   std::unique_ptr<runtime::DeviceContext> device_;
   std::unique_ptr<RunnerMemory> memory_;
-  runtime::StreamRef stream_;
-  bool has_stream_ = false;
-  std::optional<trtx::et::CallerStreamGuard> guard_;
+  std::vector<std::pair<int, runtime::StreamRef>> streams_;  // (device, caller stream)
+  std::vector<std::unique_ptr<trtx::et::CallerStreamGuard>> guards_;
   et::BackendOptions<1> budget_options_;
   et::LoadBackendOptionsMap backend_options_;
   std::unique_ptr<RunnerModule> module_;

@@ -104,10 +104,23 @@ RunnerMemory::~RunnerMemory() {
 }
 
 void RunnerMemory::program_loaded(const std::vector<int>& devices) {
-  if (!warm_ || acquired_) return;
-  devices_ = devices;
-  state_at_load_ = warm_->acquire(devices);
-  acquired_ = true;
+  if (!warm_) return;
+  // The allocator reports each device as its first arena is allocated, so a
+  // program across two devices arrives here twice: every new device is
+  // raised, each under an acquire the teardown releases; the last release
+  // restores and trims every device raised (warm_pool.h).
+  std::vector<int> fresh;
+  for (int d : devices) {
+    if (std::find(devices_.begin(), devices_.end(), d) == devices_.end() &&
+        std::find(fresh.begin(), fresh.end(), d) == fresh.end()) {
+      fresh.push_back(d);
+    }
+  }
+  if (fresh.empty()) return;
+  const std::vector<memory::PoolState> states = warm_->acquire(fresh);
+  ++acquisitions_;
+  devices_.insert(devices_.end(), fresh.begin(), fresh.end());
+  state_at_load_.insert(state_at_load_.end(), states.begin(), states.end());
 }
 
 runtime::ScratchProviderFactory RunnerMemory::scratch_factory(uint64_t delegate_calls_per_step) {
@@ -160,9 +173,8 @@ Status RunnerMemory::teardown() {
   }
   // After the scratch is freed, so that the trim returns it to the driver. A
   // failure here costs nothing but the report line.
-  if (warm_ && acquired_) {
-    (void)warm_->release();
-    acquired_ = false;
+  if (warm_) {
+    for (; acquisitions_ > 0; --acquisitions_) (void)warm_->release();
   }
   return result;
 }

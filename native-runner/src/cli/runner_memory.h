@@ -104,8 +104,10 @@ class RunnerMemory {
   RunnerMemory(const RunnerMemory&) = delete;
   RunnerMemory& operator=(const RunnerMemory&) = delete;
 
-  /// The program handle is loaded: keep the pools of `devices` warm until
-  /// teardown(). Never fails the run (a failed device is reported).
+  /// The program's memory reached `devices`: keep their pools warm until
+  /// teardown(). Called again for a device not seen before (a program across
+  /// devices), it raises that one too; a device already held is left alone.
+  /// Never fails the run (a failed device is reported).
   void program_loaded(const std::vector<int>& devices);
 
   /// The factory every method load passes to its delegates. With shared
@@ -137,7 +139,7 @@ class RunnerMemory {
   const std::string unavailable_;
   std::unique_ptr<CountingPoolApi> counting_;
   std::unique_ptr<memory::WarmPool> warm_;
-  bool acquired_ = false;
+  int acquisitions_ = 0;  // warm pool acquires to release at teardown
   std::vector<int> devices_;
   std::vector<memory::PoolState> state_at_load_;
   memory::Allocator* allocator_;

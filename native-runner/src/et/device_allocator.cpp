@@ -20,8 +20,10 @@ std::string hex_ptr(const void* p) {
   return buf;
 }
 
-runtime::StreamRef current_stream() {
-  auto s = caller_stream();
+// The caller stream of the device the memory is on: a stream of another
+// device cannot order this device's work.
+runtime::StreamRef current_stream(int device) {
+  auto s = caller_stream(device);
   return s.has_value() ? *s : runtime::StreamRef{};
 }
 
@@ -71,7 +73,7 @@ executorch::runtime::Result<void*> RunnerDeviceAllocator::allocate(size_t nbytes
   }
   if (first_use) first_use(device);
 
-  const runtime::StreamRef stream = current_stream();
+  const runtime::StreamRef stream = current_stream(device);
   const runtime::DeviceContext ctx = context(device);
   const auto t0 = std::chrono::steady_clock::now();
   Result<void*> got = ctx.allocate_uninitialized(nbytes, stream);
@@ -108,7 +110,7 @@ void RunnerDeviceAllocator::deallocate(void* ptr, DeviceIndex) {
     ++stats_.deallocations;
     live_.erase(it);
   }
-  context(device).release(ptr, current_stream());
+  context(device).release(ptr, current_stream(device));
 }
 
 bool RunnerDeviceAllocator::owns_locked(const void* p, size_t n, int* device) const {
@@ -146,7 +148,7 @@ Error RunnerDeviceAllocator::copy(void* dst, const void* src, size_t n, bool to_
                  "cudaMemcpy would refuse it on a GPU"),
         Error::InvalidArgument);
   }
-  const runtime::StreamRef stream = current_stream();
+  const runtime::StreamRef stream = current_stream(device);
   const runtime::DeviceContext ctx = context(device);
   using runtime::Placement;
   Status s = to_device ? ctx.copy(dst, Placement::Device, src, Placement::Host, n, stream, &traffic_)
@@ -171,7 +173,7 @@ Status RunnerDeviceAllocator::zero(void* p, size_t n) {
   if (!owns(p, n, &device)) {
     return fail(trtx::Error::InvalidArgument, "device allocator", "zero: " + hex_ptr(p) + " is not device memory");
   }
-  TRTX_CHECK_OK(context(device).fill(p, 0, n, current_stream()));
+  TRTX_CHECK_OK(context(device).fill(p, 0, n, current_stream(device)));
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.zeroed_bytes += n;
   return ok_status();
@@ -182,7 +184,7 @@ Status RunnerDeviceAllocator::read(void* host_dst, const void* src, size_t n) co
   if (!owns(src, n, &device)) {
     return fail(trtx::Error::InvalidArgument, "device allocator", "read: " + hex_ptr(src) + " is not device memory");
   }
-  const runtime::StreamRef stream = current_stream();
+  const runtime::StreamRef stream = current_stream(device);
   const runtime::DeviceContext ctx = context(device);
   TRTX_CHECK_OK(ctx.copy(host_dst, runtime::Placement::Host, src, runtime::Placement::Device, n, stream, nullptr));
   return ctx.synchronize(stream);

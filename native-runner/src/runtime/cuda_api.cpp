@@ -57,6 +57,13 @@ Status set_device(int device) {
   return ok_status();
 }
 
+Result<int> get_device() {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return cuda_failure(err, "cudaGetDevice");
+  return device;
+}
+
 Result<void*> malloc_async(size_t bytes, void* stream) {
   void* p = nullptr;
   cudaError_t err = cudaMallocAsync(&p, bytes == 0 ? 1 : bytes, as_stream(stream));

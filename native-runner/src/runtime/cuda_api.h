@@ -16,6 +16,8 @@ bool built();
 int device_count();
 Result<std::string> device_name(int device);
 Status set_device(int device);
+/// The calling thread's current device (cudaGetDevice).
+Result<int> get_device();
 Result<void*> malloc_async(size_t bytes, void* stream);
 void free_async(void* p, void* stream);
 Status memset_async(void* p, int value, size_t bytes, void* stream);

@@ -13,6 +13,7 @@ bool built() { return false; }
 int device_count() { return 0; }
 Result<std::string> device_name(int) { return no_cuda("cuda_device_name"); }
 Status set_device(int) { return no_cuda("cudaSetDevice"); }
+Result<int> get_device() { return no_cuda("cudaGetDevice"); }
 Result<void*> malloc_async(size_t, void*) { return no_cuda("cudaMallocAsync"); }
 void free_async(void*, void*) {}
 Status memset_async(void*, int, size_t, void*) { return no_cuda("cudaMemsetAsync"); }

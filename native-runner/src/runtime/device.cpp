@@ -35,6 +35,28 @@ bool cuda_built() { return cuda::built(); }
 int cuda_device_count() { return cuda::device_count(); }
 Result<std::string> cuda_device_name(int device) { return cuda::device_name(device); }
 
+DeviceScope::DeviceScope(Target target, int device) {
+  if (target == Target::Host) return;
+  Result<int> current = cuda::get_device();
+  if (!current.ok()) {
+    status_ = current.take_failure();
+    return;
+  }
+  previous_ = current.get();
+  if (previous_ == device) return;
+  status_ = cuda::set_device(device);
+  switched_ = status_.ok();
+}
+
+DeviceScope::~DeviceScope() {
+  if (switched_) (void)cuda::set_device(previous_);
+}
+
+// Runs the rest of the enclosing function with this context's device current.
+#define TRTX_DEVICE_SCOPE()                          \
+  DeviceScope device_scope_(target_, device_);        \
+  if (!device_scope_.status().ok()) return Status(device_scope_.status())
+
 Status DeviceContext::activate() const {
   if (target_ == Target::Host) return ok_status();
   return cuda::set_device(device_);
@@ -42,6 +64,8 @@ Status DeviceContext::activate() const {
 
 Result<void*> DeviceContext::allocate(size_t bytes, StreamRef stream) const {
   if (target_ == Target::Host) return allocate_host(bytes);
+  DeviceScope scope(target_, device_);
+  if (!scope.status().ok()) return Status(scope.status()).take_failure();
   TRTX_ASSIGN_OR_RETURN(void* p, cuda::malloc_async(bytes, stream.handle));
   Status z = cuda::memset_async(p, 0, bytes, stream.handle);
   if (!z.ok()) {
@@ -56,12 +80,17 @@ void DeviceContext::release(void* ptr, StreamRef stream) const {
   if (target_ == Target::Host) {
     release_host(ptr);
   } else {
+    DeviceScope scope(target_, device_);
     cuda::free_async(ptr, stream.handle);
   }
 }
 
 Result<void*> DeviceContext::allocate_uninitialized(size_t bytes, StreamRef stream) const {
-  if (target_ == Target::Cuda) return cuda::malloc_async(bytes, stream.handle);
+  if (target_ == Target::Cuda) {
+    DeviceScope scope(target_, device_);
+    if (!scope.status().ok()) return Status(scope.status()).take_failure();
+    return cuda::malloc_async(bytes, stream.handle);
+  }
   constexpr size_t kAlign = 256;  // what cudaMalloc guarantees
   const size_t n = bytes == 0 ? 1 : bytes;
   void* p = n > SIZE_MAX - kAlign ? nullptr : std::aligned_alloc(kAlign, (n + kAlign - 1) / kAlign * kAlign);
@@ -72,7 +101,10 @@ Result<void*> DeviceContext::allocate_uninitialized(size_t bytes, StreamRef stre
 }
 
 Status DeviceContext::fill(void* ptr, uint8_t byte, size_t n, StreamRef stream) const {
-  if (target_ == Target::Cuda) return cuda::memset_async(ptr, byte, n, stream.handle);
+  if (target_ == Target::Cuda) {
+    TRTX_DEVICE_SCOPE();
+    return cuda::memset_async(ptr, byte, n, stream.handle);
+  }
   if (n != 0) std::memset(ptr, byte, n);
   return ok_status();
 }
@@ -95,12 +127,15 @@ Status DeviceContext::copy(void* dst, Placement dst_p, const void* src, Placemen
     std::memmove(dst, src, n);
     return ok_status();
   }
+  TRTX_DEVICE_SCOPE();
   if (stream.handle == nullptr) return cuda::memcpy_sync(dst, src, n, kind_of(dst_p, src_p));
   return cuda::memcpy_async(dst, src, n, kind_of(dst_p, src_p), stream.handle);
 }
 
 Result<StreamRef> DeviceContext::create_stream(bool non_blocking) const {
   if (target_ == Target::Host) return StreamRef{new (std::nothrow) HostToken()};
+  DeviceScope scope(target_, device_);
+  if (!scope.status().ok()) return Status(scope.status()).take_failure();
   TRTX_ASSIGN_OR_RETURN(void* s, cuda::stream_create(non_blocking));
   return StreamRef{s};
 }
@@ -109,17 +144,21 @@ void DeviceContext::destroy_stream(StreamRef s) const {
   if (target_ == Target::Host) {
     delete static_cast<HostToken*>(s.handle);
   } else {
+    DeviceScope scope(target_, device_);
     cuda::stream_destroy(s.handle);
   }
 }
 
 Status DeviceContext::synchronize(StreamRef s) const {
   if (target_ == Target::Host) return ok_status();
+  TRTX_DEVICE_SCOPE();
   return cuda::stream_synchronize(s.handle);
 }
 
 Result<EventRef> DeviceContext::create_event() const {
   if (target_ == Target::Host) return EventRef{new (std::nothrow) HostToken()};
+  DeviceScope scope(target_, device_);
+  if (!scope.status().ok()) return Status(scope.status()).take_failure();
   TRTX_ASSIGN_OR_RETURN(void* e, cuda::event_create());
   return EventRef{e};
 }
@@ -128,28 +167,34 @@ void DeviceContext::destroy_event(EventRef e) const {
   if (target_ == Target::Host) {
     delete static_cast<HostToken*>(e.handle);
   } else {
+    DeviceScope scope(target_, device_);
     cuda::event_destroy(e.handle);
   }
 }
 
 Status DeviceContext::record(EventRef e, StreamRef s) const {
   if (target_ == Target::Host) return ok_status();
+  TRTX_DEVICE_SCOPE();
   return cuda::event_record(e.handle, s.handle);
 }
 
 Status DeviceContext::wait(StreamRef s, EventRef e) const {
   if (target_ == Target::Host) return ok_status();
+  TRTX_DEVICE_SCOPE();
   return cuda::stream_wait_event(s.handle, e.handle);
 }
 
 Status DeviceContext::event_synchronize(EventRef e) const {
   if (target_ == Target::Host) return ok_status();
+  TRTX_DEVICE_SCOPE();
   return cuda::event_synchronize(e.handle);
 }
 
 Result<void*> DeviceContext::allocate_mapped_flag() const {
   constexpr size_t kFlagBytes = 16;
   if (target_ == Target::Host) return allocate_host(kFlagBytes);
+  DeviceScope scope(target_, device_);
+  if (!scope.status().ok()) return Status(scope.status()).take_failure();
   TRTX_ASSIGN_OR_RETURN(void* p, cuda::host_alloc_mapped(kFlagBytes));
   std::memset(p, 0, kFlagBytes);
   return p;

@@ -34,6 +34,7 @@ constexpr NameEntry kNames[] = {
     TRTX_NAME(DeviceInitialState),
     TRTX_NAME(BackendMissing),
     TRTX_NAME(ExecuTorchAbort),
+    TRTX_NAME(DeviceMismatch),
     TRTX_NAME(TRT_BLOB_TRUNCATED),
     TRTX_NAME(TRT_BLOB_MAGIC),
     TRTX_NAME(TRT_BLOB_METADATA_IN_HEADER),

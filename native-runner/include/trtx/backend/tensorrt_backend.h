@@ -30,7 +30,6 @@ enum class TrtContract { ZeroCopy, Stock };
 
 struct TensorRTBackendConfig {
   runtime::Target target = runtime::Target::Host;
-  int device_index = 0;
   runtime::ScratchProviderFactory scratch_factory;  // empty: private scratch per engine
   TrtContract contract = TrtContract::ZeroCopy;
 };

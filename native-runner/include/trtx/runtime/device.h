@@ -44,9 +44,32 @@ int cuda_device_count();
 /// Device name as the driver reports it.
 Result<std::string> cuda_device_name(int device);
 
+/// Makes `device` the calling thread's current CUDA device for a scope and
+/// puts the caller's device back at its end (nothing on Target::Host, and no
+/// call when it already is current). CUDA binds allocations from the null
+/// stream, kernel launches, stream and event creation to the current device,
+/// so every operation for a device other than the caller's runs inside one
+/// (as Torch-TensorRT's runtime switches to the engine's device before an
+/// enqueue: core/runtime/execute_engine.cpp, and as PyTorch's CUDAGuard does).
+class DeviceScope {
+ public:
+  DeviceScope(Target target, int device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  /// Why the device could not be made current (ok otherwise).
+  const Status& status() const { return status_; }
+
+ private:
+  int previous_ = -1;
+  bool switched_ = false;
+  Status status_ = ok_status();
+};
+
 /// The device operations the runtime needs, for one target and one device.
 /// On Target::Host every operation is immediate and streams/events are
-/// bookkeeping only.
+/// bookkeeping only. On Target::Cuda each operation runs with its device
+/// current (DeviceScope), whichever device the calling thread is on.
 class DeviceContext {
  public:
   DeviceContext(Target target, int device_index) : target_(target), device_(device_index) {}

@@ -36,6 +36,7 @@ enum class Error : uint16_t {
   DeviceInitialState,  // initial state of a buffer planned in device memory
   BackendMissing,      // a delegate's backend is not in this runner
   ExecuTorchAbort,     // the runtime stopped the process (ET_CHECK)
+  DeviceMismatch,      // a delegate's devices disagree (target_device, device_id, argument memory)
   // The TensorRT delegate blob (domain brief section 3). The names are shared
   // with the TypeScript codec and the test vectors: never rename one.
   TRT_BLOB_TRUNCATED,
