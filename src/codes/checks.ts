@@ -42,6 +42,7 @@ export const TRT_CHECK_CODES = {
   TRT_ARG_SHAPE: 'a TensorRT argument\u2019s shape differs from its binding\u2019s',
   TRT_BINDING_DTYPE_UNKNOWN: 'a binding dtype trtx does not know, so the argument was not compared (a warning)',
   TRT_DEVICE_MISMATCH: 'a TensorRT argument lives on another device than the delegate\u2019s target_device',
+  TRT_DEVICE_ID_MISMATCH: 'the blob\u2019s device_id (where Torch-TensorRT runs the engine) is not the device target_device names',
   TRT_BUDGET_MULTI_ENGINE: 'several engines each hold their own weight-streaming budget, and together may not fit (a warning)',
 } as const;
 

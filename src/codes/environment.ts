@@ -118,6 +118,7 @@ const RUNNER_OWN_CODES = {
   DeviceInitialState: 'a buffer planned in device memory has initial state the runtime cannot load',
   BackendMissing: 'a delegate\u2019s backend is not in this runner (exit 3)',
   ExecuTorchAbort: 'the ExecuTorch runtime stopped the process (ET_CHECK)',
+  DeviceMismatch: 'a delegate\u2019s devices disagree: target_device, the blob\u2019s device_id, or an argument in another device\u2019s memory',
 } as const;
 
 export type RunnerReportCode = keyof typeof RUNNER_OWN_CODES | keyof typeof TRT_BLOB_CODES;
