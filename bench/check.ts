@@ -16,8 +16,8 @@
 // shortcut makes the same file.
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { buildProgram } from '../fixtures/builder.js';
-import { multiEngine } from '../fixtures/programs.js';
+import { buildProgram } from '../src/examples/builder.js';
+import { multiEngine } from '../src/examples/programs.js';
 import { runChecks } from '../src/checks/run.js';
 import { budgetPass } from '../src/passes/budget.js';
 import { publishRewrite } from '../src/pte/in-place.js';
@@ -148,7 +148,7 @@ for (let i = 0; i < runs; i++) {
   const report = budgetPass({ budget: BigInt(i % 2 ? 3 : 4) * BigInt(GiB) })(pte.program);
   const checked = await runChecks(pte);
   if (checked.summary.errors) throw new Error(checked.summary.line);
-  const w = await publishRewrite(pte, segs, { inPlace: true, output: big, changed: report.changed });
+  const w = await publishRewrite(pte, pte.program, segs, { inPlace: true, output: big, changed: report.changed });
   await pte.close();
   if (w.mode !== 'in-place') throw new Error(`expected an in-place write, got ${w.mode}`);
   inProcess.push(Number(process.hrtime.bigint() - t0) / 1e9);

@@ -13,7 +13,7 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import puppeteer from 'puppeteer-core';
-import { kvDecoder } from '../fixtures/catalogue.js';
+import { kvDecoder } from '../src/examples/catalogue.js';
 import { writeSparsePte } from '../fixtures/sparse.js';
 import { renderInspectHtml } from '../src/html/page.js';
 import { memoryPlan } from '../src/html/plan.js';

@@ -9,9 +9,9 @@
 //   npx tsx bench/make-six-engines.ts [--out DIR]   (default .device/bench)
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { writeFixture } from '../fixtures/builder.js';
-import { multiEngine } from '../fixtures/programs.js';
-import type { ProgramSpec } from '../fixtures/spec.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { multiEngine } from '../src/examples/programs.js';
+import type { ProgramSpec } from '../src/examples/spec.js';
 
 const SEED_SCRATCH_BYTES = 281_018_368;
 

@@ -9,14 +9,14 @@
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder } from '../fixtures/kv-decoder.js';
-import { stagingBytes } from '../src/inspect/staging.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder } from '../src/examples/kv-decoder.js';
+import { stagingBytes } from '../src/graph/staging.js';
 import type { ExecutionPlan } from '../src/pte/model.js';
 import { withPte } from '../src/pte/open.js';
 import { tensorAt, tensorBytes, tensorName } from '../src/pte/tensor.js';
 import { applyZeroCopyKv, readTrtBlobs } from '../src/passes/zero-copy.js';
-import { D2H_COPY, H2D_COPY, copyOf, instructionsOf, writeBacks } from '../src/passes/zero-copy-graph.js';
+import { D2H_COPY, H2D_COPY, copyOf, instructionsOf, writeBacks } from '../src/graph/dataflow.js';
 import { ensureBundle, fmtMs, median, wall } from './lib.js';
 
 const arg = (name: string, dflt: string) => {

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import puppeteer from 'puppeteer-core';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder } from '../fixtures/catalogue.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder } from '../src/examples/catalogue.js';
 import { main } from '../src/cli/main.js';
 
 const repo = resolve(fileURLToPath(new URL('..', import.meta.url)));

@@ -2,10 +2,10 @@
 // and that nothing else moves. File-level results (decoded again, segments
 // byte-identical, in place) are in budget-write.test.ts.
 import { describe, expect, it } from 'vitest';
-import { multiEngine, trtBesideCuda } from '../fixtures/programs.js';
-import { kvDecoder } from '../fixtures/kv-decoder.js';
-import { buildProgram } from '../fixtures/builder.js';
-import type { ProgramSpec } from '../fixtures/spec.js';
+import { multiEngine, trtBesideCuda } from '../src/examples/programs.js';
+import { kvDecoder } from '../src/examples/kv-decoder.js';
+import { buildProgram } from '../src/examples/builder.js';
+import type { ProgramSpec } from '../src/examples/spec.js';
 import { applyBudget, budgetPass, selectBudgetTargets } from '../src/passes/budget.js';
 import type { Program } from '../src/pte/model.js';
 import { TrtxError } from '../src/util/errors.js';

@@ -6,10 +6,10 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { buildProgram, writeFixture } from '../fixtures/builder.js';
-import { multiEngine, trtBesideCuda } from '../fixtures/programs.js';
-import type { ProgramSpec } from '../fixtures/spec.js';
-import { checkFile } from '../src/cli/check.js';
+import { buildProgram, writeFixture } from '../src/examples/builder.js';
+import { multiEngine, trtBesideCuda } from '../src/examples/programs.js';
+import type { ProgramSpec } from '../src/examples/spec.js';
+import { checkFile } from '../src/checks/files.js';
 import { budgetPass } from '../src/passes/budget.js';
 import { programToFlatcJson } from '../src/pte/flatc-json.js';
 import { finishInterruptedInPlace, IN_PLACE_STEPS, journalPath, planHead, publishRewrite, type InPlaceStep } from '../src/pte/in-place.js';
@@ -60,12 +60,12 @@ async function segmentBytes(path: string): Promise<Buffer[]> {
 }
 
 /** Opens `path`, applies the budget pass, publishes; returns what was written. */
-async function rewrite(path: string, budget: bigint | null, how: { inPlace: boolean; output?: string; hooks?: Parameters<typeof publishRewrite>[2]['hooks'] }) {
+async function rewrite(path: string, budget: bigint | null, how: { inPlace: boolean; output?: string; hooks?: Parameters<typeof publishRewrite>[3]['hooks'] }) {
   const pte = await openPte(path);
   try {
     const fileSegments = pte.program.segments.map((s) => ({ ...s }));
     const report = budgetPass({ budget })(pte.program);
-    return await publishRewrite(pte, fileSegments, { inPlace: how.inPlace, output: how.output ?? path, changed: report.changed, hooks: how.hooks });
+    return await publishRewrite(pte, pte.program, fileSegments, { inPlace: how.inPlace, output: how.output ?? path, changed: report.changed, hooks: how.hooks });
   } finally {
     await pte.close();
   }

@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CATALOGUE } from '../fixtures/catalogue.js';
-import { multiEngine, trtSingle } from '../fixtures/programs.js';
+import { CATALOGUE } from '../src/examples/catalogue.js';
+import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import type { Check, CheckOptions } from '../src/checks/context.js';
 import type { Code } from '../src/codes/index.js';
 import { diag, type Diagnostic } from '../src/checks/diagnostic.js';

@@ -2,9 +2,9 @@
 // (a TensorRT engine between host copies, plus one constant tensor), encoded
 // to bytes and decoded again before it is checked.
 import { describe, expect, it } from 'vitest';
-import type { BuiltProgram } from '../fixtures/builder.js';
-import { trtSingle } from '../fixtures/programs.js';
-import type { ProgramSpec } from '../fixtures/spec.js';
+import type { BuiltProgram } from '../src/examples/builder.js';
+import { trtSingle } from '../src/examples/programs.js';
+import type { ProgramSpec } from '../src/examples/spec.js';
 import { checkStructure, STRUCTURE_CODES } from '../src/checks/structure.js';
 import { runChecks } from '../src/checks/run.js';
 import { DataLocation, DeviceType, ScalarType, splitMemoryOffset, type ExecutionPlan, type Program, type Tensor } from '../src/pte/model.js';

@@ -2,10 +2,10 @@
 // blob's io_bindings, argument dtype/shape, target_device against the device
 // tags and arenas, and the multi-engine budget total.
 import { describe, expect, it } from 'vitest';
-import { catalogueEntry } from '../fixtures/catalogue.js';
-import { cacheFqns, kvDecoder } from '../fixtures/kv-decoder.js';
-import { multiEngine, trtBesideCuda, trtSingle } from '../fixtures/programs.js';
-import type { ProgramSpec } from '../fixtures/spec.js';
+import { catalogueEntry } from '../src/examples/catalogue.js';
+import { cacheFqns, kvDecoder } from '../src/examples/kv-decoder.js';
+import { multiEngine, trtBesideCuda, trtSingle } from '../src/examples/programs.js';
+import type { ProgramSpec } from '../src/examples/spec.js';
 import { runChecks } from '../src/checks/run.js';
 import { checkTensorRT, dtypeScalarType, shapeAgrees, TENSORRT_CODES } from '../src/checks/tensorrt.js';
 import { buildCheckContext } from '../src/checks/context.js';

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { writeFixture } from '../fixtures/builder.js';
-import { catalogueEntry, kvDecoder, multiEngine } from '../fixtures/catalogue.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { catalogueEntry, kvDecoder, multiEngine } from '../src/examples/catalogue.js';
 import { REPO, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
 import { validate } from './helpers/json-schema-subset.js';
@@ -274,8 +274,8 @@ describe('a failing --json run prints the error document', () => {
     expect(doc.error.code).toBe('REWRITE_CHECK_FAILED');
     expect(doc.error.diagnostics.filter((d: Doc) => d.severity === 'error').map((d: Doc) => d.code)).toEqual(['TRT_ARITY']);
     // reportError writes the one error document every command's schema holds.
-    for (const name of ['error', 'rewrite', 'export', 'verify']) expect(validate(SCHEMAS[name], doc), name).toEqual([]);
-    for (const name of ['error', 'rewrite', 'export', 'verify']) {
+    for (const name of ['error', 'rewrite', 'export', 'verify', 'demo']) expect(validate(SCHEMAS[name], doc), name).toEqual([]);
+    for (const name of ['error', 'rewrite', 'export', 'verify', 'demo']) {
       expectRefused(SCHEMAS[name], doc, {
         'a finding without its code': (d) => delete d.error.diagnostics[0].code,
         'a finding with an extra key': (d) => (d.error.diagnostics[0].extra = 1),

@@ -3,8 +3,8 @@
 // lines only with --log-format json.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { writeFixture } from '../fixtures/builder.js';
-import { multiEngine } from '../fixtures/programs.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { multiEngine } from '../src/examples/programs.js';
 import { formatLogLine } from '../src/cli/context.js';
 import { spawnTrtx } from './helpers/spawn-trtx.js';
 import { tempDir } from './helpers/temp.js';

@@ -5,10 +5,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { buildProgram, writeFixture } from '../fixtures/builder.js';
-import { catalogueEntry } from '../fixtures/catalogue.js';
-import { multiEngine, trtBesideCuda } from '../fixtures/programs.js';
-import type { ProgramSpec } from '../fixtures/spec.js';
+import { buildProgram, writeFixture } from '../src/examples/builder.js';
+import { catalogueEntry } from '../src/examples/catalogue.js';
+import { multiEngine, trtBesideCuda } from '../src/examples/programs.js';
+import type { ProgramSpec } from '../src/examples/spec.js';
 import { IN_PLACE_STEPS, journalPath, publishRewrite } from '../src/pte/in-place.js';
 import { openPte, withPte } from '../src/pte/open.js';
 import { budgetPass } from '../src/passes/budget.js';
@@ -164,7 +164,7 @@ describe('trtx rewrite --in-place', () => {
     const segs = pte.program.segments.map((s) => ({ ...s }));
     const report = budgetPass({ budget: 2n << 30n })(pte.program);
     await expect(
-      publishRewrite(pte, segs, {
+      publishRewrite(pte, pte.program, segs, {
         inPlace: true,
         output: input,
         changed: report.changed,

@@ -2,7 +2,7 @@
 // never claims more than happened; paths as the user can type them.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { percentLess, renderDemo, shownPath } from '../src/cli/demo.js';
+import { percentLess, renderDemo, shownPath } from '../src/cli/commands/demo.js';
 import { runDemo, type DemoResult } from '../src/demo/demo.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 import { tempDir } from './helpers/temp.js';

@@ -9,8 +9,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFixture } from '../fixtures/builder.js';
-import { catalogueEntry } from '../fixtures/catalogue.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { catalogueEntry } from '../src/examples/catalogue.js';
 import { runCli } from './helpers/cli.js';
 import { validate } from './helpers/json-schema-subset.js';
 

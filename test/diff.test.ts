@@ -6,9 +6,9 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildProgram, writeFixture } from '../fixtures/builder.js';
-import { catalogueEntry } from '../fixtures/catalogue.js';
-import { cacheBytes, cacheFqns, KV_SMALL, kvDecoder } from '../fixtures/kv-decoder.js';
+import { buildProgram, writeFixture } from '../src/examples/builder.js';
+import { catalogueEntry } from '../src/examples/catalogue.js';
+import { cacheBytes, cacheFqns, KV_SMALL, kvDecoder } from '../src/examples/kv-decoder.js';
 import { diffPte } from '../src/diff/diff.js';
 import type { DiffReport, MethodDiff } from '../src/diff/report.js';
 import { applyBudget } from '../src/passes/budget.js';
@@ -40,7 +40,7 @@ async function rewrite(src: string, dst: string, edit: (p: Program) => void): Pr
   const pte = await openPte(src);
   try {
     edit(pte.program);
-    await writeFromSource(pte, dst);
+    await writeFromSource(pte, pte.program, dst);
   } finally {
     await pte.close();
   }
@@ -333,7 +333,7 @@ describe('rewrites that change one thing', () => {
   it('another segment alignment is a header change and nothing else', async () => {
     const a = await catalogue('kv-decode-zero-copy.pte');
     const b = path('aligned-16k.pte');
-    await withPte(a, (pte) => writeFromSource(pte, b, { alignment: 16384 }));
+    await withPte(a, (pte) => writeFromSource(pte, pte.program, b, { alignment: 16384 }));
     const r = await diffFiles(a, b);
     expect(r.header).toEqual([{ field: 'segment_alignment', before: 4096, after: 16384 }]);
     expect(r.changes).toBe(1);

@@ -2,10 +2,10 @@
 // torch, Torch-TensorRT or ExecuTorch here): the bridge exports, TypeScript
 // finishes (budget, zero-copy, checks) and writes OUT atomically.
 import { describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder } from '../fixtures/catalogue.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder } from '../src/examples/catalogue.js';
 import { exportModel } from '../src/export/export.js';
 import { withPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
@@ -82,7 +82,7 @@ describe('trtx export', () => {
     const { ws, env, out } = await setup();
     // The double "exports" a program whose engine has no aliased cache: --zero-copy-kv cannot be honoured.
     const plain = join(ws.dir, 'plain.pte');
-    const { trtSingle } = await import('../fixtures/catalogue.js');
+    const { trtSingle } = await import('../src/examples/catalogue.js');
     await writeFixture(plain, trtSingle());
     await expect(exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, zeroCopyKv: true, bridgeEnv: { ...env, TRTX_DOUBLE_PROGRAM: plain } })).rejects.toMatchObject({
       code: 'ZC_REWRITE_NO_ALIASED_CACHE',
@@ -121,6 +121,16 @@ describe('trtx export', () => {
     const r = await runCli(['export', 'm.pt2', '-o', '/tmp/never.pte', '--engine', 'tensorrt-llm', '--python', '/nonexistent/python']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--engine "tensorrt-llm": use tensorrt or reference/);
+  });
+
+  it('claims OUT before any work: a folder as OUT is refused before Python is looked for', async () => {
+    const ws = workspace();
+    const folder = join(ws.dir, 'out.pte');
+    mkdirSync(folder);
+    await expect(exportModel({ python: '/nonexistent/python', model: ws.file('model.pt2'), output: folder })).rejects.toMatchObject({ code: 'OUTPUT_NOT_REGULAR' });
+    // A sound OUT: then the interpreter is the first thing missing.
+    await expect(exportModel({ python: '/nonexistent/python', model: ws.file('model.pt2'), output: join(ws.dir, 'never.pte') })).rejects.toMatchObject({ code: 'PYENV_PYTHON_NOT_FOUND' });
+    expect(readdirSync(ws.dir).filter((f) => f.includes('trtx-lock'))).toEqual([]);
   });
 
   it('refuses a missing interpreter, exit 2', async () => {

@@ -1,10 +1,10 @@
 // Each broken fixture differs from its sound twin in exactly the one way its
 // name says: everything outside that difference is asserted equal.
 import { describe, expect, it } from 'vitest';
-import { buildProgram, renderBlob, type BuiltProgram } from '../fixtures/builder.js';
-import { BLOB_FAULTS, patchBlob, PARTIAL_ELISION_STAGED, type BlobFault } from '../fixtures/broken.js';
-import { catalogueEntry } from '../fixtures/catalogue.js';
-import { cacheFqns, kFqn, kvDecoder } from '../fixtures/kv-decoder.js';
+import { buildProgram, renderBlob, type BuiltProgram } from '../src/examples/builder.js';
+import { BLOB_FAULTS, patchBlob, PARTIAL_ELISION_STAGED, type BlobFault } from '../src/examples/broken.js';
+import { catalogueEntry } from '../src/examples/catalogue.js';
+import { cacheFqns, kFqn, kvDecoder } from '../src/examples/kv-decoder.js';
 import { parseBlob } from '../src/tensorrt/blob.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { TrtxError } from '../src/util/errors.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CATALOGUE } from '../fixtures/catalogue.js';
+import { CATALOGUE } from '../src/examples/catalogue.js';
 import { openPte } from '../src/pte/open.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';

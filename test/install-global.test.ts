@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { writeFixture } from '../fixtures/builder.js';
-import { trtSingle } from '../fixtures/programs.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { trtSingle } from '../src/examples/programs.js';
 import { REPO } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
 

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder } from '../fixtures/catalogue.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder } from '../src/examples/catalogue.js';
 import { openPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { writeSparseProgram } from './helpers/big-pte.js';

@@ -79,7 +79,7 @@ describe('kernel-copy fast path', () => {
 
     const opened = await openPte(src);
     const fast = join(dir, 'fast.pte');
-    await writeFromSource(opened, fast); // same layout: kernel copy + head + zeroed gaps
+    await writeFromSource(opened, opened.program, fast); // same layout: kernel copy + head + zeroed gaps
     await opened.close();
     const streamed = join(dir, 'streamed.pte');
     const again = await program();

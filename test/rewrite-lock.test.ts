@@ -9,8 +9,8 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder } from '../fixtures/kv-decoder.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { decodePteBytes } from '../src/pte/open.js';
 import { lockPathFor, lockTarget } from '../src/util/file-lock.js';
 import { runCli } from './helpers/cli.js';

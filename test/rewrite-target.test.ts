@@ -11,10 +11,10 @@ import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder } from '../fixtures/kv-decoder.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { escapeControls } from '../src/util/escape.js';
-import { sidecarPath, tempPath, NAME_MAX } from '../src/pte/target.js';
+import { sidecarPath, tempPath, NAME_MAX } from '../src/util/target.js';
 import { runCli } from './helpers/cli.js';
 
 const BIN = resolve(fileURLToPath(new URL('../bin/trtx', import.meta.url)));

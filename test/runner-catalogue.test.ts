@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFixture } from '../fixtures/builder.js';
-import { CATALOGUE, type CatalogueEntry } from '../fixtures/catalogue.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { CATALOGUE, type CatalogueEntry } from '../src/examples/catalogue.js';
 import { runRunner, type RunnerResult } from '../src/runner/run.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 

@@ -11,10 +11,10 @@
 import { describe, expect, it } from 'vitest';
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder } from '../fixtures/catalogue.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder } from '../src/examples/catalogue.js';
 import { Command } from 'commander';
-import { withoutTorchTensorrtHint } from '../src/cli/export.js';
+import { withoutTorchTensorrtHint } from '../src/cli/commands/export.js';
 import { buildProgram } from '../src/cli/main.js';
 import { TrtxError } from '../src/util/errors.js';
 import { defaultOutput } from '../src/export/model-file.js';

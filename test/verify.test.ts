@@ -2,8 +2,8 @@
 // derived zero-copy twin, and the refusals.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { writeFixture } from '../fixtures/builder.js';
-import { kvDecoder, multiEngine, trtSingle } from '../fixtures/catalogue.js';
+import { writeFixture } from '../src/examples/builder.js';
+import { kvDecoder, multiEngine, trtSingle } from '../src/examples/catalogue.js';
 import { verifyProgram } from '../src/verify/verify.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 import { tempDir } from './helpers/temp.js';

@@ -3,8 +3,8 @@
 // fault, from the delegate side and from the buffer side; every sound
 // fixture and every rewritten program passes.
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE, catalogueEntry } from '../fixtures/catalogue.js';
-import { CONV_STATE_FQN, cacheFqns, kFqn, vFqn } from '../fixtures/kv-decoder.js';
+import { CATALOGUE, catalogueEntry } from '../src/examples/catalogue.js';
+import { CONV_STATE_FQN, cacheFqns, kFqn, vFqn } from '../src/examples/kv-decoder.js';
 import { checkZeroCopy, ZERO_COPY_CODES, ZERO_COPY_RULES, bufferPlaceholder } from '../src/checks/zero-copy.js';
 import { buildCheckContext } from '../src/checks/context.js';
 import { encodeZeroCopyKv, setSpec } from '../src/tensorrt/compile-specs.js';

@@ -5,15 +5,15 @@
 // result passes every check; a second run changes nothing; and every
 // refusal names what it refuses.
 import { describe, expect, it } from 'vitest';
-import { catalogueEntry } from '../fixtures/catalogue.js';
-import { CONV_STATE_FQN, cacheFqns, kFqn, kvDecoder } from '../fixtures/kv-decoder.js';
-import { stagingBytes } from '../src/inspect/staging.js';
+import { catalogueEntry } from '../src/examples/catalogue.js';
+import { CONV_STATE_FQN, cacheFqns, kFqn, kvDecoder } from '../src/examples/kv-decoder.js';
+import { stagingBytes } from '../src/graph/staging.js';
 import { memoryOffset, type ExecutionPlan } from '../src/pte/model.js';
 import { arenaDevice, tensorAt, tensorBytes, tensorName } from '../src/pte/tensor.js';
 import { applyZeroCopyKv, readTrtBlobs, ZERO_COPY_REWRITE_CODES, zeroCopyKvPass, type ZeroCopyOptions } from '../src/passes/zero-copy.js';
 import { packArena } from '../src/passes/zero-copy-edit.js';
 import { parseRuntimes } from '../src/checks/runtime-rules.js';
-import { writeBackOrder } from '../src/passes/writeback-order.js';
+import { writeBackOrder } from '../src/graph/writeback-order.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { sharedKvCacheOf } from '../src/tensorrt/shared-kv-cache.js';
 import { TrtxError } from '../src/util/errors.js';

@@ -25,7 +25,7 @@ import { arenaDevice, deviceLabel, planName, tensorAt, tensorName, valueLabel } 
 import { inputs, outputs, aliasedOutputs } from '../tensorrt/blob.js';
 import { SPEC_ZERO_COPY_KV, getSpec } from '../tensorrt/compile-specs.js';
 import { callsOf } from '../tensorrt/delegates.js';
-import { mutableBuffers, regionOf, sharedAcrossMethods } from '../passes/zero-copy-graph.js';
+import { mutableBuffers, regionOf, sharedAcrossMethods } from '../graph/dataflow.js';
 import type { CheckContext } from './context.js';
 import { diag, type Diagnostic, type Severity } from './diagnostic.js';
 import { DEFAULT_RUNTIME, RUNTIME_NAMES, type RuntimeRules } from './runtime-rules.js';

@@ -20,7 +20,7 @@ import { aliasedOutputs, bindingLabel, inputs, outputs, type BlobMetadata } from
 import { SPEC_ZERO_COPY_KV, decodeZeroCopyKv, getSpec } from '../tensorrt/compile-specs.js';
 import { SPEC_SHARED_KV_CACHE, sharedKvCacheOf } from '../tensorrt/shared-kv-cache.js';
 import { isTrtxError } from '../util/errors.js';
-import { bufferUpdates, crossedWriteBacks } from '../passes/writeback-order.js';
+import { bufferUpdates, crossedWriteBacks } from '../graph/writeback-order.js';
 import {
   H2D_COPY,
   aliasEdgesOf,
@@ -41,7 +41,7 @@ import {
   type AliasEdge,
   type MethodBuffer,
   type Ref,
-} from '../passes/zero-copy-graph.js';
+} from '../graph/dataflow.js';
 import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 

@@ -2,43 +2,20 @@
 // exit-code contract. Usage errors (bad flags, missing arguments) exit 2.
 
 import { Command, CommanderError, Option } from 'commander';
-import { EXIT_USAGE, makeCtx, reportError, type Ctx, type GlobalOptions } from './context.js';
-import { registerCheck } from './check.js';
-import { registerDiff } from './diff.js';
-import { registerInspect } from './inspect.js';
-import { registerRewrite } from './rewrite.js';
-import { registerVerify } from './verify.js';
-import { registerExport } from './export.js';
-import { registerDemo } from './demo.js';
-import { endReportBudget, resetReportBudget } from '../util/report-budget.js';
-import { registerFixtures } from './fixtures.js';
-import { registerEnv } from './env.js';
+import { EXIT_USAGE, reportError } from './context.js';
+import { registerCheck } from './commands/check.js';
+import { registerDiff } from './commands/diff.js';
+import { registerInspect } from './commands/inspect.js';
+import { registerRewrite } from './commands/rewrite.js';
+import { registerVerify } from './commands/verify.js';
+import { registerExport } from './commands/export.js';
+import { registerDemo } from './commands/demo.js';
+import { registerFixtures } from './commands/fixtures.js';
+import { registerEnv } from './commands/env.js';
 import { TRTX_VERSION } from '../util/version.js';
 
 // bin/trtx installs it; tests that call main() in process do not.
 export { installSignalCleanup } from '../util/cleanup.js';
-
-export type Handler<O> = (ctx: Ctx, opts: O, args: string[], cmd: Command) => Promise<number>;
-
-/** Wraps a command handler: context from the merged options, errors to exit codes. */
-export function action<O extends GlobalOptions>(handler: Handler<O>) {
-  return async function (this: Command, ...argv: unknown[]) {
-    const cmd = argv[argv.length - 1] as Command;
-    const opts = cmd.optsWithGlobals() as O;
-    // A variadic argument (check FILE...) arrives as one array.
-    const args = argv.slice(0, -2).flat().filter((a): a is string => typeof a === 'string');
-    let ctx: Ctx | undefined;
-    resetReportBudget();
-    try {
-      ctx = makeCtx(opts);
-      process.exitCode = await handler(ctx, opts, args, cmd);
-    } catch (e) {
-      process.exitCode = reportError(e, Boolean(opts.json));
-    } finally {
-      endReportBudget();
-    }
-  };
-}
 
 export const EXIT_CODES_HELP = `
 Exit codes:

@@ -1,9 +1,11 @@
 // `trtx demo`: the main job end to end on a bundled example, with nothing
-// but trtx installed. A staged KV decoder (built by the fixture builder, laid
-// out as ExecuTorch and Torch-TensorRT lay it out) is rewritten with an 8 GiB
-// weight-streaming budget and zero-copy KV, checked, and verified in the
-// reference runner against the staged original in both caller-stream modes,
-// initialising the device-resident caches as an application must.
+// but trtx installed. A staged KV decoder (built by the example builder,
+// src/examples/, laid out as ExecuTorch and Torch-TensorRT lay it out) is
+// rewritten with an 8 GiB weight-streaming budget and zero-copy KV and
+// checked (the rewrite pipeline, src/pipeline/, as `trtx rewrite`: nothing
+// is written when the check fails), then verified in the reference runner
+// against the staged original in both caller-stream modes, initialising the
+// device-resident caches as an application must.
 // `--from-pytorch` starts one step earlier: the bundled PyTorch decoder
 // (python-bridge/corpus/demo_model.py) is exported by ExecuTorch itself with
 // the reference lowering (trtx export --engine reference, in trtx's managed
@@ -11,15 +13,12 @@
 
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { writeFixture } from '../../fixtures/builder.js';
-import { kvDecoder } from '../../fixtures/kv-decoder.js';
-import { runChecks } from '../checks/run.js';
+import { writeFixture } from '../examples/builder.js';
+import { kvDecoder } from '../examples/kv-decoder.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
-import { stagingBytes } from '../inspect/staging.js';
-import { budgetPass } from '../passes/budget.js';
-import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
-import { writeFromSource } from '../pte/copy.js';
-import { openPte, withPte } from '../pte/open.js';
+import { stagingBytes } from '../graph/staging.js';
+import { runPipeline } from '../pipeline/run.js';
+import { withPte } from '../pte/open.js';
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
 import { TrtxError } from '../util/errors.js';
 import { verifyProgram, type VerifyResult } from '../verify/verify.js';
@@ -47,7 +46,7 @@ export interface DemoOptions {
 export interface DemoResult {
   schema: 'trtx.demo/1';
   scale: 'small' | 'seed';
-  /** fixture: built by trtx's fixture builder; pytorch: exported by ExecuTorch from the bundled PyTorch model (reference engines). */
+  /** fixture: built by trtx's example builder (src/examples/); pytorch: exported by ExecuTorch from the bundled PyTorch model (reference engines). */
   source: 'fixture' | 'pytorch';
   staged: string;
   zero_copy: string;
@@ -97,42 +96,34 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   }
 
   opts.onStage?.('rewriting: --budget 8GiB --zero-copy-kv');
-  const pte = await openPte(staged);
-  let before;
-  const rewrite: string[] = [];
-  try {
-    before = decodeStaging(pte.program.executionPlan, (i) => stagingBytes(pte.program.executionPlan[i]));
-    const zc = zeroCopyKvPass(await readTrtBlobs(pte))(pte.program);
-    const budget = budgetPass({ budget: DEMO_BUDGET })(pte.program);
-    rewrite.push(...zc.lines, ...budget.lines);
-    await writeFromSource(pte, zeroCopy);
-  } finally {
-    await pte.close();
-  }
-
-  opts.onStage?.('checking');
-  const { check, after, budgets } = await withPte(zeroCopy, async (z) => {
-    const checked = await runChecks(z, { requireZeroCopyKv: true });
-    const budgets = z.program.executionPlan.flatMap((p) =>
-      p.delegates
-        .map((d, i) => ({ d, i }))
-        .filter(({ d }) => d.id === 'TensorRTBackend')
-        .map(({ d, i }) => ({ method: p.name ?? '', delegate: i, bytes: decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget?.toString() ?? null })),
-    );
-    return {
-      check: {
-        errors: checked.summary.errors,
-        warnings: checked.summary.warnings,
-        line: checked.summary.line,
-        diagnostics: checked.diagnostics
-          .filter((d) => d.severity !== 'info')
-          .map(({ severity, code, location, message, hint }) => ({ severity, code, location, message, hint })),
-      },
-      after: decodeStaging(z.program.executionPlan, (i) => stagingBytes(z.program.executionPlan[i])),
-      budgets,
-    };
+  const before = await withPte(staged, (pte) => decodeStaging(pte.program.executionPlan, (i) => stagingBytes(pte.program.executionPlan[i])));
+  const outcome = await runPipeline(staged, {
+    request: { budget: { budget: DEMO_BUDGET }, zeroCopyKv: {} },
+    output: { path: zeroCopy, command: 'demo' },
+    onStep: (step) => {
+      if (step === 'checks') opts.onStage?.('checking');
+    },
   });
-  if (check.errors > 0) throw new TrtxError('DEMO_CHECK_FAILED', zeroCopy, `the rewritten demo program fails ${check.line}`);
+  const z = outcome.program;
+  const check = {
+    errors: outcome.checked.summary.errors,
+    warnings: outcome.checked.summary.warnings,
+    line: outcome.checked.summary.line,
+    diagnostics: outcome.checked.diagnostics
+      .filter((d) => d.severity !== 'info')
+      .map(({ severity, code, location, message, hint }) => ({ severity, code, location, message, hint })),
+  };
+  if (outcome.refused) {
+    throw new TrtxError('DEMO_CHECK_FAILED', zeroCopy, `the rewritten demo program fails ${check.line}; nothing was written`, { diagnostics: outcome.checked.diagnostics });
+  }
+  const rewrite = outcome.reports.flatMap((r) => r.lines);
+  const after = decodeStaging(z.executionPlan, (i) => stagingBytes(z.executionPlan[i]));
+  const budgets = z.executionPlan.flatMap((p) =>
+    p.delegates
+      .map((d, i) => ({ d, i }))
+      .filter(({ d }) => d.id === 'TensorRTBackend')
+      .map(({ d, i }) => ({ method: p.name ?? '', delegate: i, bytes: decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget?.toString() ?? null })),
+  );
 
   opts.onStage?.('verifying in the reference runner (staged vs zero-copy, caller stream off and on)');
   const verify = await verifyProgram(staged, {

@@ -4,7 +4,7 @@
 
 import type { Tensor } from '../pte/model.js';
 import { arenaDevice, deviceLabel, placement, taggedDevice, tensorName } from '../pte/tensor.js';
-import { stagingBytes } from '../inspect/staging.js';
+import { stagingBytes } from '../graph/staging.js';
 import { anonymousTensor, describeValue, dtypeName, shapeOf } from './describe.js';
 import { pairBy } from './match.js';
 import type { ArenaChange, ArenaState, IoChange, MethodDiff, TensorChange, TensorPlace } from './report.js';

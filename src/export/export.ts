@@ -1,8 +1,8 @@
 // `trtx export`: the Python bridge exports and partitions the model into a
-// temporary `.pte`; TypeScript then finishes it with the same passes and
-// checks as `trtx rewrite` and `trtx check` (budget, zero-copy KV, every
-// check) and writes OUT atomically. Any failure leaves no OUT and no
-// temporary file.
+// temporary `.pte`; TypeScript then finishes it in the rewrite pipeline
+// (src/pipeline/: budget, zero-copy KV, every check, as `trtx rewrite`) and
+// writes OUT atomically. OUT is validated and its writer lock taken before
+// any work. Any failure leaves no OUT and no temporary file.
 //
 // The bridge runs in the Python --python or TRTX_PYTHON names, else in trtx's
 // managed environment (src/pyenv, made on first use). `engine` picks what the
@@ -17,17 +17,11 @@ import { checkPython } from '../bridge/python.js';
 import { runBridge, type RunBridgeOptions } from '../bridge/run.js';
 import type { BridgeEvent, CheckResult, EngineKind, ExportResult } from '../bridge/protocol.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
-import { runChecks } from '../checks/run.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
-import { budgetPass } from '../passes/budget.js';
-import type { PassReport } from '../passes/pass.js';
-import { readTrtBlobs, zeroCopyKvPass } from '../passes/zero-copy.js';
-import { unsoundInput } from '../passes/precondition.js';
-import { writeFromSource } from '../pte/copy.js';
-import { openPte } from '../pte/open.js';
+import { claimTarget, runPipeline, withDiagnostics, type ClaimedTarget } from '../pipeline/run.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
-import { checkModelFile } from './model-file.js';
+import { checkModelFile, splitModelRef } from './model-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
 
 export interface ExportOptions {
@@ -81,6 +75,18 @@ function tensorrtHint(env: PythonEnv, bridgeHint: string | undefined): string {
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   // The model file before Python: a wrong path is not a missing package.
   await checkModelFile(opts.model);
+  // Then OUT, before minutes of work: a regular file or a new path, never the model.
+  const output = resolve(opts.output);
+  const target = await claimTarget(splitModelRef(opts.model).path, { path: output, command: 'export -o', onProgress: opts.onWriteProgress, signal: opts.signal });
+  try {
+    return await exportTo(opts, target);
+  } finally {
+    await target.lock.release();
+  }
+}
+
+async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<ExportSummary> {
+  const output = target.path;
   const engine: EngineKind = opts.engine ?? 'tensorrt';
   const env = await ensurePythonEnv({ python: opts.python, onProgress: opts.onPythonEnv, signal: opts.signal });
   const python = { command: env.python, source: env.source };
@@ -93,7 +99,6 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
     throw e;
   });
 
-  const output = resolve(opts.output);
   const temp = join(dirname(output), `.${basename(output)}.bridge-${randomBytes(6).toString('hex')}.pte`);
   const warnings: string[] = env.mismatches.map((m) => `PYENV_VERSION_MISMATCH: ${env.python} has ${m}; trtx is tested with the locked versions`);
   const untrack = trackPath(temp);
@@ -121,43 +126,42 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
     );
     if (result.mode !== 'export') throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result', { kind: 'usage' });
 
-    const pte = await openPte(temp);
-    try {
-      const unsound = unsoundInput(pte);
-      if (unsound) throw unsound.error;
-      const passes: PassReport[] = [];
-      // The bridge may already have baked the budget; setting it again is idempotent and proves it.
-      if (opts.budget !== undefined) passes.push(budgetPass({ budget: opts.budget })(pte.program));
-      // Zero-copy: the caches of a staged export (zero_copy_kv_path "trtx") are
-      // un-staged here, as `trtx rewrite --zero-copy-kv` does; on Torch-TensorRT's
-      // own zero-copy export the pass finds them un-staged and checks them.
-      if (opts.zeroCopyKv) passes.push(zeroCopyKvPass(await readTrtBlobs(pte), { shareCache: Boolean(opts.shareCache) })(pte.program));
-      const checked = await runChecks(pte, { requireZeroCopyKv: Boolean(opts.zeroCopyKv) });
-      if (checked.summary.errors > 0) {
-        const first = checked.diagnostics.find((d) => d.severity === 'error')!;
-        throw new TrtxError('EXPORT_CHECK_FAILED', first.location, `the exported program fails ${checked.summary.line}; first: ${first.code}: ${first.message}`, {
-          hint: first.hint,
-          diagnostics: checked.diagnostics,
-        });
-      }
-      const written = await writeFromSource(pte, output, { onProgress: opts.onWriteProgress, signal: opts.signal });
-      return {
-        schema: 'trtx.export/1',
-        model: opts.model,
-        output,
-        python: { command: python.command, source: python.source, version: check.python.version },
-        engine: result.engine,
-        versions: result.versions,
-        methods: result.methods,
-        bridge: { zero_copy_kv: result.zero_copy_kv, zero_copy_kv_path: result.zero_copy_kv_path, weight_streaming: result.weight_streaming },
-        passes: passes.map((p) => ({ pass: p.pass, changed: p.changed, lines: p.lines })),
-        warnings: [...warnings, ...passes.flatMap((p) => p.warnings)],
-        diagnostics: checked.diagnostics,
-        file_size: written.fileSize,
-      };
-    } finally {
-      await pte.close();
+    // The bridge may already have baked the budget; setting it again is
+    // idempotent and proves it. Zero-copy: the caches of a staged export
+    // (zero_copy_kv_path "trtx") are un-staged here, as `trtx rewrite
+    // --zero-copy-kv` does; on Torch-TensorRT's own zero-copy export the pass
+    // finds them un-staged and checks them.
+    const outcome = await runPipeline(temp, {
+      request: {
+        budget: opts.budget === undefined ? undefined : { budget: opts.budget },
+        zeroCopyKv: opts.zeroCopyKv ? { shareCache: Boolean(opts.shareCache) } : undefined,
+      },
+      output: target,
+    });
+    const { checked, reports } = outcome;
+    if (outcome.refused) {
+      const first = checked.diagnostics.find((d) => d.severity === 'error')!;
+      throw withDiagnostics(
+        new TrtxError('EXPORT_CHECK_FAILED', first.location, `the exported program fails ${checked.summary.line}; first: ${first.code}: ${first.message}`, { hint: first.hint }),
+        checked.diagnostics,
+        outcome.program,
+      );
     }
+    const written = outcome.written!;
+    return {
+      schema: 'trtx.export/1',
+      model: opts.model,
+      output,
+      python: { command: python.command, source: python.source, version: check.python.version },
+      engine: result.engine,
+      versions: result.versions,
+      methods: result.methods,
+      bridge: { zero_copy_kv: result.zero_copy_kv, zero_copy_kv_path: result.zero_copy_kv_path, weight_streaming: result.weight_streaming },
+      passes: reports.map((p) => ({ pass: p.pass, changed: p.changed, lines: p.lines })),
+      warnings: [...warnings, ...reports.flatMap((p) => p.warnings)],
+      diagnostics: checked.diagnostics,
+      file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
+    };
   } finally {
     await rm(temp, { force: true });
     untrack();

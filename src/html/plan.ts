@@ -10,7 +10,7 @@ import type { ExecutionPlan } from '../pte/model.js';
 import { arenaDevice, deviceLabel, placement, scalarTypeName, tensorAt, tensorBytes, tensorName } from '../pte/tensor.js';
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
 import { callsOf, delegatesOf, readDelegate } from '../tensorrt/delegates.js';
-import { D2H_COPY, H2D_COPY, stagingBytes } from '../inspect/staging.js';
+import { D2H_COPY, H2D_COPY, stagingBytes } from '../graph/staging.js';
 
 export interface PlannedTensor {
   value: number;

@@ -10,7 +10,7 @@ import { canonicalTargetDevice } from '../tensorrt/target-device.js';
 import { delegatesOf, readDelegate } from '../tensorrt/delegates.js';
 import { readEngineKind, type EngineCensus, type EngineKind } from '../tensorrt/engine-kind.js';
 import { formatIEC } from '../util/size.js';
-import { stagingBytes } from './staging.js';
+import { stagingBytes } from '../graph/staging.js';
 import { shortName, shortNameOrNull } from '../util/display.js';
 import { chargeReport } from '../util/report-budget.js';
 

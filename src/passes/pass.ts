@@ -1,10 +1,10 @@
 // A rewrite pass: a change to the decoded program, made in place, that says
-// what it changed. `trtx rewrite` runs the passes its flags ask for, in order,
-// then checks the result and writes it.
+// what it changed. The rewrite pipeline (src/pipeline/) runs the passes a
+// request asks for, in order, then checks the result and writes it.
 
 import type { Program } from '../pte/model.js';
 
-export interface PassReport {
+export interface PassReport<D = unknown> {
   /** Short name, e.g. "budget". */
   pass: string;
   /** Whether any byte of meaning changed. */
@@ -14,7 +14,7 @@ export interface PassReport {
   /** Things to know that are not errors (e.g. the multi-engine budget total). */
   warnings: string[];
   /** The same changes as data, for --json. */
-  details: unknown;
+  details: D;
 }
 
 export type Pass = (program: Program) => PassReport;

@@ -8,7 +8,7 @@
 import type { ExecutionPlan } from '../pte/model.js';
 import { memoryOffset, splitMemoryOffset } from '../pte/model.js';
 import { tensorAt, tensorBytes } from '../pte/tensor.js';
-import { atKey, referencesOf, type At } from './zero-copy-graph.js';
+import { atKey, referencesOf, type At } from '../graph/dataflow.js';
 
 /** Removes the instructions at `remove` (keys from atKey). */
 export function removeInstructions(plan: ExecutionPlan, remove: ReadonlySet<string>): void {

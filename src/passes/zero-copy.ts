@@ -28,7 +28,7 @@ import type { ExecutionPlan, Program, Tensor } from '../pte/model.js';
 import { DeviceType, TensorDataLocation, splitMemoryOffset } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
 import { arenaDevice, deviceLabel, planName, tensorAt, tensorBytes, tensorName, valueLabel } from '../pte/tensor.js';
-import { stagingBytes } from '../inspect/staging.js';
+import { stagingBytes } from '../graph/staging.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs, type BlobMetadata } from '../tensorrt/blob.js';
 import { SPEC_ZERO_COPY_KV, decodeZeroCopyKv, encodeZeroCopyKv, getSpec, setSpec } from '../tensorrt/compile-specs.js';
 import { delegateLocation, delegatesOf, isTensorRT, readDelegateBlob } from '../tensorrt/delegates.js';
@@ -36,7 +36,7 @@ import { SPEC_SHARED_KV_CACHE, encodeSharedKvCache } from '../tensorrt/shared-kv
 import { TrtxError } from '../util/errors.js';
 import { formatIEC } from '../util/size.js';
 import type { Pass, PassReport } from './pass.js';
-import { bufferUpdates, writeBackOrder } from './writeback-order.js';
+import { bufferUpdates, writeBackOrder } from '../graph/writeback-order.js';
 import { ARENA_SIZE_ALIGNMENT, CACHE_ALIGNMENT, alignUp, packArena, removeDeadValues, removeInstructions, removeUnusedOperators } from './zero-copy-edit.js';
 import {
   COPY_BACK,
@@ -61,7 +61,7 @@ import {
   type At,
   type DelegateCall,
   type Ref,
-} from './zero-copy-graph.js';
+} from '../graph/dataflow.js';
 
 const HINTS = {
   ZC_REWRITE_NO_ALIASED_CACHE: 'zero-copy KV applies to TensorRT engines exported with aliased KV caches (TR02 blobs with kv_cache_update entries); this program has nothing to un-stage',
@@ -658,30 +658,34 @@ export function describeZeroCopy(r: ZeroCopyResult): string[] {
   return lines;
 }
 
+const delegateJson = (d: ZeroCopyDelegate) => ({ method: d.method, delegate: d.delegate, location: d.location, elided: d.elided, buffers: d.buffers, shared: d.shared });
+
+/** What the zero-copy pass reports (`rewrite --json` passes[].details). */
+export type ZeroCopyDetails = ReturnType<typeof detailsOf>;
+
+function detailsOf(r: ZeroCopyResult, opts: ZeroCopyOptions) {
+  return {
+    share_cache: Boolean(opts.shareCache),
+    already_zero_copy: !r.changed,
+    rewritten: r.rewritten.map(delegateJson),
+    already: r.already.map(delegateJson),
+    methods: r.methods.map((m) => ({
+      method: m.method,
+      caches: m.caches.map((c) => ({ ...c, bytes: c.bytes.toString() })),
+      staging_before: m.stagingBefore,
+      staging_after: m.stagingAfter,
+      arenas: m.arenas.map((a) => ({ ...a, before: a.before.toString(), after: a.after.toString() })),
+      removed: m.removed,
+    })),
+  };
+}
+
+export const isZeroCopyReport = (r: PassReport): r is PassReport<ZeroCopyDetails> => r.pass === 'zero-copy-kv';
+
 /** The rewrite pass for `--zero-copy-kv`; `blobs` from readTrtBlobs on the input file. */
 export function zeroCopyKvPass(blobs: BlobTable, opts: ZeroCopyOptions = {}): Pass {
-  return (program): PassReport => {
+  return (program): PassReport<ZeroCopyDetails> => {
     const r = applyZeroCopyKv(program, blobs, opts);
-    const delegateJson = (d: ZeroCopyDelegate) => ({ method: d.method, delegate: d.delegate, location: d.location, elided: d.elided, buffers: d.buffers, shared: d.shared });
-    return {
-      pass: 'zero-copy-kv',
-      changed: r.changed,
-      lines: describeZeroCopy(r),
-      warnings: [],
-      details: {
-        share_cache: Boolean(opts.shareCache),
-        already_zero_copy: !r.changed,
-        rewritten: r.rewritten.map(delegateJson),
-        already: r.already.map(delegateJson),
-        methods: r.methods.map((m) => ({
-          method: m.method,
-          caches: m.caches.map((c) => ({ ...c, bytes: c.bytes.toString() })),
-          staging_before: m.stagingBefore,
-          staging_after: m.stagingAfter,
-          arenas: m.arenas.map((a) => ({ ...a, before: a.before.toString(), after: a.after.toString() })),
-          removed: m.removed,
-        })),
-      },
-    };
+    return { pass: 'zero-copy-kv', changed: r.changed, lines: describeZeroCopy(r), warnings: [], details: detailsOf(r, opts) };
   };
 }

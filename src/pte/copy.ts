@@ -2,6 +2,7 @@
 // changed by passes, the segments are streamed from the source file
 // unchanged (a pass that adds a segment passes it as bytes).
 
+import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { inferSegmentAlignment } from './segments.js';
 import { writePte, type SegmentSource, type WriteOptions, type WriteResult } from './write.js';
@@ -12,14 +13,14 @@ export function sourcesFrom(pte: PteFile): SegmentSource[] {
 }
 
 /**
- * Writes `pte.program` (as it is now) to `target`, keeping the source's
- * segment alignment and header style. `extraSegments` are appended after the
- * source's segments.
+ * Writes `program` (`pte`'s own, or one derived from it by passes) to
+ * `target` with `pte`'s segments, keeping the source's segment alignment and
+ * header style. `extraSegments` are appended after the source's segments.
  */
-export function writeFromSource(pte: PteFile, target: string, opts: WriteOptions & { extraSegments?: SegmentSource[] } = {}): Promise<WriteResult> {
+export function writeFromSource(pte: PteFile, program: Program, target: string, opts: WriteOptions & { extraSegments?: SegmentSource[] } = {}): Promise<WriteResult> {
   const sources = [...sourcesFrom(pte), ...(opts.extraSegments ?? [])];
   // A pass that appended segments has already added their table entries.
-  return writePte(target, pte.program, sources.slice(0, pte.program.segments.length), {
+  return writePte(target, program, sources.slice(0, program.segments.length), {
     alignment: opts.alignment ?? inferSegmentAlignment(pte.header, pte.program),
     extendedHeader: opts.extendedHeader ?? pte.header.extended !== null,
     onProgress: opts.onProgress,

@@ -25,11 +25,11 @@ import { trackPath, withSignalsHeld } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
 import { EXTENDED_HEADER_LENGTH, FILE_IDENTIFIER, IN_PLACE_JOURNAL_SUFFIX, IN_PLACE_MARKER, headWithExtendedHeader, parseHeader, HEAD_BYTES } from './header.js';
-import { syncDir, writeAllAt } from './file-io.js';
+import { syncDir, writeAllAt } from '../util/file-io.js';
 import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { writeFromSource } from './copy.js';
-import { sidecarPath, tempPath } from './target.js';
+import { sidecarPath, tempPath } from '../util/target.js';
 import type { WriteResult } from './write.js';
 
 export const journalPath = (path: string) => sidecarPath(path, IN_PLACE_JOURNAL_SUFFIX);
@@ -231,23 +231,25 @@ export type RewriteWrite =
   | { mode: 'unchanged' };
 
 /**
- * Publishes `pte.program` as it is now. In place: the head alone when it
- * fits (nothing at all when `changed` is false), else a full atomic rewrite
- * of the same path, with the reason in `fallback`. Otherwise an atomic write
- * to `output`. `fileSegments` is the segment table as opened, before passes.
+ * Publishes `program` (`pte`'s, changed by passes). In place: the head alone
+ * when it fits (nothing at all when `changed` is false), else a full atomic
+ * rewrite of the same path, with the reason in `fallback`. Otherwise an
+ * atomic write to `output`. `fileSegments` is the segment table as opened,
+ * before passes.
  */
 export async function publishRewrite(
   pte: PteFile,
+  program: Program,
   fileSegments: Program['segments'],
-  opts: { inPlace: boolean; output: string; changed: boolean; onProgress?: (done: number, total: number) => void; hooks?: InPlaceHooks },
+  opts: { inPlace: boolean; output: string; changed: boolean; onProgress?: (done: number, total: number) => void; signal?: AbortSignal; hooks?: InPlaceHooks },
 ): Promise<RewriteWrite> {
   let fallback: string | null = null;
   if (opts.inPlace) {
     if (!opts.changed) return { mode: 'unchanged' };
-    const plan = planHead(pte, pte.program, fileSegments);
+    const plan = planHead(pte, program, fileSegments);
     if (plan.fits) return { mode: 'in-place', result: await writeHeadInPlace(pte, plan, opts.hooks) };
     fallback = plan.reason;
   }
-  const result = await writeFromSource(pte, opts.inPlace ? pte.path : opts.output, { onProgress: opts.onProgress });
+  const result = await writeFromSource(pte, program, opts.inPlace ? pte.path : opts.output, { onProgress: opts.onProgress, signal: opts.signal });
   return { mode: 'atomic', result, fallback };
 }

@@ -7,7 +7,7 @@
 // when they are stale: the ET12 program's here, the reference engine's in
 // src/tensorrt/reference-engine.ts.
 
-import { PROGRAM_LAYOUT } from '../generated/layout/program.js';
+import { PROGRAM_LAYOUT as PROGRAM } from '../generated/layout/program.js';
 
 export type Scalar = 'bool' | 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64';
 
@@ -43,6 +43,6 @@ export const SCALAR_SIZE: Record<Scalar, number> = {
 };
 
 /** schemas/program.fbs (with scalar_type.fbs). */
-export { PROGRAM_LAYOUT };
+export const PROGRAM_LAYOUT: SchemaLayout = PROGRAM;
 export const TABLES = PROGRAM_LAYOUT.tables;
 export const UNIONS = PROGRAM_LAYOUT.unions;

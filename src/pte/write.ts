@@ -13,8 +13,8 @@ import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
 import { EXTENDED_HEADER_LENGTH, headWithExtendedHeader } from './header.js';
-import { syncDir, writeAllAt } from './file-io.js';
-import { fileRefusal, tempPath } from './target.js';
+import { syncDir, writeAllAt } from '../util/file-io.js';
+import { fileRefusal, tempPath } from '../util/target.js';
 import type { Program } from './model.js';
 
 /** Where a segment's bytes come from. */

@@ -2,8 +2,8 @@
 // ICudaEngine, `ftrt` at byte 0), a trtx reference engine (a FlatBuffer with
 // identifier `TRXE` at bytes 4..7, schemas/reference-engine.md), or neither.
 // A program whose delegates hold reference engines was made by trtx's
-// reference lowering or fixture builder: it runs in trtx's runner, never on
-// TensorRT, and every command says so. Only the first 8 engine bytes are
+// reference lowering or example builder (src/examples/): it runs in trtx's
+// runner, never on TensorRT, and every command says so. Only the first 8 engine bytes are
 // read.
 
 import type { PteFile } from '../pte/open.js';

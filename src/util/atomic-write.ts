@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { syncDir } from '../pte/file-io.js';
+import { syncDir } from './file-io.js';
 import { TrtxError } from './errors.js';
 
 export async function writeFileAtomic(target: string, data: string | Uint8Array): Promise<number> {

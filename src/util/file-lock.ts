@@ -19,7 +19,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { sidecarPath } from '../pte/target.js';
+import { sidecarPath } from './target.js';
 import { trackPath } from './cleanup.js';
 import { TrtxError } from './errors.js';
 

@@ -1,45 +1,49 @@
 // What `trtx verify` runs: the program as it is or, with zero-copy KV asked
-// for, a staged program and its zero-copy twin (derived in memory by the same
-// pass as `trtx rewrite --zero-copy-kv`, or given).
+// for, a staged program and its zero-copy twin: derived by the rewrite
+// pipeline (src/pipeline/, the request `trtx rewrite --zero-copy-kv` makes,
+// on a copy of the program, checked under the same runtime rules) or given.
 
 import { join } from 'node:path';
+import type { CheckResult } from '../checks/run.js';
+import type { RuntimeRules } from '../checks/runtime-rules.js';
+import { isZeroCopyReport } from '../pipeline/request.js';
+import { runPipeline } from '../pipeline/run.js';
 import type { PteFile } from '../pte/open.js';
-import { writeFromSource } from '../pte/copy.js';
-import { applyZeroCopyKv, readTrtBlobs } from '../passes/zero-copy.js';
-import { unsoundInput } from '../passes/precondition.js';
 
 export interface Variant {
   name: 'as-is' | 'staged' | 'zero-copy';
   path: string;
+  /** The check of a twin derived here (its file is written only when it passes). */
+  checked?: CheckResult;
 }
 
 export type VerifyMode = 'as-is' | 'staged-vs-zero-copy' | 'zero-copy';
 
 /** Cache buffer names and, for a staged program, its zero-copy twin written to `dir`. */
-export async function deriveVariants(pte: PteFile, dir: string, zeroCopyKv: boolean, given?: string): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyMode }> {
+export async function deriveVariants(
+  pte: PteFile,
+  dir: string,
+  zeroCopyKv: boolean,
+  given: string | undefined,
+  runtime: RuntimeRules,
+): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyMode }> {
   if (!zeroCopyKv) return { variants: [{ name: 'as-is', path: pte.path }], caches: [], mode: 'as-is' };
-  const unsound = unsoundInput(pte);
-  if (unsound) throw unsound.error;
-  const blobs = await readTrtBlobs(pte);
-  const twin = structuredClone(pte.program);
-  const result = applyZeroCopyKv(twin, blobs);
-  // The pass names buffers as `fqn (%index)`; reports name them by fqn.
-  const caches = [...new Set([...result.rewritten, ...result.already].flatMap((d) => d.buffers).map((b) => b.replace(/ \(%[0-9]+\)$/, '')))];
-  if (!result.changed) return { variants: [{ name: 'zero-copy', path: pte.path }], caches, mode: 'zero-copy' };
   const twinPath = given ?? join(dir, 'zero-copy-twin.pte');
-  if (!given) {
-    const original = pte.program;
-    pte.program = twin;
-    try {
-      await writeFromSource(pte, twinPath);
-    } finally {
-      pte.program = original;
-    }
-  }
+  const outcome = await runPipeline(pte, {
+    request: { zeroCopyKv: {} },
+    runtime,
+    copy: true,
+    // A given twin is only compared with; a derived one is written when it changed something.
+    output: given ? null : { path: twinPath, command: 'verify (zero-copy twin)', skipUnchanged: true },
+  });
+  const zc = outcome.reports.find(isZeroCopyReport)!;
+  // The pass names buffers as `fqn (%index)`; reports name them by fqn.
+  const caches = [...new Set([...zc.details.rewritten, ...zc.details.already].flatMap((d) => d.buffers).map((b) => b.replace(/ \(%[0-9]+\)$/, '')))];
+  if (!outcome.changed) return { variants: [{ name: 'zero-copy', path: pte.path }], caches, mode: 'zero-copy' };
   return {
     variants: [
       { name: 'staged', path: pte.path },
-      { name: 'zero-copy', path: twinPath },
+      { name: 'zero-copy', path: twinPath, checked: given ? undefined : outcome.checked },
     ],
     caches,
     mode: 'staged-vs-zero-copy',

@@ -114,7 +114,8 @@ async function checkFirst(variants: Variant[], runtime: RuntimeRules): Promise<V
   const diagnostics: (Diagnostic & { file: string })[] = [];
   for (const v of variants) {
     const label = v.name === 'zero-copy' && variants.length > 1 ? 'zero-copy twin' : 'program';
-    const r = await withPte(v.path, (pte) => runChecks(pte, { runtime }));
+    // A derived twin was checked as it was made (and is not on disk when that check failed).
+    const r = v.checked ?? (await withPte(v.path, (pte) => runChecks(pte, { runtime })));
     diagnostics.push(...r.diagnostics.map((d) => ({ ...d, file: label })));
   }
   const summary = summarizeDiagnostics(diagnostics);
@@ -133,7 +134,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   try {
     temp = await makeTempDir('trtx-verify-');
     const dir = temp.path;
-    const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin);
+    const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin, runtime);
     const methods = decodeMethods(pte);
     const engines = await engineCensus(pte);
     await pte.close();

@@ -6,8 +6,8 @@
 // `trtx rewrite` does) still moves every byte, which is what makes it slow
 // enough to interrupt.
 import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
-import { buildProgram } from '../../fixtures/builder.js';
-import { multiEngine } from '../../fixtures/programs.js';
+import { buildProgram } from '../../src/examples/builder.js';
+import { multiEngine } from '../../src/examples/programs.js';
 import { layoutProgram, type SegmentSource } from '../../src/pte/write.js';
 import { parseBlob, writeBlobHead } from '../../src/tensorrt/blob.js';
 

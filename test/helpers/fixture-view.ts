@@ -3,7 +3,7 @@
 import { memoryOffset, type EValue } from '../../src/pte/model.js';
 import { DeviceType } from '../../src/pte/model.js';
 import { parseBlob } from '../../src/tensorrt/blob.js';
-import type { BuiltProgram } from '../../fixtures/builder.js';
+import type { BuiltProgram } from '../../src/examples/builder.js';
 
 export interface TensorView {
   name: string;

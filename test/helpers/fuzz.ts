@@ -11,8 +11,8 @@
 // mutant index, and `TRTX_FUZZ_SEED=... TRTX_FUZZ_MUTANTS=...` replays it.
 
 import { readFileSync } from 'node:fs';
-import { buildProgram } from '../../fixtures/builder.js';
-import { CATALOGUE } from '../../fixtures/catalogue.js';
+import { buildProgram } from '../../src/examples/builder.js';
+import { CATALOGUE } from '../../src/examples/catalogue.js';
 import type { Program } from '../../src/pte/model.js';
 import { decodePteBytes } from '../../src/pte/open.js';
 import type { SegmentSource } from '../../src/pte/write.js';

@@ -2,8 +2,8 @@
 // changed by a test) is encoded to real `.pte` bytes and decoded again, so a
 // diagnostic is always tripped by bytes a file could hold, without touching
 // the disk.
-import { buildProgram, type BuiltProgram } from '../../fixtures/builder.js';
-import type { ProgramSpec } from '../../fixtures/spec.js';
+import { buildProgram, type BuiltProgram } from '../../src/examples/builder.js';
+import type { ProgramSpec } from '../../src/examples/spec.js';
 import type { Program } from '../../src/pte/model.js';
 import { decodePteBytes, type PteFile } from '../../src/pte/open.js';
 import type { SegmentSource } from '../../src/pte/write.js';

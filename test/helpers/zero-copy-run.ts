@@ -2,8 +2,8 @@
 // runs it on a file: encode the spec to `.pte` bytes, read the TensorRT
 // blobs back, rewrite, and encode the result again (so what is inspected is
 // what a file would hold). The result is seen in the spec's names.
-import { buildProgram, type BuiltProgram } from '../../fixtures/builder.js';
-import type { ProgramSpec } from '../../fixtures/spec.js';
+import { buildProgram, type BuiltProgram } from '../../src/examples/builder.js';
+import type { ProgramSpec } from '../../src/examples/spec.js';
 import type { PteFile } from '../../src/pte/open.js';
 import { applyZeroCopyKv, readTrtBlobs, type ZeroCopyOptions, type ZeroCopyResult } from '../../src/passes/zero-copy.js';
 import { buildCheckContext } from '../../src/checks/context.js';

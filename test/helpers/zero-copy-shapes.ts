@@ -4,12 +4,12 @@
 // every one): a user alias, a stamp over staged caches, an elided alias fed
 // a method input, another backend reading a cache, caches shared by two
 // engines or two methods, crossed and doubled write-backs.
-import { cloneSpec, delegateOf, methodOf } from '../../fixtures/broken.js';
-import { CONV_STATE_FQN, cacheFqns, kFqn, kvDecoder, vFqn, type KvDecoderOptions } from '../../fixtures/kv-decoder.js';
-import { DEVICE_ARENA, HOST_ARENA, MethodWriter } from '../../fixtures/method-writer.js';
-import { d2h, delegateCall, h2d, isKernel } from '../../fixtures/ops.js';
-import type { DelegateSpec, DType, MethodSpec, ProgramSpec, TensorSpec } from '../../fixtures/spec.js';
-import { trtDelegate, type TrtBinding } from '../../fixtures/trt.js';
+import { cloneSpec, delegateOf, methodOf } from '../../src/examples/broken.js';
+import { CONV_STATE_FQN, cacheFqns, kFqn, kvDecoder, vFqn, type KvDecoderOptions } from '../../src/examples/kv-decoder.js';
+import { DEVICE_ARENA, HOST_ARENA, MethodWriter } from '../../src/examples/method-writer.js';
+import { d2h, delegateCall, h2d, isKernel } from '../../src/examples/ops.js';
+import type { DelegateSpec, DType, MethodSpec, ProgramSpec, TensorSpec } from '../../src/examples/spec.js';
+import { trtDelegate, type TrtBinding } from '../../src/examples/trt.js';
 import { SPEC_ZERO_COPY_KV } from '../../src/tensorrt/compile-specs.js';
 import { SPEC_SHARED_KV_CACHE } from '../../src/tensorrt/shared-kv-cache.js';
 

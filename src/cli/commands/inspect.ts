@@ -1,15 +1,15 @@
 // trtx inspect FILE [--method NAME] [--json] [--html OUT.html]
 import type { Command } from 'commander';
-import { withPte } from '../pte/open.js';
-import { summarize, type DelegateSummary, type InspectReport, type MethodSummary, type TensorSummary } from '../inspect/summary.js';
-import { formatIEC } from '../util/size.js';
-import { referenceEngineLine } from '../tensorrt/engine-kind.js';
-import { memoryPlan } from '../html/plan.js';
-import { renderInspectHtml } from '../html/page.js';
-import { writeReport } from '../html/write.js';
-import { EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
-import { action } from './main.js';
-import { styler } from './style.js';
+import { withPte } from '../../pte/open.js';
+import { summarize, type DelegateSummary, type InspectReport, type MethodSummary, type TensorSummary } from '../../inspect/summary.js';
+import { formatIEC } from '../../util/size.js';
+import { referenceEngineLine } from '../../tensorrt/engine-kind.js';
+import { memoryPlan } from '../../html/plan.js';
+import { renderInspectHtml } from '../../html/page.js';
+import { writeReport } from '../../html/write.js';
+import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
+import { action } from '../action.js';
+import { styler } from '../style.js';
 
 interface InspectOptions extends GlobalOptions {
   method?: string;

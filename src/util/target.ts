@@ -19,7 +19,7 @@ import { constants } from 'node:fs';
 import { access, lstat, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Code } from '../codes/index.js';
-import { TrtxError } from '../util/errors.js';
+import { TrtxError } from './errors.js';
 
 /** NAME_MAX of Linux filesystems (ext4, xfs, btrfs, tmpfs): bytes in one path component. */
 export const NAME_MAX = 255;

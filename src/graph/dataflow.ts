@@ -11,7 +11,7 @@
 import type { BackendDelegate, ExecutionPlan, Instruction, Program, Tensor } from '../pte/model.js';
 import { memoryOffset } from '../pte/model.js';
 import { arenaDevice, tensorAt, tensorBytes, tensorName, valueLabel, type DevicePlace } from '../pte/tensor.js';
-import { D2H_COPY, H2D_COPY } from '../inspect/staging.js';
+import { D2H_COPY, H2D_COPY } from './staging.js';
 import { inputs, outputs, type BlobMetadata } from '../tensorrt/blob.js';
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
 

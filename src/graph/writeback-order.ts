@@ -12,7 +12,7 @@
 // updates each buffer gets, and where each staged update lands.
 
 import type { ExecutionPlan } from '../pte/model.js';
-import { D2H_COPY, H2D_COPY, copyOf, instructionAt, isCopyOutput, mutableBuffers, referencesOf, writeBackOf, writeBacks, type AliasEdge, type At, type Ref } from './zero-copy-graph.js';
+import { D2H_COPY, H2D_COPY, copyOf, instructionAt, isCopyOutput, mutableBuffers, referencesOf, writeBackOf, writeBacks, type AliasEdge, type At, type Ref } from './dataflow.js';
 
 export type { AliasEdge };
 

@@ -3,10 +3,10 @@
 // catalogue: sound programs laid out as ExecuTorch and Torch-TensorRT lay
 // them out, and one broken- program per fault a check must refuse) into DIR.
 import type { Command } from 'commander';
-import { formatIEC } from '../util/size.js';
-import { EXIT_OK, type GlobalOptions } from './context.js';
-import { action } from './main.js';
-import { styler } from './style.js';
+import { formatIEC } from '../../util/size.js';
+import { EXIT_OK, type GlobalOptions } from '../context.js';
+import { action } from '../action.js';
+import { styler } from '../style.js';
 
 interface FixturesOptions extends GlobalOptions {
   only?: string;
@@ -22,7 +22,7 @@ export function registerFixtures(program: Command): void {
     .addHelpText('after', '\nExamples:\n  trtx fixtures .\n  trtx fixtures examples --only kv-')
     .action(
       action<FixturesOptions>(async (ctx, opts, [dir]) => {
-        const { writeCatalogue } = await import('../../fixtures/write-catalogue.js');
+        const { writeCatalogue } = await import('../../examples/write-catalogue.js');
         const s = styler(ctx);
         const files = await writeCatalogue(dir, { only: opts.only });
         if (ctx.json) {

@@ -1,13 +1,13 @@
 // trtx export MODEL [-o OUT] [--force] [--engine tensorrt|reference] [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { checkModelFile, defaultOutput, samePath, splitModelRef } from '../export/model-file.js';
-import { TrtxError, isTrtxError } from '../util/errors.js';
-import { parseSize } from '../util/size.js';
-import { formatIEC } from '../util/size.js';
-import { EXIT_OK, usage, type GlobalOptions } from './context.js';
-import { action } from './main.js';
-import { startProgress } from './progress.js';
+import { checkModelFile, defaultOutput, samePath, splitModelRef } from '../../export/model-file.js';
+import { TrtxError, isTrtxError } from '../../util/errors.js';
+import { parseSize } from '../../util/size.js';
+import { formatIEC } from '../../util/size.js';
+import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
+import { action } from '../action.js';
+import { startProgress } from '../progress.js';
 
 interface ExportCliOptions extends GlobalOptions {
   output?: string;
@@ -99,7 +99,7 @@ export function registerExport(program: Command): void {
         process.once('SIGTERM', stop);
         const bar = startProgress(ctx, 'exporting');
         try {
-          const { exportModel } = await import('../export/export.js');
+          const { exportModel } = await import('../../export/export.js');
           const summary = await exportModel({
             model,
             output,

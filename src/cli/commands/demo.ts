@@ -1,13 +1,13 @@
 // trtx demo [--out DIR] [--scale small|seed] [--from-pytorch] [--json]
 import { isAbsolute, relative } from 'node:path';
 import { Option, type Command } from 'commander';
-import { formatIEC } from '../util/size.js';
-import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from './context.js';
-import { action } from './main.js';
-import { runnerBuildProgress } from './runner-progress.js';
-import { styler } from './style.js';
-import { renderMemory } from './verify.js';
-import type { DemoResult } from '../demo/demo.js';
+import { formatIEC } from '../../util/size.js';
+import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
+import { action } from '../action.js';
+import { runnerBuildProgress } from '../runner-progress.js';
+import { styler } from '../style.js';
+import { renderMemory } from '../render-memory.js';
+import type { DemoResult } from '../../demo/demo.js';
 
 interface DemoCliOptions extends GlobalOptions {
   out: string;
@@ -80,7 +80,7 @@ export function registerDemo(program: Command): void {
     .addHelpText('after', '\nExamples:\n  npx trtx demo\n  npx trtx demo --scale seed --out /tmp/demo\n  npx trtx demo --from-pytorch')
     .action(
       action<DemoCliOptions>(async (ctx, opts) => {
-        const { runDemo } = await import('../demo/demo.js');
+        const { runDemo } = await import('../../demo/demo.js');
         const result = await runDemo({
           out: opts.out,
           scale: opts.scale,

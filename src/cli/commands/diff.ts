@@ -1,16 +1,16 @@
 // trtx diff A B [--method NAME] [--json] [--exit-code] [--html OUT.html]
 import type { Command } from 'commander';
-import { openPte, type PteFile } from '../pte/open.js';
-import { TrtxError, isTrtxError } from '../util/errors.js';
-import { diffPte } from '../diff/diff.js';
-import type { DelegateDiff, DiffReport, FieldChange, InstructionChange, MethodDiff, SpecValue, StagingCounts, TensorPlace } from '../diff/report.js';
-import { formatIEC } from '../util/size.js';
-import { memoryPlan } from '../html/plan.js';
-import { renderDiffHtml } from '../html/diff-page.js';
-import { writeReport } from '../html/write.js';
-import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from './context.js';
-import { action } from './main.js';
-import { styler } from './style.js';
+import { openPte, type PteFile } from '../../pte/open.js';
+import { TrtxError, isTrtxError } from '../../util/errors.js';
+import { diffPte } from '../../diff/diff.js';
+import type { DelegateDiff, DiffReport, FieldChange, InstructionChange, MethodDiff, SpecValue, StagingCounts, TensorPlace } from '../../diff/report.js';
+import { formatIEC } from '../../util/size.js';
+import { memoryPlan } from '../../html/plan.js';
+import { renderDiffHtml } from '../../html/diff-page.js';
+import { writeReport } from '../../html/write.js';
+import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
+import { action } from '../action.js';
+import { styler } from '../style.js';
 
 interface DiffOptions extends GlobalOptions {
   method?: string;

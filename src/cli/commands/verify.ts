@@ -3,16 +3,17 @@
 import { readdir } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { hostname } from 'node:os';
-import { parseRuntimes, describeRuntime } from '../checks/runtime-rules.js';
-import { formatIEC, parseSize } from '../util/size.js';
-import { toJunit } from '../report/junit.js';
-import { renderDiagnostics } from './check.js';
-import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from './context.js';
-import { action } from './main.js';
-import { runnerBuildProgress } from './runner-progress.js';
-import { styler } from './style.js';
-import type { VerifyResult } from '../verify/verify.js';
-import { referenceEngineLine } from '../tensorrt/engine-kind.js';
+import { parseRuntimes, describeRuntime } from '../../checks/runtime-rules.js';
+import { formatIEC, parseSize } from '../../util/size.js';
+import { toJunit } from '../../report/junit.js';
+import { renderDiagnostics } from '../render-diagnostics.js';
+import { renderMemory } from '../render-memory.js';
+import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
+import { action } from '../action.js';
+import { runnerBuildProgress } from '../runner-progress.js';
+import { styler } from '../style.js';
+import type { VerifyResult } from '../../verify/verify.js';
+import { referenceEngineLine } from '../../tensorrt/engine-kind.js';
 
 interface VerifyOptions extends GlobalOptions {
   zeroCopyKv?: boolean;
@@ -28,14 +29,6 @@ interface VerifyOptions extends GlobalOptions {
 }
 
 const bytes = (n: number) => formatIEC(BigInt(n));
-
-export function renderMemory(m: NonNullable<VerifyResult['memory']>, initialised: boolean): string[] {
-  const a = m.device_arenas;
-  return [
-    `  memory: device arenas ${bytes(a.peak_bytes)} in ${a.allocations} allocation(s) from the ${a.allocator === 'cuda' ? 'CUDA' : 'host stand-in'} allocator, poisoned (0xFF) at allocation${initialised ? `, device buffers initialised by the runner (${bytes(a.zeroed_bytes)})` : ''}`,
-    `  memory: pool ${m.pool.mode}${m.pool.mode === 'unavailable' ? '' : ` (${m.pool.api_calls} pool calls)`}, scratch ${m.scratch.mode}, peak ${bytes(m.scratch.peak_bytes)} in ${m.scratch.peak_buffers} buffer(s)`,
-  ];
-}
 
 export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[] {
   const s = styler(ctx);
@@ -131,7 +124,7 @@ export function registerVerify(program: Command): void {
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
         const runtime = parseRuntimes(opts.runtime);
         // zod and execa come with the runner: loaded only when verify runs.
-        const { verifyProgram } = await import('../verify/verify.js');
+        const { verifyProgram } = await import('../../verify/verify.js');
         const result = await verifyProgram(file, {
           zeroCopyKv: opts.zeroCopyKv,
           steps,

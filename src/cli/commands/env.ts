@@ -3,10 +3,10 @@
 // environment on first use (with progress), so CI and a new user can prepare
 // everything in one visible step.
 import type { Command } from 'commander';
-import { ensurePythonEnv, executorchSdk, type PythonEnv } from '../pyenv/index.js';
-import { isTrtxError } from '../util/errors.js';
-import { EXIT_OK, type Ctx, type GlobalOptions } from './context.js';
-import { action } from './main.js';
+import { ensurePythonEnv, executorchSdk, type PythonEnv } from '../../pyenv/index.js';
+import { isTrtxError } from '../../util/errors.js';
+import { EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
+import { action } from '../action.js';
 
 interface EnvOptions extends GlobalOptions {
   python?: string;

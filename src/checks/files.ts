@@ -1,0 +1,122 @@
+// Checking files, as `trtx check FILE...` does: each file is opened and
+// checked (a container that does not parse is one error finding, a file that
+// cannot be read at all a refusal of its own), and the reports of
+// schemas/check.schema.json are made: trtx.check/1 for one file,
+// trtx.check-files/1 for several (a report or a refusal per file, in the
+// order given, and one summary). The command prints them.
+
+import type { Code } from '../codes/index.js';
+import type { Program } from '../pte/model.js';
+import { withPte } from '../pte/open.js';
+import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
+import { isTrtxError } from '../util/errors.js';
+import { diag, type Diagnostic } from './diagnostic.js';
+import { runChecks, summarizeDiagnostics, type CheckResult } from './run.js';
+import type { RuntimeRules } from './runtime-rules.js';
+
+export interface FileCheckOptions {
+  strict: boolean;
+  zeroCopyKv: boolean;
+  runtime: RuntimeRules;
+}
+
+export type FileCheck = CheckResult & { program: Program | null; engines: EngineCensus | null };
+
+export interface CheckReport {
+  schema: 'trtx.check/1';
+  file: string;
+  ok: boolean;
+  strict: boolean;
+  zero_copy_kv: boolean;
+  /** Whose runtime rules applied (--runtime). */
+  runtime: RuntimeRules;
+  summary: { errors: number; warnings: number; infos: number; line: string };
+  /** What the TensorRTBackend delegates hold; null when the file is not a sound container. */
+  engines: EngineCensus | null;
+  diagnostics: Diagnostic[];
+}
+
+/** A file that could not be checked at all (missing, unreadable, not a program). */
+export interface CheckRefusal {
+  file: string;
+  ok: false;
+  error: { code: Code; location: string; message: string; hint: string | null };
+}
+
+/** `trtx check A B ... --json`: one entry per file, in the order given. */
+export interface CheckFilesReport {
+  schema: 'trtx.check-files/1';
+  ok: boolean;
+  strict: boolean;
+  zero_copy_kv: boolean;
+  summary: { files: number; passed: number; failed: number; unreadable: number; errors: number; warnings: number; line: string };
+  files: (CheckReport | CheckRefusal)[];
+}
+
+/** One file's entry: checked (with its report) or refused. */
+export type CheckedFile = { file: string; result: FileCheck; report: CheckReport } | { file: string; refusal: CheckRefusal };
+
+/** Whether a result fails: any error, or any warning under --strict. */
+export function failsCheck(r: Pick<CheckResult, 'summary'>, strict: boolean): boolean {
+  return r.summary.errors > 0 || (strict && r.summary.warnings > 0);
+}
+
+/** Opens and checks; a container that does not parse becomes one error diagnostic. */
+export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules }): Promise<FileCheck> {
+  try {
+    return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program, engines: await engineCensus(pte) }));
+  } catch (e) {
+    // Usage-kind failures (missing file, not a program) stay exit 2.
+    if (!isTrtxError(e) || e.kind === 'usage') throw e;
+    const diagnostics = [diag('error', e.code, e.location || 'file', e.message, e.hint ?? 'the file is not a sound ExecuTorch program; re-export it')];
+    return { diagnostics, summary: summarizeDiagnostics(diagnostics), program: null, engines: null };
+  }
+}
+
+export function reportOf(file: string, result: CheckResult & { engines: EngineCensus | null }, opts: FileCheckOptions): CheckReport {
+  return {
+    schema: 'trtx.check/1',
+    file,
+    ok: !failsCheck(result, opts.strict),
+    strict: opts.strict,
+    zero_copy_kv: opts.zeroCopyKv,
+    runtime: opts.runtime,
+    summary: result.summary,
+    engines: result.engines,
+    diagnostics: result.diagnostics,
+  };
+}
+
+/** Checks `file`; a file that cannot be checked at all is a refusal entry, not a throw. */
+export async function checkOneOf(file: string, opts: FileCheckOptions): Promise<CheckedFile> {
+  try {
+    const result = await checkFile(file, { requireZeroCopyKv: opts.zeroCopyKv, runtime: opts.runtime });
+    return { file, result, report: reportOf(file, result, opts) };
+  } catch (e) {
+    if (!isTrtxError(e)) throw e;
+    return { file, refusal: { file, ok: false, error: { code: e.code, location: e.location, message: e.message, hint: e.hint ?? null } } };
+  }
+}
+
+const plural = (n: number, one: string) => `${n} ${n === 1 ? one : `${one}s`}`;
+
+/** The trtx.check-files/1 document of the entries, in the order checked. */
+export function filesReport(entries: readonly CheckedFile[], opts: FileCheckOptions): CheckFilesReport {
+  const reports = entries.flatMap((e) => ('report' in e ? [e.report] : []));
+  const failed = reports.filter((r) => !r.ok);
+  const unreadable = entries.flatMap((e) => ('refusal' in e ? [e.refusal] : []));
+  const errors = reports.reduce((n, r) => n + r.summary.errors, 0);
+  const warnings = reports.reduce((n, r) => n + r.summary.warnings, 0);
+  const line =
+    `${plural(entries.length, 'file')}: ${reports.length - failed.length} passed, ${failed.length} failed` +
+    (unreadable.length ? `, ${unreadable.length} not checked` : '') +
+    `; ${plural(errors, 'error')}, ${plural(warnings, 'warning')} in all`;
+  return {
+    schema: 'trtx.check-files/1',
+    ok: failed.length === 0 && unreadable.length === 0,
+    strict: opts.strict,
+    zero_copy_kv: opts.zeroCopyKv,
+    summary: { files: entries.length, passed: reports.length - failed.length, failed: failed.length, unreadable: unreadable.length, errors, warnings, line },
+    files: entries.map((e) => ('report' in e ? e.report : e.refusal)),
+  };
+}

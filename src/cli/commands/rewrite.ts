@@ -1,0 +1,165 @@
+// trtx rewrite IN (-o OUT | --in-place) [transformations]
+// With no transformation flags: the canonical re-encoding of the program.
+//
+// The flags become a RewriteRequest; src/pipeline/ runs it (claim the
+// target -> open -> passes -> checks on the result, refusing to write an
+// unsound program -> write, in place when asked and possible, else
+// atomically); this file reports. A new transformation adds its flags here
+// and its pass to src/pipeline/request.ts.
+import type { Command } from 'commander';
+import { parseRuntimes } from '../../checks/runtime-rules.js';
+import { findingsOf, runPipeline } from '../../pipeline/run.js';
+import type { RewriteRequest } from '../../pipeline/request.js';
+import { journalPath, type RewriteWrite } from '../../pte/in-place.js';
+import { describeHolder } from '../../util/file-lock.js';
+import { TrtxError } from '../../util/errors.js';
+import { escapeControls } from '../../util/escape.js';
+import { formatIEC, parseSize } from '../../util/size.js';
+import { action } from '../action.js';
+import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
+import { renderDiagnostics } from '../render-diagnostics.js';
+import { startProgress, type Progress } from '../progress.js';
+
+interface RewriteOptions extends GlobalOptions {
+  output?: string;
+  inPlace?: boolean;
+  budget?: string;
+  clearBudget?: boolean;
+  method?: string;
+  delegate?: string;
+  zeroCopyKv?: boolean;
+  shareCache?: boolean;
+  force?: boolean;
+  wait?: boolean;
+  runtime?: string[];
+}
+
+/** What the flags ask for; a contradiction is a usage error before any file is touched. */
+function requestOf(opts: RewriteOptions): RewriteRequest {
+  const request: RewriteRequest = {};
+  if (opts.budget !== undefined && opts.clearBudget) throw usage('--budget and --clear-budget contradict each other; give one');
+  const narrowed = opts.method !== undefined || opts.delegate !== undefined;
+  if (opts.budget !== undefined || opts.clearBudget) {
+    const delegate = opts.delegate === undefined ? undefined : /^[0-9]+$/.test(opts.delegate) ? Number(opts.delegate) : NaN;
+    if (Number.isNaN(delegate)) throw usage(`--delegate ${JSON.stringify(opts.delegate)} is not a delegate index (0, 1, ...)`);
+    const budget = opts.clearBudget ? null : parseSize(opts.budget!, { location: '--budget' });
+    request.budget = { budget, method: opts.method, delegate };
+  } else if (narrowed) {
+    throw usage('--method and --delegate narrow --budget or --clear-budget; give one of those');
+  }
+  if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
+  if (opts.zeroCopyKv) request.zeroCopyKv = { shareCache: Boolean(opts.shareCache) };
+  return request;
+}
+
+function outputOf(input: string, opts: RewriteOptions): string {
+  if (opts.inPlace && opts.output !== undefined && opts.output !== input) throw usage('--in-place writes IN itself; drop -o or --in-place');
+  if (opts.force && opts.inPlace) throw usage('--force goes with -o OUT (allowing OUT to be the input); --in-place needs no --force');
+  if (!opts.inPlace && opts.output === undefined) throw usage('missing -o OUT (or --in-place)');
+  return opts.output ?? input;
+}
+
+/** Findings on stderr, one line each, control characters escaped. */
+function printDiagnostics(lines: string[]): void {
+  for (const l of lines) process.stderr.write(escapeControls(l) + '\n');
+}
+
+function describeWrite(w: RewriteWrite, input: string): string[] {
+  if (w.mode === 'unchanged') return [`${input}: nothing changed, file left untouched`];
+  if (w.mode === 'in-place') {
+    const r = w.result;
+    return [`rewrote ${r.path} in place: program head ${formatIEC(BigInt(r.bytesWritten))} rewritten, segments untouched (${formatIEC(BigInt(r.fileSize))} file)`];
+  }
+  const r = w.result;
+  const lines = w.fallback ? [`cannot rewrite in place (${w.fallback}); fell back to a full atomic rewrite`] : [];
+  return [...lines, `wrote ${r.path} (${formatIEC(BigInt(r.fileSize))}), segments aligned to ${r.alignment}`];
+}
+
+export function registerRewrite(program: Command): void {
+  program
+    .command('rewrite')
+    .description('rewrite a .pte without re-exporting; with no flags, the canonical re-encoding')
+    .argument('<in>', 'the .pte to read')
+    .option('-o, --output <out>', 'where to write (atomically): a new path or a regular file other than <in>')
+    .option('--in-place', 'rewrite <in> itself, only its head when the program still fits before the segments')
+    .option('--force', 'with -o: allow OUT to be <in> itself, replaced by a full rewrite')
+    .option('--no-wait', 'fail at once (REWRITE_LOCKED) when another writer holds the target, instead of waiting')
+    .option('--budget <size>', 'set weight_streaming_budget on TensorRT delegates (8GiB, 512MiB, 1.5GiB, 8GB, 8589934592, 0)')
+    .option('--clear-budget', 'remove weight_streaming_budget (TensorRT sizes it automatically at load)')
+    .option('--method <name>', 'only delegates of this method (with --budget/--clear-budget)')
+    .option('--delegate <index>', 'only the delegate with this index (with --budget/--clear-budget)')
+    .option('--zero-copy-kv', 'un-stage KV caches: each TensorRT engine updates its cache in place on the device (docs/zero-copy-kv.md)')
+    .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or two methods share, recording the decision (shared_kv_cache)')
+    .option('--runtime <name...>', 'whose rules the check after the rewrite applies (as trtx check --runtime); a cache shared between methods needs custom-memory')
+    .option('--json', 'machine-readable output')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  trtx rewrite model.pte -o canonical.pte\n  trtx rewrite model.pte --in-place --budget 8GiB\n  trtx rewrite model.pte -o a100.pte --budget 30GiB --method decode --delegate 0\n  trtx rewrite model.pte --in-place --clear-budget\n  trtx rewrite model.pte -o zero-copy.pte --zero-copy-kv --budget 8GiB',
+    )
+    .action(
+      action<RewriteOptions>(async (ctx, opts, [input]) => {
+        const output = outputOf(input, opts);
+        const request = requestOf(opts);
+        const runtime = parseRuntimes(opts.runtime);
+        // Shown once writing starts (and takes more than a second), as before any pipeline existed.
+        let progress: Progress | undefined;
+        let warnings: string[] = [];
+        const outcome = await runPipeline(input, {
+          request,
+          runtime,
+          output: {
+            path: output,
+            inPlace: Boolean(opts.inPlace),
+            force: Boolean(opts.force),
+            wait: opts.wait !== false,
+            command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
+            onWait: (holder) => ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
+            onProgress: (done, total) => (progress ??= startProgress(ctx, `writing ${output}`, { bytes: true })).update(done, total),
+          },
+          onChecked: ({ reports, checked }) => {
+            warnings = [...reports.flatMap((r) => r.warnings), ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.location}: ${d.message}`)];
+            for (const w of warnings) ctx.log.warn(w);
+          },
+        }).catch((e: unknown) => {
+          // The structural findings behind PASS_INPUT_UNSOUND, as `trtx check` shows them;
+          // under --json they travel in the error document (its `diagnostics`).
+          const found = findingsOf(e);
+          if (found && !ctx.json) printDiagnostics(renderDiagnostics(found.diagnostics, found.program, { color: false }));
+          throw e;
+        });
+        if (outcome.refused) {
+          const { checked } = outcome;
+          if (!ctx.json) printDiagnostics(renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), outcome.program, { color: false }));
+          throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {
+            hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
+            diagnostics: checked.diagnostics,
+          });
+        }
+        progress?.done();
+        const { reports, recovered } = outcome;
+        const written = outcome.written!;
+
+        if (ctx.json) {
+          ctx.emitJson({
+            schema: 'trtx.rewrite/1',
+            input,
+            output,
+            mode: written.mode,
+            fallback: written.mode === 'atomic' ? written.fallback : null,
+            recovered_interrupted_rewrite: recovered,
+            changes: reports.flatMap((r) => (r.changed ? r.lines : [])),
+            passes: reports.map((r) => ({ pass: r.pass, changed: r.changed, details: r.details })),
+            warnings,
+            file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
+            segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
+          });
+          return EXIT_OK;
+        }
+        if (recovered) ctx.print(`finished an interrupted in-place rewrite of ${input} from ${journalPath(input)}`);
+        if (reports.length === 0) ctx.print('canonical re-encoding, no transformation asked');
+        for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
+        for (const l of describeWrite(written, input)) ctx.print(l);
+        return EXIT_OK;
+      }),
+    );
+}

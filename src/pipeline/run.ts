@@ -1,0 +1,168 @@
+// The one rewrite pipeline: claim the target -> open -> refuse an unsound
+// input -> passes -> checks on the result -> write -> report. `trtx rewrite`,
+// `trtx export` (on the program the bridge wrote), `trtx demo` and `trtx
+// verify` (deriving its zero-copy twin) all run it, so each of them refuses
+// what the others refuse, in the same order:
+//   - the target is validated and its writer lock taken before the input is
+//     read (src/util/target.ts, src/util/file-lock.ts); an interrupted
+//     in-place rewrite is finished under that lock before anything is read;
+//   - passes follow the program's indices, so they run only on a program
+//     whose structure passes the checks (PASS_INPUT_UNSOUND, precondition.ts);
+//   - nothing is written when the result fails a check: the outcome says
+//     `refused` and the caller words the refusal with its own code.
+// Nothing here prints; progress goes through callbacks.
+
+import { runChecks, type CheckResult } from '../checks/run.js';
+import type { RuntimeRules } from '../checks/runtime-rules.js';
+import type { Diagnostic } from '../checks/diagnostic.js';
+import type { PassReport } from '../passes/pass.js';
+import { finishInterruptedInPlace, publishRewrite, type RewriteWrite } from '../pte/in-place.js';
+import type { Program } from '../pte/model.js';
+import { openPte, type PteFile } from '../pte/open.js';
+import { lockTarget, type LockHolder, type TargetLock } from '../util/file-lock.js';
+import { checkInPlaceTarget, checkOutputTarget } from '../util/target.js';
+import { unsoundInput } from './precondition.js';
+import { planPasses, type RewriteRequest } from './request.js';
+
+export interface OutputTarget {
+  /** Where the result goes (the input itself with inPlace). */
+  path: string;
+  /** Rewrite the input itself: only its head when the program still fits before the segments. */
+  inPlace?: boolean;
+  /** The output may be the input, replaced by a full rewrite. */
+  force?: boolean;
+  /** Wait for another writer of the target (default), or fail at once with REWRITE_LOCKED. */
+  wait?: boolean;
+  /** What this writer does, recorded in the lock for a waiter's message. */
+  command: string;
+  onWait?: (holder: LockHolder | null) => void;
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+  /** Write nothing when no pass changed anything (in place, nothing is ever written then). */
+  skipUnchanged?: boolean;
+}
+
+/** A target validated and locked, held until `lock.release()`. */
+export interface ClaimedTarget extends OutputTarget {
+  lock: TargetLock;
+}
+
+export interface PipelineOptions {
+  request: RewriteRequest;
+  /** Where the result goes; null: nothing is written (the caller wants the rewritten program and its check). */
+  output: OutputTarget | ClaimedTarget | null;
+  /** Whose runtime rules the check after the passes applies; default DEFAULT_RUNTIME. */
+  runtime?: RuntimeRules;
+  /** Run the passes on a copy and leave the opened file's program as it was (verify runs both). */
+  copy?: boolean;
+  /** Called as each step starts (a command's progress lines). */
+  onStep?: (step: 'passes' | 'checks' | 'write') => void;
+  /** Called with the checked result before anything is written (a command logs the warnings then). */
+  onChecked?: (run: PipelineRun) => void;
+}
+
+export interface PipelineRun {
+  /** The program after the passes (the opened file's own unless `copy`). */
+  program: Program;
+  /** One per pass, in the order they ran. */
+  reports: PassReport[];
+  changed: boolean;
+  /** The checks on the result. */
+  checked: CheckResult;
+  /** Whether an interrupted in-place rewrite of the input was finished first. */
+  recovered: boolean;
+  /** The input's size, as opened. */
+  inputSize: number;
+}
+
+/** `refused`: the result failed a check and nothing was written. */
+export type PipelineOutcome = (PipelineRun & { refused: true }) | (PipelineRun & { refused: false; written: RewriteWrite | null });
+
+/** What a refusal carries: the findings behind it and the program they are about (its delegates name the headings). */
+export interface RefusalFindings {
+  diagnostics: readonly Diagnostic[];
+  program: Program | null;
+}
+
+/** A refusal that carries the findings behind it, for the caller to show. */
+export function withDiagnostics<E extends Error>(error: E, diagnostics: readonly Diagnostic[], program: Program | null = null): E & RefusalFindings {
+  return Object.assign(error, { diagnostics, program });
+}
+
+/** The findings a refusal carries, when it carries any. */
+export function findingsOf(e: unknown): RefusalFindings | null {
+  const r = e as Partial<RefusalFindings> | null;
+  return r && Array.isArray(r.diagnostics) && r.diagnostics.length > 0 ? { diagnostics: r.diagnostics, program: r.program ?? null } : null;
+}
+
+const isClaimed = (t: OutputTarget | ClaimedTarget): t is ClaimedTarget => 'lock' in t;
+
+/**
+ * Validates the target (a regular file or a new path; not the input unless
+ * in place or forced; writable) and takes its writer lock. A caller whose
+ * input is not ready yet (export, before the bridge runs) claims first and
+ * passes the claim to runPipeline.
+ */
+export async function claimTarget(input: string, target: OutputTarget): Promise<ClaimedTarget> {
+  if (target.inPlace) await checkInPlaceTarget(input);
+  else await checkOutputTarget(target.path, input, { force: Boolean(target.force) });
+  const lock = await lockTarget(target.path, { wait: target.wait !== false, command: target.command, onWait: target.onWait });
+  return { ...target, lock };
+}
+
+/**
+ * Runs the pipeline on `input`: a path (opened and closed here) or a file the
+ * caller holds open. A target given unclaimed is claimed before the input is
+ * opened and released at the end; a claimed one stays the caller's.
+ */
+export async function runPipeline(input: string | PteFile, opts: PipelineOptions): Promise<PipelineOutcome> {
+  const path = typeof input === 'string' ? input : input.path;
+  const claimed = opts.output === null ? null : isClaimed(opts.output) ? opts.output : await claimTarget(path, opts.output);
+  try {
+    if (typeof input !== 'string') {
+      if (claimed?.inPlace) throw new Error('an in-place rewrite opens its input itself, under the writer lock');
+      return await rewriteOpened(input, claimed, opts, false);
+    }
+    const recovered = claimed?.inPlace ? await finishInterruptedInPlace(input) : false;
+    const pte = await openPte(input);
+    try {
+      return await rewriteOpened(pte, claimed, opts, recovered);
+    } finally {
+      await pte.close();
+    }
+  } finally {
+    if (claimed && claimed !== opts.output) await claimed.lock.release();
+  }
+}
+
+async function rewriteOpened(pte: PteFile, target: ClaimedTarget | null, opts: PipelineOptions, recovered: boolean): Promise<PipelineOutcome> {
+  const unsound = unsoundInput(pte);
+  if (unsound) throw withDiagnostics(unsound.error, unsound.diagnostics, pte.program);
+  // The segment table as opened: an in-place write keeps the file's segments.
+  const fileSegments = pte.program.segments.map((s) => ({ ...s }));
+  // Every pass is made before any runs: each reads the input as opened.
+  opts.onStep?.('passes');
+  const passes = [];
+  for (const planned of planPasses(opts.request)) passes.push(await planned.make(pte));
+  const program = opts.copy ? structuredClone(pte.program) : pte.program;
+  const reports = passes.map((pass) => pass(program));
+  const changed = reports.some((r) => r.changed);
+
+  opts.onStep?.('checks');
+  const result = program === pte.program ? pte : { ...pte, program };
+  const checked = await runChecks(result, { requireZeroCopyKv: Boolean(opts.request.zeroCopyKv), runtime: opts.runtime });
+  const run: PipelineRun = { program, reports, changed, checked, recovered, inputSize: pte.fileSize };
+  if (checked.summary.errors > 0) return { ...run, refused: true };
+  opts.onChecked?.(run);
+  if (target === null) return { ...run, refused: false, written: null };
+  if (target.skipUnchanged && !changed) return { ...run, refused: false, written: { mode: 'unchanged' } };
+  opts.onStep?.('write');
+  const written = await publishRewrite(pte, program, fileSegments, {
+    inPlace: Boolean(target.inPlace),
+    output: target.path,
+    changed,
+    onProgress: target.onProgress,
+    signal: target.signal,
+  });
+  return { ...run, refused: false, written };
+}
