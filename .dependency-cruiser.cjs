@@ -5,35 +5,37 @@
 // folder gets a row here and a line in docs/architecture.md.
 
 const LAYERS = {
-  // Foundation: no trtx imports at all.
-  util: [],
+  // Below everything: every code trtx reports (src/codes/); every layer may import it.
+  codes: [],
+  // Foundation: nothing of trtx but the codes.
+  util: ['codes'],
   generated: [],
   // The program, its container and the TensorRT delegate's formats.
-  pte: ['util', 'generated'],
-  tensorrt: ['pte', 'util', 'generated'],
+  pte: ['util', 'generated', 'codes'],
+  tensorrt: ['pte', 'util', 'generated', 'codes'],
   // Program analysis shared by the checks and the passes.
-  graph: ['pte', 'tensorrt', 'util'],
+  graph: ['pte', 'tensorrt', 'util', 'codes'],
   // Stages over a program: none imports another.
-  checks: ['graph', 'pte', 'tensorrt', 'util'],
-  passes: ['graph', 'pte', 'tensorrt', 'util'],
-  examples: ['pte', 'tensorrt', 'util', 'generated'],
+  checks: ['graph', 'pte', 'tensorrt', 'util', 'codes'],
+  passes: ['graph', 'pte', 'tensorrt', 'util', 'codes'],
+  examples: ['pte', 'tensorrt', 'util', 'generated', 'codes'],
   // Views of programs: what inspect and diff say, and the HTML pictures.
-  inspect: ['graph', 'pte', 'tensorrt', 'util'],
-  diff: ['graph', 'pte', 'tensorrt', 'util'],
-  html: ['diff', 'graph', 'pte', 'tensorrt', 'util'],
+  inspect: ['graph', 'pte', 'tensorrt', 'util', 'codes'],
+  diff: ['graph', 'pte', 'tensorrt', 'util', 'codes'],
+  html: ['diff', 'graph', 'pte', 'tensorrt', 'util', 'codes'],
   // The one rewrite pipeline: open -> passes -> check -> write.
-  pipeline: ['checks', 'passes', 'graph', 'pte', 'tensorrt', 'util'],
+  pipeline: ['checks', 'passes', 'graph', 'pte', 'tensorrt', 'util', 'codes'],
   // The world outside: the Python bridge, its environment, the native runner.
-  bridge: ['util'],
-  pyenv: ['bridge', 'util'],
-  runner: ['pyenv', 'util'],
-  corpus: ['bridge', 'pyenv', 'util'],
+  bridge: ['util', 'codes'],
+  pyenv: ['bridge', 'util', 'codes'],
+  runner: ['pyenv', 'util', 'codes'],
+  corpus: ['bridge', 'pyenv', 'util', 'codes'],
   // The jobs the commands run.
-  export: ['pipeline', 'bridge', 'pyenv', 'checks', 'pte', 'tensorrt', 'util'],
-  verify: ['pipeline', 'runner', 'checks', 'pte', 'tensorrt', 'util'],
-  demo: ['export', 'verify', 'pipeline', 'examples', 'bridge', 'pyenv', 'runner', 'checks', 'graph', 'pte', 'tensorrt', 'util'],
+  export: ['pipeline', 'bridge', 'pyenv', 'checks', 'pte', 'tensorrt', 'util', 'codes'],
+  verify: ['pipeline', 'runner', 'checks', 'pte', 'tensorrt', 'util', 'codes'],
+  demo: ['export', 'verify', 'pipeline', 'examples', 'bridge', 'pyenv', 'runner', 'checks', 'graph', 'pte', 'tensorrt', 'util', 'codes'],
   // CI formats of findings and verify results (SARIF, GitHub annotations, JUnit).
-  report: ['checks', 'verify', 'util'],
+  report: ['checks', 'verify', 'util', 'codes'],
   // cli/ may import every folder; nothing imports it (rules below).
 };
 

@@ -5,14 +5,20 @@
 // fails when the committed code differs (CI runs it), so a schema edit can
 // never ship with stale readers.
 //
+// It also writes the wire layout of the schemas trtx verifies before reading
+// (src/generated/layout/, read from flatc's binary schemas by
+// flatbuffer-layout.mjs): the tables src/pte/verify.ts checks a .pte program
+// and a reference engine against.
+//
 // The generator is Debian's flatc 2.0.8; the TypeScript runtime is pinned to
 // the npm `flatbuffers` 2.0.7 (the newest 2.0.x published, same wire and API
 // as the 2.0.8 generator). The corpus conformance tests prove the pairing.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, readdirSync, readFileSync, statSync, mkdirSync, cpSync, existsSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, readdirSync, readFileSync, statSync, mkdirSync, cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { layoutOf, renderLayout } from './flatbuffer-layout.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const EXPECTED_FLATC = '2.0.8';
@@ -22,6 +28,11 @@ const schemas = ['scalar_type.fbs', 'program.fbs', 'reference_engine.fbs'];
 const targets = [
   { lang: '--ts', dir: 'src/generated', schemas },
   { lang: '--cpp', dir: 'native-runner/generated', schemas: ['reference_engine.fbs'] },
+];
+// Verifier layouts, inside the TypeScript target's folder (so --check covers them).
+const layouts = [
+  { schema: 'program.fbs', file: 'program.ts', name: 'PROGRAM_LAYOUT' },
+  { schema: 'reference_engine.fbs', file: 'reference-engine.ts', name: 'REFERENCE_ENGINE_LAYOUT' },
 ];
 
 function flatcVersion() {
@@ -46,6 +57,13 @@ function generate(outRoot) {
     // one folder too high; nothing uses it, so it is not kept.
     for (const f of readdirSync(out)) if (f.endsWith('_generated.ts')) rmSync(join(out, f));
   }
+  const layoutDir = join(outRoot, 'src/generated/layout');
+  const bfbs = join(outRoot, 'bfbs');
+  mkdirSync(layoutDir, { recursive: true });
+  mkdirSync(bfbs, { recursive: true });
+  for (const { schema, file, name } of layouts) {
+    writeFileSync(join(layoutDir, file), renderLayout(layoutOf(join(root, 'schemas', schema), bfbs), name, schema));
+  }
 }
 
 function listFiles(dir) {
@@ -60,6 +78,10 @@ function listFiles(dir) {
   };
   walk(dir);
   return out.sort();
+}
+
+function listDirs(dir) {
+  return [dir, ...readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? listDirs(join(dir, f)) : []))];
 }
 
 const version = flatcVersion();
@@ -91,6 +113,8 @@ try {
     for (const { dir } of targets) {
       rmSync(join(root, dir), { recursive: true, force: true });
       cpSync(join(tmp, dir), join(root, dir), { recursive: true });
+      // flatc makes its namespace folders 0750; a checkout's are 0755, and other users run the sources.
+      for (const d of listDirs(join(root, dir))) chmodSync(d, 0o755);
     }
     console.log(`gen: wrote ${targets.map((t) => t.dir).join(', ')} with ${version}`);
   }

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BridgeEvent } from '../src/bridge/protocol.js';
+import { PROTOCOL_VERSION, type BridgeEvent } from '../src/bridge/protocol.js';
 import { BridgeFailure, runBridge } from '../src/bridge/run.js';
 import { alive, doubleEnv, eventually, exportRequest, FIXTURE_PTE, PYTHON, readCalls, REPO, workspace } from './helpers/bridge.js';
 import { validate } from './helpers/json-schema-subset.js';
@@ -233,6 +233,19 @@ describe('runBridge: the child process', () => {
     const long = await failure(runBridge(exportRequest(ws), { python: script, maxLineBytes: 4096 }));
     expect(long.code).toBe('BRIDGE_PROTOCOL');
     expect(long.message).toMatch(/longer than 4096 bytes: "yyyy/);
+  });
+
+  it('refuses an error event of a type this trtx does not list (a python-bridge from another trtx)', async () => {
+    const ws = workspace();
+    const script = ws.file('fake-python');
+    const hello = JSON.stringify({ event: 'hello', protocol: PROTOCOL_VERSION, bridge_version: '9.9.9', pid: 1 });
+    const error = JSON.stringify({ event: 'error', type: 'FROM_THE_FUTURE', message: 'something new went wrong', hint: 'h' });
+    writeFileSync(script, `#!/bin/sh\ncat >/dev/null\necho '${hello}'\necho '${error}'\nexit 1\n`);
+    chmodSync(script, 0o755);
+    const err = await failure(runBridge(exportRequest(ws), { python: script }));
+    expect(err.code).toBe('BRIDGE_PROTOCOL');
+    expect(err.message).toBe('the Python bridge reported an error of a type this trtx does not know (FROM_THE_FUTURE): something new went wrong');
+    expect(err.kind).toBe('usage');
   });
 
   it('reports a bridge killed mid-stream with its signal and log tail', async () => {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { CATALOGUE } from '../src/examples/catalogue.js';
 import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import type { Check, CheckOptions } from '../src/checks/context.js';
+import type { Code } from '../src/codes/index.js';
 import { diag, type Diagnostic } from '../src/checks/diagnostic.js';
 import { CHECKS, orderDiagnostics, runChecks, summarizeDiagnostics } from '../src/checks/run.js';
 import { checkProgramStructure } from '../src/checks/structure.js';
@@ -15,20 +16,23 @@ import { withPte } from '../src/pte/open.js';
 import { CORPUS_DIR } from './helpers/corpus.js';
 import { pteOf } from './helpers/memory-pte.js';
 
+// Codes of test-double checks: no real check emits them.
+const X = 'X' as Code;
+
 describe('summary', () => {
   it.each([
     [[], '0 errors, 0 warnings'],
     [['error', 'error', 'warning'], '2 errors, 1 warning'],
     [['error', 'warning', 'warning', 'info'], '1 error, 2 warnings, 1 note'],
   ] as const)('%j -> %s', (severities, line) => {
-    const ds = severities.map((s) => diag(s, 'X', 'program', 'm', 'h'));
+    const ds = severities.map((s) => diag(s, X, 'program', 'm', 'h'));
     expect(summarizeDiagnostics(ds).line).toBe(line);
   });
 });
 
 describe('order', () => {
   it('program first, then methods in file order, then delegate (method-level first), then location with numbers read as numbers', () => {
-    const d = (method: string | null, delegate: number | null, location: string): Diagnostic => diag('error', 'X', location, 'm', 'h', { method, delegate });
+    const d = (method: string | null, delegate: number | null, location: string): Diagnostic => diag('error', X, location, 'm', 'h', { method, delegate });
     const shuffled = [
       d('forward', 1, 'forward > delegate 1'),
       d('decode', null, 'decode > value %10'),
@@ -72,7 +76,7 @@ describe('runChecks', () => {
     let seen: CheckOptions | undefined;
     const extra: Check = (ctx) => {
       seen = ctx.options;
-      return [diag('warning', 'EXTRA', 'forward > value %0', 'extra', 'h', { method: 'forward' })];
+      return [diag('warning', 'EXTRA' as Code, 'forward > value %0', 'extra', 'h', { method: 'forward' })];
     };
     const { diagnostics } = await runChecks(pteOf(trtSingle()), { requireZeroCopyKv: true }, [...CHECKS, extra]);
     expect(seen).toEqual({ requireZeroCopyKv: true });

@@ -206,10 +206,28 @@ describe('passes and dataflow checks run only on sound indices', () => {
       const r = await runCli(['rewrite', file, '-o', out, ...extra, '--json']);
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).not.toContain('INTERNAL');
-      expect(JSON.parse(r.stdout).error.code).toBe('PASS_INPUT_UNSOUND');
+      const { error } = JSON.parse(r.stdout);
+      expect(error.code).toBe('PASS_INPUT_UNSOUND');
+      // The findings travel in the error document; stderr has the error line (naming the first) and the hint, no listing.
+      expect(error.diagnostics.map((d: { code: string }) => d.code)).toContain(code);
+      expect(error.diagnostics.every((d: { severity: string }) => d.severity === 'error')).toBe(true);
       expect(r.stderr).toContain(code);
+      expect(r.stderr).not.toMatch(/^\s+error [A-Z_]+ {2}/m);
     }
+    // Without --json the findings are listed on stderr, as check lists them.
+    const human = await runCli(['rewrite', file, '-o', out, '--budget', '1GiB']);
+    expect(human.code).toBe(1);
+    expect(human.stderr).toMatch(new RegExp(`^\\s+error ${code} {2}`, 'm'));
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('verify --zero-copy-kv on an unsound program: PASS_INPUT_UNSOUND with its findings in the --json error document', async () => {
+    const file = stagedWith('verify-d2h-one-arg.pte', d2hWithOneArg);
+    const r = await runCli(['verify', file, '--zero-copy-kv', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    const { error } = JSON.parse(r.stdout);
+    expect(error.code).toBe('PASS_INPUT_UNSOUND');
+    expect(error.diagnostics.map((d: { code: string }) => d.code)).toContain('STRUCT_KERNEL_ARITY');
   });
 
   it('check on a program with dangling indices reports them and says the dataflow checks were skipped', async () => {

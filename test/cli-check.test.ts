@@ -16,6 +16,7 @@ import { runCli } from './helpers/cli.js';
 import { CHECKS } from '../src/checks/run.js';
 import type { Check } from '../src/checks/context.js';
 import { diag } from '../src/checks/diagnostic.js';
+import type { Code } from '../src/codes/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'trtx-cli-check-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -100,7 +101,7 @@ describe('trtx check', () => {
 
   it('passes --zero-copy-kv through to the checks', async () => {
     // A stand-in for the zero-copy rules, registered the way they will be.
-    const probe: Check = (ctx) => (ctx.options.requireZeroCopyKv ? [diag('warning', 'PROBE_ZERO_COPY', 'program', 'asked for zero-copy', 'h')] : []);
+    const probe: Check = (ctx) => (ctx.options.requireZeroCopyKv ? [diag('warning', 'PROBE_ZERO_COPY' as Code, 'program', 'asked for zero-copy', 'h')] : []);
     CHECKS.push(probe);
     try {
       const r = await runCli(['check', clean, '--zero-copy-kv', '--json']);

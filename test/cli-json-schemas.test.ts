@@ -265,6 +265,27 @@ describe('a failing --json run prints the error document', () => {
     expect(validate(SCHEMAS[name], doc)).toEqual([]);
   });
 
+  it('with the findings behind a refusal by a check (REWRITE_CHECK_FAILED), none of them on stderr', async () => {
+    const broken = join(dir, 'broken-arity.pte');
+    await writeFixture(broken, catalogueEntry('broken-arity.pte').build());
+    const r = await runCli(['rewrite', broken, '-o', join(dir, 'never.pte'), '--budget', '1GiB', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    const doc = JSON.parse(r.stdout) as Doc;
+    expect(doc.error.code).toBe('REWRITE_CHECK_FAILED');
+    expect(doc.error.diagnostics.filter((d: Doc) => d.severity === 'error').map((d: Doc) => d.code)).toEqual(['TRT_ARITY']);
+    // reportError writes the one error document every command's schema holds.
+    for (const name of ['error', 'rewrite', 'export', 'verify', 'demo']) expect(validate(SCHEMAS[name], doc), name).toEqual([]);
+    for (const name of ['error', 'rewrite', 'export', 'verify', 'demo']) {
+      expectRefused(SCHEMAS[name], doc, {
+        'a finding without its code': (d) => delete d.error.diagnostics[0].code,
+        'a finding with an extra key': (d) => (d.error.diagnostics[0].extra = 1),
+        'findings not a list': (d) => (d.error.diagnostics = { 0: d.error.diagnostics[0] }),
+      });
+    }
+    expect(r.stderr).not.toContain('TRT_ARITY');
+    expect(r.stderr).toMatch(/^error: REWRITE_CHECK_FAILED: /);
+  });
+
   it('export', async () => {
     const doc = await json(['export', join(dir, 'missing.pt2'), '-o', join(dir, 'never.pte'), '--python', DOUBLE_PYTHON, '--json'], 2);
     // Refused by trtx before Python starts (src/export/model-file.ts).

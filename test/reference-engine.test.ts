@@ -8,6 +8,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Engine as FbEngine } from '../src/generated/trtx-ref/engine.js';
 import { Step as FbStep } from '../src/generated/trtx-ref/step.js';
+import { Attend as FbAttend } from '../src/generated/trtx-ref/attend.js';
+import { Affine as FbAffine } from '../src/generated/trtx-ref/affine.js';
+import { Op } from '../src/generated/trtx-ref/op.js';
 import {
   checkEngineBindings,
   decodeEngine,
@@ -55,6 +58,17 @@ function codeOf(f: () => unknown): string {
     throw e;
   }
   return 'ok';
+}
+
+/** The TrtxError `f` throws; anything else it throws (a RangeError from a read past the end) fails the test. */
+function errorOf(f: () => unknown): TrtxError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof TrtxError) return e;
+    throw e;
+  }
+  throw new Error('no error');
 }
 
 describe('reference engine codec', () => {
@@ -145,6 +159,38 @@ describe('reference engine refusals', () => {
     FbEngine.addSteps(b, steps);
     FbEngine.finishEngineBuffer(b, FbEngine.endEngine(b));
     expect(codeOf(() => decodeEngine(b.asUint8Array()))).toBe('REF_ENGINE_OP');
+  });
+
+  it('refuses a vector whose length field lies past the end of the engine, naming the field where the engine is', () => {
+    const bytes = encodeEngine({ steps: [{ op: 'Attend', caches: [0, 1], query: 2, output: 3 }] });
+    const attend: FbAttend = FbEngine.getRootAsEngine(new flatbuffers.ByteBuffer(bytes)).steps(0)!.op(new FbAttend());
+    const field = attend.bb_pos + attend.bb!.__offset(attend.bb_pos, 4);
+    // The caches offset now points 2 bytes before the end: no room for the vector's length.
+    const bad = bytes.slice();
+    new DataView(bad.buffer).setUint32(field, bad.length - 2 - field, true);
+    const err = errorOf(() => decodeEngine(bad, { location: 'decode > delegate 0 (TensorRTBackend) > engine' }));
+    expect(err.code).toBe('REF_ENGINE_MALFORMED');
+    expect(err.location).toBe('decode > delegate 0 (TensorRTBackend) > engine > engine.steps[0].op(Attend).caches');
+    expect(err.message).toMatch(/run past the end of the engine/);
+  });
+
+  it('refuses an offset of 0 and an engine whose offsets share data past the decode budget', () => {
+    const bytes = encodeEngine({ steps: [{ op: 'Attend', caches: [0, 1], query: 2, output: 3 }] });
+    const attend: FbAttend = FbEngine.getRootAsEngine(new flatbuffers.ByteBuffer(bytes)).steps(0)!.op(new FbAttend());
+    const field = attend.bb_pos + attend.bb!.__offset(attend.bb_pos, 4);
+    const zero = bytes.slice();
+    new DataView(zero.buffer).setUint32(field, 0, true);
+    expect(errorOf(() => decodeEngine(zero)).message).toMatch(/may not point to itself/);
+    // 4096 steps, each the same table: a few KiB that would decode as a hundred times more.
+    const b = new flatbuffers.Builder(64);
+    const one = FbStep.createStep(b, Op.Affine, FbAffine.createAffine(b, 0, 1, 1, 0));
+    const steps = FbEngine.createStepsVector(b, Array.from({ length: 4096 }, () => one));
+    FbEngine.startEngine(b);
+    FbEngine.addVersion(b, 1);
+    FbEngine.addSteps(b, steps);
+    FbEngine.finishEngineBuffer(b, FbEngine.endEngine(b));
+    const shared = errorOf(() => decodeEngine(b.asUint8Array()));
+    expect([shared.code, shared.message]).toEqual(['REF_ENGINE_MALFORMED', expect.stringMatching(/^decoding would materialise more than \d+ bytes, 2x the \d+-byte engine/)]);
   });
 
   it('a truncated engine is refused, never read past its end', () => {

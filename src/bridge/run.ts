@@ -6,6 +6,7 @@
 
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
+import { BRIDGE_ERROR_TYPES, type BridgeCode, type BridgeErrorType, type Code } from '../codes/index.js';
 import { TrtxError, type ExitKind } from '../util/errors.js';
 import { BridgeRequest, parseEventLine, type BridgeEvent, type ErrorEvent, type ResultEvent } from './protocol.js';
 import { bridgeEnv, bridgePackageDir } from './env.js';
@@ -45,7 +46,7 @@ export class BridgeFailure extends TrtxError {
   readonly stderrBytes: number;
 
   constructor(
-    code: string,
+    code: Code,
     location: string,
     message: string,
     opts: { hint?: string; kind?: ExitKind; exitCode?: number | null; signal?: string | null; stderrTail?: string; stderrBytes?: number },
@@ -61,7 +62,7 @@ export class BridgeFailure extends TrtxError {
 
 // Error types that mean "fix the command or the environment" (exit 2) rather
 // than "this model failed" (exit 1).
-const USAGE_TYPES = new Set([
+const USAGE_TYPES = new Set<BridgeErrorType>([
   'REQUEST',
   'PROTOCOL_VERSION',
   'PYTHON_VERSION',
@@ -202,7 +203,7 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
     signalGroup(pid, 'SIGTERM');
     graceTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), grace);
   };
-  const bridgeFailure = (code: string, message: string, hint: string, kind: ExitKind = 'usage'): BridgeFailure =>
+  const bridgeFailure = (code: BridgeCode, message: string, hint: string, kind: ExitKind = 'usage'): BridgeFailure =>
     new BridgeFailure(code, location, message, {
       hint,
       kind,
@@ -340,8 +341,13 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
   }
 
   if (terminal?.event === 'error') {
-    const kind: ExitKind = USAGE_TYPES.has(terminal.type) ? 'usage' : 'check';
-    throw bridgeFailure(`BRIDGE_${terminal.type}`, terminal.message, terminal.hint, kind);
+    const type = terminal.type;
+    if (!Object.hasOwn(BRIDGE_ERROR_TYPES, type)) {
+      // Only a python-bridge from another trtx names a type this one does not list (src/codes/environment.ts).
+      throw bridgeFailure('BRIDGE_PROTOCOL', `the Python bridge reported an error of a type this trtx does not know (${type}): ${terminal.message}`, terminal.hint);
+    }
+    const kind: ExitKind = USAGE_TYPES.has(type as BridgeErrorType) ? 'usage' : 'check';
+    throw bridgeFailure(`BRIDGE_${type as BridgeErrorType}`, terminal.message, terminal.hint, kind);
   }
   if (terminal?.event === 'result') {
     if (exitCode === 0) return terminal;

@@ -2,26 +2,19 @@
 // `decode > delegate 0 (TensorRTBackend) > binding k_out`), what is wrong and
 // one line on what to do.
 
+import type { Code } from '../codes/index.js';
 import { boundedText } from '../util/display.js';
+import type { Finding, Severity } from '../util/finding.js';
 import { chargeReport } from '../util/report-budget.js';
 
-export type Severity = 'error' | 'warning' | 'info';
+export type { Severity } from '../util/finding.js';
 
-export interface Diagnostic {
-  severity: Severity;
-  code: string;
-  /** Method name, or null for program-level findings. */
-  method: string | null;
-  /** Delegate index within the method, when the finding concerns one. */
-  delegate: number | null;
-  location: string;
-  message: string;
-  hint: string;
-}
+/** A finding of `trtx check` (its shape lives in util/finding.ts, so a refusal can carry findings). */
+export type Diagnostic = Finding;
 
 export function diag(
   severity: Severity,
-  code: string,
+  code: Code,
   location: string,
   message: string,
   hint: string,

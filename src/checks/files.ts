@@ -5,6 +5,7 @@
 // trtx.check-files/1 for several (a report or a refusal per file, in the
 // order given, and one summary). The command prints them.
 
+import type { Code } from '../codes/index.js';
 import type { Program } from '../pte/model.js';
 import { withPte } from '../pte/open.js';
 import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
@@ -39,7 +40,7 @@ export interface CheckReport {
 export interface CheckRefusal {
   file: string;
   ok: false;
-  error: { code: string; location: string; message: string; hint: string | null };
+  error: { code: Code; location: string; message: string; hint: string | null };
 }
 
 /** `trtx check A B ... --json`: one entry per file, in the order given. */

@@ -19,6 +19,7 @@
 //   Torch-TensorRT without the zero-copy contract needs inputs + outputs
 //   arguments and fails the first execute with "expected at least N args".
 
+import { RT_CODES } from '../codes/index.js';
 import type { ExecutionPlan } from '../pte/model.js';
 import { arenaDevice, deviceLabel, planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { inputs, outputs, aliasedOutputs } from '../tensorrt/blob.js';
@@ -29,12 +30,8 @@ import type { CheckContext } from './context.js';
 import { diag, type Diagnostic, type Severity } from './diagnostic.js';
 import { DEFAULT_RUNTIME, RUNTIME_NAMES, type RuntimeRules } from './runtime-rules.js';
 
-export const RUNTIME_HAZARDS = {
-  RT_DEVICE_STATE_UNINITIALIZED: 'device arenas are not cleared: the application initialises device-resident buffers',
-  RT_DEVICE_INITIAL_STATE: 'initial state cannot be loaded into a device arena',
-  RT_SHARED_DEVICE_ARENA: 'Module does not share device arenas between methods',
-  RT_NEEDS_ZERO_COPY_TRT: 'a zero-copy call needs the zero-copy Torch-TensorRT runtime',
-} as const;
+/** Every hazard code and what it means (src/codes/checks.ts). */
+export const RUNTIME_HAZARDS = RT_CODES;
 export type RuntimeHazardCode = keyof typeof RUNTIME_HAZARDS;
 
 interface DeviceBuffer {

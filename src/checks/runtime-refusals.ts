@@ -9,6 +9,7 @@
 // offsets, unused constant offsets),
 // the message says so.
 
+import type { StructCode } from '../codes/index.js';
 import { DeviceType, TensorDataLocation, TensorShapeDynamism, memoryOffset, type ExecutionPlan, type Program, type Tensor } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
 import { elementSize, planName, tensorBytes, valueLabel } from '../pte/tensor.js';
@@ -29,7 +30,7 @@ const HINTS = {
   STRUCT_CONSTANT_OFFSET: 're-export the program; every constant offset must lie inside the constant segment',
   STRUCT_OPERATOR_NAME: 're-export the program; the runtime resolves kernels by names shorter than 100 bytes',
   STRUCT_KERNEL_ARITY: 're-export the program; the kernel wrapper refuses a call with another number of arguments',
-} as const;
+} as const satisfies Partial<Record<StructCode, string>>;
 
 export type RuntimeRefusalCode = keyof typeof HINTS;
 export const RUNTIME_REFUSAL_CODES = Object.keys(HINTS) as RuntimeRefusalCode[];

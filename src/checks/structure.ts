@@ -5,6 +5,7 @@
 // Each finding is one the ExecuTorch runtime turns into InvalidProgram at
 // load, or worse, a read or write outside a buffer.
 
+import type { StructCode } from '../codes/index.js';
 import { TensorDataLocation, memoryOffset, type ExecutionPlan, type Instruction, type Program, type Tensor } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
 import { elementSize, planName, scalarTypeName, tensorBytes, valueLabel } from '../pte/tensor.js';
@@ -33,7 +34,7 @@ const HINTS = {
   STRUCT_CONSTANT_INDEX: 're-export the program; the constant tensor has no data',
   STRUCT_CONSTANT_EXTENT: 're-export the program; the constant tensor would read past its data',
   STRUCT_CONSTANT_SEGMENT: 're-export the program; constant_segment names a missing segment',
-} as const;
+} as const satisfies Partial<Record<StructCode, string>>;
 
 export type StructureCode = keyof typeof HINTS | 'PTE_DELEGATE_DATA';
 export const STRUCTURE_CODES = [...Object.keys(HINTS), 'PTE_DELEGATE_DATA'] as StructureCode[];

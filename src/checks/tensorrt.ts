@@ -7,6 +7,7 @@
 // program with several engines. Blob refusals themselves come from the codec
 // (context.ts records them); this file sees only blobs that parsed.
 
+import type { TrtCheckCode } from '../codes/index.js';
 import type { ExecutionPlan, Tensor } from '../pte/model.js';
 import { DeviceType, ScalarType } from '../pte/model.js';
 import { arenaDevice, deviceLabel, planName, scalarTypeName, valueLabel, type DevicePlace } from '../pte/tensor.js';
@@ -27,7 +28,7 @@ const HINTS = {
   TRT_DEVICE_MISMATCH: 're-export for one device, or plan the tensor on the target_device',
   TRT_DEVICE_ID_MISMATCH: "re-export the partition: the engine must be built on the device its target_device names (the blob's device_id is where Torch-TensorRT runs it)",
   TRT_BUDGET_MULTI_ENGINE: 'each engine may hold its own budget: make the total fit the GPU (`trtx rewrite --budget SIZE`) or leave it automatic (`--clear-budget`)',
-} as const;
+} as const satisfies Record<TrtCheckCode, string>;
 
 export type TensorRTCode = keyof typeof HINTS;
 export const TENSORRT_CODES = Object.keys(HINTS) as TensorRTCode[];

@@ -13,6 +13,7 @@
 // fixture breaks it). `--zero-copy-kv` (options.requireZeroCopyKv) also
 // requires every kv_cache_update alias in the program to be zero-copy.
 
+import type { ZcCheckCode } from '../codes/index.js';
 import type { Program } from '../pte/model.js';
 import { arenaDevice, deviceLabel, planName, taggedDevice, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs, type BlobMetadata } from '../tensorrt/blob.js';
@@ -71,7 +72,7 @@ export const ZERO_COPY_RULES = {
   ZC_NOT_ZERO_COPY: { rule: '--zero-copy-kv: every kv_cache_update alias is zero-copy', fixture: 'kv-decode-staged.pte' },
   ZC_NO_KV_CACHE: { rule: '--zero-copy-kv: there is a cache to require it of', fixture: 'trt-single.pte' },
   SPEC_SHARED_KV_CACHE_INVALID: { rule: 'shared_kv_cache is a JSON list of buffer names', fixture: 'malformed shared_kv_cache (test/zero-copy-check.test.ts)' },
-} as const;
+} as const satisfies Record<ZcCheckCode | 'SPEC_SHARED_KV_CACHE_INVALID', { rule: string; fixture: string }>;
 
 export type ZeroCopyCode = keyof typeof ZERO_COPY_RULES;
 export const ZERO_COPY_CODES = Object.keys(ZERO_COPY_RULES) as ZeroCopyCode[];

@@ -114,7 +114,8 @@ export function reportError(e: unknown, json: boolean): number {
   if (isTrtxError(e)) {
     const code = e.kind === 'usage' ? EXIT_USAGE : EXIT_CHECK;
     if (json) {
-      process.stdout.write(JSON.stringify({ error: { code: e.code, location: e.location, message: e.message, hint: e.hint ?? null } }, null, 2) + '\n');
+      const doc = { error: { code: e.code, location: e.location, message: e.message, hint: e.hint ?? null, ...(e.diagnostics ? { diagnostics: e.diagnostics } : {}) } };
+      process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
     }
     process.stderr.write(`error: ${escapeControls(e.oneLine())}\n`);
     if (e.hint) process.stderr.write(`hint: ${escapeControls(e.hint)}\n`);

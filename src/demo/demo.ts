@@ -113,7 +113,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       .filter((d) => d.severity !== 'info')
       .map(({ severity, code, location, message, hint }) => ({ severity, code, location, message, hint })),
   };
-  if (outcome.refused) throw new TrtxError('DEMO_CHECK_FAILED', zeroCopy, `the rewritten demo program fails ${check.line}; nothing was written`);
+  if (outcome.refused) {
+    throw new TrtxError('DEMO_CHECK_FAILED', zeroCopy, `the rewritten demo program fails ${check.line}; nothing was written`, { diagnostics: outcome.checked.diagnostics });
+  }
   const rewrite = outcome.reports.flatMap((r) => r.lines);
   const after = decodeStaging(z.executionPlan, (i) => stagingBytes(z.executionPlan[i]));
   const budgets = z.executionPlan.flatMap((p) =>

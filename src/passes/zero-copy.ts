@@ -23,6 +23,7 @@
 // methods share is refused unless --share-cache says it is meant, and then
 // the decision is written into the program (src/tensorrt/shared-kv-cache.ts).
 
+import type { RewriteCode } from '../codes/index.js';
 import type { ExecutionPlan, Program, Tensor } from '../pte/model.js';
 import { DeviceType, TensorDataLocation, splitMemoryOffset } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
@@ -76,7 +77,7 @@ const HINTS = {
   ZC_REWRITE_DEVICE_CONFLICT: 're-export so that the engines updating one cache run on one device',
   ZC_REWRITE_INPUT_UNSOUND: 'run `trtx check` on the input and fix or re-export it first',
   ZC_REWRITE_INTERNAL: 'this is a trtx bug; please report it with the input file',
-} as const;
+} as const satisfies Partial<Record<RewriteCode, string>>;
 
 export type ZeroCopyRewriteCode = keyof typeof HINTS;
 export const ZERO_COPY_REWRITE_CODES = Object.keys(HINTS) as ZeroCopyRewriteCode[];

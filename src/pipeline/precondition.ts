@@ -27,7 +27,7 @@ export function unsoundInput(pte: PteFile): UnsoundInput | null {
     'PASS_INPUT_UNSOUND',
     first.location,
     `the input fails ${n} structural check${n === 1 ? '' : 's'} (first: ${first.code}: ${first.message}); no pass runs on it and nothing was written`,
-    { hint: `run \`trtx check ${pte.path}\` for every finding; re-export the program` },
+    { hint: `run \`trtx check ${pte.path}\` for every finding; re-export the program`, diagnostics },
   );
   return { error, diagnostics };
 }

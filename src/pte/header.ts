@@ -8,6 +8,7 @@
 // Every 64-bit field is compared against the real file size before it is
 // turned into a number, so a hostile value cannot wrap or lose precision.
 
+import type { PteCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 import { FLATBUFFERS_MAX_BUFFER_SIZE } from './verify.js';
 
@@ -49,12 +50,12 @@ export interface PteHeader {
 const ascii = (b: Uint8Array, at: number, n: number) =>
   Array.from(b.subarray(at, at + n), (c) => (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : '?')).join('');
 
-function fail(code: string, location: string, message: string): never {
+function fail(code: PteCode, location: string, message: string): never {
   throw new TrtxError(code, location, message);
 }
 
 /** Reads a u64 and checks it against `limit` (inclusive) before narrowing. */
-function u64Within(view: DataView, at: number, limit: number, code: string, location: string, what: string): number {
+function u64Within(view: DataView, at: number, limit: number, code: PteCode, location: string, what: string): number {
   const v = view.getBigUint64(at, true);
   if (v > BigInt(limit)) fail(code, location, `${what} ${v} is past the end of the file (${limit} bytes)`);
   return Number(v);

@@ -1,6 +1,8 @@
-// A FlatBuffers verifier for the ET12 program, driven by layout.ts. It runs
-// before any generated accessor touches the bytes and proves what those
-// accessors assume: every offset, vtable, string and vector lies inside the
+// The FlatBuffers verifier of every buffer trtx reads from a file: the ET12
+// program and the reference engines its fixtures carry (src/tensorrt/
+// reference-engine.ts), each driven by its layout generated from its schema
+// (layout.ts). It runs before any generated accessor touches the bytes and
+// proves what those accessors assume: every offset, vtable, string and vector lies inside the
 // buffer, scalars are aligned, union tags are known. It applies the limits of
 // the C++ Verifier that ExecuTorch's Program::load runs
 // (runtime/executor/program.cpp constructs flatbuffers::Verifier with its
@@ -15,11 +17,13 @@
 // size in the buffer, once per time it is reached; an encoder that does not
 // share data (ExecuTorch's flatc-based serializer, trtx's encoder) is charged
 // at most the buffer's size, so a program charged more than
-// DECODE_BUDGET_FACTOR times its size is refused as PTE_DECODE_BUDGET. Every
-// later stage (decode, checks, --json) is bounded by what was charged here.
+// DECODE_BUDGET_FACTOR times its size is refused as PTE_DECODE_BUDGET (an
+// engine as REF_ENGINE_MALFORMED). Every later stage (decode, checks, --json)
+// is bounded by what was charged here.
 
+import type { Code } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
-import { SCALAR_SIZE, TABLES, UNIONS, type FieldKind, type Scalar } from './layout.js';
+import { PROGRAM_LAYOUT, SCALAR_SIZE, type FieldKind, type Scalar, type SchemaLayout } from './layout.js';
 import type { ProgramSource } from './program-source.js';
 import { bytesSource } from './program-source.js';
 
@@ -34,6 +38,30 @@ export function decodeBudget(programSize: number): number {
   return DECODE_BUDGET_FACTOR * programSize;
 }
 
+/** What is verified, and how its refusals read. */
+export interface BufferFormat {
+  layout: SchemaLayout;
+  /** What the buffer is called in messages, and the first step of every location: program, engine. */
+  noun: string;
+  /** The code of a buffer that fails verification, and of one past the decode budget. */
+  malformed: Code;
+  overBudget: Code;
+  /** The hint of every refusal but the budget's; none when undefined. */
+  hint?: string;
+  budgetHint: string;
+  /** The location of a path inside the buffer; the path itself when undefined. */
+  locate?: (path: string) => string;
+}
+
+export const PROGRAM_FORMAT: BufferFormat = {
+  layout: PROGRAM_LAYOUT,
+  noun: 'program',
+  malformed: 'PTE_FLATBUFFER',
+  overBudget: 'PTE_DECODE_BUDGET',
+  budgetHint:
+    'trtx refuses programs whose offsets share data (stricter than the ExecuTorch verifier, which counts tables only); re-serialize the program with an encoder that writes each table once',
+};
+
 export interface VerifyResult {
   /** Bytes charged against the decode budget. */
   charged: number;
@@ -45,34 +73,39 @@ class Verifier {
   private tables = 0;
   charged = 0;
   extent = 0;
-  private readonly path: string[] = ['program'];
+  private readonly path: string[];
   private readonly length: number;
 
   constructor(
     private readonly src: ProgramSource,
     private readonly budget: number,
+    private readonly format: BufferFormat,
   ) {
     this.length = src.length;
+    this.path = [format.noun];
   }
 
-  fail(message: string, code = 'PTE_FLATBUFFER', hint?: string): never {
-    throw new TrtxError(code, this.path.join(''), message, { hint });
+  fail(message: string): never {
+    const path = this.path.join('');
+    throw new TrtxError(this.format.malformed, this.format.locate ? this.format.locate(path) : path, message, { hint: this.format.hint });
   }
 
   private charge(n: number): void {
     this.charged += n;
     if (this.charged > this.budget) {
-      this.fail(
-        `decoding would materialise more than ${this.budget} bytes, ${DECODE_BUDGET_FACTOR}x the ${this.length}-byte program: its offsets reach the same tables or strings again and again`,
-        'PTE_DECODE_BUDGET',
-        'trtx refuses programs whose offsets share data (stricter than the ExecuTorch verifier, which counts tables only); re-serialize the program with an encoder that writes each table once',
+      const path = this.path.join('');
+      throw new TrtxError(
+        this.format.overBudget,
+        this.format.locate ? this.format.locate(path) : path,
+        `decoding would materialise more than ${this.budget} bytes, ${DECODE_BUDGET_FACTOR}x the ${this.length}-byte ${this.format.noun}: its offsets reach the same tables or strings again and again`,
+        { hint: this.format.budgetHint },
       );
     }
   }
 
   private inBounds(at: number, size: number): void {
     if (at < 0 || size < 0 || at > this.length || size > this.length - at) {
-      this.fail(`${size} bytes at offset ${at} run past the end of the program (${this.length} bytes)`);
+      this.fail(`${size} bytes at offset ${at} run past the end of the ${this.format.noun} (${this.length} bytes)`);
     }
     if (at + size > this.extent) this.extent = at + size;
   }
@@ -114,15 +147,14 @@ class Verifier {
     const slots = (vsize - 4) / 2;
     const fieldOffset = (slot: number) => (slot < slots ? this.src.u16(vtable + 4 + 2 * slot) : 0);
 
-    let slot = 0;
-    for (const field of TABLES[name]) {
+    for (const field of this.format.layout.tables[name]) {
       const mark = this.path.length;
       this.path.push(`.${field.name}`);
       if (field.kind.k === 'union') {
-        const tagAt = fieldOffset(slot);
-        const valAt = fieldOffset(slot + 1);
+        const tagAt = fieldOffset(field.kind.tagSlot);
+        const valAt = fieldOffset(field.slot);
         const tag = tagAt ? this.fieldScalar(pos, tagAt, tsize, 'u8') : 0;
-        const members = UNIONS[field.kind.union];
+        const members = this.format.layout.unions[field.kind.union];
         if (tag >= members.length) this.fail(`unknown ${field.kind.union} member ${tag}`);
         if (tag !== 0 && valAt) {
           this.inField(valAt, tsize);
@@ -131,11 +163,9 @@ class Verifier {
         } else if (tag !== 0) {
           this.fail(`${field.kind.union} says ${members[tag]} but has no value`);
         }
-        slot += 2;
       } else {
-        const at = fieldOffset(slot);
+        const at = fieldOffset(field.slot);
         if (at) this.field(pos, at, tsize, field.kind, depth);
-        slot += 1;
       }
       this.path.length = mark;
     }
@@ -201,7 +231,7 @@ class Verifier {
   /** Checks a vector's length prefix and body; returns its length. */
   private vector(start: number, elemSize: number): number {
     const n = this.u32(start);
-    if (n > Math.floor((this.length - start - 4) / elemSize)) this.fail(`vector of ${n} elements runs past the end of the program`);
+    if (n > Math.floor((this.length - start - 4) / elemSize)) this.fail(`vector of ${n} elements runs past the end of the ${this.format.noun}`);
     if (elemSize > 4) this.aligned(start + 4, elemSize);
     this.inBounds(start + 4, n * elemSize);
     this.charge(4 + n * elemSize);
@@ -217,15 +247,20 @@ class Verifier {
 }
 
 /**
- * Verifies a whole program buffer (root offset at byte 0, table Program)
- * given as bytes in memory or as a paged source (program-source.ts).
- * `budget` defaults to decodeBudget(length).
+ * Verifies a whole buffer of `format` (root table offset at byte 0) given as
+ * bytes in memory or as a paged source (program-source.ts). `budget`
+ * defaults to decodeBudget(length).
  */
-export function verifyProgram(bytes: Uint8Array | ProgramSource, rootOffset: number, budget?: number): VerifyResult {
+export function verifyFlatBuffer(bytes: Uint8Array | ProgramSource, rootOffset: number, format: BufferFormat, budget?: number): VerifyResult {
   const src = bytes instanceof Uint8Array ? bytesSource(bytes) : bytes;
-  const v = new Verifier(src, budget ?? decodeBudget(src.length));
-  if (src.length > FLATBUFFERS_MAX_BUFFER_SIZE) v.fail(`the program is ${src.length} bytes, larger than a FlatBuffer can be (${FLATBUFFERS_MAX_BUFFER_SIZE})`);
-  if (rootOffset < 8 || rootOffset + 4 > src.length) v.fail(`root offset ${rootOffset} is outside the program`);
-  v.table(rootOffset, 'Program', 0);
+  const v = new Verifier(src, budget ?? decodeBudget(src.length), format);
+  if (src.length > FLATBUFFERS_MAX_BUFFER_SIZE) v.fail(`the ${format.noun} is ${src.length} bytes, larger than a FlatBuffer can be (${FLATBUFFERS_MAX_BUFFER_SIZE})`);
+  if (rootOffset < 8 || rootOffset + 4 > src.length) v.fail(`root offset ${rootOffset} is outside the ${format.noun}`);
+  v.table(rootOffset, format.layout.root, 0);
   return { charged: v.charged, extent: v.extent };
+}
+
+/** Verifies a whole ET12 program buffer (root table Program). */
+export function verifyProgram(bytes: Uint8Array | ProgramSource, rootOffset: number, budget?: number): VerifyResult {
+  return verifyFlatBuffer(bytes, rootOffset, PROGRAM_FORMAT, budget);
 }

@@ -39,6 +39,7 @@
 //     int32 range (default 0), `serialized_metadata` and `target_platform`
 //     strings (default ""); other keys are ignored.
 
+import { TRT_BLOB_CODES, type TrtBlobCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 
 export const TRT_BACKEND_ID = 'TensorRTBackend';
@@ -51,52 +52,9 @@ export type BlobMagic = 'TR01' | 'TR02';
 export type AliasKind = 'kv_cache_update' | 'user';
 export const ALIAS_KINDS: readonly AliasKind[] = ['kv_cache_update', 'user'];
 
-export type BlobErrorCode =
-  | 'TRT_BLOB_TRUNCATED'
-  | 'TRT_BLOB_MAGIC'
-  | 'TRT_BLOB_METADATA_IN_HEADER'
-  | 'TRT_BLOB_METADATA_EXTENT'
-  | 'TRT_BLOB_ENGINE_EXTENT'
-  | 'TRT_BLOB_OVERLAP'
-  | 'TRT_BLOB_ENGINE_ALIGN'
-  | 'TRT_BLOB_METADATA_JSON'
-  | 'TRT_BINDING_NAME_EMPTY'
-  | 'TRT_BINDING_NAME_NUL'
-  | 'TRT_BINDING_DUPLICATE'
-  | 'TRT_ALIAS_MISSING_SIDE'
-  | 'TRT_ALIAS_UNKNOWN_BINDING'
-  | 'TRT_ALIAS_DIRECTION'
-  | 'TRT_ALIAS_DUPLICATE_OUTPUT'
-  | 'TRT_ALIAS_DUPLICATE_INPUT'
-  | 'TRT_ALIAS_KIND'
-  | 'TRT_ALIAS_IN_TR01'
-  | 'TRT_NAME_ESCAPED'
-  | 'TRT_BLOB_KEY_ORDER'
-  | 'TRT_BLOB_UPSTREAM_MISREAD';
-
-export const BLOB_ERROR_CODES: readonly BlobErrorCode[] = [
-  'TRT_BLOB_TRUNCATED',
-  'TRT_BLOB_MAGIC',
-  'TRT_BLOB_METADATA_IN_HEADER',
-  'TRT_BLOB_METADATA_EXTENT',
-  'TRT_BLOB_ENGINE_EXTENT',
-  'TRT_BLOB_OVERLAP',
-  'TRT_BLOB_ENGINE_ALIGN',
-  'TRT_BLOB_METADATA_JSON',
-  'TRT_BINDING_NAME_EMPTY',
-  'TRT_BINDING_NAME_NUL',
-  'TRT_BINDING_DUPLICATE',
-  'TRT_ALIAS_MISSING_SIDE',
-  'TRT_ALIAS_UNKNOWN_BINDING',
-  'TRT_ALIAS_DIRECTION',
-  'TRT_ALIAS_DUPLICATE_OUTPUT',
-  'TRT_ALIAS_DUPLICATE_INPUT',
-  'TRT_ALIAS_KIND',
-  'TRT_ALIAS_IN_TR01',
-  'TRT_NAME_ESCAPED',
-  'TRT_BLOB_KEY_ORDER',
-  'TRT_BLOB_UPSTREAM_MISREAD',
-];
+/** The blob codec's codes (src/codes/formats.ts TRT_BLOB_CODES), shared with the runner and the test vectors. */
+export type BlobErrorCode = TrtBlobCode;
+export const BLOB_ERROR_CODES = Object.keys(TRT_BLOB_CODES) as BlobErrorCode[];
 
 export interface IoBinding {
   name: string;

@@ -16,6 +16,9 @@ import { KvWrite as FbKvWrite } from '../generated/trtx-ref/kv-write.js';
 import { Attend as FbAttend } from '../generated/trtx-ref/attend.js';
 import { RingShift as FbRingShift } from '../generated/trtx-ref/ring-shift.js';
 import { ScratchNeed as FbScratchNeed } from '../generated/trtx-ref/scratch-need.js';
+import type { RefEngineCode } from '../codes/index.js';
+import { REFERENCE_ENGINE_LAYOUT } from '../generated/layout/reference-engine.js';
+import { verifyFlatBuffer, type BufferFormat } from '../pte/verify.js';
 import { TrtxError } from '../util/errors.js';
 
 export const REFERENCE_ENGINE_IDENTIFIER = 'TRXE';
@@ -76,7 +79,7 @@ function where(opts: EngineLocationOptions | undefined, rel: string): string {
   return opts?.location ? (rel ? `${opts.location} > ${rel}` : opts.location) : rel;
 }
 
-function fail(code: string, opts: EngineLocationOptions | undefined, rel: string, message: string): never {
+function fail(code: RefEngineCode, opts: EngineLocationOptions | undefined, rel: string, message: string): never {
   throw new TrtxError(code, where(opts, rel), message, { hint: HINT });
 }
 
@@ -166,107 +169,21 @@ export function encodeEngine(init: EngineInit): Uint8Array {
 }
 
 // ---------------------------------------------------------------------------
-// Verification: what the generated accessors assume, proven before they run.
+// Verification: what the generated accessors assume, proven before they run,
+// by the verifier of every FlatBuffer trtx reads (src/pte/verify.ts) against
+// the layout generated from schemas/reference_engine.fbs.
 
-type FieldKind = 'u8' | 'u32' | 'f32' | 'u64' | 'bool' | 'u32vec' | { table: string } | { tables: string } | { union: string };
-
-// Fields in vtable-slot order, as the schema declares them.
-const LAYOUT: Record<string, [string, FieldKind][]> = {
-  Engine: [['version', 'u32'], ['steps', { tables: 'Step' }], ['scratch', { table: 'ScratchNeed' }], ['streamable_weight_bytes', 'u64'], ['weight_streaming', 'bool']],
-  // A union takes two slots: its type tag (u8), then its value.
-  Step: [['op_type', 'u8'], ['op', { union: 'Op' }]],
-  Affine: [['input', 'u32'], ['output', 'u32'], ['scale', 'f32'], ['bias', 'f32']],
-  KvWrite: [['cache', 'u32'], ['position', 'u32'], ['source', 'u32'], ['seq_dim', 'u32'], ['salt', 'f32']],
-  Attend: [['caches', 'u32vec'], ['query', 'u32'], ['output', 'u32']],
-  RingShift: [['state_in', 'u32'], ['source', 'u32'], ['state_out', 'u32']],
-  ScratchNeed: [['base_bytes', 'u64'], ['per_unit_bytes', 'u64'], ['unit_binding', 'u32'], ['unit_dim', 'u32']],
-};
-const OP_TABLES = ['NONE', 'Affine', 'KvWrite', 'Attend', 'RingShift'];
-const SCALAR_BYTES: Record<string, number> = { u8: 1, bool: 1, u32: 4, f32: 4, u64: 8 };
-const MAX_DEPTH = 16;
-
-class EngineVerifier {
-  private readonly view: DataView;
-  constructor(
-    private readonly bytes: Uint8Array,
-    private readonly opts: EngineLocationOptions | undefined,
-  ) {
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }
-
-  private bad(path: string, message: string): never {
-    return fail('REF_ENGINE_MALFORMED', this.opts, path, message);
-  }
-
-  private inBounds(at: number, size: number, path: string): void {
-    if (at < 0 || at > this.bytes.length || size > this.bytes.length - at) {
-      this.bad(path, `${size} bytes at offset ${at} run past the end of the engine (${this.bytes.length} bytes)`);
-    }
-  }
-
-  private aligned(at: number, align: number, path: string): void {
-    if (at % align !== 0) this.bad(path, `offset ${at} is not ${align}-byte aligned`);
-  }
-
-  private deref(at: number, path: string): number {
-    this.inBounds(at, 4, path);
-    this.aligned(at, 4, path);
-    const target = at + this.view.getUint32(at, true);
-    this.inBounds(target, 0, path);
-    return target;
-  }
-
-  table(pos: number, name: string, path: string, depth: number): void {
-    if (depth > MAX_DEPTH) this.bad(path, `tables nest deeper than ${MAX_DEPTH}`);
-    this.inBounds(pos, 4, path);
-    this.aligned(pos, 4, path);
-    const vt = pos - this.view.getInt32(pos, true);
-    this.inBounds(vt, 4, path);
-    this.aligned(vt, 2, path);
-    const vsize = this.view.getUint16(vt, true);
-    const tsize = this.view.getUint16(vt + 2, true);
-    if (vsize < 4 || vsize % 2 !== 0) this.bad(path, `vtable size ${vsize} is invalid`);
-    this.inBounds(vt, vsize, path);
-    this.inBounds(pos, tsize, path);
-    const slot = (i: number) => (4 + 2 * i < vsize ? this.view.getUint16(vt + 4 + 2 * i, true) : 0);
-    const fields = LAYOUT[name];
-    let unionTag = 0;
-    fields.forEach(([field, kind], i) => {
-      const off = slot(i);
-      const fpath = `${path}.${field}`;
-      if (off === 0) {
-        if (typeof kind === 'object' && 'union' in kind && unionTag !== 0) this.bad(fpath, `op type ${OP_TABLES[unionTag] ?? unionTag} has no value`);
-        return;
-      }
-      if (off >= tsize) this.bad(fpath, `field at ${off} lies outside its table (${tsize} bytes)`);
-      const at = pos + off;
-      if (typeof kind === 'string') {
-        if (kind === 'u32vec') {
-          const start = this.deref(at, fpath);
-          const n = this.view.getUint32(start, true);
-          if (n > Math.floor((this.bytes.length - start - 4) / 4)) this.bad(fpath, `vector of ${n} elements runs past the end of the engine`);
-          return;
-        }
-        const size = SCALAR_BYTES[kind];
-        this.inBounds(at, size, fpath);
-        this.aligned(at, size, fpath);
-        if (kind === 'u8') unionTag = this.bytes[at];
-        return;
-      }
-      if ('table' in kind) {
-        this.table(this.deref(at, fpath), kind.table, fpath, depth + 1);
-      } else if ('tables' in kind) {
-        const start = this.deref(at, fpath);
-        this.inBounds(start, 4, fpath);
-        const n = this.view.getUint32(start, true);
-        if (n > Math.floor((this.bytes.length - start - 4) / 4)) this.bad(fpath, `vector of ${n} elements runs past the end of the engine`);
-        for (let k = 0; k < n; k++) this.table(this.deref(start + 4 + 4 * k, `${fpath}[${k}]`), kind.tables, `${fpath}[${k}]`, depth + 1);
-      } else {
-        if (unionTag === 0 || unionTag >= OP_TABLES.length) this.bad(fpath, `unknown op type ${unionTag}`);
-        this.table(this.deref(at, fpath), OP_TABLES[unionTag], fpath, depth + 1);
-      }
-    });
-  }
+function engineFormat(opts: EngineLocationOptions | undefined): BufferFormat {
+  return {
+    layout: REFERENCE_ENGINE_LAYOUT,
+    noun: 'engine',
+    malformed: 'REF_ENGINE_MALFORMED',
+    overBudget: 'REF_ENGINE_MALFORMED',
+    hint: HINT,
+    // trtx writes every table once; an engine whose offsets share data is not one trtx wrote.
+    budgetHint: HINT,
+    locate: (path) => where(opts, path),
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -310,10 +227,8 @@ export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}
     const plan = String.fromCharCode(...bytes.subarray(0, 4)) === 'ftrt' ? ' (this looks like a TensorRT plan)' : '';
     fail('REF_ENGINE_IDENTIFIER', opts, 'identifier', `identifier ${JSON.stringify(id)} is not "${REFERENCE_ENGINE_IDENTIFIER}"${plan}`);
   }
-  const v = new EngineVerifier(bytes, opts);
   const root = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
-  if (root < 8 || root > bytes.length - 4) fail('REF_ENGINE_MALFORMED', opts, 'engine', `root offset ${root} is outside the engine`);
-  v.table(root, 'Engine', 'engine', 0);
+  verifyFlatBuffer(bytes, root, engineFormat(opts));
 
   const e = FbEngine.getRootAsEngine(new flatbuffers.ByteBuffer(bytes));
   const version = e.version();

@@ -16,6 +16,7 @@
 // every character outside printable ASCII as \uXXXX. Writing the same bytes
 // keeps a blob re-encoded by trtx identical to one Torch-TensorRT wrote.
 
+import type { Code } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject | JsonFloat;
@@ -53,7 +54,7 @@ export const MAX_VALUES = 1_000_000;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Decodes UTF-8 (refusing invalid sequences and keeping a BOM, which then fails the grammar) and parses. */
-export function parseStrictJsonBytes(bytes: Uint8Array, code: string, location: string, opts: StrictJsonOptions = {}): JsonValue {
+export function parseStrictJsonBytes(bytes: Uint8Array, code: Code, location: string, opts: StrictJsonOptions = {}): JsonValue {
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -63,7 +64,7 @@ export function parseStrictJsonBytes(bytes: Uint8Array, code: string, location: 
   return parseStrictJson(text, code, location, opts);
 }
 
-export function parseStrictJson(text: string, code: string, location: string, opts: StrictJsonOptions = {}): JsonValue {
+export function parseStrictJson(text: string, code: Code, location: string, opts: StrictJsonOptions = {}): JsonValue {
   let pos = 0;
 
   const fail = (what: string): never => {

@@ -1,23 +1,38 @@
-// Every refusal trtx makes is a TrtxError: a stable code a script can match,
-// the location in the input it concerns, and a one-line message. The CLI
-// prints `code: location: message` and never a stack trace.
+// Every refusal trtx makes is a TrtxError: a stable code a script can match
+// (src/codes/ lists them all), the location in the input it concerns, and a
+// one-line message. The CLI prints `code: location: message` and never a
+// stack trace; under --json it prints the error document
+// (schemas/error.schema.json), with the findings behind a refusal when a
+// check refused it.
+
+import type { Code } from '../codes/index.js';
+import type { Finding } from './finding.js';
 
 export type ExitKind = 'check' | 'usage';
 
+export interface TrtxErrorOptions {
+  hint?: string;
+  kind?: ExitKind;
+  /** The check findings that made this refusal (a rewrite or export whose result fails a check). */
+  diagnostics?: readonly Finding[];
+}
+
 export class TrtxError extends Error {
-  readonly code: string;
+  readonly code: Code;
   readonly location: string;
   readonly hint: string | undefined;
   /** 'check': the input failed (exit 1); 'usage': usage or environment (exit 2). */
   readonly kind: ExitKind;
+  readonly diagnostics: readonly Finding[] | undefined;
 
-  constructor(code: string, location: string, message: string, opts: { hint?: string; kind?: ExitKind } = {}) {
+  constructor(code: Code, location: string, message: string, opts: TrtxErrorOptions = {}) {
     super(message);
     this.name = 'TrtxError';
     this.code = code;
     this.location = location;
     this.hint = opts.hint;
     this.kind = opts.kind ?? 'check';
+    this.diagnostics = opts.diagnostics;
   }
 
   /** The one-line form the CLI prints. */

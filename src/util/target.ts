@@ -18,6 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, lstat, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import type { Code } from '../codes/index.js';
 import { TrtxError } from './errors.js';
 
 /** NAME_MAX of Linux filesystems (ext4, xfs, btrfs, tmpfs): bytes in one path component. */
@@ -61,7 +62,7 @@ export function tempPath(target: string): string {
 export function fileRefusal(e: unknown, path: string, doing: string): TrtxError {
   if (e instanceof TrtxError) return e;
   const code = (e as NodeJS.ErrnoException)?.code;
-  const what: Record<string, [string, string]> = {
+  const what: Record<string, [Code, string]> = {
     EACCES: ['WRITE_PERMISSION', 'permission denied'],
     EPERM: ['WRITE_PERMISSION', 'operation not permitted'],
     EROFS: ['WRITE_PERMISSION', 'read-only filesystem'],
@@ -72,7 +73,7 @@ export function fileRefusal(e: unknown, path: string, doing: string): TrtxError 
     ENOTDIR: ['OUTPUT_DIR', 'a component of the path is not a directory'],
     EISDIR: ['OUTPUT_NOT_REGULAR', 'is a directory'],
   };
-  const [c, why] = (code && what[code]) ?? ['WRITE_FAILED', code ?? (e as Error)?.message ?? String(e)];
+  const [c, why]: [Code, string] = (code ? what[code] : undefined) ?? ['WRITE_FAILED', code ?? (e as Error)?.message ?? String(e)];
   return new TrtxError(c, path, `cannot ${doing}: ${why}`, { kind: 'usage' });
 }
 

@@ -22,6 +22,7 @@ import { openPte, withPte } from '../pte/open.js';
 import { ensureRunner, runRunner, type RunnerProgress } from '../runner/index.js';
 import type { RunnerReport } from '../runner/report.js';
 import { makeTempDir, type TempDir } from '../util/cleanup.js';
+import type { CommandCode, RunnerReportCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
 import { cachesChangeEveryStep, compareRuns, deviceStateWrittenFirst, persistentDiffersFromFresh, twinNeedsInitialisation, type Assertion } from './assertions.js';
@@ -92,12 +93,14 @@ export interface VerifyResult {
   ok: boolean;
 }
 
-const ENVIRONMENT: Record<string, { code: string; hint: string }> = {
+const ENVIRONMENT: Partial<Record<RunnerReportCode, { code: CommandCode; hint: string }>> = {
   EngineNotExecutable: { code: 'VERIFY_TENSORRT_PLAN', hint: 'verify real TensorRT plans with the ExecuTorch runtime built with the Torch-TensorRT delegate; the bundled runner executes trtx reference engines only' },
   BackendMissing: { code: 'VERIFY_BACKEND_MISSING', hint: 'the bundled runner has the TensorRT backend only; run the program where its other backends are built in' },
   PlannedMemoryLimit: { code: 'VERIFY_MEMORY_LIMIT', hint: 'the program plans more host memory than this machine has; verify it on a machine where it fits' },
   DeviceUnavailable: { code: 'VERIFY_NO_GPU', hint: 'drop --device cuda to verify on the CPU, or run on a machine with a GPU and a CUDA build of the runner' },
 };
+
+const environmentOf = (code: string) => (Object.hasOwn(ENVIRONMENT, code) ? ENVIRONMENT[code as RunnerReportCode] : undefined);
 
 function memoryOf(r: RunnerReport): VerifyMemory {
   const m = r.memory;
@@ -186,8 +189,8 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
         trtRuntime: runtime.delegate === 'stock-trt' ? 'stock' : 'zero-copy',
       });
       if (r.exitCode === 3) {
-        const e = r.report.errors.find((x) => ENVIRONMENT[x.code]) ?? r.report.errors[0];
-        const env = ENVIRONMENT[e?.code ?? ''] ?? { code: 'VERIFY_CANNOT_RUN_HERE', hint: 'the program cannot run on this machine' };
+        const e = r.report.errors.find((x) => environmentOf(x.code)) ?? r.report.errors[0];
+        const env = environmentOf(e?.code ?? '') ?? { code: 'VERIFY_CANNOT_RUN_HERE', hint: 'the program cannot run on this machine' };
         throw new TrtxError(env.code, v.path, `${e?.message ?? 'the program cannot run here'} (an environment result, not a failed program)`, { kind: 'usage', hint: env.hint });
       }
       reports.set(`${v.name}/${callerStream}/${freshState}/${initDeviceBuffers}`, r.report);

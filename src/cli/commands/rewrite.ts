@@ -121,16 +121,18 @@ export function registerRewrite(program: Command): void {
             for (const w of warnings) ctx.log.warn(w);
           },
         }).catch((e: unknown) => {
-          // The structural findings behind PASS_INPUT_UNSOUND, as `trtx check` shows them.
+          // The structural findings behind PASS_INPUT_UNSOUND, as `trtx check` shows them;
+          // under --json they travel in the error document (its `diagnostics`).
           const found = findingsOf(e);
-          if (found) printDiagnostics(renderDiagnostics(found.diagnostics, found.program, { color: false }));
+          if (found && !ctx.json) printDiagnostics(renderDiagnostics(found.diagnostics, found.program, { color: false }));
           throw e;
         });
         if (outcome.refused) {
           const { checked } = outcome;
-          printDiagnostics(renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), outcome.program, { color: false }));
+          if (!ctx.json) printDiagnostics(renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), outcome.program, { color: false }));
           throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {
             hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
+            diagnostics: checked.diagnostics,
           });
         }
         progress?.done();

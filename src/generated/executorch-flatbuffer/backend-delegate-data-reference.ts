@@ -2,7 +2,7 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { DataLocation } from './data-location';
+import { DataLocation } from '../executorch-flatbuffer/data-location';
 
 
 export class BackendDelegateDataReference {

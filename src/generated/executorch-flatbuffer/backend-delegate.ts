@@ -2,8 +2,8 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { BackendDelegateDataReference } from './backend-delegate-data-reference';
-import { CompileSpec } from './compile-spec';
+import { BackendDelegateDataReference } from '../executorch-flatbuffer/backend-delegate-data-reference';
+import { CompileSpec } from '../executorch-flatbuffer/compile-spec';
 
 
 export class BackendDelegate {

@@ -2,8 +2,8 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { FrameList } from './frame-list';
-import { Instruction } from './instruction';
+import { FrameList } from '../executorch-flatbuffer/frame-list';
+import { Instruction } from '../executorch-flatbuffer/instruction';
 
 
 export class Chain {

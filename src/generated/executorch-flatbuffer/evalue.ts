@@ -2,7 +2,7 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { KernelTypes, unionToKernelTypes, unionListToKernelTypes } from './kernel-types';
+import { KernelTypes, unionToKernelTypes, unionListToKernelTypes } from '../executorch-flatbuffer/kernel-types';
 
 
 export class EValue {

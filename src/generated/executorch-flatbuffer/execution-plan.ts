@@ -2,12 +2,12 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { BackendDelegate } from './backend-delegate';
-import { Chain } from './chain';
-import { ContainerMetadata } from './container-metadata';
-import { EValue } from './evalue';
-import { NonConstBufferDevice } from './non-const-buffer-device';
-import { Operator } from './operator';
+import { BackendDelegate } from '../executorch-flatbuffer/backend-delegate';
+import { Chain } from '../executorch-flatbuffer/chain';
+import { ContainerMetadata } from '../executorch-flatbuffer/container-metadata';
+import { EValue } from '../executorch-flatbuffer/evalue';
+import { NonConstBufferDevice } from '../executorch-flatbuffer/non-const-buffer-device';
+import { Operator } from '../executorch-flatbuffer/operator';
 
 
 export class ExecutionPlan {

@@ -2,8 +2,8 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { DeviceType } from './device-type';
-import { TensorDataLocation } from './tensor-data-location';
+import { DeviceType } from '../executorch-flatbuffer/device-type';
+import { TensorDataLocation } from '../executorch-flatbuffer/tensor-data-location';
 
 
 export class ExtraTensorInfo {

@@ -2,7 +2,7 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { Frame } from './frame';
+import { Frame } from '../executorch-flatbuffer/frame';
 
 
 export class FrameList {

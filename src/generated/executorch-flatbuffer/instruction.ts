@@ -2,7 +2,7 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { InstructionArguments, unionToInstructionArguments, unionListToInstructionArguments } from './instruction-arguments';
+import { InstructionArguments, unionToInstructionArguments, unionListToInstructionArguments } from '../executorch-flatbuffer/instruction-arguments';
 
 
 export class Instruction {

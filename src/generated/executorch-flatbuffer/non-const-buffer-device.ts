@@ -2,7 +2,7 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { DeviceType } from './device-type';
+import { DeviceType } from '../executorch-flatbuffer/device-type';
 
 
 export class NonConstBufferDevice {

@@ -2,12 +2,12 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { BackendDelegateInlineData } from './backend-delegate-inline-data';
-import { Buffer } from './buffer';
-import { DataSegment } from './data-segment';
-import { ExecutionPlan } from './execution-plan';
-import { NamedData } from './named-data';
-import { SubsegmentOffsets } from './subsegment-offsets';
+import { BackendDelegateInlineData } from '../executorch-flatbuffer/backend-delegate-inline-data';
+import { Buffer } from '../executorch-flatbuffer/buffer';
+import { DataSegment } from '../executorch-flatbuffer/data-segment';
+import { ExecutionPlan } from '../executorch-flatbuffer/execution-plan';
+import { NamedData } from '../executorch-flatbuffer/named-data';
+import { SubsegmentOffsets } from '../executorch-flatbuffer/subsegment-offsets';
 
 
 export class Program {

@@ -2,10 +2,10 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { AllocationDetails } from './allocation-details';
-import { ExtraTensorInfo } from './extra-tensor-info';
-import { ScalarType } from './scalar-type';
-import { TensorShapeDynamism } from './tensor-shape-dynamism';
+import { AllocationDetails } from '../executorch-flatbuffer/allocation-details';
+import { ExtraTensorInfo } from '../executorch-flatbuffer/extra-tensor-info';
+import { ScalarType } from '../executorch-flatbuffer/scalar-type';
+import { TensorShapeDynamism } from '../executorch-flatbuffer/tensor-shape-dynamism';
 
 
 export class Tensor {

@@ -2,8 +2,8 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { ScratchNeed } from './scratch-need';
-import { Step } from './step';
+import { ScratchNeed } from '../trtx-ref/scratch-need';
+import { Step } from '../trtx-ref/step';
 
 
 export class Engine {

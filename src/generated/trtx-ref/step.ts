@@ -2,7 +2,7 @@
 
 import * as flatbuffers from 'flatbuffers';
 
-import { Op, unionToOp, unionListToOp } from './op';
+import { Op, unionToOp, unionListToOp } from '../trtx-ref/op';
 
 
 export class Step {
