@@ -32,6 +32,16 @@ export const STRUCT_CODES = {
   STRUCT_CONSTANT_OFFSET: 'a constant offset lies outside the constant segment',
   STRUCT_OPERATOR_NAME: 'an operator name is 100 bytes or longer, which the runtime cannot resolve',
   STRUCT_KERNEL_ARITY: 'a kernel call has another number of arguments than its kernel takes',
+  STRUCT_PROGRAM_VERSION: 'the program\u2019s schema version is newer than the runtime reads (0 in ExecuTorch 1.5.1)',
+  STRUCT_CONSTANT_BUFFER: 'no constant segment: the deprecated constant_buffer path, which ExecuTorch 1.5.1 is built without',
+  STRUCT_NO_METHODS: 'the program has no execution plan',
+  STRUCT_NO_CHAINS: 'a method has no chain of instructions',
+  STRUCT_KERNEL_ARG_TYPE: 'a kernel argument has another type than the kernel unboxes (the runtime aborts)',
+  STRUCT_TENSOR_NO_MEMORY: 'a tensor an instruction uses is neither planned, constant, nor a method input or output',
+  STRUCT_KERNEL_RETURN: 'aten::copy_\u2019s return slot is not its self, which the kernel wrapper overwrites',
+  STRUCT_COPY_DEVICE: 'a device copy\u2019s source or destination is on the wrong side (by tag or by arena)',
+  STRUCT_COPY_SHAPE: 'a device copy\u2019s out has another dtype, or sizes it cannot be resized to',
+  STRUCT_COPY_OVERLAP: 'aten::copy_\u2019s source and destination partly overlap in one arena',
 } as const;
 
 /** TensorRT delegate calls against their engines' bindings (src/checks/tensorrt.ts). */

@@ -34,11 +34,10 @@ export const REWRITE_CODES = {
 
 /** Writing outputs: programs, reports, the writer lock (src/pte/write.ts, target.ts, src/util/). */
 export const OUTPUT_CODES = {
-  OUTPUT_IS_INPUT: 'the output is the input file itself (use --in-place or --force)',
+  OUTPUT_IS_INPUT: 'the output is an input file itself, by any name (rewrite: use --in-place or --force)',
   OUTPUT_DIR: 'the output\u2019s folder does not exist or is not a folder',
   OUTPUT_NOT_REGULAR: 'the output exists and is not a regular file (a folder, a socket, a link)',
   OUTPUT_NAME_TOO_LONG: 'the output\u2019s name, or the temporary name beside it, is too long for the filesystem',
-  HTML_TARGET_IS_INPUT: '--html would overwrite the program',
   WRITE_PERMISSION: 'writing is not permitted (permissions, a read-only filesystem)',
   WRITE_NO_SPACE: 'the device is full or the quota is spent',
   WRITE_FAILED: 'writing failed for another reason; the target was left untouched',
@@ -65,6 +64,7 @@ export const COMMAND_CODES = {
   VERIFY_TENSORRT_PLAN: 'the program carries real TensorRT plans, which the bundled runner does not execute',
   VERIFY_BACKEND_MISSING: 'the program has a delegate of a backend the runner does not have',
   VERIFY_NO_GPU: '--device cuda without a GPU or a CUDA build of the runner',
+  VERIFY_MEMORY_LIMIT: 'the program plans more host memory than this machine has',
   VERIFY_CANNOT_RUN_HERE: 'the program cannot run on this machine for another reason the runner gave',
   FIXTURES_NONE: '`trtx fixtures --only` matches no catalogue file',
   FIXTURES_OUT: 'the fixtures folder cannot be used',

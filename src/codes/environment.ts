@@ -119,6 +119,7 @@ const RUNNER_OWN_CODES = {
   BackendMissing: 'a delegate\u2019s backend is not in this runner (exit 3)',
   ExecuTorchAbort: 'the ExecuTorch runtime stopped the process (ET_CHECK)',
   DeviceMismatch: 'a delegate\u2019s devices disagree: target_device, the blob\u2019s device_id, or an argument in another device\u2019s memory',
+  PlannedMemoryLimit: 'the planned arenas need more host memory than --max-planned-bytes (default: physical memory) (exit 3)',
 } as const;
 
 export type RunnerReportCode = keyof typeof RUNNER_OWN_CODES | keyof typeof TRT_BLOB_CODES;
