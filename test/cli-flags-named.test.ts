@@ -25,6 +25,7 @@ const OTHER_PROGRAMS: Record<string, string> = {
   '--arena-fill': 'the native runner (trtx-runner run)',
   '--share-arenas': 'the native runner (trtx-runner run)',
   '--trt-runtime': 'the native runner (trtx-runner run)',
+  '--max-planned-bytes': 'the native runner (trtx-runner run)',
 };
 
 /**
