@@ -1,0 +1,48 @@
+// ESLint for trtx's TypeScript and JavaScript (`npm run lint`, run in .ci/run):
+// the recommended rules plus typescript-eslint's type-aware ones
+// (recommendedTypeChecked), on the files tsconfig.json covers. Formatting is
+// prettier's (`npm run format`), so no rule here is about layout.
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  {
+    // Generated FlatBuffers code and layout tables (npm run gen; gen:check holds them to flatc's output).
+    ignores: ['src/generated/**', 'native-runner/**', 'dist/**', '.cache/**', 'fixtures/out/**', 'bench/out/**', 'trtx-demo/**'],
+  },
+  js.configs.recommended,
+  tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      globals: globals.node,
+      parserOptions: { projectService: { allowDefaultProject: ['vitest.config.ts'] }, tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
+    // JavaScript outside tsconfig.json (the build scripts, bin/trtx, these configs): the rules that need no types.
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs', 'bin/trtx'],
+    extends: [tseslint.configs.disableTypeChecked],
+  },
+  {
+    // The suites read --json documents, SARIF logs, JUnit files and runner
+    // reports as parsed JSON and assert on them field by field; their shapes
+    // are the schemas' (schemas/*.json, checked by test/cli-json-schemas.test.ts),
+    // so the tests do not restate them as types. Only the any-tracking rules
+    // are off here; the rest of recommendedTypeChecked holds for test/ too.
+    files: ['test/**'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+    },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+  },
+);
