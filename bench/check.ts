@@ -57,7 +57,9 @@ function program(engineBytes: number) {
 /** Writes the .pte sparse: head and blob heads at their offsets, engines left as holes. */
 function sparsePte(path: string, engineBytes: number): string {
   const { built, heads, sizes } = program(engineBytes);
-  const sources: SegmentSource[] = built.segments.map((s, i) => (heads[i] ? { kind: 'file', path: '/dev/null', offset: 0, size: sizes[i] } : s));
+  const sources: SegmentSource[] = built.segments.map((s, i) =>
+    heads[i] ? { kind: 'file', path: '/dev/null', offset: 0, size: sizes[i] } : s,
+  );
   const { head, segmentBase, relative, segmentDataSize } = layoutProgram(built.program, sources, { alignment: 4096, extendedHeader: true });
   const fd = openSync(path, 'w');
   try {
@@ -107,7 +109,10 @@ const disk = (p: string) => `${((statSync(p).blocks * 512) / MiB).toFixed(1)} Mi
 console.log(`command: npx tsx bench/check.ts --big-gib ${bigGiB} --runs ${runs}   (node ${process.version}, ${ENGINES} TensorRT engines)`);
 
 console.log(`\ntrtx check FILE (${runs} rounds, each timing node startup, loading the bundle, and check on both files in turn; medians)`);
-const files = [['40 MB', small], [`${bigGiB} GiB`, big]] as const;
+const files = [
+  ['40 MB', small],
+  [`${bigGiB} GiB`, big],
+] as const;
 const bundleImport = ['node', '-e', `import(${JSON.stringify(resolve('dist/trtx.mjs'))})`];
 const t = { node: [] as number[], bundle: [] as number[], check: files.map(() => [] as number[]) };
 for (let i = 0; i < runs; i++) {
@@ -119,7 +124,9 @@ for (let i = 0; i < runs; i++) {
 const node = median(t.node);
 const rss = files.map(([, f]) => Math.max(...Array.from({ length: 3 }, () => timed([...trtx, 'check', f]).maxRssKiB)));
 files.forEach(([label, f], k) =>
-  console.log(`  ${label.padEnd(7)} file ${mib(statSync(f).size)} (${disk(f)}): ${fmtMs(median(t.check[k]))} wall; peak RSS ${(rss[k] / 1024).toFixed(1)} MiB`),
+  console.log(
+    `  ${label.padEnd(7)} file ${mib(statSync(f).size)} (${disk(f)}): ${fmtMs(median(t.check[k]))} wall; peak RSS ${(rss[k] / 1024).toFixed(1)} MiB`,
+  ),
 );
 console.log(`  ratio ${bigGiB} GiB / 40 MB: ${(median(t.check[1]) / median(t.check[0])).toFixed(2)}  (target: under 200 ms and flat)`);
 console.log(`  of which: node startup ${fmtMs(node)}, node + loading the CLI bundle ${fmtMs(median(t.bundle))}`);
@@ -133,12 +140,18 @@ for (let i = 0; i <= runs; i++) {
     if (i > 0) inProc[k].push(Number(process.hrtime.bigint() - t0) / 1e9); // round 0 warms up
   }
 }
-console.log(`  in process (open + every check): ${files.map(([l], k) => `${l} ${fmtMs(median(inProc[k]))}`).join(', ')}; ratio ${(median(inProc[1]) / median(inProc[0])).toFixed(2)}`);
+console.log(
+  `  in process (open + every check): ${files.map(([l], k) => `${l} ${fmtMs(median(inProc[k]))}`).join(', ')}; ratio ${(median(inProc[1]) / median(inProc[0])).toFixed(2)}`,
+);
 
 const bigSize = statSync(big).size;
-console.log(`\ntrtx rewrite ${bigGiB} GiB file --in-place --budget (alternating 1GiB / 2GiB so every run changes bytes; median of ${runs})`);
+console.log(
+  `\ntrtx rewrite ${bigGiB} GiB file --in-place --budget (alternating 1GiB / 2GiB so every run changes bytes; median of ${runs})`,
+);
 const budgets = ['1GiB', '2GiB'];
-const cli = median(Array.from({ length: runs }, (_, i) => wall([...trtx, 'rewrite', big, '--in-place', '--budget', budgets[i % 2], '--quiet'])));
+const cli = median(
+  Array.from({ length: runs }, (_, i) => wall([...trtx, 'rewrite', big, '--in-place', '--budget', budgets[i % 2], '--quiet'])),
+);
 console.log(`  CLI: ${fmtMs(cli)} wall (node startup ${fmtMs(node)}, node + loading the bundle ${fmtMs(median(t.bundle))})`);
 const inProcess: number[] = [];
 for (let i = 0; i < runs; i++) {

@@ -29,15 +29,46 @@ function soundProgram(bytes: number): Uint8Array {
   const values: EValue[] = Array.from({ length: n }, (_, i) => ({
     type: 'Tensor',
     tensor: {
-      scalarType: ScalarType.FLOAT, storageOffset: 0, sizes: [1, 16], dimOrder: [0, 1], requiresGrad: false, dataBufferIdx: 0,
-      allocationInfo: null, layout: 0, shapeDynamism: 0,
-      extraTensorInfo: { mutableDataSegmentsIdx: 0n, fullyQualifiedName: `model.layers.${i}.self_attn.k_proj.weight`, location: 0, deviceType: 0, deviceIndex: 0 },
+      scalarType: ScalarType.FLOAT,
+      storageOffset: 0,
+      sizes: [1, 16],
+      dimOrder: [0, 1],
+      requiresGrad: false,
+      dataBufferIdx: 0,
+      allocationInfo: null,
+      layout: 0,
+      shapeDynamism: 0,
+      extraTensorInfo: {
+        mutableDataSegmentsIdx: 0n,
+        fullyQualifiedName: `model.layers.${i}.self_attn.k_proj.weight`,
+        location: 0,
+        deviceType: 0,
+        deviceIndex: 0,
+      },
     },
   }));
   const program: Program = {
     version: 0,
-    executionPlan: [{ name: 'forward', containerMetaType: null, values, inputs: values.map((_, i) => i), outputs: [], chains: [], operators: [], delegates: [], nonConstBufferSizes: [0n], nonConstBufferDevice: [] }],
-    constantBuffer: [], backendDelegateData: [], segments: [], constantSegment: null, mutableDataSegments: [], namedData: [],
+    executionPlan: [
+      {
+        name: 'forward',
+        containerMetaType: null,
+        values,
+        inputs: values.map((_, i) => i),
+        outputs: [],
+        chains: [],
+        operators: [],
+        delegates: [],
+        nonConstBufferSizes: [0n],
+        nonConstBufferDevice: [],
+      },
+    ],
+    constantBuffer: [],
+    backendDelegateData: [],
+    segments: [],
+    constantSegment: null,
+    mutableDataSegments: [],
+    namedData: [],
   };
   return layoutProgram(program, [], { alignment: 16, extendedHeader: false }).head;
 }
@@ -67,7 +98,9 @@ try {
     floors[cmd] = { s: r.seconds, kib: r.maxRssKiB };
     console.log(`floor ${cmd}: ${(r.seconds * 1000).toFixed(0)} ms, ${(r.maxRssKiB / 1024).toFixed(1)} MiB`);
   }
-  console.log('\n| input | size | command | exit | wall | peak RSS | RSS over floor per input MiB | ms over floor per input MiB | output bytes per input byte |');
+  console.log(
+    '\n| input | size | command | exit | wall | peak RSS | RSS over floor per input MiB | ms over floor per input MiB | output bytes per input byte |',
+  );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const [family, make] of Object.entries(families)) {
     for (const mib of sizes) {
@@ -78,7 +111,10 @@ try {
       for (const cmd of ['check', 'inspect --json']) {
         const r = trtx([...cmd.split(' '), file]);
         const f = floors[cmd];
-        const code = r.status === 0 ? 'ok' : (r.stdout.match(/"code": "([A-Z_]+)"/)?.[1] ?? r.stderr.match(/error: ([A-Z_]+)/)?.[1] ?? `exit ${r.status}`);
+        const code =
+          r.status === 0
+            ? 'ok'
+            : (r.stdout.match(/"code": "([A-Z_]+)"/)?.[1] ?? r.stderr.match(/error: ([A-Z_]+)/)?.[1] ?? `exit ${r.status}`);
         console.log(
           `| ${family} | ${(bytes.length / 1024).toFixed(0)} KiB | ${cmd} | ${r.status} ${code} | ${(r.seconds * 1000).toFixed(0)} ms | ${(r.maxRssKiB / 1024).toFixed(1)} MiB | ${((r.maxRssKiB - f.kib) / 1024 / inMiB).toFixed(1)} | ${(((r.seconds - f.s) * 1000) / inMiB).toFixed(0)} | ${(r.outputBytes / bytes.length).toFixed(2)} |`,
         );

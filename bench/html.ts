@@ -55,14 +55,20 @@ for (let i = 0; i <= runs; i++) {
 }
 const node = median(Array.from({ length: runs }, () => wall(['node', '-e', '0'])));
 
-const browser = await puppeteer.launch({ executablePath: process.env.TRTX_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+const browser = await puppeteer.launch({
+  executablePath: process.env.TRTX_CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu'],
+});
 const load = files.map(() => [] as number[]);
 try {
   for (let i = 0; i <= runs; i++) {
     for (const k of files.keys()) {
       const page = await browser.newPage();
       await page.goto(pathToFileURL(join(dir, `html-${k}.html`)).href, { waitUntil: 'load' });
-      const ms = (await page.evaluate(`(() => { const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime; })()`)) as number;
+      const ms = (await page.evaluate(
+        `(() => { const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime; })()`,
+      )) as number;
       if (i > 0) load[k].push(ms / 1000);
       await page.close();
     }
@@ -77,6 +83,8 @@ for (const [k, [label, path]] of files.entries()) {
       `plan + render in process ${fmtMs(median(inProc[k]))}; \`trtx inspect --html\` ${fmtMs(median(cli[k]))} wall; page load in Chromium ${fmtMs(median(load[k]))}`,
   );
 }
-console.log(`  ratio ${bigGiB} GiB / 40 MB: in process ${(median(inProc[1]) / median(inProc[0])).toFixed(2)}, CLI ${(median(cli[1]) / median(cli[0])).toFixed(2)}, page load ${(median(load[1]) / median(load[0])).toFixed(2)}`);
+console.log(
+  `  ratio ${bigGiB} GiB / 40 MB: in process ${(median(inProc[1]) / median(inProc[0])).toFixed(2)}, CLI ${(median(cli[1]) / median(cli[0])).toFixed(2)}, page load ${(median(load[1]) / median(load[0])).toFixed(2)}`,
+);
 console.log(`  node startup alone: ${fmtMs(node)}; target: the ${bigGiB} GiB report written and opened in under 2 s`);
 for (const [, path] of files) rmSync(path);

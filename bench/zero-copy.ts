@@ -79,8 +79,12 @@ const gb = (n: number) => `${(n / 1e9).toFixed(3)} GB`;
 console.log('\nstaging per decode step (host->device + device->host, bytes the et_copy kernels move)');
 console.log(`  staged     ${gb(before.total).padStart(10)} (${before.total} B), caches ${gb(before.caches)} (${before.caches} B)`);
 console.log(`  zero-copy  ${gb(after.total).padStart(10)} (${after.total} B), caches ${gb(after.caches)} (${after.caches} B)`);
-console.log(`\nrewrite wall time, median of ${runs}: ${fmtMs(median(t.rewrite))}; cp ${fmtMs(median(t.cp))}; node -e 0 ${fmtMs(median(t.node))}`);
-console.log(`  ratio rewrite / cp: ${(median(t.rewrite) / median(t.cp)).toFixed(1)}x; rewrite minus node start-up: ${fmtMs(median(t.rewrite) - median(t.node))}`);
+console.log(
+  `\nrewrite wall time, median of ${runs}: ${fmtMs(median(t.rewrite))}; cp ${fmtMs(median(t.cp))}; node -e 0 ${fmtMs(median(t.node))}`,
+);
+console.log(
+  `  ratio rewrite / cp: ${(median(t.rewrite) / median(t.cp)).toFixed(1)}x; rewrite minus node start-up: ${fmtMs(median(t.rewrite) - median(t.node))}`,
+);
 console.log(`  the same command without --zero-copy-kv (canonical re-encoding, checks, fsynced write): ${fmtMs(median(t.canonical))}`);
 console.log(`  the pass alone (in process, both methods): ${fmtMs(median(inProcess))}`);
 for (const f of ['cp.pte', 'canonical.pte']) rmSync(join(dir, f), { force: true });

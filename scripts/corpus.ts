@@ -6,5 +6,6 @@ const corpus = await ensureRealCorpus({
   onPythonEnv: (p) => console.error(p.message),
 });
 console.error(corpus.built ? `built in ${corpus.manifest.seconds} s` : 'already built');
-for (const m of corpus.manifest.models) console.log(`${m.name.padEnd(16)} ${Object.keys(m.methods).join(', ').padEnd(18)} ${m.description}`);
+for (const m of corpus.manifest.models)
+  console.log(`${m.name.padEnd(16)} ${Object.keys(m.methods).join(', ').padEnd(18)} ${m.description}`);
 console.log(corpus.dir);

@@ -12,8 +12,39 @@ import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import * as flatbuffers from 'flatbuffers';
 
-const BASE = ['None', 'UType', 'Bool', 'Byte', 'UByte', 'Short', 'UShort', 'Int', 'UInt', 'Long', 'ULong', 'Float', 'Double', 'String', 'Vector', 'Obj', 'Union', 'Array'];
-const SCALARS = { Bool: 'bool', Byte: 'i8', UByte: 'u8', Short: 'i16', UShort: 'u16', Int: 'i32', UInt: 'u32', Long: 'i64', ULong: 'u64', Float: 'f32', Double: 'f64' };
+const BASE = [
+  'None',
+  'UType',
+  'Bool',
+  'Byte',
+  'UByte',
+  'Short',
+  'UShort',
+  'Int',
+  'UInt',
+  'Long',
+  'ULong',
+  'Float',
+  'Double',
+  'String',
+  'Vector',
+  'Obj',
+  'Union',
+  'Array',
+];
+const SCALARS = {
+  Bool: 'bool',
+  Byte: 'i8',
+  UByte: 'u8',
+  Short: 'i16',
+  UShort: 'u16',
+  Int: 'i32',
+  UInt: 'u32',
+  Long: 'i64',
+  ULong: 'u64',
+  Float: 'f32',
+  Double: 'f64',
+};
 
 // reflection.fbs vtable offsets (flatc 2.0.8).
 const SCHEMA = { objects: 4, enums: 6, fileIdent: 8, rootTable: 12 };
@@ -49,8 +80,12 @@ export function readLayout(bfbs, schemaName) {
   if (!bb.__has_identifier('BFBS')) throw new Error(`${schemaName}: not a binary schema`);
   const schema = reader(bb, bb.readInt32(bb.position()) + bb.position());
   const short = (name) => name.slice(name.lastIndexOf('.') + 1);
-  const objects = schema.tables(SCHEMA.objects).map((o) => ({ name: o.string(OBJECT.name), isStruct: o.bool(OBJECT.isStruct), fields: o.tables(OBJECT.fields) }));
-  const enums = schema.tables(SCHEMA.enums).map((e) => ({ name: e.string(ENUM.name), isUnion: e.bool(ENUM.isUnion), values: e.tables(ENUM.values) }));
+  const objects = schema
+    .tables(SCHEMA.objects)
+    .map((o) => ({ name: o.string(OBJECT.name), isStruct: o.bool(OBJECT.isStruct), fields: o.tables(OBJECT.fields) }));
+  const enums = schema
+    .tables(SCHEMA.enums)
+    .map((e) => ({ name: e.string(ENUM.name), isUnion: e.bool(ENUM.isUnion), values: e.tables(ENUM.values) }));
   const fail = (what) => {
     throw new Error(`${schemaName}: ${what} (the verifier layout does not cover it)`);
   };
@@ -58,7 +93,8 @@ export function readLayout(bfbs, schemaName) {
   const unions = {};
   for (const e of enums.filter((x) => x.isUnion)) {
     const members = e.values.map((v, i) => {
-      if (v.i64(ENUM_VAL.value) !== BigInt(i)) fail(`union ${e.name} member ${v.string(ENUM_VAL.name)} has value ${v.i64(ENUM_VAL.value)}, not ${i}`);
+      if (v.i64(ENUM_VAL.value) !== BigInt(i))
+        fail(`union ${e.name} member ${v.string(ENUM_VAL.name)} has value ${v.i64(ENUM_VAL.value)}, not ${i}`);
       if (i === 0) return 'NONE';
       const t = v.table(ENUM_VAL.unionType);
       const index = t ? t.i32(TYPE.index, -1) : -1;
@@ -112,7 +148,12 @@ export function readLayout(bfbs, schemaName) {
     tables[short(o.name)] = layout;
   }
   const root = schema.table(SCHEMA.rootTable);
-  return { identifier: schema.string(SCHEMA.fileIdent) ?? '', root: root ? short(root.string(OBJECT.name)) : fail('no root_type'), tables, unions };
+  return {
+    identifier: schema.string(SCHEMA.fileIdent) ?? '',
+    root: root ? short(root.string(OBJECT.name)) : fail('no root_type'),
+    tables,
+    unions,
+  };
 }
 
 const q = (s) => `'${s}'`;

@@ -39,7 +39,7 @@ function flatcVersion() {
   try {
     return execFileSync('flatc', ['--version'], { encoding: 'utf8' }).trim();
   } catch {
-    console.error('gen: flatc not found; install Debian\'s flatbuffers-compiler (apt-get install flatbuffers-compiler)');
+    console.error("gen: flatc not found; install Debian's flatbuffers-compiler (apt-get install flatbuffers-compiler)");
     process.exit(2);
   }
 }

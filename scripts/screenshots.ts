@@ -23,7 +23,11 @@ try {
   await writeFixture('kv-decode-zero-copy.pte', kvDecoder({ mode: 'zero-copy' }));
   const code = await main(['diff', 'kv-decode-staged.pte', 'kv-decode-zero-copy.pte', '--html', 'diff.html']);
   if (code !== 0) throw new Error(`trtx diff exited ${code}`);
-  const browser = await puppeteer.launch({ executablePath: process.env.TRTX_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  const browser = await puppeteer.launch({
+    executablePath: process.env.TRTX_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
   try {
     const page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 900, deviceScaleFactor: 1 });

@@ -21,7 +21,10 @@ function fakeRoot(state: 'stale' | 'fresh') {
   for (const d of ['src', 'node_modules']) symlinkSync(join(REPO, d), join(root, d));
   mkdirSync(join(root, 'dist'));
   const bundle = join(root, 'dist', 'trtx.mjs');
-  writeFileSync(bundle, "export const installSignalCleanup = () => {};\nexport async function main() { process.stdout.write('the bundle ran\\n'); return 0; }\n");
+  writeFileSync(
+    bundle,
+    "export const installSignalCleanup = () => {};\nexport async function main() { process.stdout.write('the bundle ran\\n'); return 0; }\n",
+  );
   const t = state === 'stale' ? new Date(1000) : new Date(Date.now() + 3600_000);
   utimesSync(bundle, t, t);
   return root;

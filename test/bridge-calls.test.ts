@@ -85,7 +85,10 @@ describe('bridge calls: budget and zero-copy KV', () => {
     const ws = workspace();
     const { result, calls } = await exportWith(ws);
     expect(named(calls, 'torch_tensorrt.dynamo.compile')[0]!.args.enable_weight_streaming).toBe(false);
-    expect(named(calls, 'torch_tensorrt.executorch.export')[0]!.args).toMatchObject({ zero_copy_kv: false, weight_streaming_budget_per_engine: null });
+    expect(named(calls, 'torch_tensorrt.executorch.export')[0]!.args).toMatchObject({
+      zero_copy_kv: false,
+      weight_streaming_budget_per_engine: null,
+    });
     expect(result.zero_copy_kv_path).toBeNull();
     expect(named(calls, 'torch_tensorrt.executorch.zero_copy_backend_config')).toEqual([]);
     expect(named(calls, 'torch_tensorrt.executorch.check_zero_copy_kv')).toEqual([]);
@@ -103,7 +106,9 @@ describe('bridge calls: budget and zero-copy KV', () => {
     expect(named(calls, 'torch_tensorrt.executorch.export')[0]!.args).toMatchObject({ zero_copy_kv: false });
     expect(named(calls, 'torch_tensorrt.executorch.zero_copy_backend_config')).toEqual([]);
     expect(named(calls, 'torch_tensorrt.executorch.check_zero_copy_kv')).toEqual([]);
-    expect(named(calls, 'executorch.exir.EdgeProgramManager.to_executorch')[0]!.args.config).toMatchObject({ to_out_var_pass: 'ToOutVarPass' });
+    expect(named(calls, 'executorch.exir.EdgeProgramManager.to_executorch')[0]!.args.config).toMatchObject({
+      to_out_var_pass: 'ToOutVarPass',
+    });
     expect(warnings(events)).toEqual(['ZERO_COPY_STAGED']);
     expect(result).toMatchObject({ zero_copy_kv: true, zero_copy_kv_path: 'trtx' });
   });
@@ -132,7 +137,11 @@ describe('bridge calls: budget and zero-copy KV', () => {
     expect(named(calls, 'executorch.exir.EdgeProgramManager.to_executorch')[0]!.args.mutation_order).toEqual({
       forward: ['conv_state', 'k_cache', 'v_cache'],
     });
-    expect(result.methods[0]!.signature.buffers_to_mutate).toEqual({ copy__default: 'conv_state', b_k_cache: 'k_cache', b_v_cache: 'v_cache' });
+    expect(result.methods[0]!.signature.buffers_to_mutate).toEqual({
+      copy__default: 'conv_state',
+      b_k_cache: 'k_cache',
+      b_v_cache: 'v_cache',
+    });
   });
 });
 
@@ -140,13 +149,19 @@ describe('bridge calls: methods', () => {
   it('exports every method of a factory as one mapping, each traced, compiled and exported', async () => {
     const ws = workspace();
     const { result, calls } = await exportWith(ws, { model: `${FACTORY}:make`, zero_copy_kv: true });
-    expect(named(calls, 'torch.export.export').map((c) => c.args.args)).toEqual([[{ tensor: [1, 8], dtype: 'float32', device: 'cpu' }], [{ tensor: [1, 1], dtype: 'float32', device: 'cpu' }]]);
+    expect(named(calls, 'torch.export.export').map((c) => c.args.args)).toEqual([
+      [{ tensor: [1, 8], dtype: 'float32', device: 'cpu' }],
+      [{ tensor: [1, 1], dtype: 'float32', device: 'cpu' }],
+    ]);
     const compiles = named(calls, 'torch_tensorrt.dynamo.compile');
     expect(compiles.map((c) => c.args.options)).toEqual([{}, { min_block_size: 1 }]);
     const programs = named(calls, 'torch_tensorrt.dynamo.export');
     expect(programs.map((c) => c.args.use_legacy_exporter)).toEqual([true, true]);
     // The example inputs go to the current CUDA device first, as export() does for a GraphModule.
-    expect(programs.map((c) => c.args.arg_inputs)).toEqual([[{ tensor: [1, 8], dtype: 'float32', device: 'cuda:0' }], [{ tensor: [1, 1], dtype: 'float32', device: 'cuda:0' }]]);
+    expect(programs.map((c) => c.args.arg_inputs)).toEqual([
+      [{ tensor: [1, 8], dtype: 'float32', device: 'cuda:0' }],
+      [{ tensor: [1, 1], dtype: 'float32', device: 'cuda:0' }],
+    ]);
     const [lower] = named(calls, 'torch_tensorrt.executorch.export');
     expect(Object.keys(lower!.args.source as object)).toEqual(['prefill', 'decode']);
     expect(lower!.args.arg_inputs).toBeNull();
@@ -183,7 +198,8 @@ describe('bridge calls: methods', () => {
 
   it('refuses method names the model does not have', async () => {
     const ws = workspace();
-    const run = (over: Parameters<typeof exportRequest>[1]) => failure(runBridge(exportRequest(ws, over), { python: PYTHON, env: doubleEnv(ws) }));
+    const run = (over: Parameters<typeof exportRequest>[1]) =>
+      failure(runBridge(exportRequest(ws, over), { python: PYTHON, env: doubleEnv(ws) }));
     const unknown = await run({ model: `${FACTORY}:make`, methods: ['prefill', 'verify'] });
     expect(unknown.code).toBe('BRIDGE_METHOD');
     expect(unknown.message).toBe('no method verify in the model (it has prefill, decode)');

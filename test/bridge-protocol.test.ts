@@ -49,7 +49,13 @@ const exportResult = {
   versions,
   capabilities,
 };
-const checkResult = { event: 'result', mode: 'check', python: { executable: '/usr/bin/python3', version: '3.11.7' }, versions, capabilities };
+const checkResult = {
+  event: 'result',
+  mode: 'check',
+  python: { executable: '/usr/bin/python3', version: '3.11.7' },
+  versions,
+  capabilities,
+};
 
 const validRequests: unknown[] = [
   request,

@@ -21,7 +21,10 @@ async function failure(p: Promise<unknown>): Promise<BridgeFailure> {
 
 describe('bridgeEnv', () => {
   it('puts only the bridge package on PYTHONPATH, whatever the inherited environment says', () => {
-    const env = bridgeEnv({ base: { PYTHONPATH: DOUBLES_DIR, PATH: '/usr/bin', PYTHONSTARTUP: '/x.py', PYTHONINSPECT: '1' }, cwd: '/work' });
+    const env = bridgeEnv({
+      base: { PYTHONPATH: DOUBLES_DIR, PATH: '/usr/bin', PYTHONSTARTUP: '/x.py', PYTHONINSPECT: '1' },
+      cwd: '/work',
+    });
     expect(env.PYTHONPATH).toBe(bridgePackageDir());
     expect(env.PATH).toBe('/usr/bin');
     expect(env.PYTHONSTARTUP).toBeUndefined();
@@ -54,12 +57,22 @@ describe('checkPython (the import check)', () => {
     expect(result.versions.torch).toBe('2.99.0+trtx.double');
     expect(result.versions.torch_tensorrt).toBe('2.14.0a0+trtx.double');
     expect(result.versions.executorch).toBe('1.5.0+trtx.double');
-    expect(result.capabilities).toEqual({ zero_copy_kv: true, check_zero_copy_kv: true, weight_streaming_budget: true, upstream_inplace_lineage: true });
+    expect(result.capabilities).toEqual({
+      zero_copy_kv: true,
+      check_zero_copy_kv: true,
+      weight_streaming_budget: true,
+      upstream_inplace_lineage: true,
+    });
   });
 
   it('reads capabilities off the installed API', async () => {
     const result = await checkPython({ python: PYTHON, env: doubles({ TRTX_DOUBLE_FEATURES: 'no_zero_copy,no_budget,no_lineage' }) });
-    expect(result.capabilities).toEqual({ zero_copy_kv: false, check_zero_copy_kv: false, weight_streaming_budget: false, upstream_inplace_lineage: false });
+    expect(result.capabilities).toEqual({
+      zero_copy_kv: false,
+      check_zero_copy_kv: false,
+      weight_streaming_budget: false,
+      upstream_inplace_lineage: false,
+    });
   });
 
   it('names exactly the package to install when one is missing', async () => {

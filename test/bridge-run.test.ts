@@ -115,7 +115,10 @@ describe('runBridge: model sources', () => {
 
   it('loads a pickle with allow_pickle, as a full unpickle', async () => {
     const ws = workspace();
-    const result = await runBridge(exportRequest(ws, { model: ws.file('pickled.pt'), allow_pickle: true }), { python: PYTHON, env: doubleEnv(ws) });
+    const result = await runBridge(exportRequest(ws, { model: ws.file('pickled.pt'), allow_pickle: true }), {
+      python: PYTHON,
+      env: doubleEnv(ws),
+    });
     expect(result.mode).toBe('export');
     const load = readCalls(ws).find((c) => c.call === 'torch.load');
     expect(load?.args).toEqual({ f: ws.file('pickled.pt'), weights_only: false });
@@ -212,7 +215,9 @@ describe('runBridge: the child process', () => {
 
   it('quotes, cut, the line that is not an event', async () => {
     const ws = workspace();
-    const err = await failure(runBridge(exportRequest(ws), { python: PYTHON, env: doubleEnv(ws, { TRTX_DOUBLE_FAULT: 'compile:garbage' }) }));
+    const err = await failure(
+      runBridge(exportRequest(ws), { python: PYTHON, env: doubleEnv(ws, { TRTX_DOUBLE_FAULT: 'compile:garbage' }) }),
+    );
     expect(err.code).toBe('BRIDGE_PROTOCOL');
     expect(err.message).toMatch(/^the Python bridge wrote a line that is not JSON: "Torch-TensorRT says hi Torch-TensorRT says hi /);
     expect(err.message).toMatch(/\u2026" \(11500 bytes\)$/);
@@ -244,7 +249,9 @@ describe('runBridge: the child process', () => {
     chmodSync(script, 0o755);
     const err = await failure(runBridge(exportRequest(ws), { python: script }));
     expect(err.code).toBe('BRIDGE_PROTOCOL');
-    expect(err.message).toBe('the Python bridge reported an error of a type this trtx does not know (FROM_THE_FUTURE): something new went wrong');
+    expect(err.message).toBe(
+      'the Python bridge reported an error of a type this trtx does not know (FROM_THE_FUTURE): something new went wrong',
+    );
     expect(err.kind).toBe('usage');
   });
 
@@ -261,7 +268,10 @@ describe('runBridge: the child process', () => {
   it('reports a bridge that exits mid-stream with its exit code', async () => {
     const ws = workspace();
     const err = await failure(
-      runBridge(exportRequest(ws), { python: PYTHON, env: doubleEnv(ws, { TRTX_DOUBLE_FAULT: 'compile:exit', TRTX_DOUBLE_EXIT_CODE: '7' }) }),
+      runBridge(exportRequest(ws), {
+        python: PYTHON,
+        env: doubleEnv(ws, { TRTX_DOUBLE_FAULT: 'compile:exit', TRTX_DOUBLE_EXIT_CODE: '7' }),
+      }),
     );
     expect(err.code).toBe('BRIDGE_DIED');
     expect(err.exitCode).toBe(7);

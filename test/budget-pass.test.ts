@@ -41,8 +41,14 @@ describe('setting a budget', () => {
     const p = program(multiEngine(2, { budget: null }));
     applyBudget(p, { budget: 0n });
     expect(specsOf(p)).toEqual([
-      [['target_device', 'cuda:0'], ['weight_streaming_budget', '0']],
-      [['target_device', 'cuda:0'], ['weight_streaming_budget', '0']],
+      [
+        ['target_device', 'cuda:0'],
+        ['weight_streaming_budget', '0'],
+      ],
+      [
+        ['target_device', 'cuda:0'],
+        ['weight_streaming_budget', '0'],
+      ],
     ]);
   });
 
@@ -56,13 +62,16 @@ describe('setting a budget', () => {
     expect(r.edits.map((e) => e.location)).toEqual(['forward > delegate 0 (TensorRTBackend)', 'forward > delegate 2 (TensorRTBackend)']);
   });
 
-  it('collapses a repeated budget key into one entry at the first one\'s place, and replaces an invalid value', () => {
+  it("collapses a repeated budget key into one entry at the first one's place, and replaces an invalid value", () => {
     const p = program(multiEngine(2));
     const d = p.executionPlan[0].delegates[0];
     d.compileSpecs[0].value = new TextEncoder().encode('8GiB');
     d.compileSpecs.push({ key: 'weight_streaming_budget', value: new TextEncoder().encode('5') });
     const r = applyBudget(p, { budget: GiB, delegate: 0 });
-    expect(specsOf(p)[0]).toEqual([['weight_streaming_budget', '1073741824'], ['target_device', 'cuda:0']]);
+    expect(specsOf(p)[0]).toEqual([
+      ['weight_streaming_budget', '1073741824'],
+      ['target_device', 'cuda:0'],
+    ]);
     expect(r.edits[0]).toMatchObject({ before: { kind: 'invalid', raw: '"8GiB"' }, entriesBefore: 2, changed: true });
   });
 
@@ -70,7 +79,9 @@ describe('setting a budget', () => {
     const p = program(multiEngine(2));
     const r = applyBudget(p, { budget: 256n << 20n });
     expect(r.changed).toBe(false);
-    expect(budgetPass({ budget: 256n << 20n })(program(multiEngine(2))).lines[0]).toMatch(/already 256 MiB \(268435456 bytes\), unchanged$/);
+    expect(budgetPass({ budget: 256n << 20n })(program(multiEngine(2))).lines[0]).toMatch(
+      /already 256 MiB \(268435456 bytes\), unchanged$/,
+    );
   });
 });
 
@@ -99,7 +110,17 @@ describe('narrowing', () => {
     const p = program(trtBesideCuda());
     const r = applyBudget(p, { budget: GiB, delegate: 2 });
     expect(r.edits.map((e) => e.delegate)).toEqual([2]);
-    expect(specsOf(p)).toEqual([[['target_device', 'cuda:0']], [['method_name', 'forward'], ['target_device', 'cuda:0']], [['target_device', 'cuda:0'], ['weight_streaming_budget', '1073741824']]]);
+    expect(specsOf(p)).toEqual([
+      [['target_device', 'cuda:0']],
+      [
+        ['method_name', 'forward'],
+        ['target_device', 'cuda:0'],
+      ],
+      [
+        ['target_device', 'cuda:0'],
+        ['weight_streaming_budget', '1073741824'],
+      ],
+    ]);
   });
 
   it('refuses with BUDGET_NO_TENSORRT_DELEGATE (exit 1) when the selection has no TensorRT delegate', () => {

@@ -46,7 +46,12 @@ async function fixture(s: ProgramSpec = spec(), alignment?: number): Promise<str
   return path;
 }
 
-const budgets = (p: Program) => p.executionPlan.map((plan) => plan.delegates.map((d) => (d.id === 'TensorRTBackend' ? decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget ?? null : 'other')));
+const budgets = (p: Program) =>
+  p.executionPlan.map((plan) =>
+    plan.delegates.map((d) =>
+      d.id === 'TensorRTBackend' ? (decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget ?? null) : 'other',
+    ),
+  );
 
 /** The program as flatc reads it, without the segment table (a full rewrite may lay segments out anew). */
 function meaning(p: Program): unknown {
@@ -60,12 +65,21 @@ async function segmentBytes(path: string): Promise<Buffer[]> {
 }
 
 /** Opens `path`, applies the budget pass, publishes; returns what was written. */
-async function rewrite(path: string, budget: bigint | null, how: { inPlace: boolean; output?: string; hooks?: Parameters<typeof publishRewrite>[3]['hooks'] }) {
+async function rewrite(
+  path: string,
+  budget: bigint | null,
+  how: { inPlace: boolean; output?: string; hooks?: Parameters<typeof publishRewrite>[3]['hooks'] },
+) {
   const pte = await openPte(path);
   try {
     const fileSegments = pte.program.segments.map((s) => ({ ...s }));
     const report = budgetPass({ budget })(pte.program);
-    return await publishRewrite(pte, pte.program, fileSegments, { inPlace: how.inPlace, output: how.output ?? path, changed: report.changed, hooks: how.hooks });
+    return await publishRewrite(pte, pte.program, fileSegments, {
+      inPlace: how.inPlace,
+      output: how.output ?? path,
+      changed: report.changed,
+      hooks: how.hooks,
+    });
   } finally {
     await pte.close();
   }
@@ -77,7 +91,10 @@ async function expected(path: string, budget: bigint): Promise<unknown> {
     for (const plan of pte.program.executionPlan) {
       for (const d of plan.delegates) {
         if (d.id !== 'TensorRTBackend') continue;
-        d.compileSpecs = [...d.compileSpecs.filter((s) => s.key !== 'weight_streaming_budget'), { key: 'weight_streaming_budget', value: new TextEncoder().encode(budget.toString()) }];
+        d.compileSpecs = [
+          ...d.compileSpecs.filter((s) => s.key !== 'weight_streaming_budget'),
+          { key: 'weight_streaming_budget', value: new TextEncoder().encode(budget.toString()) },
+        ];
       }
     }
     return meaning(pte.program);
@@ -92,7 +109,10 @@ describe('rewrite to a new file', () => {
     const w = await rewrite(input, 8n * GiB, { inPlace: false, output });
     expect(w.mode).toBe('atomic');
     const p = await withPte(output, (pte) => pte.program);
-    expect(budgets(p)).toEqual([[8n * GiB, 8n * GiB, 8n * GiB], [8n * GiB, 'other', 8n * GiB]]);
+    expect(budgets(p)).toEqual([
+      [8n * GiB, 8n * GiB, 8n * GiB],
+      [8n * GiB, 'other', 8n * GiB],
+    ]);
     expect(meaning(p)).toEqual(want);
     expect(await segmentBytes(output)).toEqual(await segmentBytes(input));
   });
@@ -260,15 +280,24 @@ describe('crash safety of the in-place protocol', () => {
     const journal = readFileSync(journalPath(input));
     journal[journal.length - 1] ^= 0xff;
     writeFileSync(journalPath(input), journal);
-    await expect(finishInterruptedInPlace(input)).rejects.toMatchObject({ code: 'PTE_REWRITE_INTERRUPTED', message: expect.stringContaining('checksum mismatch') });
+    await expect(finishInterruptedInPlace(input)).rejects.toMatchObject({
+      code: 'PTE_REWRITE_INTERRUPTED',
+      message: expect.stringContaining('checksum mismatch'),
+    });
     rmSync(journalPath(input));
-    await expect(finishInterruptedInPlace(input)).rejects.toMatchObject({ code: 'PTE_REWRITE_INTERRUPTED', message: expect.stringContaining('is missing') });
+    await expect(finishInterruptedInPlace(input)).rejects.toMatchObject({
+      code: 'PTE_REWRITE_INTERRUPTED',
+      message: expect.stringContaining('is missing'),
+    });
   });
 
   it('refuses a journal written for another file size', async () => {
     await crashAt('body');
     const f = readFileSync(input);
     writeFileSync(input, Buffer.concat([f, Buffer.alloc(4096)]));
-    await expect(finishInterruptedInPlace(input)).rejects.toMatchObject({ code: 'PTE_REWRITE_INTERRUPTED', message: expect.stringContaining('written for a') });
+    await expect(finishInterruptedInPlace(input)).rejects.toMatchObject({
+      code: 'PTE_REWRITE_INTERRUPTED',
+      message: expect.stringContaining('written for a'),
+    });
   });
 });

@@ -32,7 +32,8 @@ describe('summary', () => {
 
 describe('order', () => {
   it('program first, then methods in file order, then delegate (method-level first), then location with numbers read as numbers', () => {
-    const d = (method: string | null, delegate: number | null, location: string): Diagnostic => diag('error', X, location, 'm', 'h', { method, delegate });
+    const d = (method: string | null, delegate: number | null, location: string): Diagnostic =>
+      diag('error', X, location, 'm', 'h', { method, delegate });
     const shuffled = [
       d('forward', 1, 'forward > delegate 1'),
       d('decode', null, 'decode > value %10'),
@@ -92,7 +93,10 @@ describe('runChecks', () => {
       // without that path and refuses the program at load (the runner's own
       // test, runner-run.test.ts, shows it).
       const expected = f === 'module-linear-inline-constants.pte' ? ['STRUCT_CONSTANT_BUFFER'] : [];
-      expect(diagnostics.map((d) => d.code), f).toEqual(expected);
+      expect(
+        diagnostics.map((d) => d.code),
+        f,
+      ).toEqual(expected);
     }
   });
 });
@@ -117,7 +121,15 @@ describe('the fixture catalogue', () => {
   const broken = entries.filter((e) => e.expect && !e.expect.sound && (e.expect.code || owned[e.file]));
 
   it('has the broken fixtures these checks own', () => {
-    expect(broken.map((e) => e.file)).toEqual(expect.arrayContaining(['broken-budget-spec.pte', 'broken-duplicate-spec-key.pte', 'broken-arity.pte', 'broken-partial-elision.pte', 'broken-two-gpu-device-id-swapped.pte']));
+    expect(broken.map((e) => e.file)).toEqual(
+      expect.arrayContaining([
+        'broken-budget-spec.pte',
+        'broken-duplicate-spec-key.pte',
+        'broken-arity.pte',
+        'broken-partial-elision.pte',
+        'broken-two-gpu-device-id-swapped.pte',
+      ]),
+    );
     expect(broken.filter((e) => e.file.startsWith('broken-blob-')).length).toBeGreaterThan(5);
   });
 

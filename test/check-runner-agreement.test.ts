@@ -39,31 +39,36 @@ async function both(name: string, bytes: Uint8Array): Promise<{ file: string; co
   return { file, codes, checkExit: c.code, run: await runRunnerOn(runner, file, sub, ['--steps', '2']) };
 }
 
-const runnerSays = (r: RunnerOutcome) => (r.crashed ? `crash${r.insideExecutorch ? ' inside ExecuTorch' : ''}` : `exit ${r.exit} ${r.report?.errors[0]?.code ?? 'ok'}`);
+const runnerSays = (r: RunnerOutcome) =>
+  r.crashed ? `crash${r.insideExecutorch ? ' inside ExecuTorch' : ''}` : `exit ${r.exit} ${r.report?.errors[0]?.code ?? 'ok'}`;
 
 describe('check refuses what the ExecuTorch runtime refuses', () => {
-  it.each(SHAPES.map((s) => [s.row, s] as [string, Shape]))('%s', async (_row, shape) => {
-    const { codes, checkExit, run } = await both(shape.file, shape.build());
-    const detail = `check: ${checkExit} [${codes.join(', ')}]; runner: ${runnerSays(run)}\n${run.stderr.slice(-1500)}`;
-    // The runner, as the table says.
-    if (shape.runner === 'crash') {
-      expect(run.crashed, detail).toBe(true);
-      expect(run.insideExecutorch, detail).toBe(true);
-    } else {
-      expect(run.crashed, detail).toBe(false);
-      expect(run.exit, detail).toBe(shape.runner.exit);
-      if (shape.runner.code) expect(run.report?.errors[0]?.code, detail).toBe(shape.runner.code);
-      if (shape.runner.message) expect(run.report?.errors[0]?.message, detail).toMatch(shape.runner.message);
-    }
-    // check, as the table says; and whatever the runner refuses, check refuses.
-    if (shape.check === null) {
-      expect(codes, detail).toEqual([]);
-      expect(shape.exception, `${shape.row}: the runner refuses what check passes, with no documented reason`).toBeDefined();
-    } else {
-      expect(checkExit, detail).not.toBe(0);
-      expect(codes, detail).toContain(shape.check);
-    }
-  }, 60_000);
+  it.each(SHAPES.map((s) => [s.row, s] as [string, Shape]))(
+    '%s',
+    async (_row, shape) => {
+      const { codes, checkExit, run } = await both(shape.file, shape.build());
+      const detail = `check: ${checkExit} [${codes.join(', ')}]; runner: ${runnerSays(run)}\n${run.stderr.slice(-1500)}`;
+      // The runner, as the table says.
+      if (shape.runner === 'crash') {
+        expect(run.crashed, detail).toBe(true);
+        expect(run.insideExecutorch, detail).toBe(true);
+      } else {
+        expect(run.crashed, detail).toBe(false);
+        expect(run.exit, detail).toBe(shape.runner.exit);
+        if (shape.runner.code) expect(run.report?.errors[0]?.code, detail).toBe(shape.runner.code);
+        if (shape.runner.message) expect(run.report?.errors[0]?.message, detail).toMatch(shape.runner.message);
+      }
+      // check, as the table says; and whatever the runner refuses, check refuses.
+      if (shape.check === null) {
+        expect(codes, detail).toEqual([]);
+        expect(shape.exception, `${shape.row}: the runner refuses what check passes, with no documented reason`).toBeDefined();
+      } else {
+        expect(checkExit, detail).not.toBe(0);
+        expect(codes, detail).toContain(shape.check);
+      }
+    },
+    60_000,
+  );
 
   it('covers every row of the table in docs/reliability.md', async () => {
     const { readFileSync } = await import('node:fs');
@@ -73,14 +78,18 @@ describe('check refuses what the ExecuTorch runtime refuses', () => {
 });
 
 describe('programs that crash ExecuTorch itself never reach it', () => {
-  it.each(SHAPES.filter((s) => s.runner === 'crash').map((s) => [s.row, s] as [string, Shape]))('verify refuses %s without running it', async (_row, shape) => {
-    const file = join(dir, `${shape.file}-verify.pte`);
-    writeFileSync(file, shape.build());
-    const r = await verifyProgram(file, { runner, steps: 2 });
-    expect(r.check.refused).toBe(true);
-    expect(r.runs).toEqual([]);
-    expect(r.ok).toBe(false);
-  }, 60_000);
+  it.each(SHAPES.filter((s) => s.runner === 'crash').map((s) => [s.row, s] as [string, Shape]))(
+    'verify refuses %s without running it',
+    async (_row, shape) => {
+      const file = join(dir, `${shape.file}-verify.pte`);
+      writeFileSync(file, shape.build());
+      const r = await verifyProgram(file, { runner, steps: 2 });
+      expect(r.check.refused).toBe(true);
+      expect(r.runs).toEqual([]);
+      expect(r.ok).toBe(false);
+    },
+    60_000,
+  );
 });
 
 describe('the CUDA-only crash', () => {

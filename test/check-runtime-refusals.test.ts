@@ -63,12 +63,27 @@ interface Case {
 
 const cases: Case[] = [
   { code: 'STRUCT_TENSOR_SIZE', what: 'negative extent', at: '> sizes[1]', edit: (x) => (x.tensor('y').sizes[1] = -16) },
-  { code: 'STRUCT_TENSOR_SIZE', what: 'byte size past 2^63', at: '> sizes', edit: (x) => Object.assign(x.tensor('x'), { sizes: [0x7fffffff, 0x7fffffff, 0x7fffffff], dimOrder: [0, 1, 2] }) },
-  { code: 'STRUCT_TENSOR_RANK', what: 'rank 17', at: '> sizes', edit: (x) => Object.assign(x.tensor('x'), { sizes: new Array(17).fill(1), dimOrder: [...Array(17).keys()] }) },
+  {
+    code: 'STRUCT_TENSOR_SIZE',
+    what: 'byte size past 2^63',
+    at: '> sizes',
+    edit: (x) => Object.assign(x.tensor('x'), { sizes: [0x7fffffff, 0x7fffffff, 0x7fffffff], dimOrder: [0, 1, 2] }),
+  },
+  {
+    code: 'STRUCT_TENSOR_RANK',
+    what: 'rank 17',
+    at: '> sizes',
+    edit: (x) => Object.assign(x.tensor('x'), { sizes: new Array(17).fill(1), dimOrder: [...Array(17).keys()] }),
+  },
   { code: 'STRUCT_DIM_ORDER', what: 'dim_order shorter than the rank', at: '> dim_order', edit: (x) => x.tensor('y').dimOrder.pop() },
   { code: 'STRUCT_DIM_ORDER', what: 'dim_order repeating a dimension', at: '> dim_order', edit: (x) => (x.tensor('y').dimOrder = [0, 0]) },
   { code: 'STRUCT_STORAGE_OFFSET', what: 'storage offset', at: '> storage_offset', edit: (x) => (x.tensor('y').storageOffset = 4) },
-  { code: 'STRUCT_SHAPE_DYNAMISM', what: 'fully dynamic shape', at: '> shape_dynamism', edit: (x) => (x.tensor('y').shapeDynamism = TensorShapeDynamism.DYNAMIC_UNBOUND) },
+  {
+    code: 'STRUCT_SHAPE_DYNAMISM',
+    what: 'fully dynamic shape',
+    at: '> shape_dynamism',
+    edit: (x) => (x.tensor('y').shapeDynamism = TensorShapeDynamism.DYNAMIC_UNBOUND),
+  },
   {
     code: 'STRUCT_DEVICE_TYPE',
     what: 'unknown device type on a tensor',
@@ -87,7 +102,12 @@ const cases: Case[] = [
     at: '> allocation_info',
     edit: (x) => Object.assign(x.tensor('y').allocationInfo!, splitMemoryOffset(2n)),
   },
-  { code: 'STRUCT_ARENA_SIZE', what: 'negative arena size', at: 'forward > non_const_buffer_sizes[1]', edit: (x) => (x.plan.nonConstBufferSizes[1] = -1n) },
+  {
+    code: 'STRUCT_ARENA_SIZE',
+    what: 'negative arena size',
+    at: 'forward > non_const_buffer_sizes[1]',
+    edit: (x) => (x.plan.nonConstBufferSizes[1] = -1n),
+  },
   {
     code: 'STRUCT_MUTABLE_DATA',
     what: 'initial state with no mutable data segment',
@@ -100,8 +120,18 @@ const cases: Case[] = [
     at: 'program > constant_segment.offsets[2]',
     edit: (x) => x.program.constantSegment!.offsets.push(1n << 20n),
   },
-  { code: 'STRUCT_OPERATOR_NAME', what: 'operator without a name', at: 'forward > operators[0]', edit: (x) => (x.plan.operators[0].name = null) },
-  { code: 'STRUCT_OPERATOR_NAME', what: 'operator name of 100 bytes', at: 'forward > operators[0]', edit: (x) => (x.plan.operators[0].name = 'n'.repeat(96)) },
+  {
+    code: 'STRUCT_OPERATOR_NAME',
+    what: 'operator without a name',
+    at: 'forward > operators[0]',
+    edit: (x) => (x.plan.operators[0].name = null),
+  },
+  {
+    code: 'STRUCT_OPERATOR_NAME',
+    what: 'operator name of 100 bytes',
+    at: 'forward > operators[0]',
+    edit: (x) => (x.plan.operators[0].name = 'n'.repeat(96)),
+  },
   {
     code: 'STRUCT_KERNEL_ARITY',
     what: '_d2h_copy with one argument',
@@ -124,7 +154,10 @@ describe('refusals of the ExecuTorch runtime', () => {
   it.each(cases)('$code: $what', ({ code, edit, at }) => {
     const found = check(edit).filter((d) => d.code === code);
     expect(found.length, JSON.stringify(check(edit).map((d) => d.code))).toBeGreaterThan(0);
-    expect(found.some((d) => d.location.includes(at)), found.map((d) => d.location).join('\n')).toBe(true);
+    expect(
+      found.some((d) => d.location.includes(at)),
+      found.map((d) => d.location).join('\n'),
+    ).toBe(true);
     for (const d of found) {
       expect(d.severity).toBe('error');
       expect(d.hint.length).toBeGreaterThan(10);
@@ -145,7 +178,9 @@ describe('refusals of the ExecuTorch runtime', () => {
     const vtable = root - view.getInt32(root, true);
     const field = view.getUint16(vtable + 4 + 2 * 1, true);
     view.setUint32(root + field, 0, true);
-    expect(() => decodePteBytes(bytes)).toThrow(expect.objectContaining({ code: 'PTE_FLATBUFFER', message: expect.stringContaining('is 0') }));
+    expect(() => decodePteBytes(bytes)).toThrow(
+      expect.objectContaining({ code: 'PTE_FLATBUFFER', message: expect.stringContaining('is 0') }),
+    );
   });
 
   it('accepts initial state that lies inside its segment, and an offset exactly at the end of the constant segment', async () => {
@@ -188,7 +223,10 @@ describe('passes and dataflow checks run only on sound indices', () => {
 
   it('check: a _d2h_copy with one argument is STRUCT_KERNEL_ARITY, exit 1, not INTERNAL', async () => {
     const file = stagedWith('d2h-one-arg.pte', d2hWithOneArg);
-    for (const args of [['check', file], ['check', '--zero-copy-kv', '--json', file]]) {
+    for (const args of [
+      ['check', file],
+      ['check', '--zero-copy-kv', '--json', file],
+    ]) {
       const r = await runCli(args);
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr + r.stdout).not.toContain('INTERNAL');

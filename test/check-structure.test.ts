@@ -7,7 +7,15 @@ import { trtSingle } from '../src/examples/programs.js';
 import type { ProgramSpec } from '../src/examples/spec.js';
 import { checkStructure, STRUCTURE_CODES } from '../src/checks/structure.js';
 import { runChecks } from '../src/checks/run.js';
-import { DataLocation, DeviceType, ScalarType, splitMemoryOffset, type ExecutionPlan, type Program, type Tensor } from '../src/pte/model.js';
+import {
+  DataLocation,
+  DeviceType,
+  ScalarType,
+  splitMemoryOffset,
+  type ExecutionPlan,
+  type Program,
+  type Tensor,
+} from '../src/pte/model.js';
 import { pteOf } from './helpers/memory-pte.js';
 
 function base(): ProgramSpec {
@@ -60,8 +68,18 @@ interface Case {
 const cases: Case[] = [
   { code: 'STRUCT_VALUE_INDEX', what: 'plan input', at: 'forward > inputs[0]', edit: (x) => (x.plan.inputs[0] = 999) },
   { code: 'STRUCT_VALUE_INDEX', what: 'plan output', at: 'forward > outputs[0]', edit: (x) => (x.plan.outputs[0] = -1) },
-  { code: 'STRUCT_VALUE_INDEX', what: 'chain input', at: 'forward > chain 0 > inputs[0]', edit: (x) => x.plan.chains[0].inputs.push(x.plan.values.length) },
-  { code: 'STRUCT_VALUE_INDEX', what: 'chain output', at: 'forward > chain 0 > outputs[0]', edit: (x) => x.plan.chains[0].outputs.push(x.plan.values.length + 5) },
+  {
+    code: 'STRUCT_VALUE_INDEX',
+    what: 'chain input',
+    at: 'forward > chain 0 > inputs[0]',
+    edit: (x) => x.plan.chains[0].inputs.push(x.plan.values.length),
+  },
+  {
+    code: 'STRUCT_VALUE_INDEX',
+    what: 'chain output',
+    at: 'forward > chain 0 > outputs[0]',
+    edit: (x) => x.plan.chains[0].outputs.push(x.plan.values.length + 5),
+  },
   {
     code: 'STRUCT_VALUE_INDEX',
     what: 'kernel argument',
@@ -80,17 +98,42 @@ const cases: Case[] = [
       if (d.type === 'DelegateCall') d.args[0] = 777;
     },
   },
-  { code: 'STRUCT_VALUE_INDEX', what: 'move_from', at: '(MoveCall) > move_from', edit: (x) => x.plan.chains[0].instructions.push({ type: 'MoveCall', moveFrom: 500, moveTo: 0 }) },
-  { code: 'STRUCT_VALUE_INDEX', what: 'move_to', at: '(MoveCall) > move_to', edit: (x) => x.plan.chains[0].instructions.push({ type: 'MoveCall', moveFrom: 0, moveTo: -3 }) },
-  { code: 'STRUCT_VALUE_INDEX', what: 'free value', at: '(FreeCall) > value_index', edit: (x) => x.plan.chains[0].instructions.push({ type: 'FreeCall', valueIndex: 600 }) },
+  {
+    code: 'STRUCT_VALUE_INDEX',
+    what: 'move_from',
+    at: '(MoveCall) > move_from',
+    edit: (x) => x.plan.chains[0].instructions.push({ type: 'MoveCall', moveFrom: 500, moveTo: 0 }),
+  },
+  {
+    code: 'STRUCT_VALUE_INDEX',
+    what: 'move_to',
+    at: '(MoveCall) > move_to',
+    edit: (x) => x.plan.chains[0].instructions.push({ type: 'MoveCall', moveFrom: 0, moveTo: -3 }),
+  },
+  {
+    code: 'STRUCT_VALUE_INDEX',
+    what: 'free value',
+    at: '(FreeCall) > value_index',
+    edit: (x) => x.plan.chains[0].instructions.push({ type: 'FreeCall', valueIndex: 600 }),
+  },
   {
     code: 'STRUCT_VALUE_INDEX',
     what: 'jump condition',
     at: '(JumpFalseCall) > cond_value_index',
     edit: (x) => x.plan.chains[0].instructions.push({ type: 'JumpFalseCall', condValueIndex: 601, destinationInstruction: 0 }),
   },
-  { code: 'STRUCT_VALUE_INDEX', what: 'tensor list item', at: '> items[1]', edit: (x) => x.plan.values.push({ type: 'TensorList', items: [x.value('x'), 4242] }) },
-  { code: 'STRUCT_VALUE_INDEX', what: 'optional tensor list item', at: '> items[0]', edit: (x) => x.plan.values.push({ type: 'OptionalTensorList', items: [-2, -1] }) },
+  {
+    code: 'STRUCT_VALUE_INDEX',
+    what: 'tensor list item',
+    at: '> items[1]',
+    edit: (x) => x.plan.values.push({ type: 'TensorList', items: [x.value('x'), 4242] }),
+  },
+  {
+    code: 'STRUCT_VALUE_INDEX',
+    what: 'optional tensor list item',
+    at: '> items[0]',
+    edit: (x) => x.plan.values.push({ type: 'OptionalTensorList', items: [-2, -1] }),
+  },
   {
     code: 'STRUCT_LIST_ITEM_TYPE',
     what: 'tensor list naming an Int',
@@ -101,8 +144,18 @@ const cases: Case[] = [
     },
   },
   { code: 'STRUCT_UNION_NONE', what: 'value with no member', at: 'forward > value %', edit: (x) => x.plan.values.push({ type: 'None' }) },
-  { code: 'STRUCT_UNION_NONE', what: 'instruction with no member', at: 'forward > chain 0 > instruction 3', edit: (x) => x.plan.chains[0].instructions.push({ type: 'None' }) },
-  { code: 'STRUCT_MEMBER_MISSING', what: 'list without items', at: 'forward > value %', edit: (x) => x.plan.values.push({ type: 'IntList', items: [], $absent: ['items'] }) },
+  {
+    code: 'STRUCT_UNION_NONE',
+    what: 'instruction with no member',
+    at: 'forward > chain 0 > instruction 3',
+    edit: (x) => x.plan.chains[0].instructions.push({ type: 'None' }),
+  },
+  {
+    code: 'STRUCT_MEMBER_MISSING',
+    what: 'list without items',
+    at: 'forward > value %',
+    edit: (x) => x.plan.values.push({ type: 'IntList', items: [], $absent: ['items'] }),
+  },
   {
     code: 'STRUCT_MEMBER_MISSING',
     what: 'kernel call without args',
@@ -145,10 +198,30 @@ const cases: Case[] = [
     at: '(JumpFalseCall) > destination_instruction',
     edit: (x) => x.plan.chains[0].instructions.push({ type: 'JumpFalseCall', condValueIndex: 0, destinationInstruction: -1 }),
   },
-  { code: 'STRUCT_DELEGATE_ID', what: 'delegate without id', at: 'forward > delegate 0 (no id)', edit: (x) => (x.plan.delegates[0].id = null) },
-  { code: 'STRUCT_SCALAR_TYPE', what: 'unknown scalar type', at: 'forward > value %', edit: (x) => (x.tensor('y').scalarType = 99 as ScalarType) },
-  { code: 'STRUCT_ARENA_ID', what: 'arena 0', at: '> allocation_info.memory_id', edit: (x) => (x.tensor('y').allocationInfo!.memoryId = 0) },
-  { code: 'STRUCT_ARENA_ID', what: 'arena past the list', at: '> allocation_info.memory_id', edit: (x) => (x.tensor('y').allocationInfo!.memoryId = 3) },
+  {
+    code: 'STRUCT_DELEGATE_ID',
+    what: 'delegate without id',
+    at: 'forward > delegate 0 (no id)',
+    edit: (x) => (x.plan.delegates[0].id = null),
+  },
+  {
+    code: 'STRUCT_SCALAR_TYPE',
+    what: 'unknown scalar type',
+    at: 'forward > value %',
+    edit: (x) => (x.tensor('y').scalarType = 99 as ScalarType),
+  },
+  {
+    code: 'STRUCT_ARENA_ID',
+    what: 'arena 0',
+    at: '> allocation_info.memory_id',
+    edit: (x) => (x.tensor('y').allocationInfo!.memoryId = 0),
+  },
+  {
+    code: 'STRUCT_ARENA_ID',
+    what: 'arena past the list',
+    at: '> allocation_info.memory_id',
+    edit: (x) => (x.tensor('y').allocationInfo!.memoryId = 3),
+  },
   {
     code: 'STRUCT_ARENA_EXTENT',
     what: 'tensor one byte past its arena',
@@ -188,8 +261,18 @@ const cases: Case[] = [
     at: 'forward > non_const_buffer_device[1]',
     edit: (x) => x.plan.nonConstBufferDevice.push({ bufferIdx: 2, deviceType: DeviceType.CUDA, deviceIndex: 1 }),
   },
-  { code: 'STRUCT_CONSTANT_INDEX', what: 'constant past constant_segment.offsets', at: '> data_buffer_idx', edit: (x) => (x.tensor('w').dataBufferIdx = 2) },
-  { code: 'STRUCT_CONSTANT_EXTENT', what: 'constant past the constant segment', at: '> data_buffer_idx', edit: (x) => (x.tensor('w').sizes = [5]) },
+  {
+    code: 'STRUCT_CONSTANT_INDEX',
+    what: 'constant past constant_segment.offsets',
+    at: '> data_buffer_idx',
+    edit: (x) => (x.tensor('w').dataBufferIdx = 2),
+  },
+  {
+    code: 'STRUCT_CONSTANT_EXTENT',
+    what: 'constant past the constant segment',
+    at: '> data_buffer_idx',
+    edit: (x) => (x.tensor('w').sizes = [5]),
+  },
   {
     code: 'STRUCT_CONSTANT_INDEX',
     what: 'constant past constant_buffer (inline constants)',
@@ -208,8 +291,18 @@ const cases: Case[] = [
       x.program.constantBuffer = [{ storage: new Uint8Array(0) }, { storage: new Uint8Array(12) }];
     },
   },
-  { code: 'STRUCT_CONSTANT_SEGMENT', what: 'constant segment index', at: 'program > constant_segment.segment_index', edit: (x) => (x.program.constantSegment!.segmentIndex = 9) },
-  { code: 'PTE_DELEGATE_DATA', what: 'segment reference', at: 'forward > delegate 0 (TensorRTBackend) > processed', edit: (x) => (x.plan.delegates[0].processed!.index = 9) },
+  {
+    code: 'STRUCT_CONSTANT_SEGMENT',
+    what: 'constant segment index',
+    at: 'program > constant_segment.segment_index',
+    edit: (x) => (x.program.constantSegment!.segmentIndex = 9),
+  },
+  {
+    code: 'PTE_DELEGATE_DATA',
+    what: 'segment reference',
+    at: 'forward > delegate 0 (TensorRTBackend) > processed',
+    edit: (x) => (x.plan.delegates[0].processed!.index = 9),
+  },
   {
     code: 'PTE_DELEGATE_DATA',
     what: 'inline reference',
@@ -226,7 +319,10 @@ describe('structure checks', () => {
   it.each(cases)('$code: $what', ({ code, edit, at }) => {
     const found = check(edit).filter((d) => d.code === code);
     expect(found.length).toBeGreaterThan(0);
-    expect(found.some((d) => d.location.includes(at)), found.map((d) => d.location).join('\n')).toBe(true);
+    expect(
+      found.some((d) => d.location.includes(at)),
+      found.map((d) => d.location).join('\n'),
+    ).toBe(true);
     for (const d of found) {
       expect(d.severity).toBe('error');
       expect(d.method === 'forward' || d.location.startsWith('program')).toBe(true);
@@ -245,7 +341,11 @@ describe('structure checks', () => {
       Object.assign(y.allocationInfo!, splitMemoryOffset(x.plan.nonConstBufferSizes[1] - 64n));
       const n = x.plan.chains[0].instructions.length;
       x.plan.values.push({ type: 'Bool', boolVal: true });
-      x.plan.chains[0].instructions.push({ type: 'JumpFalseCall', condValueIndex: x.plan.values.length - 1, destinationInstruction: n + 1 });
+      x.plan.chains[0].instructions.push({
+        type: 'JumpFalseCall',
+        condValueIndex: x.plan.values.length - 1,
+        destinationInstruction: n + 1,
+      });
       x.plan.values.push({ type: 'OptionalTensorList', items: [-1, x.value('x')] });
     });
     expect(found).toEqual([]);
@@ -273,4 +373,3 @@ describe('structure checks', () => {
     expect(found).toEqual([]);
   });
 });
-

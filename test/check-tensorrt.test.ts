@@ -71,7 +71,9 @@ describe('TRT_ARITY', () => {
     const partial = await trtFindings(kvDecoder({ mode: 'zero-copy', methods: ['decode'], stagedCaches: [cacheFqns(2)[3]] }));
     expect(partial.map((d) => d.code)).toContain('TRT_ARITY');
     const msg = partial.find((d) => d.code === 'TRT_ARITY')!.message;
-    expect(msg).toMatch(/has 8 arguments; its io_bindings want 11 \(staged: 6 inputs \+ 5 outputs\) or 7 \(zero-copy: minus 4 aliased outputs\)/);
+    expect(msg).toMatch(
+      /has 8 arguments; its io_bindings want 11 \(staged: 6 inputs \+ 5 outputs\) or 7 \(zero-copy: minus 4 aliased outputs\)/,
+    );
   });
 });
 
@@ -131,11 +133,15 @@ describe('argument checks', () => {
   it('a recorded dtype with no recorded shape checks the dtype only, and the reverse', async () => {
     const dtypeOnly = trtSingle({ typedBindings: true });
     const shapeOnly = trtSingle({ typedBindings: true });
-    for (const [spec, field] of [[dtypeOnly, 'shape'], [shapeOnly, 'dtype']] as const) {
+    for (const [spec, field] of [
+      [dtypeOnly, 'shape'],
+      [shapeOnly, 'dtype'],
+    ] as const) {
       const d = spec.methods[0].delegates[0];
       if (d.blob.kind !== 'tensorrt') throw new Error('expected a TensorRT blob');
-      for (const b of d.blob.metadata.io_bindings) if (field === 'shape') b.shape = [];
-      else b.dtype = '';
+      for (const b of d.blob.metadata.io_bindings)
+        if (field === 'shape') b.shape = [];
+        else b.dtype = '';
     }
     const bad = (p: Program) => {
       tensorOfArg(forward(p), 0).sizes = [1, 8];
@@ -187,14 +193,15 @@ describe('TRT_DEVICE_MISMATCH', () => {
     });
     const mismatches = found.filter((d) => d.code === 'TRT_DEVICE_MISMATCH');
     expect(mismatches.length).toBeGreaterThanOrEqual(2);
-    expect(mismatches[0].message).toContain("target_device is cpu:0");
+    expect(mismatches[0].message).toContain('target_device is cpu:0');
   });
 
   it('host tensors are not a mismatch (a program without device planning)', async () => {
     const found = await trtFindings(trtSingle(), (p) => {
       const plan = forward(p);
       plan.nonConstBufferDevice = [];
-      for (const v of plan.values) if (v.type === 'Tensor' && v.tensor.extraTensorInfo) v.tensor.extraTensorInfo.deviceType = DeviceType.CPU;
+      for (const v of plan.values)
+        if (v.type === 'Tensor' && v.tensor.extraTensorInfo) v.tensor.extraTensorInfo.deviceType = DeviceType.CPU;
     });
     expect(found).toEqual([]);
   });
@@ -301,7 +308,9 @@ describe('TRT_BUDGET_MULTI_ENGINE', () => {
 
   it('adds different budgets term by term', async () => {
     const found = await trtFindings(multiEngine(3, { budget: 8n << 30n }), (p) => {
-      forward(p).delegates[2].compileSpecs.find((s) => s.key === 'weight_streaming_budget')!.value = new TextEncoder().encode(String(4n << 30n));
+      forward(p).delegates[2].compileSpecs.find((s) => s.key === 'weight_streaming_budget')!.value = new TextEncoder().encode(
+        String(4n << 30n),
+      );
     });
     expect(found[0].message).toContain('3 engines, 8 GiB + 8 GiB + 4 GiB = 20 GiB may be resident');
   });
@@ -313,7 +322,9 @@ describe('TRT_BUDGET_MULTI_ENGINE', () => {
 
   it('is silent with one budget, or none', async () => {
     expect(await trtFindings(multiEngine(3, { budget: null }))).toEqual([]);
-    const one = await trtFindings(multiEngine(3, { budget: null }), (p) => forward(p).delegates[0].compileSpecs.push({ key: 'weight_streaming_budget', value: new TextEncoder().encode('1024') }));
+    const one = await trtFindings(multiEngine(3, { budget: null }), (p) =>
+      forward(p).delegates[0].compileSpecs.push({ key: 'weight_streaming_budget', value: new TextEncoder().encode('1024') }),
+    );
     expect(one).toEqual([]);
   });
 });
@@ -330,6 +341,15 @@ describe('blob refusals reach the report', () => {
 it('every TensorRT code has a test above', () => {
   // Kept in step with the HINTS table; a new code needs a case.
   expect(new Set(TENSORRT_CODES)).toEqual(
-    new Set(['TRT_ARITY', 'TRT_ARG_NOT_TENSOR', 'TRT_ARG_DTYPE', 'TRT_ARG_SHAPE', 'TRT_BINDING_DTYPE_UNKNOWN', 'TRT_DEVICE_MISMATCH', 'TRT_DEVICE_ID_MISMATCH', 'TRT_BUDGET_MULTI_ENGINE']),
+    new Set([
+      'TRT_ARITY',
+      'TRT_ARG_NOT_TENSOR',
+      'TRT_ARG_DTYPE',
+      'TRT_ARG_SHAPE',
+      'TRT_BINDING_DTYPE_UNKNOWN',
+      'TRT_DEVICE_MISMATCH',
+      'TRT_DEVICE_ID_MISMATCH',
+      'TRT_BUDGET_MULTI_ENGINE',
+    ]),
   );
 });

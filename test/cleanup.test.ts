@@ -18,7 +18,10 @@ function run(dir: string, body: string) {
 }
 
 describe('cleanup registry', () => {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     it(`${signal}: registered files and folders are removed, unregistered ones kept, exit ${code}`, () => {
       const dir = tempDir('cleanup');
       const kept = join(dir, 'kept');
@@ -44,7 +47,10 @@ describe('cleanup registry', () => {
   it('a path unregistered once published is left alone', () => {
     const dir = tempDir('cleanup');
     const file = join(dir, 'published');
-    const r = run(dir, `c.installSignalCleanup(); const done = c.trackPath(${JSON.stringify(file)}); fs.writeFileSync(${JSON.stringify(file)}, 'whole'); done(); process.kill(process.pid, 'SIGINT'); setTimeout(() => {}, 10_000);`);
+    const r = run(
+      dir,
+      `c.installSignalCleanup(); const done = c.trackPath(${JSON.stringify(file)}); fs.writeFileSync(${JSON.stringify(file)}, 'whole'); done(); process.kill(process.pid, 'SIGINT'); setTimeout(() => {}, 10_000);`,
+    );
     expect(r.status).toBe(130);
     expect(readFileSync(file, 'utf8')).toBe('whole');
   });

@@ -90,7 +90,14 @@ describe('trtx check', () => {
     const r = await runCli(['check', broken, '--json']);
     expect(r.code).toBe(1);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ schema: 'trtx.check/1', file: broken, ok: false, strict: false, zero_copy_kv: false, summary: { errors: 2, warnings: 0, line: '2 errors, 0 warnings' } });
+    expect(doc).toMatchObject({
+      schema: 'trtx.check/1',
+      file: broken,
+      ok: false,
+      strict: false,
+      zero_copy_kv: false,
+      summary: { errors: 2, warnings: 0, line: '2 errors, 0 warnings' },
+    });
     expect(doc.diagnostics.map((d: { code: string }) => d.code)).toEqual(['STRUCT_VALUE_INDEX', 'TRT_ARITY']);
     expect(doc.engines).toEqual({ tensorrt: 0, reference: 1, unknown: 0 });
     const ok = JSON.parse((await runCli(['check', warned, '--json'])).stdout);
@@ -101,7 +108,8 @@ describe('trtx check', () => {
 
   it('passes --zero-copy-kv through to the checks', async () => {
     // A stand-in for the zero-copy rules, registered the way they will be.
-    const probe: Check = (ctx) => (ctx.options.requireZeroCopyKv ? [diag('warning', 'PROBE_ZERO_COPY' as Code, 'program', 'asked for zero-copy', 'h')] : []);
+    const probe: Check = (ctx) =>
+      ctx.options.requireZeroCopyKv ? [diag('warning', 'PROBE_ZERO_COPY' as Code, 'program', 'asked for zero-copy', 'h')] : [];
     CHECKS.push(probe);
     try {
       const r = await runCli(['check', clean, '--zero-copy-kv', '--json']);
@@ -164,7 +172,10 @@ describe('trtx check with several files', () => {
     expect(failing.code).toBe(1);
     // Each file's own block, in the order given, then the summary naming the failure.
     const blocks = [clean, broken, warned].map((f) => failing.stdout.indexOf(`${f}: `));
-    expect(blocks.every((at, i) => at >= 0 && (i === 0 || at > blocks[i - 1])), failing.stdout).toBe(true);
+    expect(
+      blocks.every((at, i) => at >= 0 && (i === 0 || at > blocks[i - 1])),
+      failing.stdout,
+    ).toBe(true);
     expect(failing.stdout).toMatch(/^3 files: 2 passed, 1 failed; 2 errors, 1 warning in all$/m);
     expect(failing.stdout).toContain(`  failed       ${broken}`);
 

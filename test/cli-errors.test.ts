@@ -193,7 +193,8 @@ describe('colour', () => {
 
   it('none with --no-color, even on a terminal', async () => {
     await withEnv({ NO_COLOR: undefined }, async () => {
-      for (const args of human()) expect((await onTerminal(true, () => runCli([...args, '--no-color']))).stdout, args[0]).not.toContain(ESC);
+      for (const args of human())
+        expect((await onTerminal(true, () => runCli([...args, '--no-color']))).stdout, args[0]).not.toContain(ESC);
     });
   });
 

@@ -76,7 +76,8 @@ describe('flags named in messages and hints', () => {
       for (const str of stringsOf(readFileSync(file, 'utf8'))) {
         for (const m of str.text.matchAll(/(?<![\w-])--[a-z][a-z0-9-]*/g)) {
           seen++;
-          if (!known.has(m[0]) && !(m[0] in OTHER_PROGRAMS) && !NAMED_WHEN_PRESENT.has(m[0])) unknown.push(`${file.slice(REPO.length + 1)}:${str.line}: ${m[0]}`);
+          if (!known.has(m[0]) && !(m[0] in OTHER_PROGRAMS) && !NAMED_WHEN_PRESENT.has(m[0]))
+            unknown.push(`${file.slice(REPO.length + 1)}:${str.line}: ${m[0]}`);
         }
       }
     }

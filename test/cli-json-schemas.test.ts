@@ -22,7 +22,9 @@ type Doc = Record<string, any>;
 type Schema = Record<string, unknown>;
 
 const schema = (name: string) => JSON.parse(readFileSync(join(REPO, 'schemas', `${name}.schema.json`), 'utf8')) as Schema;
-const SCHEMAS = Object.fromEntries(['inspect', 'check', 'rewrite', 'verify', 'diff', 'demo', 'export', 'fixtures', 'env', 'error'].map((n) => [n, schema(n)]));
+const SCHEMAS = Object.fromEntries(
+  ['inspect', 'check', 'rewrite', 'verify', 'diff', 'demo', 'export', 'fixtures', 'env', 'error'].map((n) => [n, schema(n)]),
+);
 
 const dir = mkdtempSync(join(tmpdir(), 'trtx-json-schemas-'));
 const staged = join(dir, 'kv-decode-staged.pte');
@@ -87,7 +89,18 @@ beforeAll(async () => {
   const program = join(ws.dir, 'exported-by-double.pte');
   await writeFixture(program, kvDecoder());
   await withEnv({ TRTX_DOUBLE_CALLS: ws.calls, TRTX_DOUBLE_PROGRAM: program }, async () => {
-    docs.export = await json(['export', ws.file('model.pt2'), '-o', join(ws.dir, 'model.pte'), '--budget', '8GiB', '--zero-copy-kv', '--python', DOUBLE_PYTHON, '--json']);
+    docs.export = await json([
+      'export',
+      ws.file('model.pt2'),
+      '-o',
+      join(ws.dir, 'model.pte'),
+      '--budget',
+      '8GiB',
+      '--zero-copy-kv',
+      '--python',
+      DOUBLE_PYTHON,
+      '--json',
+    ]);
   });
 }, BUILD_TIMEOUT_MS);
 
@@ -145,8 +158,16 @@ describe('the schemas refuse damaged documents', () => {
     });
   });
   it('inspect and check', () => {
-    expectRefused(SCHEMAS.inspect, docs.inspect, { schema: (d) => (d.schema = 'trtx.inspect/2'), size: (d) => (d.file_size = -1), extra: (d) => (d.extra = 1) });
-    expectRefused(SCHEMAS.check, docs.check, { ok: (d) => (d.ok = 'yes'), summary: (d) => delete d.summary.line, extra: (d) => (d.extra = 1) });
+    expectRefused(SCHEMAS.inspect, docs.inspect, {
+      schema: (d) => (d.schema = 'trtx.inspect/2'),
+      size: (d) => (d.file_size = -1),
+      extra: (d) => (d.extra = 1),
+    });
+    expectRefused(SCHEMAS.check, docs.check, {
+      ok: (d) => (d.ok = 'yes'),
+      summary: (d) => delete d.summary.line,
+      extra: (d) => (d.extra = 1),
+    });
   });
 
   it('rewrite', () => {

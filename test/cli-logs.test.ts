@@ -24,7 +24,9 @@ describe('log lines', () => {
   it('piped: readable lines, each after its time', { timeout: 60_000 }, async () => {
     const lines = (await rewriteStderr()).trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z trtx warn: TRT_BUDGET_MULTI_ENGINE: program: weight_streaming_budget applies per engine: 3 engines x 8 GiB = 24 GiB may be resident$/);
+    expect(lines[0]).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z trtx warn: TRT_BUDGET_MULTI_ENGINE: program: weight_streaming_budget applies per engine: 3 engines x 8 GiB = 24 GiB may be resident$/,
+    );
     const time = Date.parse(lines[0].split(' ')[0]);
     expect(Math.abs(Date.now() - time)).toBeLessThan(60_000);
   });

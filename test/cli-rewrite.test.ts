@@ -33,7 +33,11 @@ const out = () => join(dir, `${n++}.out.pte`);
 
 async function budgets(path: string) {
   return withPte(path, (pte) =>
-    pte.program.executionPlan.flatMap((p) => p.delegates.map((d) => (d.id === 'TensorRTBackend' ? (decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget ?? null) : d.id))),
+    pte.program.executionPlan.flatMap((p) =>
+      p.delegates.map((d) =>
+        d.id === 'TensorRTBackend' ? (decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget ?? null) : d.id,
+      ),
+    ),
   );
 }
 
@@ -60,8 +64,14 @@ describe('trtx rewrite --budget', () => {
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ schema: 'trtx.rewrite/1', mode: 'atomic', fallback: null });
     expect(doc.changes).toHaveLength(3);
-    expect(doc.passes[0].details.resident).toMatchObject({ engines: 3, total_bytes: String(24n << 30n), line: '3 engines x 8 GiB = 24 GiB may be resident' });
-    expect(doc.warnings).toEqual(['TRT_BUDGET_MULTI_ENGINE: program: weight_streaming_budget applies per engine: 3 engines x 8 GiB = 24 GiB may be resident']);
+    expect(doc.passes[0].details.resident).toMatchObject({
+      engines: 3,
+      total_bytes: String(24n << 30n),
+      line: '3 engines x 8 GiB = 24 GiB may be resident',
+    });
+    expect(doc.warnings).toEqual([
+      'TRT_BUDGET_MULTI_ENGINE: program: weight_streaming_budget applies per engine: 3 engines x 8 GiB = 24 GiB may be resident',
+    ]);
   });
 
   it('--clear-budget removes it', async () => {
@@ -85,7 +95,9 @@ describe('trtx rewrite --budget', () => {
     const o = out();
     const r = await runCli(['rewrite', input, '-o', o, '--budget', '1GiB', '--delegate', '1']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('error: BUDGET_NO_TENSORRT_DELEGATE: --delegate 1: the selection (--delegate 1) has no TensorRT delegate to carry a weight-streaming budget; it holds forward > delegate 1 (CudaBackend)');
+    expect(r.stderr).toContain(
+      'error: BUDGET_NO_TENSORRT_DELEGATE: --delegate 1: the selection (--delegate 1) has no TensorRT delegate to carry a weight-streaming budget; it holds forward > delegate 1 (CudaBackend)',
+    );
     expect(existsSync(o)).toBe(false);
   });
 
@@ -133,7 +145,9 @@ describe('trtx rewrite --in-place', () => {
     const size = statSync(input).size;
     const r = await runCli(['rewrite', input, '--in-place', '--budget', '30GiB']);
     expect(r.code).toBe(0);
-    expect(r.stdout.trimEnd().split('\n').at(-1)).toMatch(new RegExp(`^rewrote ${input} in place: program head 4 KiB rewritten, segments untouched \\(.+ file\\)$`));
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toMatch(
+      new RegExp(`^rewrote ${input} in place: program head 4 KiB rewritten, segments untouched \\(.+ file\\)$`),
+    );
     expect(statSync(input).size).toBe(size);
     expect(await budgets(input)).toEqual([30n << 30n, 'CudaBackend', 30n << 30n]);
     const json = JSON.parse((await runCli(['rewrite', input, '--in-place', '--budget', '8GiB', '--json'])).stdout);
@@ -144,7 +158,9 @@ describe('trtx rewrite --in-place', () => {
     const input = await fixture(trtBesideCuda(), 16);
     const r = await runCli(['rewrite', input, '--in-place', '--budget', '8GiB']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/cannot rewrite in place \(the new program \(\d+ bytes\) does not fit before the segments at byte \d+\); fell back to a full atomic rewrite\n/);
+    expect(r.stdout).toMatch(
+      /cannot rewrite in place \(the new program \(\d+ bytes\) does not fit before the segments at byte \d+\); fell back to a full atomic rewrite\n/,
+    );
     expect(await budgets(input)).toEqual([8n << 30n, 'CudaBackend', 8n << 30n]);
   });
 

@@ -14,7 +14,8 @@ import { runCli } from './helpers/cli.js';
 import { CORPUS_DIR } from './helpers/corpus.js';
 import { validate } from './helpers/json-schema-subset.js';
 
-const schema = (name: string) => JSON.parse(readFileSync(new URL(`../schemas/${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;
+const schema = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../schemas/${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;
 const CHECK = schema('check.schema.json');
 const INSPECT = schema('inspect.schema.json');
 
@@ -116,9 +117,21 @@ describe('inspect.schema.json', () => {
 
   it('covers decoded specs, spec errors and blob errors (the optional parts)', async () => {
     const text = JSON.stringify(
-      await Promise.all(['multi-engine.pte', 'kv-decode-zero-copy.pte', 'broken-budget-spec.pte', 'broken-blob-magic.pte'].map(async (n) => (await json(['inspect', join(dir, n), '--json'])).doc)),
+      await Promise.all(
+        ['multi-engine.pte', 'kv-decode-zero-copy.pte', 'broken-budget-spec.pte', 'broken-blob-magic.pte'].map(
+          async (n) => (await json(['inspect', join(dir, n), '--json'])).doc,
+        ),
+      ),
     );
-    for (const part of ['"budget_bytes"', '"target_device"', '"zero_copy_kv"', '"error":"weight_streaming_budget', '"tensorrt":{"error"', '"aliased":[{']) expect(text).toContain(part);
+    for (const part of [
+      '"budget_bytes"',
+      '"target_device"',
+      '"zero_copy_kv"',
+      '"error":"weight_streaming_budget',
+      '"tensorrt":{"error"',
+      '"aliased":[{',
+    ])
+      expect(text).toContain(part);
   });
 
   it('refuses damaged reports', async () => {
@@ -130,8 +143,18 @@ describe('inspect.schema.json', () => {
       { ...r, file_size: -1 },
       { ...r, methods: [{ ...m, staging: undefined }] },
       { ...r, methods: [{ ...m, arenas: [{ index: 1, size: 64, device: 'gpu' }] }] },
-      { ...r, methods: [{ ...m, delegates: [{ ...m.delegates[0], tensorrt: { magic: 'TR03', engine_size: 1, inputs: [], outputs: [], aliased: [] } }] }] },
-      { ...r, methods: [{ ...m, delegates: [{ ...m.delegates[0], compile_specs: [{ key: 'k', size: 1, raw: '"1"', decoded: { budget_bytes: 12 } }] }] }] },
+      {
+        ...r,
+        methods: [
+          { ...m, delegates: [{ ...m.delegates[0], tensorrt: { magic: 'TR03', engine_size: 1, inputs: [], outputs: [], aliased: [] } }] },
+        ],
+      },
+      {
+        ...r,
+        methods: [
+          { ...m, delegates: [{ ...m.delegates[0], compile_specs: [{ key: 'k', size: 1, raw: '"1"', decoded: { budget_bytes: 12 } }] }] },
+        ],
+      },
     ].map((d) => JSON.parse(JSON.stringify(d)));
     for (const d of damaged) expect(validate(INSPECT, d).length, JSON.stringify(d).slice(0, 80)).toBeGreaterThan(0);
   });

@@ -23,7 +23,11 @@ const rel = (p: string) => relative(REPO, p);
 
 /** The TypeScript the product runs: src/ (less the generated readers and the lists themselves), fixtures/ (`trtx fixtures`, the demo), bin/. */
 const TS_SOURCES = [
-  ...filesUnder(join(REPO, 'src'), (p) => p.endsWith('.ts'), (p) => /src\/(generated|codes)$/.test(p)),
+  ...filesUnder(
+    join(REPO, 'src'),
+    (p) => p.endsWith('.ts'),
+    (p) => /src\/(generated|codes)$/.test(p),
+  ),
   ...filesUnder(join(REPO, 'fixtures'), (p) => p.endsWith('.ts')),
   join(REPO, 'bin', 'trtx'),
 ];
@@ -41,7 +45,11 @@ function literalsIn(text: string): string[] {
   return [...multi, ...single];
 }
 
-const PY_SOURCES = filesUnder(join(REPO, 'python-bridge'), (p) => p.endsWith('.py'), (p) => /\/(tests|tests_real|__pycache__)$/.test(p));
+const PY_SOURCES = filesUnder(
+  join(REPO, 'python-bridge'),
+  (p) => p.endsWith('.py'),
+  (p) => /\/(tests|tests_real|__pycache__)$/.test(p),
+);
 
 /** Bridge error types: the first argument of BridgeError(...), the pipeline's _fail(...), channel.error(...). */
 function pythonErrorTypes(text: string): string[] {
@@ -86,7 +94,9 @@ describe('the code lists', () => {
     const named = new Map<string, string>();
     for (const f of TS_SOURCES) for (const l of literalsIn(read(f))) if (!named.has(l)) named.set(l, rel(f));
     expect(named.size).toBeGreaterThan(150);
-    const unlisted = [...named].filter(([l]) => !isCode(l) && !Object.hasOwn(BRIDGE_ERROR_TYPES, l) && !Object.hasOwn(NOT_CODES, l) && !isEnvName(l));
+    const unlisted = [...named].filter(
+      ([l]) => !isCode(l) && !Object.hasOwn(BRIDGE_ERROR_TYPES, l) && !Object.hasOwn(NOT_CODES, l) && !isEnvName(l),
+    );
     expect(unlisted.map(([l, f]) => `${l} (${f})`)).toEqual([]);
     // BRIDGE_<TYPE> codes are made from the Python side's types (checked below).
     const bridgeTypeCodes = new Set(Object.keys(BRIDGE_ERROR_TYPES).map((t) => `BRIDGE_${t}`));
@@ -125,7 +135,11 @@ describe('the code lists', () => {
 
   it('name every code the README and the docs mention', () => {
     // A token that starts like a code (PTE_, ZC_, WRITE_, ...) must be one.
-    const prefixes = new Set(Object.keys(CODES).filter((c) => c.includes('_')).map((c) => c.slice(0, c.indexOf('_') + 1)));
+    const prefixes = new Set(
+      Object.keys(CODES)
+        .filter((c) => c.includes('_'))
+        .map((c) => c.slice(0, c.indexOf('_') + 1)),
+    );
     const known = new Set([...Object.keys(CODES), ...Object.keys(BRIDGE_WARNING_CODES), ...Object.keys(RUNNER_REPORT_CODES)]);
     const docs = [
       join(REPO, 'README.md'),

@@ -20,7 +20,10 @@ import { TrtxError } from '../src/util/errors.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-const spec = (key: string | null, value: string | Uint8Array): CompileSpecEntry => ({ key, value: typeof value === 'string' ? enc.encode(value) : value });
+const spec = (key: string | null, value: string | Uint8Array): CompileSpecEntry => ({
+  key,
+  value: typeof value === 'string' ? enc.encode(value) : value,
+});
 
 function thrown(f: () => unknown): TrtxError {
   try {
@@ -189,7 +192,12 @@ describe('decodeCompileSpecs', () => {
       spec(null, 'x'),
     ]);
     expect(r.diagnostics).toEqual([]);
-    expect(r.specs).toEqual({ targetDevice: 1, target: { type: 'cuda', index: 1, canonical: true }, weightStreamingBudget: 1073741824n, zeroCopyKv: ['k_out'] });
+    expect(r.specs).toEqual({
+      targetDevice: 1,
+      target: { type: 'cuda', index: 1, canonical: true },
+      weightStreamingBudget: 1073741824n,
+      zeroCopyKv: ['k_out'],
+    });
   });
 
   it('an absent budget is automatic: no value and no diagnostic', () => {
@@ -220,14 +228,23 @@ describe('decodeCompileSpecs', () => {
       spec(SPEC_TARGET_DEVICE, 'cuda:0'),
       spec(SPEC_WEIGHT_STREAMING_BUDGET, '2'),
     ]);
-    expect(r.diagnostics.map((d) => [d.severity, d.code, d.location])).toEqual([['error', 'SPEC_BUDGET_DUPLICATE', 'compile_specs[2] (weight_streaming_budget)']]);
+    expect(r.diagnostics.map((d) => [d.severity, d.code, d.location])).toEqual([
+      ['error', 'SPEC_BUDGET_DUPLICATE', 'compile_specs[2] (weight_streaming_budget)'],
+    ]);
     expect(r.diagnostics[0].message).toContain('compile_specs[0]');
     expect(r.specs.weightStreamingBudget).toBeUndefined();
     expect(r.specs.targetDevice).toBe(0);
   });
 
   it('any other repeated key is a warning and the first entry wins, as in ExecuTorch; null keys are ignored', () => {
-    const r = decodeCompileSpecs([spec('x', 'a'), spec(null, ''), spec(SPEC_TARGET_DEVICE, 'cuda:1'), spec(null, ''), spec('x', 'b'), spec(SPEC_TARGET_DEVICE, 'cuda:0')]);
+    const r = decodeCompileSpecs([
+      spec('x', 'a'),
+      spec(null, ''),
+      spec(SPEC_TARGET_DEVICE, 'cuda:1'),
+      spec(null, ''),
+      spec('x', 'b'),
+      spec(SPEC_TARGET_DEVICE, 'cuda:0'),
+    ]);
     expect(r.diagnostics.map((d) => [d.severity, d.code, d.location])).toEqual([
       ['warning', 'SPEC_DUPLICATE_KEY', 'compile_specs[4] (x)'],
       ['warning', 'SPEC_DUPLICATE_KEY', 'compile_specs[5] (target_device)'],
@@ -259,7 +276,11 @@ describe('decodeCompileSpecs', () => {
   });
 
   it('reports each bad spec', () => {
-    const r = decodeCompileSpecs([spec(SPEC_TARGET_DEVICE, 'gpu0'), spec(SPEC_WEIGHT_STREAMING_BUDGET, '-1'), spec(SPEC_ZERO_COPY_KV, '[]')]);
+    const r = decodeCompileSpecs([
+      spec(SPEC_TARGET_DEVICE, 'gpu0'),
+      spec(SPEC_WEIGHT_STREAMING_BUDGET, '-1'),
+      spec(SPEC_ZERO_COPY_KV, '[]'),
+    ]);
     expect(r.diagnostics.every((d) => d.severity === 'error')).toBe(true);
     expect(r.diagnostics.map((d) => [d.code, d.location])).toEqual([
       ['SPEC_TARGET_DEVICE_INVALID', 'compile_specs[0] (target_device)'],
@@ -296,7 +317,10 @@ describe('setSpec / removeSpec', () => {
   });
 
   it('appends when absent, and keeps extra fields of replaced entries', () => {
-    const withExtra = [{ ...spec('a', '1'), $absent: ['x'] }, { ...spec(SPEC_TARGET_DEVICE, 'cuda:0'), $absent: ['y'] }];
+    const withExtra = [
+      { ...spec('a', '1'), $absent: ['x'] },
+      { ...spec(SPEC_TARGET_DEVICE, 'cuda:0'), $absent: ['y'] },
+    ];
     const added = setSpec(withExtra, SPEC_WEIGHT_STREAMING_BUDGET, encodeBudget(1n));
     expect(added.map((s) => s.key)).toEqual(['a', SPEC_TARGET_DEVICE, SPEC_WEIGHT_STREAMING_BUDGET]);
     const replaced = setSpec(withExtra, SPEC_TARGET_DEVICE, encodeTargetDevice(1));

@@ -96,7 +96,8 @@ describe('programs that mean the same', () => {
     const a = await catalogue('kv-decode-zero-copy.pte');
     const b = await rewrite(a, path('renumbered.pte'), (p) => p.executionPlan.forEach(prependUnusedValue));
     // The rewrite really renumbered: the first delegate argument's index moved.
-    const first = async (f: string) => withPte(f, (x) => x.program.executionPlan[0].chains[0].instructions.find((i) => i.type === 'DelegateCall'));
+    const first = async (f: string) =>
+      withPte(f, (x) => x.program.executionPlan[0].chains[0].instructions.find((i) => i.type === 'DelegateCall'));
     expect(await first(a)).not.toEqual(await first(b));
     expectEmpty(await diffFiles(a, b));
   });
@@ -177,9 +178,13 @@ describe('kv-decode-staged.pte -> kv-decode-zero-copy.pte', () => {
         const { aliasedOutputs } = await decodeBlobAliases(path('kv-decode-staged.pte'), name);
         expect(m.instructions.every((c) => c.change === 'removed' && c.kind === 'KernelCall')).toBe(true);
         const texts = (op: string) => m.instructions.filter((c) => c.op === op).map((c) => c.text);
-        expect(texts('et_copy::_h2d_copy.out')).toEqual(caches.map((f) => expect.stringMatching(new RegExp(`^et_copy::_h2d_copy\\.out\\(${f.replace(/\./g, '\\.')}, `))));
+        expect(texts('et_copy::_h2d_copy.out')).toEqual(
+          caches.map((f) => expect.stringMatching(new RegExp(`^et_copy::_h2d_copy\\.out\\(${f.replace(/\./g, '\\.')}, `))),
+        );
         expect(texts('et_copy::_d2h_copy.out')).toEqual(aliasedOutputs.map((o) => expect.stringContaining(`(delegate0.${o}, `)));
-        expect(texts('aten::copy_')).toEqual(caches.map((f) => expect.stringMatching(new RegExp(`^aten::copy_\\(${f.replace(/\./g, '\\.')}, `))));
+        expect(texts('aten::copy_')).toEqual(
+          caches.map((f) => expect.stringMatching(new RegExp(`^aten::copy_\\(${f.replace(/\./g, '\\.')}, `))),
+        );
         expect(m.instructions).toHaveLength(3 * caches.length);
       });
 
@@ -201,7 +206,12 @@ describe('kv-decode-staged.pte -> kv-decode-zero-copy.pte', () => {
         const { aliasedOutputs } = await decodeBlobAliases(path('kv-decode-staged.pte'), name);
         const specs = method(r, name).delegates[0].compile_specs;
         expect(specs).toHaveLength(1);
-        expect(specs[0]).toMatchObject({ key: 'zero_copy_kv', change: 'added', before: null, after: { decoded: { zero_copy_kv: aliasedOutputs }, error: null } });
+        expect(specs[0]).toMatchObject({
+          key: 'zero_copy_kv',
+          change: 'added',
+          before: null,
+          after: { decoded: { zero_copy_kv: aliasedOutputs }, error: null },
+        });
       });
 
       it('moves every cache from the host arena to the CUDA arena', () => {
@@ -210,7 +220,13 @@ describe('kv-decode-staged.pte -> kv-decode-zero-copy.pte', () => {
         expect(m.tensors.map((t) => t.name)).toEqual(caches);
         for (const t of m.tensors) {
           expect(t).toMatchObject({ change: 'changed', moved: true, retyped: false });
-          expect(t.before).toMatchObject({ arena: 1, device: 'cpu', tagged_device: 'cpu', dtype: 'float', shape: [1, KV_SMALL.heads, KV_SMALL.maxSeq, KV_SMALL.headDim] });
+          expect(t.before).toMatchObject({
+            arena: 1,
+            device: 'cpu',
+            tagged_device: 'cpu',
+            dtype: 'float',
+            shape: [1, KV_SMALL.heads, KV_SMALL.maxSeq, KV_SMALL.headDim],
+          });
           expect(t.after).toMatchObject({ arena: 2, device: 'cuda:0', tagged_device: 'cuda:0' });
         }
         // Offsets are the planned ones of each program.
@@ -218,7 +234,9 @@ describe('kv-decode-staged.pte -> kv-decode-zero-copy.pte', () => {
           const v = plan(p).values.find((x) => x.type === 'Tensor' && x.tensor.extraTensorInfo?.fullyQualifiedName === fqn);
           return v?.type === 'Tensor' ? v.tensor.allocationInfo?.memoryOffsetLow : undefined;
         };
-        expect(m.tensors.map((t) => [t.before!.offset, t.after!.offset])).toEqual(caches.map((f) => [offsetOf(staged, f), offsetOf(zeroCopy, f)]));
+        expect(m.tensors.map((t) => [t.before!.offset, t.after!.offset])).toEqual(
+          caches.map((f) => [offsetOf(staged, f), offsetOf(zeroCopy, f)]),
+        );
       });
 
       it('reports the arena sizes of both programs where they differ', () => {
@@ -228,7 +246,11 @@ describe('kv-decode-staged.pte -> kv-decode-zero-copy.pte', () => {
         const changed = sa.map((_, i) => i).filter((i) => sa[i] !== sb[i]);
         expect(changed.length).toBeGreaterThan(0);
         expect(m.arenas).toEqual(
-          changed.map((i) => ({ index: i, before: { size: sa[i], device: i === 1 ? 'cpu' : 'cuda:0' }, after: { size: sb[i], device: i === 1 ? 'cpu' : 'cuda:0' } })),
+          changed.map((i) => ({
+            index: i,
+            before: { size: sa[i], device: i === 1 ? 'cpu' : 'cuda:0' },
+            after: { size: sb[i], device: i === 1 ? 'cpu' : 'cuda:0' },
+          })),
         );
       });
 
@@ -309,12 +331,22 @@ describe('rewrites that change one thing', () => {
     const a = await catalogue('kv-decode-staged.pte');
     const b = path('short-call.pte');
     const built = buildProgram(catalogueEntry('kv-decode-staged.pte').build());
-    const call = built.program.executionPlan.find((x) => x.name === 'decode')!.chains[0].instructions.find((i) => i.type === 'DelegateCall')!;
+    const call = built.program.executionPlan
+      .find((x) => x.name === 'decode')!
+      .chains[0].instructions.find((i) => i.type === 'DelegateCall')!;
     if (call.type !== 'DelegateCall') throw new Error('unreachable');
     call.args = call.args.slice(0, -1);
     await writePte(b, built.program, built.segments, { alignment: 4096 });
     const d = method(await diffFiles(a, b), 'decode').delegates[0];
-    expect(d.args).toEqual([{ call: 0, change: 'removed', name: `arg${call.args.length}`, before: expect.stringMatching(/^float\[1,16\]@a2\(cuda:0\)$/), after: null }]);
+    expect(d.args).toEqual([
+      {
+        call: 0,
+        change: 'removed',
+        name: `arg${call.args.length}`,
+        before: expect.stringMatching(/^float\[1,16\]@a2\(cuda:0\)$/),
+        after: null,
+      },
+    ]);
   });
 
   it('a changed input shape is a signature change (and changes the staging it feeds)', async () => {

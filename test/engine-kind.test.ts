@@ -37,7 +37,7 @@ describe('engineKindOf', () => {
 });
 
 describe('engineCensus and the line the commands print', () => {
-  it('counts the fixtures\' reference engines, a TensorRT plan and an unknown engine', async () => {
+  it("counts the fixtures' reference engines, a TensorRT plan and an unknown engine", async () => {
     const single = join(dir, 'single.pte');
     await writeFixture(single, trtSingle());
     const three = join(dir, 'three.pte');
@@ -51,9 +51,15 @@ describe('engineCensus and the line the commands print', () => {
   });
 
   it('says how many of the delegates hold reference engines, and nothing when none does', () => {
-    expect(referenceEngineLine({ tensorrt: 0, reference: 1, unknown: 0 })).toMatch(/^1 TensorRT delegate holds a trtx reference engine, not a TensorRT plan/);
-    expect(referenceEngineLine({ tensorrt: 0, reference: 3, unknown: 0 })).toMatch(/^3 TensorRT delegates hold trtx reference engines, not TensorRT plans/);
-    expect(referenceEngineLine({ tensorrt: 1, reference: 2, unknown: 0 })).toMatch(/^2 of 3 TensorRT delegates hold trtx reference engines/);
+    expect(referenceEngineLine({ tensorrt: 0, reference: 1, unknown: 0 })).toMatch(
+      /^1 TensorRT delegate holds a trtx reference engine, not a TensorRT plan/,
+    );
+    expect(referenceEngineLine({ tensorrt: 0, reference: 3, unknown: 0 })).toMatch(
+      /^3 TensorRT delegates hold trtx reference engines, not TensorRT plans/,
+    );
+    expect(referenceEngineLine({ tensorrt: 1, reference: 2, unknown: 0 })).toMatch(
+      /^2 of 3 TensorRT delegates hold trtx reference engines/,
+    );
     expect(referenceEngineLine({ tensorrt: 2, reference: 0, unknown: 0 })).toBeNull();
   });
 

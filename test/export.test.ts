@@ -25,7 +25,14 @@ async function setup() {
 describe('trtx export', () => {
   it('exports, bakes the budget, un-stages the caches, checks, and writes OUT', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();
-    const summary = await exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, budget: 8n << 30n, zeroCopyKv: true, bridgeEnv: env });
+    const summary = await exportModel({
+      python: DOUBLE_PYTHON,
+      model: ws.file('model.pt2'),
+      output: out,
+      budget: 8n << 30n,
+      zeroCopyKv: true,
+      bridgeEnv: env,
+    });
     expect(summary.output).toBe(out);
     expect(summary.bridge.zero_copy_kv_path).toBe('torch_tensorrt');
     await withPte(out, async (pte) => {
@@ -42,36 +49,64 @@ describe('trtx export', () => {
     expect(readdirSync(ws.dir).filter((f) => f.includes('.bridge-'))).toEqual([]);
   });
 
-  it('exports staged and un-stages in TypeScript when Torch-TensorRT has no zero-copy export, and says which path ran', { timeout: 60_000 }, async () => {
-    const { ws, env, out } = await setup();
-    try {
-      const summary = await exportModel({ model: ws.file('model.pt2'), output: out, zeroCopyKv: true, bridgeEnv: { ...env, TRTX_DOUBLE_FEATURES: 'no_zero_copy' } });
-      expect(summary.bridge).toMatchObject({ zero_copy_kv: true, zero_copy_kv_path: 'trtx' });
-      expect(summary.warnings.some((w) => w.startsWith('ZERO_COPY_STAGED: '))).toBe(true);
-      const zc = summary.passes.find((p) => p.pass === 'zero-copy-kv')!;
-      expect(zc.changed).toBe(true);
-      await withPte(out, async (pte) => {
-        const { summary: s } = await runChecks(pte, { requireZeroCopyKv: true });
-        expect(s.errors).toBe(0);
-      });
-      // The command line names the path too.
-      const prev = { ...process.env };
-      Object.assign(process.env, { TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS, TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM, TRTX_DOUBLE_FEATURES: 'no_zero_copy' });
+  it(
+    'exports staged and un-stages in TypeScript when Torch-TensorRT has no zero-copy export, and says which path ran',
+    { timeout: 60_000 },
+    async () => {
+      const { ws, env, out } = await setup();
       try {
-        const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--zero-copy-kv', '--python', join(REPO, 'test', 'doubles', 'python-with-doubles')]);
-        expect(r.code, r.stderr).toBe(0);
-        expect(r.stdout).toContain('zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
+        const summary = await exportModel({
+          model: ws.file('model.pt2'),
+          output: out,
+          zeroCopyKv: true,
+          bridgeEnv: { ...env, TRTX_DOUBLE_FEATURES: 'no_zero_copy' },
+        });
+        expect(summary.bridge).toMatchObject({ zero_copy_kv: true, zero_copy_kv_path: 'trtx' });
+        expect(summary.warnings.some((w) => w.startsWith('ZERO_COPY_STAGED: '))).toBe(true);
+        const zc = summary.passes.find((p) => p.pass === 'zero-copy-kv')!;
+        expect(zc.changed).toBe(true);
+        await withPte(out, async (pte) => {
+          const { summary: s } = await runChecks(pte, { requireZeroCopyKv: true });
+          expect(s.errors).toBe(0);
+        });
+        // The command line names the path too.
+        const prev = { ...process.env };
+        Object.assign(process.env, {
+          TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS,
+          TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM,
+          TRTX_DOUBLE_FEATURES: 'no_zero_copy',
+        });
+        try {
+          const r = await runCli([
+            'export',
+            ws.file('model.pt2'),
+            '-o',
+            out,
+            '--zero-copy-kv',
+            '--python',
+            join(REPO, 'test', 'doubles', 'python-with-doubles'),
+          ]);
+          expect(r.code, r.stderr).toBe(0);
+          expect(r.stdout).toContain('zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
+        } finally {
+          process.env = prev;
+        }
       } finally {
-        process.env = prev;
+        rmSync(ws.dir, { recursive: true, force: true });
       }
-    } finally {
-      rmSync(ws.dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it('leaves no output and no temporary file when the bridge dies', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();
-    await expect(exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, bridgeEnv: { ...env, TRTX_DOUBLE_FAULT: 'compile:kill' } })).rejects.toMatchObject({
+    await expect(
+      exportModel({
+        python: DOUBLE_PYTHON,
+        model: ws.file('model.pt2'),
+        output: out,
+        bridgeEnv: { ...env, TRTX_DOUBLE_FAULT: 'compile:kill' },
+      }),
+    ).rejects.toMatchObject({
       code: 'BRIDGE_DIED',
     });
     expect(existsSync(out)).toBe(false);
@@ -84,7 +119,15 @@ describe('trtx export', () => {
     const plain = join(ws.dir, 'plain.pte');
     const { trtSingle } = await import('../src/examples/catalogue.js');
     await writeFixture(plain, trtSingle());
-    await expect(exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, zeroCopyKv: true, bridgeEnv: { ...env, TRTX_DOUBLE_PROGRAM: plain } })).rejects.toMatchObject({
+    await expect(
+      exportModel({
+        python: DOUBLE_PYTHON,
+        model: ws.file('model.pt2'),
+        output: out,
+        zeroCopyKv: true,
+        bridgeEnv: { ...env, TRTX_DOUBLE_PROGRAM: plain },
+      }),
+    ).rejects.toMatchObject({
       code: 'ZC_REWRITE_NO_ALIASED_CACHE',
     });
     expect(existsSync(out)).toBe(false);
@@ -127,9 +170,13 @@ describe('trtx export', () => {
     const ws = workspace();
     const folder = join(ws.dir, 'out.pte');
     mkdirSync(folder);
-    await expect(exportModel({ python: '/nonexistent/python', model: ws.file('model.pt2'), output: folder })).rejects.toMatchObject({ code: 'OUTPUT_NOT_REGULAR' });
+    await expect(exportModel({ python: '/nonexistent/python', model: ws.file('model.pt2'), output: folder })).rejects.toMatchObject({
+      code: 'OUTPUT_NOT_REGULAR',
+    });
     // A sound OUT: then the interpreter is the first thing missing.
-    await expect(exportModel({ python: '/nonexistent/python', model: ws.file('model.pt2'), output: join(ws.dir, 'never.pte') })).rejects.toMatchObject({ code: 'PYENV_PYTHON_NOT_FOUND' });
+    await expect(
+      exportModel({ python: '/nonexistent/python', model: ws.file('model.pt2'), output: join(ws.dir, 'never.pte') }),
+    ).rejects.toMatchObject({ code: 'PYENV_PYTHON_NOT_FOUND' });
     expect(readdirSync(ws.dir).filter((f) => f.includes('trtx-lock'))).toEqual([]);
   });
 

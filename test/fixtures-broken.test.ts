@@ -60,12 +60,18 @@ describe('broken KV shapes against their twins', () => {
     const { removed, added } = lineDiff(t.instructions, b.instructions);
     expect(removed).toEqual([t.instructions.find((l) => l.startsWith('delegate kv('))]);
     expect(added.sort()).toEqual(
-      [`${H2D}(${f}, ${f}@cuda, ${f}@cuda)`, b.instructions.find((l) => l.startsWith('delegate kv(')), `${D2H}(${out}, ${out}@cpu, ${out}@cpu)`, `${COPY}(${f}, ${out}@cpu, false, ${f})`].sort(),
+      [
+        `${H2D}(${f}, ${f}@cuda, ${f}@cuda)`,
+        b.instructions.find((l) => l.startsWith('delegate kv(')),
+        `${D2H}(${out}, ${out}@cpu, ${out}@cpu)`,
+        `${COPY}(${f}, ${out}@cpu, false, ${f})`,
+      ].sort(),
     );
     expect(callOf(b, 'kv').length).toBe(callOf(t, 'kv').length + 1);
     expect(callOf(b, 'kv')).toContain(out);
     expect(b.tensors.get(f)).toMatchObject({ arena: 1, device: 'cpu' });
-    const spec = decodeCompileSpecs([{ key: 'zero_copy_kv', value: new TextEncoder().encode(b.delegates.get('kv')!.specs.at(-1)![1]) }]).specs.zeroCopyKv!;
+    const spec = decodeCompileSpecs([{ key: 'zero_copy_kv', value: new TextEncoder().encode(b.delegates.get('kv')!.specs.at(-1)![1]) }])
+      .specs.zeroCopyKv!;
     expect(spec).toHaveLength(3);
     expect(spec).not.toContain(out.slice(3));
     expect(b.delegates.get('kv')!.blob).toEqual(t.delegates.get('kv')!.blob);
@@ -157,7 +163,7 @@ describe('broken KV shapes against their twins', () => {
     expect(b.delegates.get('head')).toEqual(t.delegates.get('head'));
   });
 
-  it('swapped-caches: the two engines take each other\'s caches; counts, blobs and specs unchanged', () => {
+  it("swapped-caches: the two engines take each other's caches; counts, blobs and specs unchanged", () => {
     const { b, t } = pair('broken-swapped-caches.pte');
     const [c0, c1] = [cacheFqns(2).slice(0, 2), cacheFqns(2).slice(2)];
     expect(callOf(t, 'kv0').slice(0, 2)).toEqual(c0);
@@ -175,7 +181,7 @@ describe('broken KV shapes against their twins', () => {
     expect(callOf(b, 'kv0')[0]).toBe('layers.1.attn.k_cache');
   });
 
-  it('lost-update: conv_state\'s write-back removed, nothing else', () => {
+  it("lost-update: conv_state's write-back removed, nothing else", () => {
     const { b, t } = pair('broken-lost-update.pte');
     const { removed, added } = lineDiff(t.instructions, b.instructions);
     expect(removed).toEqual([`${COPY}(conv_state, kv:output5@cpu, false, conv_state)`]);
@@ -202,7 +208,7 @@ describe('broken KV shapes against their twins', () => {
 });
 
 describe('broken compile specs against multi-engine', () => {
-  it('budget-spec: one engine\'s budget value is not decimal bytes', () => {
+  it("budget-spec: one engine's budget value is not decimal bytes", () => {
     const { b, t } = pair('broken-budget-spec.pte', 'forward');
     expect(b.instructions).toEqual(t.instructions);
     delegatesEqual(b, t, ['trt1']);
@@ -220,7 +226,11 @@ describe('broken compile specs against multi-engine', () => {
 
   it('multi-engine itself carries the budget once on every engine', () => {
     const v = viewMethod(build('multi-engine.pte'), 'forward');
-    for (const d of ['trt0', 'trt1', 'trt2']) expect(v.delegates.get(d)!.specs).toEqual([['weight_streaming_budget', '268435456'], ['target_device', 'cuda:0']]);
+    for (const d of ['trt0', 'trt1', 'trt2'])
+      expect(v.delegates.get(d)!.specs).toEqual([
+        ['weight_streaming_budget', '268435456'],
+        ['target_device', 'cuda:0'],
+      ]);
   });
 });
 
@@ -250,7 +260,16 @@ describe('broken blobs: a valid blob with one fault', () => {
   });
 
   it('header faults patch bytes in place; the engine extent fault wraps a u64 sum', () => {
-    for (const f of ['magic', 'metadata-in-header', 'metadata-extent', 'engine-extent', 'overlap', 'engine-align', 'alias-in-tr01', 'metadata-json'] as const) {
+    for (const f of [
+      'magic',
+      'metadata-in-header',
+      'metadata-extent',
+      'engine-extent',
+      'overlap',
+      'engine-align',
+      'alias-in-tr01',
+      'metadata-json',
+    ] as const) {
       const p = patchBlob(valid, f);
       expect(p.length, f).toBe(valid.length);
       const differing = [...p].map((x, i) => (x === valid[i] ? -1 : i)).filter((i) => i >= 0);

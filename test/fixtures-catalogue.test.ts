@@ -80,7 +80,9 @@ describe.each(CATALOGUE.map((e) => [e.file, e] as const))('%s', (file, entry) =>
     try {
       const json = flatcDecode(pte.programBytes) as { execution_plan: { name: string; chains: { instructions: unknown[] }[] }[] };
       expect(json.execution_plan.map((p) => p.name)).toEqual(built.program.executionPlan.map((p) => p.name));
-      json.execution_plan.forEach((p, i) => expect(p.chains[0].instructions.length).toBe(built.program.executionPlan[i].chains[0].instructions.length));
+      json.execution_plan.forEach((p, i) =>
+        expect(p.chains[0].instructions.length).toBe(built.program.executionPlan[i].chains[0].instructions.length),
+      );
 
       const refusals: string[] = [];
       let trtDelegates = 0;
@@ -100,7 +102,11 @@ describe.each(CATALOGUE.map((e) => [e.file, e] as const))('%s', (file, entry) =>
             if (!(e instanceof TrtxError)) throw e;
             refusals.push(e.code);
           }
-          refusals.push(...decodeCompileSpecs(d.compileSpecs).diagnostics.filter((x) => x.severity === 'error').map((x) => x.code));
+          refusals.push(
+            ...decodeCompileSpecs(d.compileSpecs)
+              .diagnostics.filter((x) => x.severity === 'error')
+              .map((x) => x.code),
+          );
         }
       }
       expect(trtDelegates).toBeGreaterThan(0);

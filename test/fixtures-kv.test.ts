@@ -104,7 +104,9 @@ describe('staged KV decoder', () => {
       'out:output3',
       'out:output4',
     ]);
-    expect(parsed.metadata.aliased_io).toEqual(fqns.map((f, i) => ({ output: `output${i}`, input: `b_${f.replace(/\./g, '_')}`, kind: 'kv_cache_update' })));
+    expect(parsed.metadata.aliased_io).toEqual(
+      fqns.map((f, i) => ({ output: `output${i}`, input: `b_${f.replace(/\./g, '_')}`, kind: 'kv_cache_update' })),
+    );
     // Names only, as the real export writes them (backend.py preprocess).
     expect(parsed.metadata.io_bindings.every((b) => b.dtype === '' && b.shape.length === 0)).toBe(true);
     expect(decode.tensors.get('input_pos')!.sizes).toEqual([1]);
@@ -130,7 +132,9 @@ describe('staged KV decoder', () => {
     expect(new Set(writes.map((s) => (s.op === 'KvWrite' ? s.position : -1)))).toEqual(new Set([5, 6, 7]));
     // Scratch is sized by the tensors the call binds (the blob records no shapes).
     const dec = engineOf(decode, 'kv');
-    expect(scratchBytes(engine, callArgSizes(built, 'prefill', 'kv'))).toBeGreaterThan(scratchBytes(dec.engine, callArgSizes(built, 'decode', 'kv')));
+    expect(scratchBytes(engine, callArgSizes(built, 'prefill', 'kv'))).toBeGreaterThan(
+      scratchBytes(dec.engine, callArgSizes(built, 'decode', 'kv')),
+    );
   });
 });
 
@@ -161,7 +165,9 @@ describe('zero-copy KV decoder differs from the staged one exactly as the domain
       expect(added).toEqual([call(zv)]);
       const sArgs = call(sv).slice('delegate kv('.length, -1).split(', ');
       const zArgs = call(zv).slice('delegate kv('.length, -1).split(', ');
-      expect(zArgs).toEqual(sArgs.filter((a) => !outs.includes(a)).map((a) => (fqns.map((f) => `${f}@cuda`).includes(a) ? a.slice(0, -'@cuda'.length) : a)));
+      expect(zArgs).toEqual(
+        sArgs.filter((a) => !outs.includes(a)).map((a) => (fqns.map((f) => `${f}@cuda`).includes(a) ? a.slice(0, -'@cuda'.length) : a)),
+      );
       expect(sArgs.length - zArgs.length).toBe(fqns.length);
       expect(zv.operators).not.toContain(COPY);
 
@@ -185,7 +191,8 @@ describe('zero-copy KV decoder differs from the staged one exactly as the domain
       const zs = zv.delegates.get('kv')!.specs;
       expect(zs.slice(0, -1)).toEqual(sv.delegates.get('kv')!.specs);
       expect(zs[zs.length - 1]).toEqual(['zero_copy_kv', JSON.stringify(outs.map((o) => o.slice('kv:'.length)))]);
-      for (const [name, t] of sv.tensors) if (!fqns.includes(name) && zv.tensors.has(name)) expect(zv.tensors.get(name)!.device).toBe(t.device);
+      for (const [name, t] of sv.tensors)
+        if (!fqns.includes(name) && zv.tensors.has(name)) expect(zv.tensors.get(name)!.device).toBe(t.device);
 
       // Arity: staged n_in + n_out; zero-copy n_in + n_out - n_aliased.
       const meta = blobMeta(zv.delegates.get('kv')!).metadata;
@@ -214,12 +221,9 @@ describe('mixed caches and conv_state', () => {
     expect(meta.aliased_io.map((a) => a.output)).not.toContain('output5');
     const { engine } = engineOf(z, 'kv');
     expect(engine.steps.at(-1)).toEqual({ op: 'RingShift', stateIn: 4, source: 5, stateOut: 12 });
-    expect(decodeCompileSpecs([{ key: 'zero_copy_kv', value: new TextEncoder().encode(z.delegates.get('kv')!.specs[1][1]) }]).specs.zeroCopyKv).toEqual([
-      'output0',
-      'output1',
-      'output2',
-      'output3',
-    ]);
+    expect(
+      decodeCompileSpecs([{ key: 'zero_copy_kv', value: new TextEncoder().encode(z.delegates.get('kv')!.specs[1][1]) }]).specs.zeroCopyKv,
+    ).toEqual(['output0', 'output1', 'output2', 'output3']);
   });
 
   it('split: only the KV engine is stamped; the conv engine hands its state to the KV engine on the device', () => {

@@ -38,7 +38,19 @@ const pascal = (snake: string) => snake.replace(/(^|_)([a-z0-9])/g, (_, __, c: s
 /** The Builder method flatc's TypeScript builder uses to add a field of this kind. */
 function adder(kind: FieldKind): string {
   if (kind.k !== 'scalar') return 'addFieldOffset';
-  return { bool: 'addFieldInt8', i8: 'addFieldInt8', u8: 'addFieldInt8', i16: 'addFieldInt16', u16: 'addFieldInt16', i32: 'addFieldInt32', u32: 'addFieldInt32', i64: 'addFieldInt64', u64: 'addFieldInt64', f32: 'addFieldFloat32', f64: 'addFieldFloat64' }[kind.t];
+  return {
+    bool: 'addFieldInt8',
+    i8: 'addFieldInt8',
+    u8: 'addFieldInt8',
+    i16: 'addFieldInt16',
+    u16: 'addFieldInt16',
+    i32: 'addFieldInt32',
+    u32: 'addFieldInt32',
+    i64: 'addFieldInt64',
+    u64: 'addFieldInt64',
+    f32: 'addFieldFloat32',
+    f64: 'addFieldFloat64',
+  }[kind.t];
 }
 
 describe.each(CASES)('the layout of schemas/%s', (schema, file, name, layout, namespace) => {
@@ -62,7 +74,8 @@ describe.each(CASES)('the layout of schemas/%s', (schema, file, name, layout, na
       const slots = Number(/builder\.startObject\((\d+)\)/.exec(text)![1]);
       const used: number[] = [];
       for (const f of layoutFields) {
-        const add = (method: string) => new RegExp(`static ${method}\\(builder:flatbuffers\\.Builder, [^)]*\\) \\{\\n\\s*builder\\.(\\w+)\\((\\d+),`).exec(text);
+        const add = (method: string) =>
+          new RegExp(`static ${method}\\(builder:flatbuffers\\.Builder, [^)]*\\) \\{\\n\\s*builder\\.(\\w+)\\((\\d+),`).exec(text);
         const value = add(`add${pascal(f.name)}`);
         expect(value, `${table}.${f.name}`).not.toBeNull();
         expect([value![1], Number(value![2])], `${table}.${f.name}`).toEqual([adder(f.kind), f.slot]);
@@ -75,7 +88,10 @@ describe.each(CASES)('the layout of schemas/%s', (schema, file, name, layout, na
         fields++;
       }
       // No slot of the table is left out of the layout.
-      expect(used.sort((a, b) => a - b), table).toEqual(Array.from({ length: slots }, (_, i) => i));
+      expect(
+        used.sort((a, b) => a - b),
+        table,
+      ).toEqual(Array.from({ length: slots }, (_, i) => i));
     }
     expect(fields).toBeGreaterThan(10);
   });

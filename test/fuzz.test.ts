@@ -20,12 +20,16 @@ const HEAP_MIB = 384;
 
 describe('mutation fuzzing', () => {
   it(`${MUTANTS} mutants (seed ${SEED}): exit 0/1/2 with a code, no INTERNAL, bounded time, output and memory`, async () => {
-    const r = await execa(process.execPath, [`--max-old-space-size=${HEAP_MIB}`, '--import', 'tsx', 'test/helpers/fuzz-run.ts', String(SEED), String(MUTANTS)], {
-      cwd: ROOT,
-      reject: false,
-      env: { NO_COLOR: '1' },
-      timeout: Math.max(120_000, MUTANTS * 100),
-    });
+    const r = await execa(
+      process.execPath,
+      [`--max-old-space-size=${HEAP_MIB}`, '--import', 'tsx', 'test/helpers/fuzz-run.ts', String(SEED), String(MUTANTS)],
+      {
+        cwd: ROOT,
+        reject: false,
+        env: { NO_COLOR: '1' },
+        timeout: Math.max(120_000, MUTANTS * 100),
+      },
+    );
     expect(r.exitCode, r.stderr.slice(-2000)).toBe(0);
     const result = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as {
       count: number;
@@ -34,7 +38,8 @@ describe('mutation fuzzing', () => {
       findings: { mutant: number; command: string; problem: string; seed: string; kind: string }[];
       codes: Record<string, number>;
     };
-    const replay = (f: (typeof result.findings)[0]) => `mutant ${f.mutant} (${f.kind} of ${f.seed}, replay: mutant(${SEED}, ${f.mutant}, fuzzSeeds())): ${f.command}: ${f.problem}`;
+    const replay = (f: (typeof result.findings)[0]) =>
+      `mutant ${f.mutant} (${f.kind} of ${f.seed}, replay: mutant(${SEED}, ${f.mutant}, fuzzSeeds())): ${f.command}: ${f.problem}`;
     expect(result.findings.map(replay)).toEqual([]);
     expect(result.count).toBe(MUTANTS);
     expect(result.maxRssMiB).toBeLessThan(HEAP_MIB + 256);

@@ -62,7 +62,9 @@ async function open(file: string, scheme: 'light' | 'dark' = 'light'): Promise<{
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(url, { waitUntil: 'load' });
   // Browser-side code is passed as text: the project compiles without the DOM library.
-  const ms = (await page.evaluate(`(() => { const nav = performance.getEntriesByType('navigation')[0]; return nav.loadEventEnd - nav.startTime; })()`)) as number;
+  const ms = (await page.evaluate(
+    `(() => { const nav = performance.getEntriesByType('navigation')[0]; return nav.loadEventEnd - nav.startTime; })()`,
+  )) as number;
   expect(requests).toEqual([url]);
   expect(errors).toEqual([]);
   return { page, ms };
@@ -98,7 +100,9 @@ describe('the diff report of the demo KV decoder, staged vs zero-copy', { timeou
     expect(body).toMatch(/A \(staged\)/);
     expect(body).toMatch(/B \(zero-copy\)/);
     // Side by side: the two sides of a method share a row.
-    const [left, right] = await page.$$eval('section .sides > section.side', (els) => els.slice(0, 2).map((e) => e.getBoundingClientRect().toJSON()));
+    const [left, right] = await page.$$eval('section .sides > section.side', (els) =>
+      els.slice(0, 2).map((e) => e.getBoundingClientRect().toJSON()),
+    );
     expect(right.x).toBeGreaterThan(left.x + left.width - 1);
     expect(Math.abs(right.y - left.y)).toBeLessThan(2);
     // Staged draws a copy arrow per staging copy; zero-copy draws the few left.
@@ -116,7 +120,12 @@ describe('the diff report of the demo KV decoder, staged vs zero-copy', { timeou
       const fg = (await page.evaluate('getComputedStyle(document.body).color')) as string;
       if (scheme === 'dark') await page.screenshot({ path: join(ARTIFACTS, 'html-diff-kv-dark.png') });
       await page.close();
-      const lum = (c: string) => c.match(/[0-9]+/g)!.slice(0, 3).map(Number).reduce((n, v) => n + v, 0) / 765;
+      const lum = (c: string) =>
+        c
+          .match(/[0-9]+/g)!
+          .slice(0, 3)
+          .map(Number)
+          .reduce((n, v) => n + v, 0) / 765;
       return { bg: lum(rgb), fg: lum(fg) };
     };
     const light = await bg('light');
@@ -134,7 +143,9 @@ describe('keyboard and screen reader', { timeout: 60_000 }, () => {
     const plan = await withPte(zeroCopy, (p) => memoryPlan(p));
     type Focus = { tag: string; text: string; label: string | null; id: string };
     const focused = () =>
-      page.evaluate(`(() => { const e = document.activeElement; return { tag: e.tagName.toLowerCase(), text: (e.textContent || '').trim(), label: e.getAttribute('aria-label'), id: e.id }; })()`) as Promise<Focus>;
+      page.evaluate(
+        `(() => { const e = document.activeElement; return { tag: e.tagName.toLowerCase(), text: (e.textContent || '').trim(), label: e.getAttribute('aria-label'), id: e.id }; })()`,
+      ) as Promise<Focus>;
     const order: Focus[] = [];
     for (let i = 0; i < 2 + plan.methods.length; i++) {
       await page.keyboard.press('Tab');

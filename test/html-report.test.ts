@@ -47,8 +47,12 @@ describe('memory plan model', () => {
         }
         // Bytes moved per execution are inspect's figures.
         expect(m.staging).toEqual(im.staging);
-        expect(m.copies.filter((c) => c.direction === 'host->device').reduce((n, c) => n + c.bytes, 0)).toBe(im.staging.host_to_device_bytes);
-        expect(m.copies.filter((c) => c.direction === 'device->host').reduce((n, c) => n + c.bytes, 0)).toBe(im.staging.device_to_host_bytes);
+        expect(m.copies.filter((c) => c.direction === 'host->device').reduce((n, c) => n + c.bytes, 0)).toBe(
+          im.staging.host_to_device_bytes,
+        );
+        expect(m.copies.filter((c) => c.direction === 'device->host').reduce((n, c) => n + c.bytes, 0)).toBe(
+          im.staging.device_to_host_bytes,
+        );
       }
     }
   });
@@ -60,7 +64,12 @@ describe('memory plan model', () => {
     expect(d(s).aliases.every((a) => !a.elided)).toBe(true);
     expect(d(s).bindings.find((b) => b.binding === 'output0')!.value).not.toBeNull();
     expect(d(z).zeroCopy).toBe(true);
-    expect(d(z).aliases.map((a) => [a.output, a.elided])).toEqual([['output0', true], ['output1', true], ['output2', true], ['output3', true]]);
+    expect(d(z).aliases.map((a) => [a.output, a.elided])).toEqual([
+      ['output0', true],
+      ['output1', true],
+      ['output2', true],
+      ['output3', true],
+    ]);
     expect(d(z).bindings.find((b) => b.binding === 'output0')!.value).toBeNull();
     // The zero-copy engine is fed the cache buffer itself.
     expect(d(z).bindings.find((b) => b.binding === 'b_layers_0_attn_k_cache')!.label).toBe('layers.0.attn.k_cache');

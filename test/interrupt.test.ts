@@ -81,7 +81,9 @@ describe('trtx rewrite of a large program, interrupted', () => {
           const pte = await openPte(out);
           try {
             expect(pte.fileSize).toBe(bigSize);
-            const budgets = pte.program.executionPlan[0].delegates.map((d) => decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget);
+            const budgets = pte.program.executionPlan[0].delegates.map(
+              (d) => decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget,
+            );
             expect(budgets).toEqual([1n << 30n, 1n << 30n, 1n << 30n, 1n << 30n]);
           } finally {
             await pte.close();
@@ -158,11 +160,20 @@ describe('trtx export, interrupted', () => {
       const pidfile = join(ws.dir, 'grandchild.pid');
       const out = join(work, 'model.pte');
       const p = spawnTrtx(['export', ws.file('model.pt2'), '-o', out, '--python', join(REPO, 'test', 'doubles', 'python-with-doubles')], {
-        env: { TMPDIR: tmp, TRTX_DOUBLE_PROGRAM: program, TRTX_DOUBLE_CALLS: ws.calls, TRTX_DOUBLE_FAULT: 'write:hang', TRTX_DOUBLE_PIDFILE: pidfile },
+        env: {
+          TMPDIR: tmp,
+          TRTX_DOUBLE_PROGRAM: program,
+          TRTX_DOUBLE_CALLS: ws.calls,
+          TRTX_DOUBLE_FAULT: 'write:hang',
+          TRTX_DOUBLE_PIDFILE: pidfile,
+        },
       });
       // The bridge has opened its temporary .pte beside OUT and hangs there, with a child of its own.
       expect(await waitFor(() => existsSync(pidfile) || p.child.exitCode !== null, 30_000), p.stderr()).toBe(true);
-      expect(readdirSync(work).some((f) => f.includes('.bridge-')), readdirSync(work).join(' ')).toBe(true);
+      expect(
+        readdirSync(work).some((f) => f.includes('.bridge-')),
+        readdirSync(work).join(' '),
+      ).toBe(true);
       const grandchild = Number(readFileSync(pidfile, 'utf8'));
       p.child.kill(signal);
       const r = await p.exited;

@@ -30,7 +30,10 @@ describe('the rewrite pipeline', () => {
     expect(planPasses({}).map((p) => p.name)).toEqual([]);
     const dir = tempDir('pipeline');
     const out = join(dir, 'zc.pte');
-    const outcome = await runPipeline(await staged(dir), { request: { zeroCopyKv: {}, budget: { budget: 8n * GiB } }, output: { path: out, command: 'test' } });
+    const outcome = await runPipeline(await staged(dir), {
+      request: { zeroCopyKv: {}, budget: { budget: 8n * GiB } },
+      output: { path: out, command: 'test' },
+    });
     expect(outcome.refused).toBe(false);
     expect(outcome.reports.map((r) => r.pass)).toEqual(['budget', 'zero-copy-kv']);
     // On a delegate without either spec the order appends them as Torch-TensorRT's partitioner writes them.
@@ -45,9 +48,15 @@ describe('the rewrite pipeline', () => {
     const input = await staged(dir);
     const out = join(dir, 'refused.pte');
     // The zero-copy result needs the zero-copy Torch-TensorRT runtime: an error under stock-trt.
-    const outcome = await runPipeline(input, { request: { budget: { budget: 8n * GiB }, zeroCopyKv: {} }, runtime: parseRuntimes(['stock-trt']), output: { path: out, command: 'test' } });
+    const outcome = await runPipeline(input, {
+      request: { budget: { budget: 8n * GiB }, zeroCopyKv: {} },
+      runtime: parseRuntimes(['stock-trt']),
+      output: { path: out, command: 'test' },
+    });
     expect(outcome.refused).toBe(true);
-    expect([...new Set(outcome.checked.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code))]).toEqual(['RT_NEEDS_ZERO_COPY_TRT']);
+    expect([...new Set(outcome.checked.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code))]).toEqual([
+      'RT_NEEDS_ZERO_COPY_TRT',
+    ]);
     expect(outcome.reports.map((r) => r.changed)).toEqual([true, true]);
     // No output, no temporary file, no lock file: the folder holds the input alone.
     expect(readdirSync(dir)).toEqual(['staged.pte']);
@@ -62,7 +71,9 @@ describe('the rewrite pipeline', () => {
     const input = join(dir, 'dangling.pte');
     await writePte(input, built.program, built.segments);
     const out = join(dir, 'out.pte');
-    const refusal = await runPipeline(input, { request: { zeroCopyKv: {} }, output: { path: out, command: 'test' } }).catch((e: unknown) => e);
+    const refusal = await runPipeline(input, { request: { zeroCopyKv: {} }, output: { path: out, command: 'test' } }).catch(
+      (e: unknown) => e,
+    );
     expect(refusal).toMatchObject({ code: 'PASS_INPUT_UNSOUND' });
     expect((refusal as { diagnostics: { code: string }[] }).diagnostics.map((d) => d.code)).toContain('STRUCT_VALUE_INDEX');
     expect(existsSync(out)).toBe(false);
@@ -73,9 +84,13 @@ describe('the rewrite pipeline', () => {
     const input = await staged(dir);
     const link = join(dir, 'link.pte');
     symlinkSync(input, link);
-    await expect(runPipeline(join(dir, 'missing.pte'), { request: {}, output: { path: link, command: 'test' } })).rejects.toMatchObject({ code: 'OUTPUT_NOT_REGULAR' });
+    await expect(runPipeline(join(dir, 'missing.pte'), { request: {}, output: { path: link, command: 'test' } })).rejects.toMatchObject({
+      code: 'OUTPUT_NOT_REGULAR',
+    });
     mkdirSync(join(dir, 'folder.pte'));
-    await expect(runPipeline(join(dir, 'missing.pte'), { request: {}, output: { path: join(dir, 'folder.pte'), command: 'test' } })).rejects.toMatchObject({ code: 'OUTPUT_NOT_REGULAR' });
+    await expect(
+      runPipeline(join(dir, 'missing.pte'), { request: {}, output: { path: join(dir, 'folder.pte'), command: 'test' } }),
+    ).rejects.toMatchObject({ code: 'OUTPUT_NOT_REGULAR' });
   });
 
   it('on a copy, leaves the opened program as it was (verify runs the staged program beside its twin)', async () => {
@@ -97,6 +112,8 @@ describe('the rewrite pipeline', () => {
     const r = await verifyProgram(input, { zeroCopyKv: true, runtime: parseRuntimes(['stock-trt']) });
     expect(r.check.refused).toBe(true);
     expect(r.runs).toEqual([]);
-    expect([...new Set(r.check.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.file}: ${d.code}`))]).toEqual(['zero-copy twin: RT_NEEDS_ZERO_COPY_TRT']);
+    expect([...new Set(r.check.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.file}: ${d.code}`))]).toEqual([
+      'zero-copy twin: RT_NEEDS_ZERO_COPY_TRT',
+    ]);
   });
 });

@@ -54,7 +54,10 @@ describe('the decode budget', () => {
   it('refuses a values vector whose entries all point at one tensor, naming where the budget ran out', () => {
     const bytes = sharedValueTable({ entries: 4096, nameBytes: 256 });
     expect(() => decodePteBytes(bytes)).toThrow(
-      expect.objectContaining({ code: 'PTE_DECODE_BUDGET', location: expect.stringMatching(/^program\.execution_plan\[0\]\.values\[\d+\]/) }),
+      expect.objectContaining({
+        code: 'PTE_DECODE_BUDGET',
+        location: expect.stringMatching(/^program\.execution_plan\[0\]\.values\[\d+\]/),
+      }),
     );
     // The same tensor once is an ordinary program.
     expect(decodePteBytes(sharedValueTable({ entries: 1, nameBytes: 256 })).program.executionPlan[0].values).toHaveLength(1);
@@ -88,25 +91,33 @@ describe('amplification files through the CLI, memory measured in the child', ()
     ['one operator table named 1000 times', () => sharedOperatorName({ operators: 1000, nameBytes: 1 << 20, share: 'table' }), 'operators'],
   ] as const;
 
-  it.each(cases)('%s: check and inspect --json refuse it with PTE_DECODE_BUDGET', async (_name, make, field) => {
-    const bytes = make();
-    const file = write(`amplified-${field}.pte`, bytes);
-    const fileMiB = bytes.length / 2 ** 20;
-    for (const args of [['check', file], ['inspect', '--json', file], ['check', '--json', file]]) {
-      const r = await runChild(args);
-      expect(r.code, r.stderr).toBe(1);
-      expect(r.stderr).not.toMatch(/INTERNAL|FATAL|heap/);
-      expect(r.stdout + r.stderr).toContain('PTE_DECODE_BUDGET');
-      if (args.includes('--json')) {
-        const doc = JSON.parse(r.stdout);
-        const code = doc.error?.code ?? doc.diagnostics?.[0]?.code;
-        expect(code).toBe('PTE_DECODE_BUDGET');
-        // The output is bounded too: a refusal, not a copy of the amplified program.
-        expect(r.stdout.length).toBeLessThan(8192);
+  it.each(cases)(
+    '%s: check and inspect --json refuse it with PTE_DECODE_BUDGET',
+    async (_name, make, field) => {
+      const bytes = make();
+      const file = write(`amplified-${field}.pte`, bytes);
+      const fileMiB = bytes.length / 2 ** 20;
+      for (const args of [
+        ['check', file],
+        ['inspect', '--json', file],
+        ['check', '--json', file],
+      ]) {
+        const r = await runChild(args);
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stderr).not.toMatch(/INTERNAL|FATAL|heap/);
+        expect(r.stdout + r.stderr).toContain('PTE_DECODE_BUDGET');
+        if (args.includes('--json')) {
+          const doc = JSON.parse(r.stdout);
+          const code = doc.error?.code ?? doc.diagnostics?.[0]?.code;
+          expect(code).toBe('PTE_DECODE_BUDGET');
+          // The output is bounded too: a refusal, not a copy of the amplified program.
+          expect(r.stdout.length).toBeLessThan(8192);
+        }
+        expect(r.maxRssMiB).toBeLessThan(floorMiB + 16 * fileMiB + 32);
       }
-      expect(r.maxRssMiB).toBeLessThan(floorMiB + 16 * fileMiB + 32);
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 });
 
 describe('one long name referenced by index many times', () => {
@@ -120,7 +131,12 @@ describe('one long name referenced by index many times', () => {
     const file = write('repeated-name.pte', bytes);
     const fileMiB = bytes.length / 2 ** 20;
     const floor = await runChild(['inspect', '--json', corpusPath('add')]);
-    for (const args of [['inspect', file], ['inspect', '--json', file], ['check', '--json', file], ['diff', file, file]]) {
+    for (const args of [
+      ['inspect', file],
+      ['inspect', '--json', file],
+      ['check', '--json', file],
+      ['diff', file, file],
+    ]) {
       const r = await runChild(args);
       expect([0, 1], `${args.join(' ')}: ${r.stderr.slice(0, 500)}`).toContain(r.code);
       expect(r.stderr).not.toMatch(/INTERNAL|heap/);
@@ -154,7 +170,11 @@ describe('header sizes are validated before any program byte is read', () => {
 
   it('a claimed 3 GiB program is refused as PTE_PROGRAM_SIZE (no abort), with the --json error document', async () => {
     const file = claiming(3n << 30n);
-    for (const args of [['inspect', '--json', file], ['check', '--json', file], ['inspect', file]]) {
+    for (const args of [
+      ['inspect', '--json', file],
+      ['check', '--json', file],
+      ['inspect', file],
+    ]) {
       const r = await runChild(args);
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).not.toMatch(/Assertion|INTERNAL/);

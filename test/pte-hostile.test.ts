@@ -39,12 +39,15 @@ describe.each(files)('hostile variants of %s', (name, original) => {
 
   it('survives random byte flips (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.nat(original.length - 1), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 8 }), (flips) => {
-        const b = original.slice();
-        for (const [at, x] of flips) b[at] ^= x;
-        const r = outcome(b); // throws (fails the property) on anything but TrtxError
-        if (r !== 'ok') expect(r.code).toMatch(/^[A-Z0-9_]+$/);
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.nat(original.length - 1), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 8 }),
+        (flips) => {
+          const b = original.slice();
+          for (const [at, x] of flips) b[at] ^= x;
+          const r = outcome(b); // throws (fails the property) on anything but TrtxError
+          if (r !== 'ok') expect(r.code).toMatch(/^[A-Z0-9_]+$/);
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -71,7 +74,11 @@ describe('extended header and segment table', () => {
   const seg = files.find(([n]) => n === 'add-segment')![1];
 
   it('refuses 64-bit sizes chosen to overflow', () => {
-    for (const [at, code] of [[16, 'PTE_PROGRAM_SIZE'], [24, 'PTE_SEGMENT_BASE'], [32, 'PTE_SEGMENT_DATA_SIZE']] as const) {
+    for (const [at, code] of [
+      [16, 'PTE_PROGRAM_SIZE'],
+      [24, 'PTE_SEGMENT_BASE'],
+      [32, 'PTE_SEGMENT_DATA_SIZE'],
+    ] as const) {
       for (const v of [0xffffffffffffffffn, 0x8000000000000000n, BigInt(seg.length) + 1n]) {
         const b = seg.slice();
         u64(b, at, v);
@@ -96,7 +103,17 @@ describe('extended header and segment table', () => {
     expect(t([{ offset: 1n, size: 4n }])).toThrow(expect.objectContaining({ code: 'PTE_SEGMENT_EXTENT', location: 'program.segments[0]' }));
     expect(t([{ offset: 0xfffffffffffffff0n, size: 0x20n }])).toThrow(expect.objectContaining({ code: 'PTE_SEGMENT_EXTENT' }));
     expect(t([{ offset: 0n, size: 0xffffffffffffffffn }])).toThrow(expect.objectContaining({ code: 'PTE_SEGMENT_EXTENT' }));
-    expect(t([{ offset: 0n, size: 3n }, { offset: 2n, size: 2n }])).toThrow(expect.objectContaining({ code: 'PTE_SEGMENT_ORDER', location: 'program.segments[1]' }));
-    expect(t([{ offset: 3n, size: 1n }, { offset: 0n, size: 2n }])).toThrow(expect.objectContaining({ code: 'PTE_SEGMENT_ORDER' }));
+    expect(
+      t([
+        { offset: 0n, size: 3n },
+        { offset: 2n, size: 2n },
+      ]),
+    ).toThrow(expect.objectContaining({ code: 'PTE_SEGMENT_ORDER', location: 'program.segments[1]' }));
+    expect(
+      t([
+        { offset: 3n, size: 1n },
+        { offset: 0n, size: 2n },
+      ]),
+    ).toThrow(expect.objectContaining({ code: 'PTE_SEGMENT_ORDER' }));
   });
 });

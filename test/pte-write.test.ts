@@ -23,7 +23,9 @@ describe('atomic write', () => {
     const src = join(dir, 'short.bin');
     writeFileSync(src, new Uint8Array(10));
     const pte = await program();
-    await expect(writePte(target, pte.program, [{ kind: 'file', path: src, offset: 0, size: 1000 }])).rejects.toMatchObject({ code: 'WRITE_SOURCE_TRUNCATED' });
+    await expect(writePte(target, pte.program, [{ kind: 'file', path: src, offset: 0, size: 1000 }])).rejects.toMatchObject({
+      code: 'WRITE_SOURCE_TRUNCATED',
+    });
     expect(readFileSync(target, 'utf8')).toBe('previous contents');
     expect(readdirSync(dir).sort()).toEqual(['out.pte', 'short.bin']);
   });
@@ -69,9 +71,20 @@ describe('kernel-copy fast path', () => {
     const pte = await program();
     const a = new Uint8Array(5000).fill(7);
     const b = new Uint8Array(3000).fill(9);
-    pte.program.segments = [{ offset: 0n, size: 0n }, { offset: 0n, size: 0n }];
+    pte.program.segments = [
+      { offset: 0n, size: 0n },
+      { offset: 0n, size: 0n },
+    ];
     const src = join(dir, 'src.pte');
-    await writePte(src, pte.program, [{ kind: 'bytes', bytes: a }, { kind: 'bytes', bytes: b }], { alignment: 4096 });
+    await writePte(
+      src,
+      pte.program,
+      [
+        { kind: 'bytes', bytes: a },
+        { kind: 'bytes', bytes: b },
+      ],
+      { alignment: 4096 },
+    );
     // Garbage in the padding between the two segments.
     const fd = openSync(src, 'r+');
     writeSync(fd, new Uint8Array(100).fill(0xee), 0, 100, 4096 + 5000 + 10); // segment 0 ends at 9096, segment 1 starts at 12288
@@ -83,8 +96,19 @@ describe('kernel-copy fast path', () => {
     await opened.close();
     const streamed = join(dir, 'streamed.pte');
     const again = await program();
-    again.program.segments = [{ offset: 0n, size: 0n }, { offset: 0n, size: 0n }];
-    await writePte(streamed, again.program, [{ kind: 'bytes', bytes: a }, { kind: 'bytes', bytes: b }], { alignment: 4096, extendedHeader: true });
+    again.program.segments = [
+      { offset: 0n, size: 0n },
+      { offset: 0n, size: 0n },
+    ];
+    await writePte(
+      streamed,
+      again.program,
+      [
+        { kind: 'bytes', bytes: a },
+        { kind: 'bytes', bytes: b },
+      ],
+      { alignment: 4096, extendedHeader: true },
+    );
     expect(readFileSync(fast).equals(readFileSync(streamed))).toBe(true);
   });
 });

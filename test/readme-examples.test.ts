@@ -55,7 +55,8 @@ function examplesOf(markdown: string): Example[] {
         const command = text.slice(2);
         const w = words(command);
         const args = w[0] === 'trtx' ? w.slice(1) : w[0] === 'npx' && w[1] === 'trtx' ? w.slice(2) : null;
-        if (args === null) throw new Error(`README.md:${start + k + 1}: "$ ${command}" is not a trtx command; put other shell lines in a block without "$"`);
+        if (args === null)
+          throw new Error(`README.md:${start + k + 1}: "$ ${command}" is not a trtx command; put other shell lines in a block without "$"`);
         current = { line: start + k + 1, command, args, expected: [] };
         examples.push(current);
       } else {
@@ -87,9 +88,7 @@ function matches(expected: string[], actual: string[]): boolean {
 
 /** Output as the README shows it: no log times, no trailing blanks. */
 function normalise(output: string): string[] {
-  const lines = output
-    .split('\n')
-    .map((l) => l.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (?=trtx )/, '').replace(/\s+$/, ''));
+  const lines = output.split('\n').map((l) => l.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (?=trtx )/, '').replace(/\s+$/, ''));
   while (lines.length && lines.at(-1) === '') lines.pop();
   return lines;
 }
@@ -137,12 +136,21 @@ describe('README examples', () => {
     expect(matches(['a', '...', 'd'], ['a', 'd'])).toBe(false);
     expect(matches(['a', 'b'], ['a', 'b', 'c'])).toBe(false);
     expect(matches(['a', '  ...'], ['a', 'x'])).toBe(true);
-    expect(normalise('2026-11-30T10:00:00.000Z trtx warn: x\nkeep 2026-11-30T10:00:00.000Z\n\n')).toEqual(['trtx warn: x', 'keep 2026-11-30T10:00:00.000Z']);
+    expect(normalise('2026-11-30T10:00:00.000Z trtx warn: x\nkeep 2026-11-30T10:00:00.000Z\n\n')).toEqual([
+      'trtx warn: x',
+      'keep 2026-11-30T10:00:00.000Z',
+    ]);
   });
 
   for (const e of examples) {
     it(`README.md:${e.line}: $ ${e.command}`, { timeout: BUILD_TIMEOUT_MS }, async () => {
-      const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TMPDIR: tmp, TRTX_RUNNER_BIN: await testRunner(), TRTX_CACHE_DIR: join(dir, 'cache') };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        NO_COLOR: '1',
+        TMPDIR: tmp,
+        TRTX_RUNNER_BIN: await testRunner(),
+        TRTX_CACHE_DIR: join(dir, 'cache'),
+      };
       delete env.TRTX_PYTHON;
       // One pipe for both streams, in the order they were written, as a terminal shows them.
       const r = spawnSync('sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, BIN, ...e.args], { cwd, env, encoding: 'utf8' });
@@ -152,7 +160,9 @@ describe('README examples', () => {
           updates.push({ example: e, lines: updatedBlock(e.expected, actual) });
           return;
         }
-        expect(actual.join('\n'), `README.md:${e.line} shows other output than "$ ${e.command}" prints (exit ${r.status})`).toBe(e.expected.join('\n'));
+        expect(actual.join('\n'), `README.md:${e.line} shows other output than "$ ${e.command}" prints (exit ${r.status})`).toBe(
+          e.expected.join('\n'),
+        );
       }
     });
   }

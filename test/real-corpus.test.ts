@@ -28,8 +28,24 @@ const json = async (args: string[]) => {
   return { code: r.code, doc: JSON.parse(r.stdout) };
 };
 const ref = (name: string) => file(corpus, model(corpus, name).files.reference);
-type Delegate = { backend_id: string; tensorrt?: { magic: string; engine: string; inputs: string[]; outputs: string[]; aliased: { output: string; input: string; kind: string }[] }; compile_specs: { key: string; decoded?: Record<string, unknown> }[] };
-type Method = { name: string; delegates: Delegate[]; arenas: { index: number; device: string }[]; staging: { host_to_device_bytes: number }; operators: { name: string }[] };
+type Delegate = {
+  backend_id: string;
+  tensorrt?: {
+    magic: string;
+    engine: string;
+    inputs: string[];
+    outputs: string[];
+    aliased: { output: string; input: string; kind: string }[];
+  };
+  compile_specs: { key: string; decoded?: Record<string, unknown> }[];
+};
+type Method = {
+  name: string;
+  delegates: Delegate[];
+  arenas: { index: number; device: string }[];
+  staging: { host_to_device_bytes: number };
+  operators: { name: string }[];
+};
 const codes = (doc: { diagnostics: { code: string }[] }) => doc.diagnostics.map((d) => d.code);
 
 describe('the corpus', () => {
@@ -48,28 +64,31 @@ describe('the corpus', () => {
 });
 
 describe('trtx inspect', () => {
-  it.each(DEVICE_PLANNED)('%s: TensorRTBackend delegates with reference engines, staged through a CUDA arena by PropagateDevicePass', async (name) => {
-    const { code, doc } = await json(['inspect', ref(name)]);
-    expect(code).toBe(0);
-    const methods = doc.methods as Method[];
-    expect(methods.map((m) => m.name).sort()).toEqual(Object.keys(model(corpus, name).methods).sort());
-    const trt = methods.flatMap((m) => m.delegates);
-    expect(trt.length).toBeGreaterThan(0);
-    expect(doc.engines).toEqual({ tensorrt: 0, reference: trt.length, unknown: 0 });
-    for (const d of trt) {
-      expect(d.backend_id).toBe('TensorRTBackend');
-      expect(d.tensorrt?.engine).toBe('reference');
-      expect(d.compile_specs.map((s) => s.key)).toEqual(['target_device']);
-    }
-    for (const m of methods) {
-      expect(m.arenas.map((a) => a.device)).toEqual(['reserved', 'cpu', 'cuda:0']);
-      expect(m.staging.host_to_device_bytes).toBeGreaterThan(0);
-      expect(m.operators.map((o) => o.name)).toEqual(expect.arrayContaining(['et_copy::_h2d_copy', 'et_copy::_d2h_copy', 'aten::copy_']));
-    }
-    const text = await runCli(['inspect', ref(name)]);
-    expect(text.stdout).toMatch(/blob TR0[12]: trtx reference engine /);
-    expect(text.stdout).toMatch(/TensorRT delegates? holds? (a )?trtx reference engines?, not (a )?TensorRT plans?/);
-  });
+  it.each(DEVICE_PLANNED)(
+    '%s: TensorRTBackend delegates with reference engines, staged through a CUDA arena by PropagateDevicePass',
+    async (name) => {
+      const { code, doc } = await json(['inspect', ref(name)]);
+      expect(code).toBe(0);
+      const methods = doc.methods as Method[];
+      expect(methods.map((m) => m.name).sort()).toEqual(Object.keys(model(corpus, name).methods).sort());
+      const trt = methods.flatMap((m) => m.delegates);
+      expect(trt.length).toBeGreaterThan(0);
+      expect(doc.engines).toEqual({ tensorrt: 0, reference: trt.length, unknown: 0 });
+      for (const d of trt) {
+        expect(d.backend_id).toBe('TensorRTBackend');
+        expect(d.tensorrt?.engine).toBe('reference');
+        expect(d.compile_specs.map((s) => s.key)).toEqual(['target_device']);
+      }
+      for (const m of methods) {
+        expect(m.arenas.map((a) => a.device)).toEqual(['reserved', 'cpu', 'cuda:0']);
+        expect(m.staging.host_to_device_bytes).toBeGreaterThan(0);
+        expect(m.operators.map((o) => o.name)).toEqual(expect.arrayContaining(['et_copy::_h2d_copy', 'et_copy::_d2h_copy', 'aten::copy_']));
+      }
+      const text = await runCli(['inspect', ref(name)]);
+      expect(text.stdout).toMatch(/blob TR0[12]: trtx reference engine /);
+      expect(text.stdout).toMatch(/TensorRT delegates? holds? (a )?trtx reference engines?, not (a )?TensorRT plans?/);
+    },
+  );
 
   it('llama: decode writes its caches in place (TR02, kv_cache_update), prefill copies them back (TR01): Torch-TensorRT aliases a one-position index_copy only', async () => {
     const { doc } = await json(['inspect', ref('llama')]);
@@ -84,7 +103,14 @@ describe('trtx inspect', () => {
     expect(byMethod.prefill.magic).toBe('TR01');
     expect(byMethod.prefill.aliased).toEqual([]);
     // The engine's inputs in delegate-argument order, as ExecuTorch's partition placeholders come.
-    expect(byMethod.decode.inputs).toEqual(['x', 'b_layers_0_attn_k_cache', 'input_pos', 'b_layers_0_attn_v_cache', 'b_layers_1_attn_k_cache', 'b_layers_1_attn_v_cache']);
+    expect(byMethod.decode.inputs).toEqual([
+      'x',
+      'b_layers_0_attn_k_cache',
+      'input_pos',
+      'b_layers_0_attn_v_cache',
+      'b_layers_1_attn_k_cache',
+      'b_layers_1_attn_v_cache',
+    ]);
   });
 
   it('split-copyback: the caches on one engine, the conv state and the gate ExecuTorch runs between them on a second', async () => {
@@ -119,41 +145,51 @@ describe('trtx inspect', () => {
 });
 
 describe('the reference engines the Python lowering wrote', () => {
-  it.each([...DEVICE_PLANNED, 'llama-shared'])('%s: every engine decodes, agrees with its blob bindings, and stands in for its partition', async (name) => {
-    await withPte(ref(name), async (pte) => {
-      for (const r of delegatesOf(pte, isTensorRT)) {
-        const blob = await readDelegateBlob(pte, r);
-        // Names only, as Torch-TensorRT's backend writes them.
-        expect(blob.metadata.io_bindings.every((b) => b.dtype === '' && b.shape.length === 0)).toBe(true);
-        const place = blobPlace(pte, r);
-        const engine = decodeEngine(await pte.readRange(place.fileOffset! + blob.engineOffset, Number(blob.engineSize)), { location: r.location });
-        checkEngineBindings(engine, blob.metadata.io_bindings, { location: r.location });
-        expect(engine.version).toBe(1);
-        expect(engine.streamableWeightBytes).toBeGreaterThan(0n); // the partition's weights
-        expect(engine.weightStreaming).toBe(false); // exported without a budget
-        const ops = engine.steps.map((st) => st.op);
-        const aliased = blob.metadata.aliased_io.length;
-        // One in-place write per aliased cache, through the cache input at the position input.
-        expect(ops.filter((o) => o === 'KvWrite')).toHaveLength(aliased);
-        for (const st of engine.steps) {
-          if (st.op !== 'KvWrite') continue;
-          const cache = blob.metadata.io_bindings[st.cache].name;
-          expect(blob.metadata.aliased_io.map((a) => a.input)).toContain(cache);
-          expect(blob.metadata.io_bindings[st.position].name).toBe('input_pos');
-          expect(st.seqDim).toBe(2);
+  it.each([...DEVICE_PLANNED, 'llama-shared'])(
+    '%s: every engine decodes, agrees with its blob bindings, and stands in for its partition',
+    async (name) => {
+      await withPte(ref(name), async (pte) => {
+        for (const r of delegatesOf(pte, isTensorRT)) {
+          const blob = await readDelegateBlob(pte, r);
+          // Names only, as Torch-TensorRT's backend writes them.
+          expect(blob.metadata.io_bindings.every((b) => b.dtype === '' && b.shape.length === 0)).toBe(true);
+          const place = blobPlace(pte, r);
+          const engine = decodeEngine(await pte.readRange(place.fileOffset! + blob.engineOffset, Number(blob.engineSize)), {
+            location: r.location,
+          });
+          checkEngineBindings(engine, blob.metadata.io_bindings, { location: r.location });
+          expect(engine.version).toBe(1);
+          expect(engine.streamableWeightBytes).toBeGreaterThan(0n); // the partition's weights
+          expect(engine.weightStreaming).toBe(false); // exported without a budget
+          const ops = engine.steps.map((st) => st.op);
+          const aliased = blob.metadata.aliased_io.length;
+          // One in-place write per aliased cache, through the cache input at the position input.
+          expect(ops.filter((o) => o === 'KvWrite')).toHaveLength(aliased);
+          for (const st of engine.steps) {
+            if (st.op !== 'KvWrite') continue;
+            const cache = blob.metadata.io_bindings[st.cache].name;
+            expect(blob.metadata.aliased_io.map((a) => a.input)).toContain(cache);
+            expect(blob.metadata.io_bindings[st.position].name).toBe('input_pos');
+            expect(st.seqDim).toBe(2);
+          }
         }
-      }
-    });
-  });
+      });
+    },
+  );
 
-  it('a copy-back (the conv state, a prefill\'s caches) is a RingShift of its buffer', async () => {
+  it("a copy-back (the conv state, a prefill's caches) is a RingShift of its buffer", async () => {
     await withPte(ref('llama'), async (pte) => {
       const prefill = delegatesOf(pte, isTensorRT).find((r) => r.plan.name === 'prefill')!;
       const blob = await readDelegateBlob(pte, prefill);
       const place = blobPlace(pte, prefill);
       const engine = decodeEngine(await pte.readRange(place.fileOffset! + blob.engineOffset, Number(blob.engineSize)));
       const shifted = engine.steps.flatMap((st) => (st.op === 'RingShift' ? [blob.metadata.io_bindings[st.stateIn].name] : []));
-      expect(shifted.sort()).toEqual(['b_layers_0_attn_k_cache', 'b_layers_0_attn_v_cache', 'b_layers_1_attn_k_cache', 'b_layers_1_attn_v_cache']);
+      expect(shifted.sort()).toEqual([
+        'b_layers_0_attn_k_cache',
+        'b_layers_0_attn_v_cache',
+        'b_layers_1_attn_k_cache',
+        'b_layers_1_attn_v_cache',
+      ]);
     });
   });
 });
@@ -185,7 +221,9 @@ describe('trtx rewrite --zero-copy-kv', () => {
     const check = await json(['check', dst, '--zero-copy-kv']);
     expect(check.code).toBe(0);
     expect(check.doc.summary.errors).toBe(0);
-    const moved = (r.doc.passes[0].details.methods as { caches: { buffer: string }[] }[]).flatMap((m) => m.caches.map((c) => c.buffer.replace(/ \(%\d+\)$/, '')));
+    const moved = (r.doc.passes[0].details.methods as { caches: { buffer: string }[] }[]).flatMap((m) =>
+      m.caches.map((c) => c.buffer.replace(/ \(%\d+\)$/, '')),
+    );
     expect(moved.every((b) => /k_cache|v_cache/.test(b))).toBe(true);
   });
 
@@ -193,9 +231,14 @@ describe('trtx rewrite --zero-copy-kv', () => {
     const dst = join(out, 'kv-conv.zc-diff.pte');
     await runCli(['rewrite', ref('kv-conv'), '-o', dst, '--zero-copy-kv']);
     const { doc } = await json(['diff', ref('kv-conv'), dst]);
-    const ops = (doc.methods[0].instructions as { change: string; text: string }[]).filter((i) => i.change === 'removed').map((i) => i.text);
+    const ops = (doc.methods[0].instructions as { change: string; text: string }[])
+      .filter((i) => i.change === 'removed')
+      .map((i) => i.text);
     expect(ops.some((t) => t.includes('conv.conv_state'))).toBe(false);
-    expect(ops.filter((t) => t.startsWith('aten::copy_')).map((t) => t.split('(')[1].split(',')[0])).toEqual(['attn.k_cache', 'attn.v_cache']);
+    expect(ops.filter((t) => t.startsWith('aten::copy_')).map((t) => t.split('(')[1].split(',')[0])).toEqual([
+      'attn.k_cache',
+      'attn.v_cache',
+    ]);
   });
 
   it('split-copyback: only the engine that lost outputs is stamped', async () => {
@@ -254,16 +297,23 @@ describe('trtx diff', () => {
 function corpusFiles(): string[] {
   // Names are fixed by python-bridge/corpus/build.py; the manifest test above holds them to it.
   // llama-shared.pte fails check, so no rewrite writes it (above).
-  return ['llama', 'kv-conv', 'split-copyback', 'stateful', 'llama-shared'].flatMap((m) => [`${m}.pte`, `${m}.portable.pte`]).filter((f) => f !== 'llama-shared.pte').concat(['llama.mixed.pte']);
+  return ['llama', 'kv-conv', 'split-copyback', 'stateful', 'llama-shared']
+    .flatMap((m) => [`${m}.pte`, `${m}.portable.pte`])
+    .filter((f) => f !== 'llama-shared.pte')
+    .concat(['llama.mixed.pte']);
 }
 
 describe('trtx verify --zero-copy-kv', () => {
-  it.each(DEVICE_PLANNED)('%s: staged and zero-copy compute the same, every cache changes, each step sees the last', { timeout: 120_000 }, async (name) => {
-    const { code, doc } = await json(['verify', ref(name), '--zero-copy-kv', '--steps', '3']);
-    expect(doc.assertions.filter((a: { ok: boolean }) => !a.ok)).toEqual([]);
-    expect(code).toBe(0);
-    expect(doc.mode).toBe('staged-vs-zero-copy');
-    expect(doc.engines.reference).toBeGreaterThan(0);
-    expect(doc.caches.every((c: string) => /k_cache|v_cache/.test(c))).toBe(true);
-  });
+  it.each(DEVICE_PLANNED)(
+    '%s: staged and zero-copy compute the same, every cache changes, each step sees the last',
+    { timeout: 120_000 },
+    async (name) => {
+      const { code, doc } = await json(['verify', ref(name), '--zero-copy-kv', '--steps', '3']);
+      expect(doc.assertions.filter((a: { ok: boolean }) => !a.ok)).toEqual([]);
+      expect(code).toBe(0);
+      expect(doc.mode).toBe('staged-vs-zero-copy');
+      expect(doc.engines.reference).toBeGreaterThan(0);
+      expect(doc.caches.every((c: string) => /k_cache|v_cache/.test(c))).toBe(true);
+    },
+  );
 });

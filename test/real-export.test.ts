@@ -33,72 +33,94 @@ const trtx = (args: string[], cwd: string) => {
 };
 
 describe("the user's three lines, with the reference lowering", () => {
-  it('trtx export model.pt --budget 8GiB --engine reference; trtx check model.pte; trtx verify --zero-copy-kv model.pte', { timeout: EXPORT_MS }, async () => {
-    const work = join(dir, 'three-lines');
-    rmSync(work, { recursive: true, force: true });
-    freshDir(work);
-    // model.pt: the decoder's decode step saved with torch.export.save.
-    copyFileSync(file(corpus, corpus.manifest.archive.file), join(work, 'model.pt'));
+  it(
+    'trtx export model.pt --budget 8GiB --engine reference; trtx check model.pte; trtx verify --zero-copy-kv model.pte',
+    { timeout: EXPORT_MS },
+    async () => {
+      const work = join(dir, 'three-lines');
+      rmSync(work, { recursive: true, force: true });
+      freshDir(work);
+      // model.pt: the decoder's decode step saved with torch.export.save.
+      copyFileSync(file(corpus, corpus.manifest.archive.file), join(work, 'model.pt'));
 
-    const exported = await trtx(['export', 'model.pt', '--budget', '8GiB', '--engine', 'reference'], work);
-    expect(exported.exitCode, exported.stderr).toBe(0);
-    expect(exported.stdout).toMatch(/^wrote .*model\.pte/m);
-    expect(exported.stdout).toMatch(/trtx reference engines/);
-    // No --python, no TRTX_PYTHON: trtx's managed environment ran the export.
-    expect(exported.stdout).toMatch(/python 3\.\d+\.\d+ \(managed\): torch 2\.13\.0/);
-    expect(existsSync(join(work, 'model.pte'))).toBe(true);
-    // --budget built the engine for weight streaming and baked the budget, as Torch-TensorRT does.
-    await withPte(join(work, 'model.pte'), async (pte) => {
-      const [r] = delegatesOf(pte, isTensorRT);
-      const blob = await readDelegateBlob(pte, r);
-      const engine = decodeEngine(await pte.readRange(blobPlace(pte, r).fileOffset! + blob.engineOffset, Number(blob.engineSize)));
-      expect(engine.weightStreaming).toBe(true);
-      expect(decodeCompileSpecs(r.delegate.compileSpecs).specs.weightStreamingBudget).toBe(8n << 30n);
-    });
+      const exported = await trtx(['export', 'model.pt', '--budget', '8GiB', '--engine', 'reference'], work);
+      expect(exported.exitCode, exported.stderr).toBe(0);
+      expect(exported.stdout).toMatch(/^wrote .*model\.pte/m);
+      expect(exported.stdout).toMatch(/trtx reference engines/);
+      // No --python, no TRTX_PYTHON: trtx's managed environment ran the export.
+      expect(exported.stdout).toMatch(/python 3\.\d+\.\d+ \(managed\): torch 2\.13\.0/);
+      expect(existsSync(join(work, 'model.pte'))).toBe(true);
+      // --budget built the engine for weight streaming and baked the budget, as Torch-TensorRT does.
+      await withPte(join(work, 'model.pte'), async (pte) => {
+        const [r] = delegatesOf(pte, isTensorRT);
+        const blob = await readDelegateBlob(pte, r);
+        const engine = decodeEngine(await pte.readRange(blobPlace(pte, r).fileOffset! + blob.engineOffset, Number(blob.engineSize)));
+        expect(engine.weightStreaming).toBe(true);
+        expect(decodeCompileSpecs(r.delegate.compileSpecs).specs.weightStreamingBudget).toBe(8n << 30n);
+      });
 
-    const checked = await trtx(['check', 'model.pte'], work);
-    expect(checked.exitCode, checked.stdout).toBe(0);
-    expect(checked.stdout).toMatch(/^model\.pte: no problems found/);
-    expect(checked.stdout).toMatch(/holds a trtx reference engine, not a TensorRT plan/);
+      const checked = await trtx(['check', 'model.pte'], work);
+      expect(checked.exitCode, checked.stdout).toBe(0);
+      expect(checked.stdout).toMatch(/^model\.pte: no problems found/);
+      expect(checked.stdout).toMatch(/holds a trtx reference engine, not a TensorRT plan/);
 
-    const verified = await trtx(['verify', '--zero-copy-kv', 'model.pte'], work);
-    expect(verified.exitCode, verified.stdout + verified.stderr).toBe(0);
-    expect(verified.stdout).toMatch(/staged-vs-zero-copy/);
-    expect(verified.stdout).toMatch(/^verified: \d+ checks passed/m);
-    // Nothing but the model and the program are left in the folder.
-    expect(readdirSync(work).sort()).toEqual(['model.pt', 'model.pte']);
-  });
+      const verified = await trtx(['verify', '--zero-copy-kv', 'model.pte'], work);
+      expect(verified.exitCode, verified.stdout + verified.stderr).toBe(0);
+      expect(verified.stdout).toMatch(/staged-vs-zero-copy/);
+      expect(verified.stdout).toMatch(/^verified: \d+ checks passed/m);
+      // Nothing but the model and the program are left in the folder.
+      expect(readdirSync(work).sort()).toEqual(['model.pt', 'model.pte']);
+    },
+  );
 });
 
 describe('trtx export --engine tensorrt (the default) without Torch-TensorRT', () => {
-  it("refuses with exit 2, naming what to install and pointing at --engine reference; nothing written", { timeout: EXPORT_MS }, async () => {
-    const work = join(dir, 'no-trt');
-    freshDir(work);
-    copyFileSync(file(corpus, corpus.manifest.archive.file), join(work, 'model.pt'));
-    const r = await trtx(['export', 'model.pt', '-o', 'model.pte'], work);
-    expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(/^error: BRIDGE_IMPORT_MISSING: .*cannot import torch_tensorrt/m);
-    expect(r.stderr).toMatch(/^hint: .*pip install torch-tensorrt.*--engine reference/m);
-    expect(readdirSync(work)).toEqual(['model.pt']);
-  });
+  it(
+    'refuses with exit 2, naming what to install and pointing at --engine reference; nothing written',
+    { timeout: EXPORT_MS },
+    async () => {
+      const work = join(dir, 'no-trt');
+      freshDir(work);
+      copyFileSync(file(corpus, corpus.manifest.archive.file), join(work, 'model.pt'));
+      const r = await trtx(['export', 'model.pt', '-o', 'model.pte'], work);
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toMatch(/^error: BRIDGE_IMPORT_MISSING: .*cannot import torch_tensorrt/m);
+      expect(r.stderr).toMatch(/^hint: .*pip install torch-tensorrt.*--engine reference/m);
+      expect(readdirSync(work)).toEqual(['model.pt']);
+    },
+  );
 });
 
 describe('trtx demo --from-pytorch', () => {
-  it('exports the bundled decoder with ExecuTorch, rewrites, checks and verifies it, with progress on every stage', { timeout: EXPORT_MS }, async () => {
-    const out = join(dir, 'demo');
-    const r = await trtx(['demo', '--from-pytorch', '--out', out, '--json'], dir);
-    expect(r.exitCode, r.stderr).toBe(0);
-    const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ schema: 'trtx.demo/1', source: 'pytorch', ok: true, check: { errors: 0 } });
-    expect(doc.verify.engines).toEqual({ tensorrt: 0, reference: 2, unknown: 0 }); // prefill and decode
-    expect(doc.verify.mode).toBe('staged-vs-zero-copy');
-    expect(doc.staging.after.h2d).toBeLessThan(doc.staging.before.h2d);
-    // One log line per stage (whatever the log format), in order.
-    const order = [/exporting the bundled PyTorch decoder/, /export lower: .*reference partitioner/, /export finalize: to_executorch/, /rewriting: /, /checking(?! the finalized)/, /verifying in the reference runner/];
-    const at = order.map((stage) => r.stderr.search(stage));
-    expect(at.every((i) => i >= 0), r.stderr).toBe(true);
-    expect([...at].sort((a, b) => a - b)).toEqual(at);
-  });
+  it(
+    'exports the bundled decoder with ExecuTorch, rewrites, checks and verifies it, with progress on every stage',
+    { timeout: EXPORT_MS },
+    async () => {
+      const out = join(dir, 'demo');
+      const r = await trtx(['demo', '--from-pytorch', '--out', out, '--json'], dir);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const doc = JSON.parse(r.stdout);
+      expect(doc).toMatchObject({ schema: 'trtx.demo/1', source: 'pytorch', ok: true, check: { errors: 0 } });
+      expect(doc.verify.engines).toEqual({ tensorrt: 0, reference: 2, unknown: 0 }); // prefill and decode
+      expect(doc.verify.mode).toBe('staged-vs-zero-copy');
+      expect(doc.staging.after.h2d).toBeLessThan(doc.staging.before.h2d);
+      // One log line per stage (whatever the log format), in order.
+      const order = [
+        /exporting the bundled PyTorch decoder/,
+        /export lower: .*reference partitioner/,
+        /export finalize: to_executorch/,
+        /rewriting: /,
+        /checking(?! the finalized)/,
+        /verifying in the reference runner/,
+      ];
+      const at = order.map((stage) => r.stderr.search(stage));
+      expect(
+        at.every((i) => i >= 0),
+        r.stderr,
+      ).toBe(true);
+      expect([...at].sort((a, b) => a - b)).toEqual(at);
+    },
+  );
 });
 
 function freshDir(path: string): void {

@@ -11,13 +11,17 @@ import { ensureManagedEnv } from '../src/pyenv/managed.js';
 it('python-bridge/tests_real pass against ExecuTorch 1.5', { timeout: 900_000 }, async () => {
   const env = await ensureManagedEnv({ onProgress: (p) => p.phase !== 'cached' && process.stderr.write(`[python env] ${p.message}\n`) });
   const bridge = bridgePackageDir();
-  const run = await execa(env.python, ['-m', 'unittest', 'discover', '-s', join(bridge, 'tests_real'), '-t', join(bridge, 'tests_real'), '-v'], {
-    cwd: bridge,
-    env: { ...bridgeEnv(), PYTHONWARNINGS: 'ignore' },
-    extendEnv: false,
-    reject: false,
-    all: true,
-  });
+  const run = await execa(
+    env.python,
+    ['-m', 'unittest', 'discover', '-s', join(bridge, 'tests_real'), '-t', join(bridge, 'tests_real'), '-v'],
+    {
+      cwd: bridge,
+      env: { ...bridgeEnv(), PYTHONWARNINGS: 'ignore' },
+      extendEnv: false,
+      reject: false,
+      all: true,
+    },
+  );
   const output = String(run.all);
   expect(run.exitCode, output.slice(-4000)).toBe(0);
   expect(output).toMatch(/\nOK\b/);

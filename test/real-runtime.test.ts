@@ -42,28 +42,43 @@ describe('ExecuTorch runs the portable programs the same after a trtx rewrite', 
     expect(existsSync(dst)).toBe(false);
   });
 
-  it('llama.mixed.pte: prefill and decode on XNNPACK run the same after the budget rewrite of its TensorRT method, and after a canonical one', { timeout: RUN_MS }, async () => {
-    const src = file(corpus, corpus.manifest.mixed.file);
-    const budget = join(out, 'mixed.8g.pte');
-    const canonical = join(out, 'mixed.canonical.pte');
-    const r = await runCli(['rewrite', src, '-o', budget, '--budget', '8GiB', '--json']);
-    expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).changes.join('\n')).toMatch(/decode_tensorrt > delegate 0 \(TensorRTBackend\): weight_streaming_budget automatic -> 8 GiB/);
-    expect((await runCli(['rewrite', src, '-o', canonical])).code).toBe(0);
-    const methods = corpus.manifest.mixed.cpu_methods;
-    const [before, afterBudget, afterCanonical] = await runInExecuTorch(corpus, [src, budget, canonical], 'llama', { methods });
-    expect(before.calls.map((c) => c.method)).toEqual(['prefill', 'decode', 'decode', 'decode']);
-    expect(afterBudget.calls).toEqual(before.calls);
-    expect(afterCanonical.calls).toEqual(before.calls);
-    // The XNNPACK delegates are untouched by the budget: only the TensorRT method's spec differs.
-    const diff = JSON.parse((await runCli(['diff', src, budget, '--json'])).stdout);
-    const changed = diff.methods.filter((m: { change: string }) => m.change !== 'unchanged').map((m: { name: string }) => m.name);
-    expect(changed).toEqual(['decode_tensorrt']);
-  });
+  it(
+    'llama.mixed.pte: prefill and decode on XNNPACK run the same after the budget rewrite of its TensorRT method, and after a canonical one',
+    { timeout: RUN_MS },
+    async () => {
+      const src = file(corpus, corpus.manifest.mixed.file);
+      const budget = join(out, 'mixed.8g.pte');
+      const canonical = join(out, 'mixed.canonical.pte');
+      const r = await runCli(['rewrite', src, '-o', budget, '--budget', '8GiB', '--json']);
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).changes.join('\n')).toMatch(
+        /decode_tensorrt > delegate 0 \(TensorRTBackend\): weight_streaming_budget automatic -> 8 GiB/,
+      );
+      expect((await runCli(['rewrite', src, '-o', canonical])).code).toBe(0);
+      const methods = corpus.manifest.mixed.cpu_methods;
+      const [before, afterBudget, afterCanonical] = await runInExecuTorch(corpus, [src, budget, canonical], 'llama', { methods });
+      expect(before.calls.map((c) => c.method)).toEqual(['prefill', 'decode', 'decode', 'decode']);
+      expect(afterBudget.calls).toEqual(before.calls);
+      expect(afterCanonical.calls).toEqual(before.calls);
+      // The XNNPACK delegates are untouched by the budget: only the TensorRT method's spec differs.
+      const diff = JSON.parse((await runCli(['diff', src, budget, '--json'])).stdout);
+      const changed = diff.methods.filter((m: { change: string }) => m.change !== 'unchanged').map((m: { name: string }) => m.name);
+      expect(changed).toEqual(['decode_tensorrt']);
+    },
+  );
 
-  it('the shared caches are what makes prefill and decode one conversation: without them decode starts from empty caches', { timeout: RUN_MS }, async () => {
-    const [shared, separate] = await runInExecuTorch(corpus, [file(corpus, 'llama-shared.portable.pte'), file(corpus, 'llama.portable.pte')], 'llama', { steps: 1 });
-    expect(shared.calls[0].outputs).toEqual(separate.calls[0].outputs); // the same prefill
-    expect(shared.calls[1].outputs[0].sha256).not.toBe(separate.calls[1].outputs[0].sha256);
-  });
+  it(
+    'the shared caches are what makes prefill and decode one conversation: without them decode starts from empty caches',
+    { timeout: RUN_MS },
+    async () => {
+      const [shared, separate] = await runInExecuTorch(
+        corpus,
+        [file(corpus, 'llama-shared.portable.pte'), file(corpus, 'llama.portable.pte')],
+        'llama',
+        { steps: 1 },
+      );
+      expect(shared.calls[0].outputs).toEqual(separate.calls[0].outputs); // the same prefill
+      expect(shared.calls[1].outputs[0].sha256).not.toBe(separate.calls[1].outputs[0].sha256);
+    },
+  );
 });

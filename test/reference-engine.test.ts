@@ -103,7 +103,9 @@ describe('reference engine codec', () => {
     const dir = mkdtempSync(join(tmpdir(), 'trtx-ref-'));
     try {
       writeFileSync(join(dir, 'e.bin'), bytes);
-      execFileSync('flatc', ['--json', '--strict-json', '--defaults-json', '--raw-binary', '-o', dir, SCHEMA, '--', join(dir, 'e.bin')], { stdio: 'pipe' });
+      execFileSync('flatc', ['--json', '--strict-json', '--defaults-json', '--raw-binary', '-o', dir, SCHEMA, '--', join(dir, 'e.bin')], {
+        stdio: 'pipe',
+      });
       const j = JSON.parse(readFileSync(join(dir, 'e.json'), 'utf8'));
       expect(j.version).toBe(1);
       expect(j.steps.map((s: { op_type: string }) => s.op_type)).toEqual(['KvWrite', 'KvWrite', 'Attend', 'Affine', 'RingShift']);
@@ -184,19 +186,27 @@ describe('reference engine refusals', () => {
     // 4096 steps, each the same table: a few KiB that would decode as a hundred times more.
     const b = new flatbuffers.Builder(64);
     const one = FbStep.createStep(b, Op.Affine, FbAffine.createAffine(b, 0, 1, 1, 0));
-    const steps = FbEngine.createStepsVector(b, Array.from({ length: 4096 }, () => one));
+    const steps = FbEngine.createStepsVector(
+      b,
+      Array.from({ length: 4096 }, () => one),
+    );
     FbEngine.startEngine(b);
     FbEngine.addVersion(b, 1);
     FbEngine.addSteps(b, steps);
     FbEngine.finishEngineBuffer(b, FbEngine.endEngine(b));
     const shared = errorOf(() => decodeEngine(b.asUint8Array()));
-    expect([shared.code, shared.message]).toEqual(['REF_ENGINE_MALFORMED', expect.stringMatching(/^decoding would materialise more than \d+ bytes, 2x the \d+-byte engine/)]);
+    expect([shared.code, shared.message]).toEqual([
+      'REF_ENGINE_MALFORMED',
+      expect.stringMatching(/^decoding would materialise more than \d+ bytes, 2x the \d+-byte engine/),
+    ]);
   });
 
   it('a truncated engine is refused, never read past its end', () => {
     const bytes = encodeEngine(SAMPLE);
     for (let n = 8; n < bytes.length; n += 7) {
-      expect(['REF_ENGINE_MALFORMED', 'REF_ENGINE_OP', 'REF_ENGINE_VERSION', 'ok']).toContain(codeOf(() => decodeEngine(bytes.slice(0, n))));
+      expect(['REF_ENGINE_MALFORMED', 'REF_ENGINE_OP', 'REF_ENGINE_VERSION', 'ok']).toContain(
+        codeOf(() => decodeEngine(bytes.slice(0, n))),
+      );
       // A prefix can never decode to the whole engine.
       if (codeOf(() => decodeEngine(bytes.slice(0, n))) === 'ok') expect(decodeEngine(bytes.slice(0, n))).not.toEqual(decodeEngine(bytes));
     }
@@ -205,15 +215,18 @@ describe('reference engine refusals', () => {
   it('corrupted bytes give a TrtxError or a decoded engine, never a crash', () => {
     const bytes = encodeEngine(SAMPLE);
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.nat(bytes.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }), (edits) => {
-        const b = bytes.slice();
-        for (const [at, v] of edits) b[at] = v;
-        try {
-          decodeEngine(b);
-        } catch (e) {
-          if (!(e instanceof TrtxError)) throw e;
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.nat(bytes.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }),
+        (edits) => {
+          const b = bytes.slice();
+          for (const [at, v] of edits) b[at] = v;
+          try {
+            decodeEngine(b);
+          } catch (e) {
+            if (!(e instanceof TrtxError)) throw e;
+          }
+        },
+      ),
       { numRuns: 400, seed: 7 },
     );
   });
@@ -229,13 +242,21 @@ describe('engine against its bindings', () => {
   const refusals: [string, Partial<EngineInit>, RegExp][] = [
     ['an index past the bindings', { steps: [{ op: 'Affine', input: 0, output: 10 }] }, /binding 10 does not exist/],
     ['a KvWrite into an output', { steps: [{ op: 'KvWrite', cache: 4, position: 3, source: 2, seqDim: 2 }] }, /cache .* must be an input/],
-    ['a position that is not an integer', { steps: [{ op: 'KvWrite', cache: 0, position: 2, source: 2, seqDim: 2 }] }, /a position is int64 or int32/],
+    [
+      'a position that is not an integer',
+      { steps: [{ op: 'KvWrite', cache: 0, position: 2, source: 2, seqDim: 2 }] },
+      /a position is int64 or int32/,
+    ],
     ['a seq_dim past the cache rank', { steps: [{ op: 'KvWrite', cache: 0, position: 3, source: 2, seqDim: 4 }] }, /seq_dim 4/],
     ['an Attend writing an input', { steps: [{ op: 'Attend', caches: [0], query: 2, output: 1 }] }, /must be an output/],
     ['an Attend over an output', { steps: [{ op: 'Attend', caches: [4], query: 2, output: 6 }] }, /must be an input/],
     ['an Affine with unequal counts', { steps: [{ op: 'Affine', input: 2, output: 6 }] }, /equal counts/],
     ['a RingShift with unequal states', { steps: [{ op: 'RingShift', stateIn: 8, source: 2, stateOut: 7 }] }, /state_in is/],
-    ['a scratch unit_dim past the binding', { steps: [], scratch: { baseBytes: 1, perUnitBytes: 4, unitBinding: 3, unitDim: 1 } }, /unit_dim 1/],
+    [
+      'a scratch unit_dim past the binding',
+      { steps: [], scratch: { baseBytes: 1, perUnitBytes: 4, unitBinding: 3, unitDim: 1 } },
+      /unit_dim 1/,
+    ],
   ];
   it.each(refusals)('refuses %s', (_, init, message) => {
     const e = decodeEngine(encodeEngine({ steps: [], ...init }));

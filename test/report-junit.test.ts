@@ -30,18 +30,35 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function expectValid(xml: string): Promise<void> {
   for (const [name, schema] of Object.entries(SCHEMAS)) {
-    const r = await validateXML({ xml: [{ fileName: 'report.xml', contents: xml }], schema: [{ fileName: `${name}.xsd`, contents: schema }] });
-    expect(r.errors.map((e) => e.rawMessage), `${name} schema`).toEqual([]);
+    const r = await validateXML({
+      xml: [{ fileName: 'report.xml', contents: xml }],
+      schema: [{ fileName: `${name}.xsd`, contents: schema }],
+    });
+    expect(
+      r.errors.map((e) => e.rawMessage),
+      `${name} schema`,
+    ).toEqual([]);
     expect(r.valid, `${name} schema`).toBe(true);
   }
 }
 
-const parse = (xml: string) => new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (n) => ['testcase', 'property', 'failure'].includes(n) }).parse(xml);
+const parse = (xml: string) =>
+  new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    isArray: (n) => ['testcase', 'property', 'failure'].includes(n),
+  }).parse(xml);
 
 /** A runner report with one method whose steps carry these output and cache digests. */
 function report(steps: { out: string; k: string }[]): RunnerReport {
   return {
-    methods: [{ name: 'decode', delegates: [], steps: steps.map((s, i) => ({ step: i, outputs: [{ digest: s.out }], buffers: [{ name: 'layers.0.attn.k_cache', digest: s.k }] })) }],
+    methods: [
+      {
+        name: 'decode',
+        delegates: [],
+        steps: steps.map((s, i) => ({ step: i, outputs: [{ digest: s.out }], buffers: [{ name: 'layers.0.attn.k_cache', digest: s.k }] })),
+      },
+    ],
   } as unknown as RunnerReport;
 }
 
@@ -58,7 +75,18 @@ function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "s
     runtime: { delegate: 'zero-copy-trt', memory: 'et-module' },
     options: { init_device_buffers: true, twin_contract: false, arena_fill: 'poison', shared_scratch: false, cold_pool: false },
     check: { refused: false, summary: { errors: 0, warnings: 0, infos: 0, line: '0 errors, 0 warnings' }, diagnostics: [] },
-    runs: [{ variant: 'staged', caller_stream: false, fresh_state: false, init_device_buffers: true, exit_code: 0, ok: true, errors: [], staging: [{ method: 'decode', h2d_bytes: 1064, d2h_bytes: 1088 }] }],
+    runs: [
+      {
+        variant: 'staged',
+        caller_stream: false,
+        fresh_state: false,
+        init_device_buffers: true,
+        exit_code: 0,
+        ok: true,
+        errors: [],
+        staging: [{ method: 'decode', h2d_bytes: 1064, d2h_bytes: 1088 }],
+      },
+    ],
     budgets: [],
     memory: null,
     assertions,
@@ -73,21 +101,41 @@ describe('verify --format junit', () => {
     const xml = toJunit(result([{ name: 'staged run completes', ok: true, detail: '' }]), CTX);
     await expectValid(xml);
     for (const broken of [xml.replace(/ classname="[^"]*"/, ''), xml.replace('<testcase name=', '<testcas name=')]) {
-      const r = await validateXML({ xml: [{ fileName: 'r.xml', contents: broken }], schema: [{ fileName: 'ant.xsd', contents: SCHEMAS.ant }] });
+      const r = await validateXML({
+        xml: [{ fileName: 'r.xml', contents: broken }],
+        schema: [{ fileName: 'ant.xsd', contents: SCHEMAS.ant }],
+      });
       expect(r.valid).toBe(false);
     }
   });
 
   it('a failed comparison is a <failure> with the method, step and both digests; passing checks are bare test cases', async () => {
-    const staged = report([{ out: '1111111111111111', k: 'aaaaaaaaaaaaaaaa' }, { out: '2222222222222222', k: 'bbbbbbbbbbbbbbbb' }]);
-    const zc = report([{ out: '1111111111111111', k: 'aaaaaaaaaaaaaaaa' }, { out: '2222222222222222', k: 'cccccccccccccccc' }]);
+    const staged = report([
+      { out: '1111111111111111', k: 'aaaaaaaaaaaaaaaa' },
+      { out: '2222222222222222', k: 'bbbbbbbbbbbbbbbb' },
+    ]);
+    const zc = report([
+      { out: '1111111111111111', k: 'aaaaaaaaaaaaaaaa' },
+      { out: '2222222222222222', k: 'cccccccccccccccc' },
+    ]);
     const compare = compareRuns(staged, zc, 'staged (stream off) vs zero-copy (stream off)');
     expect(compare.ok).toBe(false);
-    const assertions = [{ name: 'staged run completes', ok: true, detail: '' }, compare, cachesChangeEveryStep(staged, ['layers.0.attn.k_cache'], 'staged (stream off)')];
+    const assertions = [
+      { name: 'staged run completes', ok: true, detail: '' },
+      compare,
+      cachesChangeEveryStep(staged, ['layers.0.attn.k_cache'], 'staged (stream off)'),
+    ];
     const xml = toJunit(result(assertions), CTX);
     await expectValid(xml);
     const suite = parse(xml).testsuites.testsuite;
-    expect(suite).toMatchObject({ tests: '3', failures: '1', errors: '0', time: '1.500', timestamp: '2026-11-30T12:00:00', hostname: 'ci-host' });
+    expect(suite).toMatchObject({
+      tests: '3',
+      failures: '1',
+      errors: '0',
+      time: '1.500',
+      timestamp: '2026-11-30T12:00:00',
+      hostname: 'ci-host',
+    });
     expect(suite.name).toBe('trtx verify kv <decode> & "staged".pte');
     expect(suite.testcase.map((c: any) => c.name)).toEqual(assertions.map((a) => a.name));
     const failed = suite.testcase[1];
@@ -99,12 +147,23 @@ describe('verify --format junit', () => {
     expect(suite.properties.property.find((p: any) => p.name === 'mode').value).toBe('staged-vs-zero-copy');
   });
 
-  it('a program the check refused is one failed case naming the check\'s errors', async () => {
+  it("a program the check refused is one failed case naming the check's errors", async () => {
     const refused = result([]);
     refused.check = {
       refused: true,
       summary: { errors: 1, warnings: 0, infos: 0, line: '1 error, 0 warnings' },
-      diagnostics: [{ file: 'program', severity: 'error', code: 'RT_DEVICE_INITIAL_STATE', method: 'decode', delegate: null, location: 'decode > buffer k', message: 'initial state in a device arena', hint: '' }],
+      diagnostics: [
+        {
+          file: 'program',
+          severity: 'error',
+          code: 'RT_DEVICE_INITIAL_STATE',
+          method: 'decode',
+          delegate: null,
+          location: 'decode > buffer k',
+          message: 'initial state in a device arena',
+          hint: '',
+        },
+      ],
     };
     refused.device = null;
     const xml = toJunit(refused, CTX);
@@ -122,25 +181,29 @@ describe('verify --format junit', () => {
     expect(parse(xml).testsuites.testsuite.testcase[0].failure[0].message).toBe('binding "x\\u0001y" <bad>');
   });
 
-  it('the CLI prints the report of a real verify run: staged vs zero-copy KV on the reference runner', { timeout: BUILD_TIMEOUT_MS }, async () => {
-    const file = join(dir, 'kv-staged.pte');
-    await writeFixture(file, kvDecoder({ mode: 'staged' }));
-    const runner = await testRunner();
-    const before = process.env.TRTX_RUNNER_BIN;
-    process.env.TRTX_RUNNER_BIN = runner;
-    try {
-      const args = ['verify', file, '--zero-copy-kv', '--init-device-buffers', '--steps', '3', '--caller-stream', 'off'];
-      const r = await runCli([...args, '--format', 'junit']);
-      const json = JSON.parse((await runCli([...args, '--json'])).stdout) as VerifyResult;
-      expect(r.code).toBe(0);
-      await expectValid(r.stdout);
-      const suite = parse(r.stdout).testsuites.testsuite;
-      expect(suite.testcase.map((c: any) => c.name)).toEqual(json.assertions.map((a) => a.name));
-      expect(Number(suite.tests)).toBe(json.assertions.length);
-      expect(suite.failures).toBe('0');
-    } finally {
-      if (before === undefined) delete process.env.TRTX_RUNNER_BIN;
-      else process.env.TRTX_RUNNER_BIN = before;
-    }
-  });
+  it(
+    'the CLI prints the report of a real verify run: staged vs zero-copy KV on the reference runner',
+    { timeout: BUILD_TIMEOUT_MS },
+    async () => {
+      const file = join(dir, 'kv-staged.pte');
+      await writeFixture(file, kvDecoder({ mode: 'staged' }));
+      const runner = await testRunner();
+      const before = process.env.TRTX_RUNNER_BIN;
+      process.env.TRTX_RUNNER_BIN = runner;
+      try {
+        const args = ['verify', file, '--zero-copy-kv', '--init-device-buffers', '--steps', '3', '--caller-stream', 'off'];
+        const r = await runCli([...args, '--format', 'junit']);
+        const json = JSON.parse((await runCli([...args, '--json'])).stdout) as VerifyResult;
+        expect(r.code).toBe(0);
+        await expectValid(r.stdout);
+        const suite = parse(r.stdout).testsuites.testsuite;
+        expect(suite.testcase.map((c: any) => c.name)).toEqual(json.assertions.map((a) => a.name));
+        expect(Number(suite.tests)).toBe(json.assertions.length);
+        expect(suite.failures).toBe('0');
+      } finally {
+        if (before === undefined) delete process.env.TRTX_RUNNER_BIN;
+        else process.env.TRTX_RUNNER_BIN = before;
+      }
+    },
+  );
 });

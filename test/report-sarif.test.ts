@@ -67,7 +67,8 @@ describe('check --format sarif', () => {
       expect(loc.logicalLocations[0].fullyQualifiedName).toBe(d.location);
       // The logical location chain: method > delegate > binding, each step a parent of the next.
       const chain: string[] = [];
-      for (let li: number | undefined = loc.logicalLocations[0].index; li !== undefined; li = run.logicalLocations[li].parentIndex) chain.unshift(run.logicalLocations[li].name);
+      for (let li: number | undefined = loc.logicalLocations[0].index; li !== undefined; li = run.logicalLocations[li].parentIndex)
+        chain.unshift(run.logicalLocations[li].name);
       expect(chain.join(' > ')).toBe(d.location);
       const rule = run.tool.driver.rules[r.ruleIndex];
       expect(rule.help.text).toContain(d.hint);
@@ -104,7 +105,13 @@ describe('check --format sarif', () => {
   it('an unparseable container is one error result, still a valid log', async () => {
     const r = await runCli(['check', join(dir, 'broken-blob-magic.pte'), '--format', 'sarif']);
     expect(validate(JSON.parse(r.stdout))).toBe(true);
-    const log = toSarif({ file: 'x.pte', exitCode: 1, diagnostics: [{ severity: 'error', code: 'PTE_TRUNCATED', method: null, delegate: null, location: '', message: 'file ended', hint: 're-export' }] });
+    const log = toSarif({
+      file: 'x.pte',
+      exitCode: 1,
+      diagnostics: [
+        { severity: 'error', code: 'PTE_TRUNCATED', method: null, delegate: null, location: '', message: 'file ended', hint: 're-export' },
+      ],
+    });
     expect(validate(log)).toBe(true);
     expect((log as any).runs[0].results[0].locations[0].logicalLocations[0].fullyQualifiedName).toBe('program');
   });

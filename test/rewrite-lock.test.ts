@@ -33,7 +33,9 @@ function budgets(file: string): Record<string, string[]> {
   return Object.fromEntries(
     program.executionPlan.map((p) => [
       p.name,
-      p.delegates.map((d) => new TextDecoder().decode(d.compileSpecs.find((c) => c.key === 'weight_streaming_budget')?.value ?? new Uint8Array())),
+      p.delegates.map((d) =>
+        new TextDecoder().decode(d.compileSpecs.find((c) => c.key === 'weight_streaming_budget')?.value ?? new Uint8Array()),
+      ),
     ]),
   );
 }
@@ -80,7 +82,10 @@ describe('a second writer', () => {
     const file = join(dir, 'wait.pte');
     copyFileSync(source, file);
     const lock = await lockTarget(file, { wait: false, command: 'test holder' });
-    const child = execa(process.execPath, [BIN, 'rewrite', file, '--in-place', '--budget', '2GiB'], { reject: false, env: { NO_COLOR: '1' } });
+    const child = execa(process.execPath, [BIN, 'rewrite', file, '--in-place', '--budget', '2GiB'], {
+      reject: false,
+      env: { NO_COLOR: '1' },
+    });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
@@ -98,10 +103,19 @@ describe('a second writer', () => {
   it('gets the lock at once when its holder was killed (the kernel releases a flock)', async () => {
     const file = join(dir, 'killed.pte');
     copyFileSync(source, file);
-    const holder = execa(process.execPath, ['--import', 'tsx', '-e', `import('${resolve('src/util/file-lock.ts')}').then((m) => m.lockTarget(${JSON.stringify(file)}, { wait: false, command: 'doomed' })).then(() => { console.log('held'); setInterval(() => {}, 1000); })`], {
-      reject: false,
-      cwd: resolve(fileURLToPath(new URL('..', import.meta.url))),
-    });
+    const holder = execa(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        `import('${resolve('src/util/file-lock.ts')}').then((m) => m.lockTarget(${JSON.stringify(file)}, { wait: false, command: 'doomed' })).then(() => { console.log('held'); setInterval(() => {}, 1000); })`,
+      ],
+      {
+        reject: false,
+        cwd: resolve(fileURLToPath(new URL('..', import.meta.url))),
+      },
+    );
     let out = '';
     holder.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     for (let i = 0; i < 200 && !out.includes('held'); i++) await new Promise((r) => setTimeout(r, 50));

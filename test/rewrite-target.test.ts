@@ -6,7 +6,18 @@
 // human output, so a name cannot forge an `error:` line.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
@@ -153,10 +164,18 @@ describe('control characters in names', () => {
   it('a file name with a newline cannot forge an error line', async () => {
     const evil = join(dir, 'evil\nerror: FORGED: all is lost.pte');
     copyFileSync(source, evil);
-    for (const args of [['check', evil], ['inspect', evil], ['check', evil + '.missing'], ['rewrite', evil, '-o', evil, '--budget', '1GiB']]) {
+    for (const args of [
+      ['check', evil],
+      ['inspect', evil],
+      ['check', evil + '.missing'],
+      ['rewrite', evil, '-o', evil, '--budget', '1GiB'],
+    ]) {
       const r = await runCli(args);
       const lines = (r.stdout + r.stderr).split('\n');
-      expect(lines.filter((l) => l.startsWith('error: FORGED')), args.join(' ')).toEqual([]);
+      expect(
+        lines.filter((l) => l.startsWith('error: FORGED')),
+        args.join(' '),
+      ).toEqual([]);
       expect(r.stdout + r.stderr).toContain('evil\\nerror: FORGED');
     }
   });

@@ -66,7 +66,8 @@ describe('the CUDA half', () => {
   it('builds against the SDK it is given: another SDK path or version is another build', { timeout: BUILD_TIMEOUT_MS }, async () => {
     const src = standIn(join(work, 'sdk-hash'), 'x');
     const cache = join(work, 'cache-sdk');
-    const build = (root: string, version: string) => ensureRunner({ sourceDir: src, cacheDir: cache, binary: null, cuda: 'off', sdk: { root, version } });
+    const build = (root: string, version: string) =>
+      ensureRunner({ sourceDir: src, cacheDir: cache, binary: null, cuda: 'off', sdk: { root, version } });
     const a = await build('/sdk/a', '1.5.1');
     expect(JSON.parse(readFileSync(join(a.dir!, 'build.json'), 'utf8')).flags).toContain('-DCMAKE_PREFIX_PATH=/sdk/a');
     expect((await build('/sdk/a', '1.5.1')).built).toBe(false);
@@ -126,7 +127,9 @@ describe('ensureRunner', () => {
   it('reports a build failure with the compiler output', { timeout: BUILD_TIMEOUT_MS }, async () => {
     const src = standIn(join(work, 'broken'), 'x');
     writeFileSync(join(src, 'src', 'main.cpp'), 'int main() { return undeclared_name; }\n');
-    const err = await ensureRunner({ sourceDir: src, cacheDir: join(work, 'cache-broken'), binary: null, sdk, cuda: 'off' }).catch((e) => e);
+    const err = await ensureRunner({ sourceDir: src, cacheDir: join(work, 'cache-broken'), binary: null, sdk, cuda: 'off' }).catch(
+      (e) => e,
+    );
     expect(isTrtxError(err) && err.code).toBe('RUNNER_BUILD_FAILED');
     expect((err as Error).message).toContain('undeclared_name');
   });

@@ -36,7 +36,11 @@ const result = (e: CatalogueEntry) => results.get(e.file)!;
 type Digests = { method: string; outputs: string[]; buffers: Record<string, string> }[];
 function digests(r: RunnerResult): Digests {
   return r.report.methods.flatMap((m) =>
-    m.steps.map((s) => ({ method: m.name, outputs: s.outputs.map((o) => o.digest), buffers: Object.fromEntries(s.buffers.map((b) => [b.name, b.digest])) })),
+    m.steps.map((s) => ({
+      method: m.name,
+      outputs: s.outputs.map((o) => o.digest),
+      buffers: Object.fromEntries(s.buffers.map((b) => [b.name, b.digest])),
+    })),
   );
 }
 /** Buffers whose digest did not change from one step to the next. */
@@ -65,7 +69,10 @@ describe('the fixture catalogue on the CPU', () => {
         expect(r.report.errors[0]!.code, e.file).toBe('BackendMissing');
       } else {
         expect(r.exitCode, `${e.file}: ${r.stderr}`).toBe(0);
-        expect(r.report.methods.every((m) => m.steps.length === 3), e.file).toBe(true);
+        expect(
+          r.report.methods.every((m) => m.steps.length === 3),
+          e.file,
+        ).toBe(true);
       }
     }
   });
@@ -76,7 +83,10 @@ describe('the fixture catalogue on the CPU', () => {
     for (const e of blobs) {
       const r = result(e);
       expect(r.exitCode, e.file).toBe(1);
-      expect(r.report.errors.map((x) => x.code), e.file).toEqual([e.expect!.code]);
+      expect(
+        r.report.errors.map((x) => x.code),
+        e.file,
+      ).toEqual([e.expect!.code]);
       expect(r.report.errors[0]!.location, e.file).toMatch(/\.delegates\[\d+\]\.blob\./);
     }
   });
@@ -109,7 +119,7 @@ describe('the fixture catalogue on the CPU', () => {
     expect(entries.filter((e) => result(e).exitCode === 3).map((e) => e.file)).toEqual([...OTHER_BACKEND]);
   });
 
-  it('explains a kernel refusal with the runtime\'s own check', () => {
+  it("explains a kernel refusal with the runtime's own check", () => {
     const r = results.get('broken-leftover-staging-copy.pte')!;
     expect(r.report.errors[0]!.message).toMatch(/_h2d_copy: source tensor must be on CPU/);
   });

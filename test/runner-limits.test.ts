@@ -28,13 +28,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function run(file: string, ...args: string[]) {
   const report = join(dir, 'report.json');
   rmSync(report, { force: true });
-  const wrapper = 'import resource, subprocess, sys\nr = subprocess.run(sys.argv[1:])\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)';
+  const wrapper =
+    'import resource, subprocess, sys\nr = subprocess.run(sys.argv[1:])\nprint(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)';
   const r = await execa('python3', ['-c', wrapper, runner, 'run', file, '--device', 'cpu', '--report', report, ...args], {
     reject: false,
     env: { ASAN_OPTIONS: 'allocator_may_return_null=1:exitcode=86', UBSAN_OPTIONS: 'halt_on_error=1:exitcode=87' },
   });
   const [exit, rssKiB] = r.stdout.trim().split(/\s+/).map(Number);
-  let doc: { errors: { code: string; location: string; message: string }[]; exit_code: number; program: { methods: string[] } } | null = null;
+  let doc: { errors: { code: string; location: string; message: string }[]; exit_code: number; program: { methods: string[] } } | null =
+    null;
   try {
     doc = JSON.parse((await import('node:fs')).readFileSync(report, 'utf8'));
   } catch {
@@ -46,7 +48,12 @@ async function run(file: string, ...args: string[]) {
 const checkCodes = async (file: string) => {
   const r = await runCli(['--quiet', 'check', '--json', file]);
   const doc = JSON.parse(r.stdout);
-  return { exit: r.code, codes: doc.error ? [doc.error.code] : doc.diagnostics.filter((d: { severity: string }) => d.severity === 'error').map((d: { code: string }) => d.code) };
+  return {
+    exit: r.code,
+    codes: doc.error
+      ? [doc.error.code]
+      : doc.diagnostics.filter((d: { severity: string }) => d.severity === 'error').map((d: { code: string }) => d.code),
+  };
 };
 
 function soundBytes(): Uint8Array {

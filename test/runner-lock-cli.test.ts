@@ -64,7 +64,10 @@ describe('an interrupted runner build and the next command', () => {
 
     // 1. The first verify builds the runner under the lock; Ctrl-C while the compilers run.
     const first = spawnTrtx(['verify', program], { env: env(cache, tmp) });
-    expect(await waitFor(() => /compiling the native runner/.test(first.stderr()) || first.child.exitCode !== null, 90_000), first.stderr()).toBe(true);
+    expect(
+      await waitFor(() => /compiling the native runner/.test(first.stderr()) || first.child.exitCode !== null, 90_000),
+      first.stderr(),
+    ).toBe(true);
     const lock = lockOf(cache)!;
     expect(ownerPid(cache, lock)).toBe(first.child.pid);
     await new Promise((r) => setTimeout(r, 1500));
@@ -73,7 +76,10 @@ describe('an interrupted runner build and the next command', () => {
     // 2. A holder killed outright (SIGKILL, a crash, a closed terminal) leaves its lock: its pid no longer exists.
     const dead = spawnSync('true').pid!;
     mkdirSync(join(cache, lock));
-    writeFileSync(join(cache, lock, 'owner.json'), JSON.stringify({ pid: dead, host: hostname(), started: new Date().toISOString(), purpose: 'building the native runner' }));
+    writeFileSync(
+      join(cache, lock, 'owner.json'),
+      JSON.stringify({ pid: dead, host: hostname(), started: new Date().toISOString(), purpose: 'building the native runner' }),
+    );
 
     // 3. The next verify takes the lock over at once and builds.
     const started = Date.now();

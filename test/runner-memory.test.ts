@@ -16,7 +16,10 @@ import { runRunner, type RunRunnerOptions } from '../src/runner/run.js';
 import { validate } from './helpers/json-schema-subset.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 
-const SCHEMA = JSON.parse(readFileSync(new URL('../schemas/runner-report.schema.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+const SCHEMA = JSON.parse(readFileSync(new URL('../schemas/runner-report.schema.json', import.meta.url), 'utf8')) as Record<
+  string,
+  unknown
+>;
 const dir = mkdtempSync(join(tmpdir(), 'trtx-runner-memory-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -59,7 +62,15 @@ describe('--shared-scratch', () => {
       expect(priv.methods[0]!.delegates.map((d) => d.scratch_capacity)).toEqual(needs);
 
       const s = shared.memory.scratch;
-      expect(s).toMatchObject({ mode: 'shared', reclaim: true, warmup_executes: 3, shrink_after: 3, peak_bytes: 3 * MiB, peak_buffers: 1, handoff_failures: 0 });
+      expect(s).toMatchObject({
+        mode: 'shared',
+        reclaim: true,
+        warmup_executes: 3,
+        shrink_after: 3,
+        peak_bytes: 3 * MiB,
+        peak_buffers: 1,
+        handoff_failures: 0,
+      });
       expect(s.devices).toEqual([{ device: 0, capacity: 3 * MiB, peak_capacity: 3 * MiB, floor: 3 * MiB, executes: 12 }]);
       expect(shared.methods[0]!.delegates.map((d) => d.scratch_capacity)).toEqual([3 * MiB, 3 * MiB, 3 * MiB]);
       // Grown within the first step; a steady program never shrinks below its floor.

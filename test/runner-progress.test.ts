@@ -16,7 +16,11 @@ function lines(opts: { quiet: boolean; json: boolean }, events: RunnerProgress[]
 const build: RunnerProgress[] = [
   { phase: 'configure', message: 'configuring the native runner (CPU, ExecuTorch runtime from the Python environment)' },
   { phase: 'build', message: 'compiling the native runner (CPU executors, 2 jobs)', percent: 0 },
-  ...[3, 7, 12, 15, 25, 26, 48, 90, 99, 100].map((p): RunnerProgress => ({ phase: 'build', message: `compiling the native runner: ${p}%`, percent: p })),
+  ...[3, 7, 12, 15, 25, 26, 48, 90, 99, 100].map((p): RunnerProgress => ({
+    phase: 'build',
+    message: `compiling the native runner: ${p}%`,
+    percent: p,
+  })),
   { phase: 'ready', message: 'native runner ready: /x/trtx-runner' },
 ];
 
@@ -36,6 +40,11 @@ describe('runner build progress', () => {
   it('is silent under --quiet and --json, and for a cached or prebuilt runner', () => {
     expect(lines({ quiet: true, json: false }, build)).toEqual([]);
     expect(lines({ quiet: false, json: true }, build)).toEqual([]);
-    expect(lines({ quiet: false, json: false }, [{ phase: 'cached', message: 'using the cached native runner' }, { phase: 'prebuilt', message: 'p' }])).toEqual([]);
+    expect(
+      lines({ quiet: false, json: false }, [
+        { phase: 'cached', message: 'using the cached native runner' },
+        { phase: 'prebuilt', message: 'p' },
+      ]),
+    ).toEqual([]);
   });
 });

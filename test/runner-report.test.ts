@@ -17,7 +17,10 @@ import { corpusPath } from './helpers/corpus.js';
 import { validate } from './helpers/json-schema-subset.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 
-const SCHEMA = JSON.parse(readFileSync(new URL('../schemas/runner-report.schema.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+const SCHEMA = JSON.parse(readFileSync(new URL('../schemas/runner-report.schema.json', import.meta.url), 'utf8')) as Record<
+  string,
+  unknown
+>;
 const dir = mkdtempSync(join(tmpdir(), 'trtx-runner-report-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -52,7 +55,11 @@ beforeAll(async () => {
     ['missing file', join(dir, 'missing.pte'), { runner }],
     ['corpus add', corpusPath('add'), { runner, steps: 2 }],
     ['corpus unknown operator', corpusPath('keyword-spotting-cortex-m'), { runner }],
-    ['initialised device buffers, no poison', zeroCopy, { runner, steps: 2, initDeviceBuffers: true, arenaFill: 'none', methods: ['decode'] }],
+    [
+      'initialised device buffers, no poison',
+      zeroCopy,
+      { runner, steps: 2, initDeviceBuffers: true, arenaFill: 'none', methods: ['decode'] },
+    ],
     ['stock runtime refusal', zeroCopy, { runner, trtRuntime: 'stock', methods: ['decode'] }],
     ['shared arenas refused', staged, { runner, shareArenas: true }],
     ['cannot run here', staged, { runner, device: 'cuda' }],
@@ -147,9 +154,18 @@ const damages: [string, (r: Doc) => void][] = [
         release_error: null,
       }),
   ],
-  ['capacity event with an unknown reason', (r) => r.memory.scratch.capacity_events.push({ device: 0, execute_index: 0, from: 0, to: 1, reason: 'resize', detail: null })],
-  ['capacity event without execute_index', (r) => r.memory.scratch.capacity_events.push({ device: 0, from: 0, to: 1, reason: 'grow', detail: null })],
-  ['scratch device with a fractional capacity', (r) => r.memory.scratch.devices.push({ device: 0, capacity: 1.5, peak_capacity: 2, floor: null, executes: 1 })],
+  [
+    'capacity event with an unknown reason',
+    (r) => r.memory.scratch.capacity_events.push({ device: 0, execute_index: 0, from: 0, to: 1, reason: 'resize', detail: null }),
+  ],
+  [
+    'capacity event without execute_index',
+    (r) => r.memory.scratch.capacity_events.push({ device: 0, from: 0, to: 1, reason: 'grow', detail: null }),
+  ],
+  [
+    'scratch device with a fractional capacity',
+    (r) => r.memory.scratch.devices.push({ device: 0, capacity: 1.5, peak_capacity: 2, floor: null, executes: 1 }),
+  ],
 ];
 
 describe('runner-report.schema.json and the zod schema', () => {
@@ -184,7 +200,14 @@ describe('runner-report.schema.json and the zod schema', () => {
         },
       ],
     };
-    doc.memory.scratch.capacity_events.push({ device: 0, execute_index: 7, from: 3, to: 3, reason: 'grow_failed', detail: 'allocation: out of memory' });
+    doc.memory.scratch.capacity_events.push({
+      device: 0,
+      execute_index: 7,
+      from: 3,
+      to: 3,
+      reason: 'grow_failed',
+      detail: 'allocation: out of memory',
+    });
     expect(validate(SCHEMA, doc)).toEqual([]);
     expect(RunnerReport.safeParse(doc).success).toBe(true);
   });

@@ -176,14 +176,19 @@ describe('what the ExecuTorch runtime does, and the runner does not soften', () 
   });
 
   it('initial state of a buffer planned in device memory does not load', async () => {
-    const path = await file('kv-initial-state-zero-copy.pte', kvDecoder({ mode: 'zero-copy', cacheInitialState: true, methods: ['decode'] }));
+    const path = await file(
+      'kv-initial-state-zero-copy.pte',
+      kvDecoder({ mode: 'zero-copy', cacheInitialState: true, methods: ['decode'] }),
+    );
     const r = await run(path, { initDeviceBuffers: true });
     expect(r.exitCode).toBe(1);
     expect(r.report.errors[0]!.code).toBe('DeviceInitialState');
     expect(r.report.errors[0]!.message).toMatch(/planned in a CUDA arena/);
     expect(r.report.methods[0]!.steps).toEqual([]);
     // Staged, the same initial state lives in a host arena and loads.
-    const staged = await run(await file('kv-initial-state-staged.pte', kvDecoder({ mode: 'staged', cacheInitialState: true, methods: ['decode'] })));
+    const staged = await run(
+      await file('kv-initial-state-staged.pte', kvDecoder({ mode: 'staged', cacheInitialState: true, methods: ['decode'] })),
+    );
     expect(staged.exitCode, staged.stderr).toBe(0);
   });
 

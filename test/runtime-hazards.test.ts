@@ -66,36 +66,44 @@ describe('RT_DEVICE_STATE_UNINITIALIZED: device arenas are not cleared', () => {
     expect(await findings(await file('staged.pte', staged(DECODE)))).toEqual([]);
   });
 
-  it('verify of a zero-copy program shows a cache read before it is written, and passes with the application initialising it', { timeout: BUILD_TIMEOUT_MS }, async () => {
-    const path = await file('kv-zc-given.pte', zeroCopy(DECODE));
-    const bare = await verifyProgram(path, { steps: 3, callerStream: 'off', runner });
-    expect(bare.ok).toBe(false);
-    expect(bare.check.refused).toBe(false);
-    expect(bare.check.diagnostics.map((d) => d.code)).toContain('RT_DEVICE_STATE_UNINITIALIZED');
-    const written = bare.assertions.find((a) => a.name.startsWith('device-resident buffers are written before they are read'))!;
-    expect(written.ok).toBe(false);
-    expect(written.detail).toMatch(/reads layers\.0\.attn\.k_cache, .* before writing them/);
-    expect(bare.memory!.device_arenas).toMatchObject({ fill: 'poison', zeroed_bytes: 0 });
+  it(
+    'verify of a zero-copy program shows a cache read before it is written, and passes with the application initialising it',
+    { timeout: BUILD_TIMEOUT_MS },
+    async () => {
+      const path = await file('kv-zc-given.pte', zeroCopy(DECODE));
+      const bare = await verifyProgram(path, { steps: 3, callerStream: 'off', runner });
+      expect(bare.ok).toBe(false);
+      expect(bare.check.refused).toBe(false);
+      expect(bare.check.diagnostics.map((d) => d.code)).toContain('RT_DEVICE_STATE_UNINITIALIZED');
+      const written = bare.assertions.find((a) => a.name.startsWith('device-resident buffers are written before they are read'))!;
+      expect(written.ok).toBe(false);
+      expect(written.detail).toMatch(/reads layers\.0\.attn\.k_cache, .* before writing them/);
+      expect(bare.memory!.device_arenas).toMatchObject({ fill: 'poison', zeroed_bytes: 0 });
 
-    const app = await verifyProgram(path, { steps: 3, callerStream: 'off', initDeviceBuffers: true, runner });
-    expect(app.assertions.filter((a) => !a.ok)).toEqual([]);
-    expect(app.ok).toBe(true);
-    expect(app.memory!.device_arenas.zeroed_bytes).toBeGreaterThan(0);
-  });
+      const app = await verifyProgram(path, { steps: 3, callerStream: 'off', initDeviceBuffers: true, runner });
+      expect(app.assertions.filter((a) => !a.ok)).toEqual([]);
+      expect(app.ok).toBe(true);
+      expect(app.memory!.device_arenas.zeroed_bytes).toBeGreaterThan(0);
+    },
+  );
 
-  it('verify --zero-copy-kv runs a derived twin as its contract says (caches initialised) and shows the obligation is real', { timeout: BUILD_TIMEOUT_MS }, async () => {
-    const path = await file('kv-staged.pte', staged());
-    const r = await verifyProgram(path, { zeroCopyKv: true, steps: 3, callerStream: 'off', runner });
-    expect(r.options).toMatchObject({ init_device_buffers: false, twin_contract: true });
-    expect(r.check.diagnostics.map((d) => `${d.file}:${d.code}`)).toContain('zero-copy twin:RT_DEVICE_STATE_UNINITIALIZED');
-    // The poisoned twin run exists and differs: the obligation is shown, not assumed.
-    const poisoned = r.runs.find((x) => x.variant === 'zero-copy' && !x.init_device_buffers);
-    expect(poisoned).toBeDefined();
-    const obligation = r.assertions.find((a) => a.name.startsWith('the application initialises the device-resident caches'))!;
-    expect(obligation.detail).toMatch(/^required: .* reads layers\.0\.attn\.k_cache, .* before writing them/);
-    expect(r.assertions.filter((a) => !a.ok)).toEqual([]);
-    expect(r.ok).toBe(true);
-  });
+  it(
+    'verify --zero-copy-kv runs a derived twin as its contract says (caches initialised) and shows the obligation is real',
+    { timeout: BUILD_TIMEOUT_MS },
+    async () => {
+      const path = await file('kv-staged.pte', staged());
+      const r = await verifyProgram(path, { zeroCopyKv: true, steps: 3, callerStream: 'off', runner });
+      expect(r.options).toMatchObject({ init_device_buffers: false, twin_contract: true });
+      expect(r.check.diagnostics.map((d) => `${d.file}:${d.code}`)).toContain('zero-copy twin:RT_DEVICE_STATE_UNINITIALIZED');
+      // The poisoned twin run exists and differs: the obligation is shown, not assumed.
+      const poisoned = r.runs.find((x) => x.variant === 'zero-copy' && !x.init_device_buffers);
+      expect(poisoned).toBeDefined();
+      const obligation = r.assertions.find((a) => a.name.startsWith('the application initialises the device-resident caches'))!;
+      expect(obligation.detail).toMatch(/^required: .* reads layers\.0\.attn\.k_cache, .* before writing them/);
+      expect(r.assertions.filter((a) => !a.ok)).toEqual([]);
+      expect(r.ok).toBe(true);
+    },
+  );
 });
 
 describe('RT_DEVICE_INITIAL_STATE: initial state cannot load into a device arena', () => {
@@ -103,7 +111,12 @@ describe('RT_DEVICE_INITIAL_STATE: initial state cannot load into a device arena
     const path = await file('zc-init.pte', zeroCopy({ ...DECODE, cacheInitialState: true }));
     const found = await findings(path);
     const errors = found.filter((d) => d.code === 'RT_DEVICE_INITIAL_STATE');
-    expect(errors.map((d) => d.location)).toEqual(['decode > buffer layers.0.attn.k_cache', 'decode > buffer layers.0.attn.v_cache', 'decode > buffer layers.1.attn.k_cache', 'decode > buffer layers.1.attn.v_cache']);
+    expect(errors.map((d) => d.location)).toEqual([
+      'decode > buffer layers.0.attn.k_cache',
+      'decode > buffer layers.0.attn.v_cache',
+      'decode > buffer layers.1.attn.k_cache',
+      'decode > buffer layers.1.attn.v_cache',
+    ]);
     expect(errors[0]).toMatchObject({ severity: 'error' });
     expect(errors[0].message).toMatch(/tensor_parser_exec_aten\.cpp/);
     const r = await verifyProgram(path, { runner });
@@ -117,38 +130,46 @@ describe('RT_DEVICE_INITIAL_STATE: initial state cannot load into a device arena
 });
 
 describe('RT_SHARED_DEVICE_ARENA: Module does not share device arenas between methods', () => {
-  it('an error under et-module, a warning under custom-memory; verify refuses it under et-module', { timeout: BUILD_TIMEOUT_MS }, async () => {
-    const path = await sharedCacheProgram();
-    const module = (await findings(path)).filter((d) => d.code === 'RT_SHARED_DEVICE_ARENA');
-    expect(module.length).toBeGreaterThan(0);
-    expect(module[0]).toMatchObject({ severity: 'error' });
-    expect(module[0].message).toMatch(/decode and prefill share layers\.0\.attn\.k_cache in device arena \d+/);
-    expect(module[0].message).toContain('share_memory_arenas');
-    const custom = (await findings(path, parseRuntimes(['custom-memory']))).filter((d) => d.code === 'RT_SHARED_DEVICE_ARENA');
-    expect(custom.map((d) => d.severity)).toEqual(module.map(() => 'warning'));
-    const r = await verifyProgram(path, { runner });
-    expect(r.check.refused).toBe(true);
-    expect(r.check.diagnostics.some((d) => d.code === 'RT_SHARED_DEVICE_ARENA' && d.severity === 'error')).toBe(true);
-    // Unshared caches need no shared arena.
-    expect((await findings(await file('zc2.pte', zeroCopy()))).filter((d) => d.code === 'RT_SHARED_DEVICE_ARENA')).toEqual([]);
-  });
+  it(
+    'an error under et-module, a warning under custom-memory; verify refuses it under et-module',
+    { timeout: BUILD_TIMEOUT_MS },
+    async () => {
+      const path = await sharedCacheProgram();
+      const module = (await findings(path)).filter((d) => d.code === 'RT_SHARED_DEVICE_ARENA');
+      expect(module.length).toBeGreaterThan(0);
+      expect(module[0]).toMatchObject({ severity: 'error' });
+      expect(module[0].message).toMatch(/decode and prefill share layers\.0\.attn\.k_cache in device arena \d+/);
+      expect(module[0].message).toContain('share_memory_arenas');
+      const custom = (await findings(path, parseRuntimes(['custom-memory']))).filter((d) => d.code === 'RT_SHARED_DEVICE_ARENA');
+      expect(custom.map((d) => d.severity)).toEqual(module.map(() => 'warning'));
+      const r = await verifyProgram(path, { runner });
+      expect(r.check.refused).toBe(true);
+      expect(r.check.diagnostics.some((d) => d.code === 'RT_SHARED_DEVICE_ARENA' && d.severity === 'error')).toBe(true);
+      // Unshared caches need no shared arena.
+      expect((await findings(await file('zc2.pte', zeroCopy()))).filter((d) => d.code === 'RT_SHARED_DEVICE_ARENA')).toEqual([]);
+    },
+  );
 });
 
 describe('RT_NEEDS_ZERO_COPY_TRT: a zero-copy call needs the zero-copy Torch-TensorRT runtime', () => {
-  it('a warning naming the requirement by default, an error under stock-trt; verify refuses it there', { timeout: BUILD_TIMEOUT_MS }, async () => {
-    const path = await file('zc3.pte', zeroCopy(DECODE));
-    const byDefault = (await findings(path)).filter((d) => d.code === 'RT_NEEDS_ZERO_COPY_TRT');
-    expect(byDefault).toHaveLength(1);
-    expect(byDefault[0]).toMatchObject({ severity: 'warning', method: 'decode', delegate: 0 });
-    expect(byDefault[0].message).toMatch(/expected at least 11 args/);
-    const stock = (await findings(path, parseRuntimes(['stock-trt']))).filter((d) => d.code === 'RT_NEEDS_ZERO_COPY_TRT');
-    expect(stock.map((d) => d.severity)).toEqual(['error']);
-    const r = await verifyProgram(path, { runtime: parseRuntimes(['stock-trt']), runner });
-    expect(r.check.refused).toBe(true);
-    expect(r.runtime).toEqual({ delegate: 'stock-trt', memory: 'et-module' });
-    // A staged program runs on either runtime.
-    expect(await findings(await file('staged3.pte', staged(DECODE)), parseRuntimes(['stock-trt']))).toEqual([]);
-  });
+  it(
+    'a warning naming the requirement by default, an error under stock-trt; verify refuses it there',
+    { timeout: BUILD_TIMEOUT_MS },
+    async () => {
+      const path = await file('zc3.pte', zeroCopy(DECODE));
+      const byDefault = (await findings(path)).filter((d) => d.code === 'RT_NEEDS_ZERO_COPY_TRT');
+      expect(byDefault).toHaveLength(1);
+      expect(byDefault[0]).toMatchObject({ severity: 'warning', method: 'decode', delegate: 0 });
+      expect(byDefault[0].message).toMatch(/expected at least 11 args/);
+      const stock = (await findings(path, parseRuntimes(['stock-trt']))).filter((d) => d.code === 'RT_NEEDS_ZERO_COPY_TRT');
+      expect(stock.map((d) => d.severity)).toEqual(['error']);
+      const r = await verifyProgram(path, { runtime: parseRuntimes(['stock-trt']), runner });
+      expect(r.check.refused).toBe(true);
+      expect(r.runtime).toEqual({ delegate: 'stock-trt', memory: 'et-module' });
+      // A staged program runs on either runtime.
+      expect(await findings(await file('staged3.pte', staged(DECODE)), parseRuntimes(['stock-trt']))).toEqual([]);
+    },
+  );
 });
 
 describe('the command line', () => {
@@ -159,28 +180,36 @@ describe('the command line', () => {
     expect(JSON.parse(def.stdout).runtime).toEqual({ delegate: 'zero-copy-trt', memory: 'et-module' });
     const stock = await runCli(['check', path, '--runtime', 'stock-trt', '--json']);
     expect(stock.code).toBe(1);
-    expect(JSON.parse(stock.stdout).diagnostics.filter((d: { severity: string }) => d.severity === 'error').map((d: { code: string }) => d.code)).toEqual(['RT_NEEDS_ZERO_COPY_TRT']);
+    expect(
+      JSON.parse(stock.stdout)
+        .diagnostics.filter((d: { severity: string }) => d.severity === 'error')
+        .map((d: { code: string }) => d.code),
+    ).toEqual(['RT_NEEDS_ZERO_COPY_TRT']);
     expect((await runCli(['check', path, '--runtime', 'tensorrt'])).code).toBe(2);
     const human = await runCli(['check', path, '--runtime', 'stock-trt', 'custom-memory']);
     expect(human.stdout).toContain('runtime rules: stock-trt, custom-memory');
   });
 
-  it('verify: a refused program exits 1 with the diagnostics; a program that cannot run here exits 2', { timeout: BUILD_TIMEOUT_MS }, async () => {
-    // The CLI builds its own runner unless told which binary to use.
-    const before = process.env.TRTX_RUNNER_BIN;
-    process.env.TRTX_RUNNER_BIN = runner;
-    try {
-      const refused = await runCli(['verify', await file('zc-init2.pte', zeroCopy({ ...DECODE, cacheInitialState: true }))]);
-      expect(refused.code).toBe(1);
-      expect(refused.stdout).toContain('RT_DEVICE_INITIAL_STATE');
-      expect(refused.stdout).toMatch(/refused: the check found 4 errors, .*; nothing was run/);
-      const nogpu = await runCli(['verify', await file('staged5.pte', staged(DECODE)), '--device', 'cuda']);
-      expect(nogpu.code).toBe(2);
-      expect(nogpu.stderr).toContain('VERIFY_NO_GPU');
-      expect(nogpu.stderr).toContain('an environment result, not a failed program');
-    } finally {
-      if (before === undefined) delete process.env.TRTX_RUNNER_BIN;
-      else process.env.TRTX_RUNNER_BIN = before;
-    }
-  });
+  it(
+    'verify: a refused program exits 1 with the diagnostics; a program that cannot run here exits 2',
+    { timeout: BUILD_TIMEOUT_MS },
+    async () => {
+      // The CLI builds its own runner unless told which binary to use.
+      const before = process.env.TRTX_RUNNER_BIN;
+      process.env.TRTX_RUNNER_BIN = runner;
+      try {
+        const refused = await runCli(['verify', await file('zc-init2.pte', zeroCopy({ ...DECODE, cacheInitialState: true }))]);
+        expect(refused.code).toBe(1);
+        expect(refused.stdout).toContain('RT_DEVICE_INITIAL_STATE');
+        expect(refused.stdout).toMatch(/refused: the check found 4 errors, .*; nothing was run/);
+        const nogpu = await runCli(['verify', await file('staged5.pte', staged(DECODE)), '--device', 'cuda']);
+        expect(nogpu.code).toBe(2);
+        expect(nogpu.stderr).toContain('VERIFY_NO_GPU');
+        expect(nogpu.stderr).toContain('an environment result, not a failed program');
+      } finally {
+        if (before === undefined) delete process.env.TRTX_RUNNER_BIN;
+        else process.env.TRTX_RUNNER_BIN = before;
+      }
+    },
+  );
 });

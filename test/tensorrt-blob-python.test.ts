@@ -73,7 +73,11 @@ const nameArb = fc.oneof(
   fc.constantFrom('x', 'input_pos', 'b_layers_0_attn_k_cache', 'output0', 'output1', 'device_id', 'aliased_io'),
   fc.string({ unit: fc.constantFrom('a', 'Z', '_', '0', '"', '\\', '/', ' ', ':', ',', '[', '{'), minLength: 1, maxLength: 8 }),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 6 }),
-  fc.string({ unit: fc.constantFrom('a', '\n', '\t', '\u0001', '\u001f', '\u007f', '\u0000', 'é', '出', '\u{1F600}'), minLength: 1, maxLength: 5 }),
+  fc.string({
+    unit: fc.constantFrom('a', '\n', '\t', '\u0001', '\u001f', '\u007f', '\u0000', 'é', '出', '\u{1F600}'),
+    minLength: 1,
+    maxLength: 5,
+  }),
 );
 
 const caseArb: fc.Arbitrary<Case> = fc
@@ -82,9 +86,15 @@ const caseArb: fc.Arbitrary<Case> = fc
     const ins = bindings.filter((b) => b.is_input).map((b) => b.name);
     const outs = bindings.filter((b) => !b.is_input).map((b) => b.name);
     const alias: fc.Arbitrary<[string, string, string] | null> =
-      ins.length && outs.length ? fc.tuple(fc.constantFrom(...outs), fc.constantFrom(...ins), fc.constantFrom<string>('kv_cache_update', 'user')) : fc.constant(null);
+      ins.length && outs.length
+        ? fc.tuple(fc.constantFrom(...outs), fc.constantFrom(...ins), fc.constantFrom<string>('kv_cache_update', 'user'))
+        : fc.constant(null);
     return fc.record({
-      io_bindings: fc.constant(bindings.map((b) => (b.typed ? { name: b.name, is_input: b.is_input, dtype: 'float16', shape: [1, -1, 8] } : { name: b.name, is_input: b.is_input }))),
+      io_bindings: fc.constant(
+        bindings.map((b) =>
+          b.typed ? { name: b.name, is_input: b.is_input, dtype: 'float16', shape: [1, -1, 8] } : { name: b.name, is_input: b.is_input },
+        ),
+      ),
       aliased_io: fc.array(alias, { maxLength: 3 }).map((a) => a.filter((x): x is [string, string, string] => x !== null)),
       hardware_compatible: fc.boolean(),
       device_id: fc.integer({ min: 0, max: 7 }),
@@ -132,7 +142,10 @@ describe('blobs from the Python serializer', () => {
           // Reader, writer and runner reach one verdict.
           const read = verdict(() => parseBlob(py));
           expect(native[k], `case ${k}: C++ parser vs TypeScript reader`).toBe(read);
-          expect(verdict(() => writeBlob({ metadata: meta, engine })), `case ${k}: TypeScript writer`).toBe(read);
+          expect(
+            verdict(() => writeBlob({ metadata: meta, engine })),
+            `case ${k}: TypeScript writer`,
+          ).toBe(read);
 
           const names = c.io_bindings.map((b) => b.name);
           if (read === 'ok') {
@@ -143,7 +156,10 @@ describe('blobs from the Python serializer', () => {
             expect(p.metadata).toEqual(meta);
             const u = readLikeUpstream(py.subarray(p.metadataOffset, p.metadataOffset + p.metadataSize));
             expect(u.ok && u.entries.map((e) => e.name)).toEqual(names);
-            expect([inputs(p.metadata).length, outputs(p.metadata).length]).toEqual([c.io_bindings.filter((b) => b.is_input).length, c.io_bindings.filter((b) => !b.is_input).length]);
+            expect([inputs(p.metadata).length, outputs(p.metadata).length]).toEqual([
+              c.io_bindings.filter((b) => b.is_input).length,
+              c.io_bindings.filter((b) => !b.is_input).length,
+            ]);
             expect(names.every(printableAscii)).toBe(true);
           } else if (!names.every(printableAscii)) {
             // json.dumps escapes such a name and upstream does not decode it: never accepted.
@@ -161,11 +177,25 @@ describe('blobs from the Python serializer', () => {
     expect(escapedRefused).toBeGreaterThan(20);
   });
 
-  it('an empty binding list (names are then taken from the engine upstream) is accepted by all three', { timeout: BUILD_TIMEOUT_MS }, async () => {
-    const c: Case = { io_bindings: [], aliased_io: [], hardware_compatible: false, device_id: 3, serialized_metadata: '', target_platform: '', engine_hex: '66747274' };
-    const [py] = pythonBlobs([c]);
-    expect(verdict(() => parseBlob(py))).toBe('ok');
-    expect(runnerVerdicts(await testRunner(), [py])).toEqual(['ok']);
-    expect(Buffer.from(writeBlob({ metadata: metadataOf(c), engine: new Uint8Array([0x66, 0x74, 0x72, 0x74]) })).equals(Buffer.from(py))).toBe(true);
-  });
+  it(
+    'an empty binding list (names are then taken from the engine upstream) is accepted by all three',
+    { timeout: BUILD_TIMEOUT_MS },
+    async () => {
+      const c: Case = {
+        io_bindings: [],
+        aliased_io: [],
+        hardware_compatible: false,
+        device_id: 3,
+        serialized_metadata: '',
+        target_platform: '',
+        engine_hex: '66747274',
+      };
+      const [py] = pythonBlobs([c]);
+      expect(verdict(() => parseBlob(py))).toBe('ok');
+      expect(runnerVerdicts(await testRunner(), [py])).toEqual(['ok']);
+      expect(
+        Buffer.from(writeBlob({ metadata: metadataOf(c), engine: new Uint8Array([0x66, 0x74, 0x72, 0x74]) })).equals(Buffer.from(py)),
+      ).toBe(true);
+    },
+  );
 });

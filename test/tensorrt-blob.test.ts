@@ -212,7 +212,11 @@ describe('shared blob vectors', () => {
       const dv = new DataView(blob.buffer, blob.byteOffset);
       const engine = { engineOffset: dv.getUint32(12, true), engineSize: dv.getBigUint64(16, true) };
       expectRangesAvoidEngine(r.calls, engine);
-      if (v.expect === 'ok') expect(r.calls).toEqual([[0, 32], [dv.getUint32(4, true), dv.getUint32(8, true)]]);
+      if (v.expect === 'ok')
+        expect(r.calls).toEqual([
+          [0, 32],
+          [dv.getUint32(4, true), dv.getUint32(8, true)],
+        ]);
     } else {
       expect(r.calls).toEqual([]);
     }
@@ -255,7 +259,9 @@ describe('writeBlob', () => {
 
   it('fills defaults for omitted metadata fields', () => {
     const json = dec.decode(encodeBlobMetadata({ io_bindings: [] }));
-    expect(json).toBe('{"io_bindings":[],"aliased_io":[],"hardware_compatible":false,"device_id":0,"serialized_metadata":"","target_platform":""}');
+    expect(json).toBe(
+      '{"io_bindings":[],"aliased_io":[],"hardware_compatible":false,"device_id":0,"serialized_metadata":"","target_platform":""}',
+    );
   });
 
   it('escapes strings as Python json.dumps(ensure_ascii=True) does', () => {
@@ -336,7 +342,10 @@ describe('parseBlob', () => {
   it('names the field, binding or entry in the message', () => {
     const dupOut = craftBlob({
       magic: 'TR02',
-      metadata: encodeBlobMetadataText({ ...KV_METADATA, aliased_io: [KV_METADATA.aliased_io![0], { output: 'k_out', input: 'v_cache', kind: 'user' }] }),
+      metadata: encodeBlobMetadataText({
+        ...KV_METADATA,
+        aliased_io: [KV_METADATA.aliased_io![0], { output: 'k_out', input: 'v_cache', kind: 'user' }],
+      }),
     });
     const o = outcome(() => parseBlob(dupOut));
     expect(o.code).toBe('TRT_ALIAS_DUPLICATE_OUTPUT');
@@ -454,7 +463,10 @@ function parseSafely(blob: Uint8Array, size?: number | bigint): ParsedBlob | str
 }
 
 const name = fc
-  .oneof(fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 12 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }))
+  .oneof(
+    fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 12 }),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }),
+  )
   .filter((s) => !s.includes('\0'));
 const binding = (n: string, is_input: boolean) =>
   fc.record({
@@ -475,9 +487,20 @@ const validMetadata: fc.Arbitrary<BlobMetadata> = fc
     return fc.record({
       io_bindings: fc.tuple(...names.map((n, i) => binding(n, dirs[i]))) as fc.Arbitrary<IoBinding[]>,
       aliased_io: fc
-        .tuple(fc.shuffledSubarray(ins, { minLength: 0, maxLength: pairs }), fc.shuffledSubarray(outs, { minLength: pairs, maxLength: pairs }))
+        .tuple(
+          fc.shuffledSubarray(ins, { minLength: 0, maxLength: pairs }),
+          fc.shuffledSubarray(outs, { minLength: pairs, maxLength: pairs }),
+        )
         .chain(([i, o]) =>
-          fc.tuple(...i.map((input, k) => fc.record({ output: fc.constant(o[k]), input: fc.constant(input), kind: fc.constantFrom('kv_cache_update' as const, 'user' as const) }))),
+          fc.tuple(
+            ...i.map((input, k) =>
+              fc.record({
+                output: fc.constant(o[k]),
+                input: fc.constant(input),
+                kind: fc.constantFrom('kv_cache_update' as const, 'user' as const),
+              }),
+            ),
+          ),
         ),
       hardware_compatible: fc.boolean(),
       device_id: fc.integer({ min: 0, max: 16 }),
@@ -540,7 +563,11 @@ describe('properties', () => {
       fc.record({ kind: fc.constant('u64' as const), value: interesting64 }),
       fc.record({ kind: fc.constant('cut' as const), at: fc.nat() }),
       fc.record({ kind: fc.constant('grow' as const), by: fc.integer({ min: 1, max: 64 }) }),
-      fc.record({ kind: fc.constant('json' as const), at: fc.nat(), text: fc.constantFrom('"', '\\', '{', '}', '[', ']', ',', ':', '\\u0000', 'null', '1e999', '\u0000', '\u00ff') }),
+      fc.record({
+        kind: fc.constant('json' as const),
+        at: fc.nat(),
+        text: fc.constantFrom('"', '\\', '{', '}', '[', ']', ',', ':', '\\u0000', 'null', '1e999', '\u0000', '\u00ff'),
+      }),
     );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...seeds), fc.array(mutation, { minLength: 1, maxLength: 4 }), async (seed, muts) => {
@@ -573,10 +600,20 @@ describe('properties', () => {
     // Mostly well-typed documents over a small name pool, so runs reach the
     // binding and alias checks rather than stopping at the type checks.
     const anyJson = fc.jsonValue({ maxDepth: 2 });
-    const good = <T,>(a: fc.Arbitrary<T>) => fc.oneof({ weight: 15, arbitrary: a as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: anyJson as fc.Arbitrary<unknown> });
-    const str = fc.oneof({ weight: 8, arbitrary: fc.constantFrom('x', 'y', 'k_out', 'k_cache', 'v_out') }, { weight: 1, arbitrary: fc.constantFrom('', '\0', 'x\0', 'k_out\0y') }, { weight: 1, arbitrary: fc.string({ maxLength: 3 }) });
+    const good = <T>(a: fc.Arbitrary<T>) =>
+      fc.oneof({ weight: 15, arbitrary: a as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: anyJson as fc.Arbitrary<unknown> });
+    const str = fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom('x', 'y', 'k_out', 'k_cache', 'v_out') },
+      { weight: 1, arbitrary: fc.constantFrom('', '\0', 'x\0', 'k_out\0y') },
+      { weight: 1, arbitrary: fc.string({ maxLength: 3 }) },
+    );
     const bindingDoc = fc.record(
-      { name: good(str), dtype: good(fc.constantFrom('float32', '')), shape: good(fc.array(fc.integer({ min: -1, max: 8 }), { maxLength: 3 })), is_input: good(fc.boolean()) },
+      {
+        name: good(str),
+        dtype: good(fc.constantFrom('float32', '')),
+        shape: good(fc.array(fc.integer({ min: -1, max: 8 }), { maxLength: 3 })),
+        is_input: good(fc.boolean()),
+      },
       { requiredKeys: ['name', 'is_input'] },
     );
     const aliasDoc = fc.record(

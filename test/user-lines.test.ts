@@ -67,7 +67,9 @@ describe("the user's three lines", () => {
     expect(exported.stdout).toMatch(/^wrote model\.pte \(/);
     const pte = await openPte(ws.file('model.pte'));
     try {
-      const budgets = pte.program.executionPlan.flatMap((p) => p.delegates.filter((d) => d.id === 'TensorRTBackend').map((d) => decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget));
+      const budgets = pte.program.executionPlan.flatMap((p) =>
+        p.delegates.filter((d) => d.id === 'TensorRTBackend').map((d) => decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget),
+      );
       expect(budgets.length).toBeGreaterThan(0);
       expect(new Set(budgets)).toEqual(new Set([8n << 30n]));
     } finally {
@@ -154,7 +156,9 @@ describe('export: the default output', () => {
 describe('export without Torch-TensorRT', () => {
   it('exits 2 naming what to install, and the reference engine where the command has it', { timeout: 60_000 }, async () => {
     const { ws, env } = await modelFolder();
-    const r = await withEnv({ ...env, TRTX_DOUBLE_MISSING: 'torch_tensorrt' }, () => runCli(['export', ws.file('model.pt'), '--budget', '8GiB']));
+    const r = await withEnv({ ...env, TRTX_DOUBLE_MISSING: 'torch_tensorrt' }, () =>
+      runCli(['export', ws.file('model.pt'), '--budget', '8GiB']),
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^error: BRIDGE_IMPORT_MISSING: .*cannot import torch_tensorrt/);
     expect(r.stderr).toMatch(/^hint: pip install torch-tensorrt /m);
@@ -170,12 +174,17 @@ describe('export without Torch-TensorRT', () => {
 
   it('the hint points at --engine reference on a command that has the flag, and only for Torch-TensorRT', () => {
     const missing = (what: string) =>
-      new TrtxError('BRIDGE_IMPORT_MISSING', 'python3', `Python 3.11 at /usr/bin/python3 cannot import ${what}`, { kind: 'usage', hint: `pip install ${what.replace('_', '-')}` });
+      new TrtxError('BRIDGE_IMPORT_MISSING', 'python3', `Python 3.11 at /usr/bin/python3 cannot import ${what}`, {
+        kind: 'usage',
+        hint: `pip install ${what.replace('_', '-')}`,
+      });
     const withFlag = new Command('export').option('--engine <engine>');
     const hinted = withoutTorchTensorrtHint(missing('torch_tensorrt'), withFlag, 'model.pt') as TrtxError;
     expect(hinted.kind).toBe('usage');
     expect(hinted.hint).toMatch(/^pip install torch-tensorrt; .*trtx export model\.pt --engine reference$/);
     expect((withoutTorchTensorrtHint(missing('torch'), withFlag, 'model.pt') as TrtxError).hint).toBe('pip install torch');
-    expect((withoutTorchTensorrtHint(missing('torch_tensorrt'), new Command('export'), 'model.pt') as TrtxError).hint).toBe('pip install torch-tensorrt');
+    expect((withoutTorchTensorrtHint(missing('torch_tensorrt'), new Command('export'), 'model.pt') as TrtxError).hint).toBe(
+      'pip install torch-tensorrt',
+    );
   });
 });

@@ -31,7 +31,11 @@ describe('trtx verify', () => {
     // The check ran first and found only what the deployment must provide.
     expect(r.check.refused).toBe(false);
     expect(r.check.summary.errors).toBe(0);
-    expect(r.memory).toMatchObject({ pool: { mode: 'unavailable' }, scratch: { mode: 'private' }, device_arenas: { allocator: 'host', fill: 'poison' } });
+    expect(r.memory).toMatchObject({
+      pool: { mode: 'unavailable' },
+      scratch: { mode: 'private' },
+      device_arenas: { allocator: 'host', fill: 'poison' },
+    });
     expect(r.runs.every((x) => x.init_device_buffers)).toBe(true);
   });
 
@@ -48,7 +52,9 @@ describe('trtx verify', () => {
   it('refuses --zero-copy-kv on a program with no aliased cache', { timeout: BUILD_TIMEOUT_MS }, async () => {
     const file = join(dir, 'single.pte');
     await writeFixture(file, trtSingle());
-    await expect(verifyProgram(file, { zeroCopyKv: true, runner: await testRunner() })).rejects.toMatchObject({ code: 'ZC_REWRITE_NO_ALIASED_CACHE' });
+    await expect(verifyProgram(file, { zeroCopyKv: true, runner: await testRunner() })).rejects.toMatchObject({
+      code: 'ZC_REWRITE_NO_ALIASED_CACHE',
+    });
   });
 
   it('reports a real TensorRT plan as not executable here, as an environment limit', { timeout: BUILD_TIMEOUT_MS }, async () => {
@@ -57,7 +63,10 @@ describe('trtx verify', () => {
     d.blob.engine = new Uint8Array([0x66, 0x74, 0x72, 0x74, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
     const file = join(dir, 'plan.pte');
     await writeFixture(file, spec);
-    await expect(verifyProgram(file, { runner: await testRunner() })).rejects.toMatchObject({ code: 'VERIFY_TENSORRT_PLAN', kind: 'usage' });
+    await expect(verifyProgram(file, { runner: await testRunner() })).rejects.toMatchObject({
+      code: 'VERIFY_TENSORRT_PLAN',
+      kind: 'usage',
+    });
   });
 
   it('needs at least two steps', async () => {

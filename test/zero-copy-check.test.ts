@@ -50,7 +50,18 @@ describe('each rule, from the catalogue fixture that breaks it', () => {
 
   it('the catalogue holds a broken fixture for the rules it names', () => {
     expect(broken.map(([c]) => c).sort()).toEqual(
-      ['ZC_PARTIAL_ELISION', 'ZC_NOT_ALIASED', 'ZC_LEFTOVER_STAGING', 'ZC_CACHE_OVERLAP', 'ZC_HOST_PLANNED', 'ZC_ALIASED_INPUT_HOST', 'ZC_WRITEBACK_INTO_CACHE', 'ZC_NO_OUTPUTS_LEFT', 'ZC_SWAPPED_CACHE', 'ZC_UPDATE_MISSING'].sort(),
+      [
+        'ZC_PARTIAL_ELISION',
+        'ZC_NOT_ALIASED',
+        'ZC_LEFTOVER_STAGING',
+        'ZC_CACHE_OVERLAP',
+        'ZC_HOST_PLANNED',
+        'ZC_ALIASED_INPUT_HOST',
+        'ZC_WRITEBACK_INTO_CACHE',
+        'ZC_NO_OUTPUTS_LEFT',
+        'ZC_SWAPPED_CACHE',
+        'ZC_UPDATE_MISSING',
+      ].sort(),
     );
   });
 
@@ -71,7 +82,9 @@ describe('each rule, from the catalogue fixture that breaks it', () => {
     const d = pte.program.executionPlan[0].delegates[0];
     d.compileSpecs = setSpec(d.compileSpecs, 'zero_copy_kv', encodeZeroCopyKv(['output0', 'output1', 'output2', 'output3']));
     const found = await zeroCopyFindings(pte);
-    expect(only(found, 'ZC_PARTIAL_ELISION').map((x) => x.location)).toEqual(['decode > delegate 0 (TensorRTBackend) > chain 0 instruction 6']);
+    expect(only(found, 'ZC_PARTIAL_ELISION').map((x) => x.location)).toEqual([
+      'decode > delegate 0 (TensorRTBackend) > chain 0 instruction 6',
+    ]);
   });
 
   it('ZC_NOT_ALIASED names the copy-back output treated as a cache', async () => {
@@ -107,7 +120,7 @@ describe('each rule, from the catalogue fixture that breaks it', () => {
     expect(codes(found).filter((c) => c !== 'ZC_ALIASED_INPUT_HOST')).toEqual([]);
   });
 
-  it('ZC_SWAPPED_CACHE on each engine handed the other\'s caches', async () => {
+  it("ZC_SWAPPED_CACHE on each engine handed the other's caches", async () => {
     const found = only(await zeroCopyFindings(built('broken-swapped-caches.pte')), 'ZC_SWAPPED_CACHE');
     expect(new Set(found.map((d) => d.delegate))).toEqual(new Set([0, 1]));
     expect(bufferPlaceholder('layers.0.attn.k_cache')).toBe('b_layers_0_attn_k_cache');
@@ -127,12 +140,16 @@ describe('each rule, from a shape the catalogue does not hold', () => {
 
   it('ZC_STAGED_CACHE: outputs elided and stamped, caches still staged (the update is lost)', async () => {
     const found = await zeroCopyFindings(stampedButStaged());
-    expect(only(found, 'ZC_STAGED_CACHE').map((d) => d.location)).toEqual(cacheFqns(2).map((f) => `decode > delegate 0 (TensorRTBackend) > binding ${bufferPlaceholder(f)}`));
+    expect(only(found, 'ZC_STAGED_CACHE').map((d) => d.location)).toEqual(
+      cacheFqns(2).map((f) => `decode > delegate 0 (TensorRTBackend) > binding ${bufferPlaceholder(f)}`),
+    );
   });
 
   it('ZC_NOT_A_BUFFER: an elided alias fed a method input', async () => {
     const found = await zeroCopyFindings(inputAtElidedAlias());
-    expect(only(found, 'ZC_NOT_A_BUFFER').map((d) => d.location)).toEqual([`decode > delegate 0 (TensorRTBackend) > binding ${bufferPlaceholder(kFqn(0))}`]);
+    expect(only(found, 'ZC_NOT_A_BUFFER').map((d) => d.location)).toEqual([
+      `decode > delegate 0 (TensorRTBackend) > binding ${bufferPlaceholder(kFqn(0))}`,
+    ]);
   });
 
   it('ZC_OTHER_READER: another backend reads a zero-copy cache', async () => {
@@ -161,7 +178,9 @@ describe('each rule, from a shape the catalogue does not hold', () => {
     const plan = pte.program.executionPlan[0];
     const call = plan.chains[0].instructions.find((i) => i.type === 'DelegateCall')!;
     if (call.type === 'DelegateCall') call.args[0] = 0; // the buffer itself, not its staging copy
-    expect(only(await zeroCopyFindings(pte), 'ZC_UNSTAMPED_DIRECT').map((d) => d.location)).toEqual([`decode > delegate 0 (TensorRTBackend) > binding ${bufferPlaceholder(kFqn(0))}`]);
+    expect(only(await zeroCopyFindings(pte), 'ZC_UNSTAMPED_DIRECT').map((d) => d.location)).toEqual([
+      `decode > delegate 0 (TensorRTBackend) > binding ${bufferPlaceholder(kFqn(0))}`,
+    ]);
   });
 
   it('ZC_UNSTAMPED_DIRECT: on a stamped delegate, a cache fed directly at an alias the stamp does not elide', async () => {
@@ -170,7 +189,9 @@ describe('each rule, from a shape the catalogue does not hold', () => {
     const v1 = plan.values.findIndex((v) => v.type === 'Tensor' && v.tensor.extraTensorInfo?.fullyQualifiedName === vFqn(1));
     const call = plan.chains[0].instructions.find((i) => i.type === 'DelegateCall')!;
     if (call.type === 'DelegateCall') call.args[3] = v1;
-    expect(only(await zeroCopyFindings(pte), 'ZC_UNSTAMPED_DIRECT').map((d) => d.location)).toEqual([`decode > delegate 0 (TensorRTBackend) > binding ${bufferPlaceholder(vFqn(1))}`]);
+    expect(only(await zeroCopyFindings(pte), 'ZC_UNSTAMPED_DIRECT').map((d) => d.location)).toEqual([
+      `decode > delegate 0 (TensorRTBackend) > binding ${bufferPlaceholder(vFqn(1))}`,
+    ]);
   });
 
   it('ZC_UPDATE_MISSING: a named buffer nothing updates; not when the method only reads state another method updates', async () => {
@@ -187,7 +208,7 @@ describe('each rule, from a shape the catalogue does not hold', () => {
     expect(codes(await zeroCopyFindings(built('broken-writeback-into-zero-copy-cache.pte')))).toContain('ZC_UPDATE_TWICE');
   });
 
-  it('ZC_WRITEBACK_CROSSED: staged updates written back into each other\'s buffers', async () => {
+  it("ZC_WRITEBACK_CROSSED: staged updates written back into each other's buffers", async () => {
     const found = await zeroCopyFindings(crossedWriteBacks());
     expect(codes(found)).toEqual(['ZC_WRITEBACK_CROSSED', 'ZC_WRITEBACK_CROSSED']);
     expect(found[0].message).toContain(`updates the staging copy of ${kFqn(0)} (%0) but is written back into ${vFqn(0)} (%1)`);
@@ -207,7 +228,8 @@ describe('rule 7: shared caches are a recorded decision', () => {
   it('caches shared between methods without the record: ZC_SHARED_CACHE_UNDECLARED in each method', async () => {
     const r = await rewriteSpec(sharedLayout(staged()), { shareCache: true });
     expect(await zeroCopyFindings(r.pte)).toEqual([]);
-    for (const p of r.pte.program.executionPlan) for (const d of p.delegates) d.compileSpecs = d.compileSpecs.filter((c) => c.key !== 'shared_kv_cache');
+    for (const p of r.pte.program.executionPlan)
+      for (const d of p.delegates) d.compileSpecs = d.compileSpecs.filter((c) => c.key !== 'shared_kv_cache');
     const found = only(await zeroCopyFindings(r.pte), 'ZC_SHARED_CACHE_UNDECLARED');
     expect(found.map((d) => d.method)).toEqual([...Array(4).fill('decode'), ...Array(4).fill('prefill')]);
     expect(found[0].message).toContain('method prefill');
@@ -223,7 +245,10 @@ describe('rule 7: shared caches are a recorded decision', () => {
 
   it('ZC_SHARED_CACHE_STALE: a record naming a cache nothing shares, or one the delegate does not update', async () => {
     const stale = only(await zeroCopyFindings(withSharedSpec(zeroCopy(DECODE), [kFqn(0), 'no.such.cache'])), 'ZC_SHARED_CACHE_STALE');
-    expect(stale.map((d) => d.message)).toEqual([expect.stringContaining('no other delegate or method shares it'), expect.stringContaining('does not update in place')]);
+    expect(stale.map((d) => d.message)).toEqual([
+      expect.stringContaining('no other delegate or method shares it'),
+      expect.stringContaining('does not update in place'),
+    ]);
   });
 
   it('SPEC_SHARED_KV_CACHE_INVALID: a record that is not a list of names', async () => {
@@ -251,7 +276,10 @@ describe('driven from both sides', () => {
 describe('--zero-copy-kv (requireZeroCopyKv)', () => {
   it('refuses every staged kv_cache_update alias, per delegate and method', async () => {
     const found = await zeroCopyFindings(staged(), { requireZeroCopyKv: true });
-    expect(only(found, 'ZC_NOT_ZERO_COPY').map((d) => d.location)).toEqual(['decode > delegate 0 (TensorRTBackend)', 'prefill > delegate 0 (TensorRTBackend)']);
+    expect(only(found, 'ZC_NOT_ZERO_COPY').map((d) => d.location)).toEqual([
+      'decode > delegate 0 (TensorRTBackend)',
+      'prefill > delegate 0 (TensorRTBackend)',
+    ]);
     expect(codes(await zeroCopyFindings(staged()))).toEqual([]);
   });
 

@@ -30,20 +30,26 @@ describe('trtx rewrite --zero-copy-kv', () => {
     const o = out();
     const r = await runCli(['rewrite', input, '-o', o, '--zero-copy-kv']);
     // Only what a zero-copy program needs from its runtime is said (a warning), nothing else.
-    for (const line of r.stderr.trimEnd().split('\n')) expect(line).toMatch(/trtx warn: RT_(DEVICE_STATE_UNINITIALIZED|NEEDS_ZERO_COPY_TRT): /);
+    for (const line of r.stderr.trimEnd().split('\n'))
+      expect(line).toMatch(/trtx warn: RT_(DEVICE_STATE_UNINITIALIZED|NEEDS_ZERO_COPY_TRT): /);
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(
       '  decode > delegate 0 (TensorRTBackend): stamped zero_copy_kv (output0, output1, output2, output3); fed its caches directly (layers.0.attn.k_cache (%0), layers.0.attn.v_cache (%1), layers.1.attn.k_cache (%2), layers.1.attn.v_cache (%3))',
     );
-    expect(lines[1]).toMatch(/^ {2}decode: 4 caches \(1 KiB\) moved to the device; staging per execution .* -> .*; removed 12 instructions, 16 values, 0 operators$/);
+    expect(lines[1]).toMatch(
+      /^ {2}decode: 4 caches \(1 KiB\) moved to the device; staging per execution .* -> .*; removed 12 instructions, 16 values, 0 operators$/,
+    );
     expect(lines[lines.length - 1]).toMatch(new RegExp(`^wrote ${o} `));
     const check = await runCli(['check', o, '--zero-copy-kv', '--json']);
     expect(check.code).toBe(0);
     const report = JSON.parse(check.stdout);
     expect(report).toMatchObject({ ok: true, zero_copy_kv: true });
     // What a deployment must provide is named, as warnings: caches to initialise, the zero-copy runtime.
-    expect(report.diagnostics.map((d: { severity: string; code: string }) => `${d.severity} ${d.code}`).sort()).toEqual(['warning RT_DEVICE_STATE_UNINITIALIZED', 'warning RT_NEEDS_ZERO_COPY_TRT']);
+    expect(report.diagnostics.map((d: { severity: string; code: string }) => `${d.severity} ${d.code}`).sort()).toEqual([
+      'warning RT_DEVICE_STATE_UNINITIALIZED',
+      'warning RT_NEEDS_ZERO_COPY_TRT',
+    ]);
     await withPte(o, (pte) => {
       const st = stagingBytes(pte.program.executionPlan[0]);
       expect(st.copies).toBe(5); // x, input_pos, conv_state in; logits, conv_state out
@@ -57,10 +63,16 @@ describe('trtx rewrite --zero-copy-kv', () => {
     const second = out();
     const r = await runCli(['rewrite', first, '-o', second, '--zero-copy-kv']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('already zero-copy, nothing to un-stage: decode > delegate 0 (TensorRTBackend) elides output0, output1, output2, output3; prefill > delegate 0');
+    expect(r.stdout).toContain(
+      'already zero-copy, nothing to un-stage: decode > delegate 0 (TensorRTBackend) elides output0, output1, output2, output3; prefill > delegate 0',
+    );
     expect(Buffer.from(readFileSync(second)).equals(readFileSync(first))).toBe(true);
     const json = JSON.parse((await runCli(['rewrite', first, '--in-place', '--zero-copy-kv', '--json'])).stdout);
-    expect(json).toMatchObject({ mode: 'unchanged', changes: [], passes: [{ pass: 'zero-copy-kv', changed: false, details: { already_zero_copy: true } }] });
+    expect(json).toMatchObject({
+      mode: 'unchanged',
+      changes: [],
+      passes: [{ pass: 'zero-copy-kv', changed: false, details: { already_zero_copy: true } }],
+    });
   });
 
   it('combines with --budget in one rewrite: one pass pipeline, one write', async () => {
@@ -124,7 +136,9 @@ describe('trtx rewrite --zero-copy-kv', () => {
     const o = out();
     const ok = await runCli(['rewrite', input, '-o', o, '--zero-copy-kv', '--share-cache', '--runtime', 'custom-memory']);
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toContain('shared_kv_cache (layers.0.attn.k_cache, layers.0.attn.v_cache, layers.1.attn.k_cache, layers.1.attn.v_cache)');
+    expect(ok.stdout).toContain(
+      'shared_kv_cache (layers.0.attn.k_cache, layers.0.attn.v_cache, layers.1.attn.k_cache, layers.1.attn.v_cache)',
+    );
     expect((await runCli(['check', o, '--zero-copy-kv', '--runtime', 'custom-memory'])).code).toBe(0);
     expect((await runCli(['check', o, '--zero-copy-kv'])).code).toBe(1);
   });
@@ -149,7 +163,7 @@ describe('trtx check --zero-copy-kv', () => {
     expect((await runCli(['check', input])).code).toBe(0);
   });
 
-  it('fails a broken zero-copy program with its rule\'s code', async () => {
+  it("fails a broken zero-copy program with its rule's code", async () => {
     const r = await runCli(['check', await fixture(catalogueEntry('broken-swapped-caches.pte').build()), '--json']);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).diagnostics.map((d: { code: string }) => d.code)).toContain('ZC_SWAPPED_CACHE');

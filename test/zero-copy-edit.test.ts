@@ -7,7 +7,18 @@ import { removeDeadValues, removeInstructions, removeUnusedOperators } from '../
 
 const tensor = (): EValue => ({
   type: 'Tensor',
-  tensor: { scalarType: 6, storageOffset: 0, sizes: [1], dimOrder: [0], requiresGrad: false, dataBufferIdx: 0, allocationInfo: null, layout: 0, shapeDynamism: 0, extraTensorInfo: null },
+  tensor: {
+    scalarType: 6,
+    storageOffset: 0,
+    sizes: [1],
+    dimOrder: [0],
+    requiresGrad: false,
+    dataBufferIdx: 0,
+    allocationInfo: null,
+    layout: 0,
+    shapeDynamism: 0,
+    extraTensorInfo: null,
+  },
 });
 
 function plan(instructions: Instruction[], values: EValue[]): ExecutionPlan {
@@ -17,7 +28,14 @@ function plan(instructions: Instruction[], values: EValue[]): ExecutionPlan {
     values,
     inputs: [0],
     outputs: [5],
-    chains: [{ inputs: [0], outputs: [5], instructions, stacktrace: instructions.map((_, i) => ({ items: [{ filename: `f${i}`, lineno: i, name: null, context: null }] })) }],
+    chains: [
+      {
+        inputs: [0],
+        outputs: [5],
+        instructions,
+        stacktrace: instructions.map((_, i) => ({ items: [{ filename: `f${i}`, lineno: i, name: null, context: null }] })),
+      },
+    ],
     operators: [
       { name: 'a', overload: '' },
       { name: 'b', overload: '' },
@@ -54,7 +72,15 @@ describe('removeInstructions', () => {
 
 describe('removeDeadValues', () => {
   it('drops only unreferenced candidates and renumbers every reference, lists included', () => {
-    const values: EValue[] = [tensor(), tensor(), tensor(), tensor(), { type: 'TensorList', items: [0, 3] }, tensor(), { type: 'OptionalTensorList', items: [-1, 5] }];
+    const values: EValue[] = [
+      tensor(),
+      tensor(),
+      tensor(),
+      tensor(),
+      { type: 'TensorList', items: [0, 3] },
+      tensor(),
+      { type: 'OptionalTensorList', items: [-1, 5] },
+    ];
     const p = plan(
       [
         { type: 'KernelCall', opIndex: 0, args: [0, 4, 6, 5] },

@@ -100,7 +100,10 @@ describe('rewriting the staged fixtures gives the hand-built zero-copy ones', ()
 
   it('the two-method program: each method un-staged on its own, both methods stamped', async () => {
     const r = await rewriteSpec(kvDecoder({ mode: 'staged' }));
-    expect(r.result.rewritten.map((d) => d.location)).toEqual(['decode > delegate 0 (TensorRTBackend)', 'prefill > delegate 0 (TensorRTBackend)']);
+    expect(r.result.rewritten.map((d) => d.location)).toEqual([
+      'decode > delegate 0 (TensorRTBackend)',
+      'prefill > delegate 0 (TensorRTBackend)',
+    ]);
     expect(r.result.methods.map((m) => m.method)).toEqual(['decode', 'prefill']);
     for (const d of r.result.rewritten) expect(d.shared).toEqual([]);
   });
@@ -149,7 +152,7 @@ describe('what the rewrite keeps', () => {
     expect(specs.get('kv')!.specs.map(([k]) => k)).toEqual(['target_device', 'zero_copy_kv']);
   });
 
-  it('keeps the caches\' initial state (data_buffer_idx) and the mutable data segment, which check then refuses on the device', async () => {
+  it("keeps the caches' initial state (data_buffer_idx) and the mutable data segment, which check then refuses on the device", async () => {
     const spec = staged({ ...DECODE, cacheInitialState: true });
     const { pte } = source(spec);
     const before = pte.program.executionPlan[0].values.slice(0, 4).map((v) => (v.type === 'Tensor' ? v.tensor.dataBufferIdx : -1));
@@ -195,7 +198,8 @@ describe('what the rewrite keeps', () => {
 
   it('leaves the offsets of state another method shares alone when the caches leave its arena', async () => {
     const r = await rewriteSpec(convStateSharedWithReset());
-    for (const m of ['decode', 'reset']) expect(r.view(m).tensors.get(CONV_STATE_FQN), m).toMatchObject({ arena: 3, offset: 4096n, device: 'cpu' });
+    for (const m of ['decode', 'reset'])
+      expect(r.view(m).tensors.get(CONV_STATE_FQN), m).toMatchObject({ arena: 3, offset: 4096n, device: 'cpu' });
     for (const f of cacheFqns(2)) expect(r.view('decode').tensors.get(f)).toMatchObject({ arena: 2, device: 'cuda:0' });
     expect(await errorCodes(r.pte)).toEqual([]);
   });
@@ -208,9 +212,13 @@ describe('idempotence and composition', () => {
     const before = JSON.stringify(pte.program, (_k, v) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? [...v] : v));
     const report = zeroCopyKvPass(await readTrtBlobs(pte))(pte.program);
     expect(report.changed).toBe(false);
-    expect(report.lines).toEqual([expect.stringMatching(/^already zero-copy, nothing to un-stage: decode > delegate 0 \(TensorRTBackend\) elides output0, output1; /)]);
+    expect(report.lines).toEqual([
+      expect.stringMatching(/^already zero-copy, nothing to un-stage: decode > delegate 0 \(TensorRTBackend\) elides output0, output1; /),
+    ]);
     expect((report.details as { already: unknown[] }).already).toHaveLength(4);
-    expect(JSON.stringify(pte.program, (_k, v) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? [...v] : v))).toBe(before);
+    expect(JSON.stringify(pte.program, (_k, v) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? [...v] : v))).toBe(
+      before,
+    );
   });
 
   it('the hand-built zero-copy fixture is already zero-copy', async () => {
@@ -252,7 +260,10 @@ describe('refusals', () => {
 
   it('ZC_REWRITE_NOT_STAGED_BUFFER: an aliased input fed something no staging copy of a buffer produces', async () => {
     const e = await refusal(aliasFedActivation());
-    expect([e.code, e.location]).toEqual(['ZC_REWRITE_NOT_STAGED_BUFFER', 'decode > delegate 1 (TensorRTBackend) > binding b_layers_1_attn_k_cache']);
+    expect([e.code, e.location]).toEqual([
+      'ZC_REWRITE_NOT_STAGED_BUFFER',
+      'decode > delegate 1 (TensorRTBackend) > binding b_layers_1_attn_k_cache',
+    ]);
     expect(e.message).toMatch(/is fed %\d+, which is neither a staging copy/);
   });
 
@@ -402,6 +413,11 @@ describe('--share-cache', () => {
   it('is not needed, and records nothing, when nothing is shared', async () => {
     const r = await rewriteSpec(staged(), { shareCache: true });
     for (const d of r.result.rewritten) expect(d.shared).toEqual([]);
-    expect(r.view('decode').delegates.get('kv')!.specs.map(([k]) => k)).toEqual(['target_device', 'zero_copy_kv']);
+    expect(
+      r
+        .view('decode')
+        .delegates.get('kv')!
+        .specs.map(([k]) => k),
+    ).toEqual(['target_device', 'zero_copy_kv']);
   });
 });

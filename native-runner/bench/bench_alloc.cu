@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
 
   const std::size_t sizes[] = {1 * kMiB, 4 * kMiB, 16 * kMiB, 64 * kMiB, 256 * kMiB, 1024 * kMiB};
   std::printf("\n(a) cudaMallocAsync + 256 B memset + cudaFreeAsync + stream sync, median of %d\n\n", kIterations);
-  std::printf("| size | cold alloc call us | warm alloc call us | alloc ratio | cold round trip us | warm round trip us | round-trip ratio |\n");
+  std::printf(
+      "| size | cold alloc call us | warm alloc call us | alloc ratio | cold round trip us | warm round trip us | "
+      "round-trip ratio |\n");
   std::printf("|---:|---:|---:|---:|---:|---:|---:|\n");
   for (std::size_t bytes : sizes) {
     // Cold: threshold 0, pool emptied first.
@@ -70,7 +72,8 @@ int main(int argc, char** argv) {
     // and trims, which is checked below.
     trtx::memory::WarmPool pool(*api);
     std::vector<trtx::memory::PoolState> states = pool.acquire({0});
-    BENCH_EXPECT(states[0] == trtx::memory::PoolState::kRaised, "warm pool state %s", trtx::memory::toString(states[0]));
+    BENCH_EXPECT(states[0] == trtx::memory::PoolState::kRaised, "warm pool state %s",
+                 trtx::memory::toString(states[0]));
     BENCH_EXPECT(poolAttr(cudaMemPoolAttrReleaseThreshold) == kMaxThreshold, "threshold not raised");
     const Timing warm = measure(bytes, stream);
     const std::uint64_t reservedHeld = poolAttr(cudaMemPoolAttrReservedMemCurrent);
@@ -84,11 +87,12 @@ int main(int argc, char** argv) {
     const double mib = double(bytes) / kMiB;
     std::printf("| %.0f MiB | %.2f | %.2f | %.1fx | %.2f | %.2f | %.1fx |\n", mib, cold.allocUs, warm.allocUs,
                 cold.allocUs / warm.allocUs, cold.tripUs, warm.tripUs, cold.tripUs / warm.tripUs);
-    json.line("{\"bench\":\"alloc\",\"bytes\":%zu,\"cold_alloc_us\":%.3f,\"warm_alloc_us\":%.3f,\"cold_trip_us\":%.3f,"
-              "\"warm_trip_us\":%.3f,\"cold_alloc_p90_us\":%.3f,\"warm_alloc_p90_us\":%.3f,\"cold_trip_p90_us\":%.3f,"
-              "\"warm_trip_p90_us\":%.3f,\"warm_reserved_held\":%llu,\"reserved_after_release\":%llu}",
-              bytes, cold.allocUs, warm.allocUs, cold.tripUs, warm.tripUs, cold.allocP90, warm.allocP90, cold.tripP90,
-              warm.tripP90, (unsigned long long)reservedHeld, (unsigned long long)reservedAfter);
+    json.line(
+        "{\"bench\":\"alloc\",\"bytes\":%zu,\"cold_alloc_us\":%.3f,\"warm_alloc_us\":%.3f,\"cold_trip_us\":%.3f,"
+        "\"warm_trip_us\":%.3f,\"cold_alloc_p90_us\":%.3f,\"warm_alloc_p90_us\":%.3f,\"cold_trip_p90_us\":%.3f,"
+        "\"warm_trip_p90_us\":%.3f,\"warm_reserved_held\":%llu,\"reserved_after_release\":%llu}",
+        bytes, cold.allocUs, warm.allocUs, cold.tripUs, warm.tripUs, cold.allocP90, warm.allocP90, cold.tripP90,
+        warm.tripP90, (unsigned long long)reservedHeld, (unsigned long long)reservedAfter);
   }
   setThreshold(initialThreshold);
   BENCH_CUDA(cudaStreamDestroy(stream));

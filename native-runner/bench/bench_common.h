@@ -15,25 +15,25 @@
 #include <string>
 #include <vector>
 
-#define BENCH_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t bench_err_ = (call);                                                              \
-    if (bench_err_ != cudaSuccess) {                                                              \
+#define BENCH_CUDA(call)                                                                                    \
+  do {                                                                                                      \
+    cudaError_t bench_err_ = (call);                                                                        \
+    if (bench_err_ != cudaSuccess) {                                                                        \
       std::fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bench_err_)); \
-      std::exit(2);                                                                               \
-    }                                                                                             \
+      std::exit(2);                                                                                         \
+    }                                                                                                       \
   } while (0)
 
 #define BENCH_LAUNCHED() BENCH_CUDA(cudaGetLastError())
 
-#define BENCH_EXPECT(cond, ...)                           \
-  do {                                                    \
-    if (!(cond)) {                                        \
-      std::printf("CHECK FAILED %s: ", #cond);            \
-      std::printf(__VA_ARGS__);                           \
-      std::printf("\n");                                  \
-      ::bench::failures()++;                              \
-    }                                                     \
+#define BENCH_EXPECT(cond, ...)                \
+  do {                                         \
+    if (!(cond)) {                             \
+      std::printf("CHECK FAILED %s: ", #cond); \
+      std::printf(__VA_ARGS__);                \
+      std::printf("\n");                       \
+      ::bench::failures()++;                   \
+    }                                          \
   } while (0)
 
 namespace bench {

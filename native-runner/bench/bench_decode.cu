@@ -74,9 +74,11 @@ int main(int argc, char** argv) {
   BENCH_CUDA(cudaMalloc(&act, kWidth * sizeof(float)));
   std::unique_ptr<trtx::memory::DevicePoolApi> api = trtx::memory::makeCudaDevicePoolApi();
 
-  std::printf("\n(b) decode step of %d delegates (scratch 2..32 MiB each, alloc/kernel/free/sync), %d steps after %d\n\n",
-              kDelegates, kSteps, kWarmupSteps);
-  std::printf("| pass | cold median step us | warm median step us | ratio | cold p90 | warm p90 | outputs identical |\n");
+  std::printf(
+      "\n(b) decode step of %d delegates (scratch 2..32 MiB each, alloc/kernel/free/sync), %d steps after %d\n\n",
+      kDelegates, kSteps, kWarmupSteps);
+  std::printf(
+      "| pass | cold median step us | warm median step us | ratio | cold p90 | warm p90 | outputs identical |\n");
   std::printf("|---:|---:|---:|---:|---:|---:|---|\n");
   for (int pass = 1; pass <= 2; ++pass) {
     setThreshold(0);
@@ -100,10 +102,11 @@ int main(int argc, char** argv) {
     BENCH_EXPECT(same, "cold and warm outputs differ");
     std::printf("| %d | %.1f | %.1f | %.2fx | %.1f | %.1f | %s |\n", pass, median(cold), median(warm),
                 median(cold) / median(warm), percentile(cold, 0.9), percentile(warm, 0.9), same ? "yes" : "NO");
-    json.line("{\"bench\":\"decode\",\"pass\":%d,\"delegates\":%d,\"cold_median_us\":%.2f,\"warm_median_us\":%.2f,"
-              "\"cold_p90_us\":%.2f,\"warm_p90_us\":%.2f,\"identical\":%s}",
-              pass, kDelegates, median(cold), median(warm), percentile(cold, 0.9), percentile(warm, 0.9),
-              same ? "true" : "false");
+    json.line(
+        "{\"bench\":\"decode\",\"pass\":%d,\"delegates\":%d,\"cold_median_us\":%.2f,\"warm_median_us\":%.2f,"
+        "\"cold_p90_us\":%.2f,\"warm_p90_us\":%.2f,\"identical\":%s}",
+        pass, kDelegates, median(cold), median(warm), percentile(cold, 0.9), percentile(warm, 0.9),
+        same ? "true" : "false");
   }
   BENCH_CUDA(cudaFree(act));
   BENCH_CUDA(cudaStreamDestroy(stream));

@@ -59,7 +59,7 @@ Trial runTrial(bool reclaim, int cycles, int smalls, cudaStream_t stream, trtx::
       return;
     }
     touchKernel<<<1056, 256, 0, stream>>>(static_cast<uint4*>(lease.value().pointer), need / sizeof(uint4),
-                                         unsigned(executeIndex));
+                                          unsigned(executeIndex));
     BENCH_LAUNCHED();
     BENCH_EXPECT(pool.handOff(lease.value(), stream).ok(), "handOff");
     BENCH_CUDA(cudaStreamSynchronize(stream));
@@ -107,8 +107,8 @@ Trial runTrial(bool reclaim, int cycles, int smalls, cudaStream_t stream, trtx::
 }
 
 void compare(const char* label, bool warmPool, int cycles, int smalls, int trials, cudaStream_t stream,
-             trtx::memory::Allocator& allocator, trtx::memory::EventFactory& events,
-             trtx::memory::DevicePoolApi& api, JsonLines& json) {
+             trtx::memory::Allocator& allocator, trtx::memory::EventFactory& events, trtx::memory::DevicePoolApi& api,
+             JsonLines& json) {
   trtx::memory::WarmPool pool(api, trtx::memory::WarmPoolOptions{warmPool});
   if (!warmPool) setThreshold(0);
   pool.acquire({0});
@@ -123,8 +123,10 @@ void compare(const char* label, bool warmPool, int cycles, int smalls, int trial
       (reclaim ? onTotals : offTotals).push_back(trial.totalUs);
       auto& steps = reclaim ? onSteps : offSteps;
       steps.insert(steps.end(), trial.stepUs.begin(), trial.stepUs.end());
-      if (reclaim) lastOn = trial;
-      else BENCH_EXPECT(trial.shrinks == 0, "grow-only mode shrank");
+      if (reclaim)
+        lastOn = trial;
+      else
+        BENCH_EXPECT(trial.shrinks == 0, "grow-only mode shrank");
     }
   }
   BENCH_EXPECT(pool.release().ok(), "warm pool release");
@@ -134,16 +136,17 @@ void compare(const char* label, bool warmPool, int cycles, int smalls, int trial
   const double perExecuteOn = median(onTotals) / (1 + cycles * (kBurst + smalls));
   const double perExecuteOff = median(offTotals) / (1 + cycles * (kBurst + smalls));
   std::printf("| %s | %s | %d x (%d + %d) | %.1f | %.1f | %+.2f%% | %.1f / %.1f | %d / %d | %s |\n", label,
-              warmPool ? "warm" : "cold", cycles, kBurst, smalls, median(offTotals) / 1000.0,
-              median(onTotals) / 1000.0, overhead * 100.0, median(offSteps), median(onSteps), lastOn.grows,
-              lastOn.shrinks, lastOn.floorEachCycle ? "yes" : "NO");
-  json.line("{\"bench\":\"reclaim\",\"label\":\"%s\",\"pool\":\"%s\",\"cycles\":%d,\"burst\":%d,\"smalls\":%d,"
-            "\"trials\":%d,\"off_total_ms\":%.3f,\"on_total_ms\":%.3f,\"overhead\":%.5f,\"off_mean_execute_us\":%.2f,"
-            "\"on_mean_execute_us\":%.2f,\"off_median_step_us\":%.2f,\"on_median_step_us\":%.2f,\"grows\":%d,"
-            "\"shrinks\":%d,\"floor_at_third\":%s}",
-            label, warmPool ? "warm" : "cold", cycles, kBurst, smalls, trials, median(offTotals) / 1000.0,
-            median(onTotals) / 1000.0, overhead, perExecuteOff, perExecuteOn, median(offSteps), median(onSteps),
-            lastOn.grows, lastOn.shrinks, lastOn.floorEachCycle ? "true" : "false");
+              warmPool ? "warm" : "cold", cycles, kBurst, smalls, median(offTotals) / 1000.0, median(onTotals) / 1000.0,
+              overhead * 100.0, median(offSteps), median(onSteps), lastOn.grows, lastOn.shrinks,
+              lastOn.floorEachCycle ? "yes" : "NO");
+  json.line(
+      "{\"bench\":\"reclaim\",\"label\":\"%s\",\"pool\":\"%s\",\"cycles\":%d,\"burst\":%d,\"smalls\":%d,"
+      "\"trials\":%d,\"off_total_ms\":%.3f,\"on_total_ms\":%.3f,\"overhead\":%.5f,\"off_mean_execute_us\":%.2f,"
+      "\"on_mean_execute_us\":%.2f,\"off_median_step_us\":%.2f,\"on_median_step_us\":%.2f,\"grows\":%d,"
+      "\"shrinks\":%d,\"floor_at_third\":%s}",
+      label, warmPool ? "warm" : "cold", cycles, kBurst, smalls, trials, median(offTotals) / 1000.0,
+      median(onTotals) / 1000.0, overhead, perExecuteOff, perExecuteOn, median(offSteps), median(onSteps), lastOn.grows,
+      lastOn.shrinks, lastOn.floorEachCycle ? "true" : "false");
 }
 }  // namespace
 
@@ -158,7 +161,9 @@ int main(int argc, char** argv) {
 
   std::printf("\n(d) reclamation: floor %zu MiB, burst %d x %zu MiB, then M small executes (32..64 MiB)\n\n",
               kFloor / kMiB, kBurst, kLarge / kMiB);
-  std::printf("| cycle | pool | executes | grow-only ms | reclaim ms | overhead | median step us off / on | grows / shrinks | floor at 3rd underfilled |\n");
+  std::printf(
+      "| cycle | pool | executes | grow-only ms | reclaim ms | overhead | median step us off / on | grows / shrinks | "
+      "floor at 3rd underfilled |\n");
   std::printf("|---|---|---|---:|---:|---:|---:|---:|---|\n");
   compare("low (M=100)", true, 10, 100, 7, stream, *allocator, *events, *api, json);
   compare("medium (M=10)", true, 30, 10, 7, stream, *allocator, *events, *api, json);

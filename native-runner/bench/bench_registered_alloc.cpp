@@ -10,14 +10,14 @@
 // Per size, the median of the allocation call alone (the allocator's own
 // timing) and of the whole round trip (create, destroy, synchronize), as
 // the domain brief's reference measurements separate them.
+#include <executorch/runtime/core/device_memory_buffer.h>
+#include <executorch/runtime/platform/runtime.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#include <executorch/runtime/core/device_memory_buffer.h>
-#include <executorch/runtime/platform/runtime.h>
 
 #include "../src/cli/runner_memory.h"
 #include "trtx/et/device_allocator.h"
@@ -69,9 +69,10 @@ int main(int argc, char** argv) {
       }
       const auto all = trtx::et::device_allocator().stats().allocate_call_us;
       std::vector<double> calls(all.begin() + static_cast<long>(before), all.end());
-      std::printf("{\"pool\":\"%s\",\"mib\":%zu,\"iterations\":%d,\"allocate_call_us_median\":%.3f,"
-                  "\"round_trip_us_median\":%.3f}\n",
-                  warm ? "warm" : "cold", mib, iterations, median(calls), median(round_trip));
+      std::printf(
+          "{\"pool\":\"%s\",\"mib\":%zu,\"iterations\":%d,\"allocate_call_us_median\":%.3f,"
+          "\"round_trip_us_median\":%.3f}\n",
+          warm ? "warm" : "cold", mib, iterations, median(calls), median(round_trip));
     }
     (void)memory->teardown();
   }

@@ -144,15 +144,17 @@ int main(int argc, char** argv) {
               priv.deviceUsedPeak / double(kMiB));
   std::printf("| shared | %.1f | %.1f | %.1f |\n", shared.usedHigh / double(kMiB), shared.reservedHigh / double(kMiB),
               shared.deviceUsedPeak / double(kMiB));
-  std::printf("\nreclaimed: %.4f of the private scratch (target (N-1)/N = %.4f); private/shared %.2fx; outputs identical: %s\n",
-              reclaimedOfScratch, target, double(priv.usedHigh) / double(shared.usedHigh), identical ? "yes" : "NO");
+  std::printf(
+      "\nreclaimed: %.4f of the private scratch (target (N-1)/N = %.4f); private/shared %.2fx; outputs identical: %s\n",
+      reclaimedOfScratch, target, double(priv.usedHigh) / double(shared.usedHigh), identical ? "yes" : "NO");
   std::printf("shared pool report: %s\n", shared.report.c_str());
-  json.line("{\"bench\":\"shared_scratch\",\"engines\":%d,\"scratch_bytes\":%zu,\"private_used_high\":%llu,"
-            "\"shared_used_high\":%llu,\"private_reserved_high\":%llu,\"shared_reserved_high\":%llu,"
-            "\"private_device_peak\":%zu,\"shared_device_peak\":%zu,\"reclaimed_fraction\":%.5f,\"identical\":%s}",
-            kEngines, kScratchBytes, (unsigned long long)priv.usedHigh, (unsigned long long)shared.usedHigh,
-            (unsigned long long)priv.reservedHigh, (unsigned long long)shared.reservedHigh, priv.deviceUsedPeak,
-            shared.deviceUsedPeak, reclaimedOfScratch, identical ? "true" : "false");
+  json.line(
+      "{\"bench\":\"shared_scratch\",\"engines\":%d,\"scratch_bytes\":%zu,\"private_used_high\":%llu,"
+      "\"shared_used_high\":%llu,\"private_reserved_high\":%llu,\"shared_reserved_high\":%llu,"
+      "\"private_device_peak\":%zu,\"shared_device_peak\":%zu,\"reclaimed_fraction\":%.5f,\"identical\":%s}",
+      kEngines, kScratchBytes, (unsigned long long)priv.usedHigh, (unsigned long long)shared.usedHigh,
+      (unsigned long long)priv.reservedHigh, (unsigned long long)shared.reservedHigh, priv.deviceUsedPeak,
+      shared.deviceUsedPeak, reclaimedOfScratch, identical ? "true" : "false");
 
   BENCH_CUDA(cudaFree(inputs));
   BENCH_CUDA(cudaFree(outputs));

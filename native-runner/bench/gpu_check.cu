@@ -30,7 +30,8 @@ __device__ unsigned long long globalNs() {
 // Writes `value` over the buffer, waits, then copies what is there to `out`:
 // anything else that wrote the buffer meanwhile shows up in `out`.
 __global__ void holdKernel(unsigned* buf, std::size_t n, unsigned value, unsigned long long spinNs, unsigned* out) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     buf[i] = value;
   }
   const unsigned long long start = globalNs();
@@ -38,7 +39,8 @@ __global__ void holdKernel(unsigned* buf, std::size_t n, unsigned value, unsigne
   }
   __threadfence();
   volatile unsigned* v = buf;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     out[i] = v[i];
   }
 }

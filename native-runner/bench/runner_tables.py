@@ -10,6 +10,7 @@ six.<private|shared>.<off|on>.json, multi3.<private|shared>.json,
 m25.<private|shared>.<persistent|fresh>.<warm|cold>.<pass>.json.
 Step times are each report's step_us; the first WARMUP steps are left out.
 """
+
 import json
 import os
 import statistics
@@ -44,7 +45,9 @@ def pct(xs, q):
 
 
 def digests(r):
-    return [([o["digest"] for o in s["outputs"]], [(b["name"], b["digest"]) for b in s["buffers"]]) for m in r["methods"] for s in m["steps"]]
+    return [
+        ([o["digest"] for o in s["outputs"]], [(b["name"], b["digest"]) for b in s["buffers"]]) for m in r["methods"] for s in m["steps"]
+    ]
 
 
 def status(r):
@@ -78,12 +81,25 @@ def main():
             r = load(d, "seed.%s.%s.json" % (prog, cs))
             t = timed(r, warmup)
             h2d, d2h, d2d = per_step_bytes(r, warmup)
-            seed[(prog, cs)] = {"status": status(r), "median_us": med(t), "p10_us": pct(t, 0.1), "p90_us": pct(t, 0.9),
-                                "n": len(t), "h2d": h2d, "d2h": d2h, "d2d": d2d, "report": r}
-            out.append("| %s | %s | %s | %d | %.1f | %.1f | %.1f | %d | %d | %d |" % (
-                cs, prog, status(r), len(t), med(t), pct(t, 0.1), pct(t, 0.9), h2d, d2h, d2d))
+            seed[(prog, cs)] = {
+                "status": status(r),
+                "median_us": med(t),
+                "p10_us": pct(t, 0.1),
+                "p90_us": pct(t, 0.9),
+                "n": len(t),
+                "h2d": h2d,
+                "d2h": d2h,
+                "d2d": d2d,
+                "report": r,
+            }
+            out.append(
+                "| %s | %s | %s | %d | %.1f | %.1f | %.1f | %d | %d | %d |"
+                % (cs, prog, status(r), len(t), med(t), pct(t, 0.1), pct(t, 0.9), h2d, d2h, d2d)
+            )
     out.append("")
-    out.append("| caller stream | step time staged / zero-copy | H2D+D2H bytes staged / zero-copy | staged and zero-copy digests identical at every step |")
+    out.append(
+        "| caller stream | step time staged / zero-copy | H2D+D2H bytes staged / zero-copy | staged and zero-copy digests identical at every step |"
+    )
     out.append("|---|---:|---:|---|")
     summary["seed"] = {}
     for cs in ("off", "on"):
@@ -91,9 +107,11 @@ def main():
         ratio = a["median_us"] / b["median_us"] if b["median_us"] and b["median_us"] == b["median_us"] else float("nan")
         bytes_a, bytes_b = a["h2d"] + a["d2h"], b["h2d"] + b["d2h"]
         same = a["report"] is not None and b["report"] is not None and digests(a["report"]) == digests(b["report"])
-        out.append("| %s | %.1fx | %d / %d (%.0fx) | %s |" % (cs, ratio, bytes_a, bytes_b, bytes_a / bytes_b if bytes_b else float("nan"), "yes" if same else "NO"))
-        summary["seed"][cs] = {k: {kk: vv for kk, vv in v.items() if kk != "report"} for k, v in
-                               (("staged", a), ("zero-copy", b))}
+        out.append(
+            "| %s | %.1fx | %d / %d (%.0fx) | %s |"
+            % (cs, ratio, bytes_a, bytes_b, bytes_a / bytes_b if bytes_b else float("nan"), "yes" if same else "NO")
+        )
+        summary["seed"][cs] = {k: {kk: vv for kk, vv in v.items() if kk != "report"} for k, v in (("staged", a), ("zero-copy", b))}
         summary["seed"][cs]["time_ratio"] = ratio
         summary["seed"][cs]["identical"] = same
     out.append("")
@@ -110,10 +128,18 @@ def main():
             for mode, r in (("private", rp), ("shared", rs)):
                 sc = r["memory"]["scratch"] if r else {"peak_bytes": 0, "peak_buffers": 0}
                 same = "-" if mode == "private" else ("yes" if rp and rs and digests(rp) == digests(rs) else "NO")
-                out.append("| %s | %s | %s | %d | %d | %.1f | %s |" % (v.strip(".") or "-", status(r), mode, sc["peak_bytes"], sc["peak_buffers"], med(timed(r, warmup)), same))
-                rows["%s%s" % (mode, v)] = {"status": status(r), "peak_bytes": sc["peak_bytes"], "peak_buffers": sc["peak_buffers"],
-                                            "median_us": med(timed(r, warmup)), "identical": same,
-                                            "capacity_events": r["memory"]["scratch"]["capacity_events"] if r else None}
+                out.append(
+                    "| %s | %s | %s | %d | %d | %.1f | %s |"
+                    % (v.strip(".") or "-", status(r), mode, sc["peak_bytes"], sc["peak_buffers"], med(timed(r, warmup)), same)
+                )
+                rows["%s%s" % (mode, v)] = {
+                    "status": status(r),
+                    "peak_bytes": sc["peak_bytes"],
+                    "peak_buffers": sc["peak_buffers"],
+                    "median_us": med(timed(r, warmup)),
+                    "identical": same,
+                    "capacity_events": r["memory"]["scratch"]["capacity_events"] if r else None,
+                }
             if rp and rs and rp["memory"]["scratch"]["peak_bytes"]:
                 frac = 1 - rs["memory"]["scratch"]["peak_bytes"] / rp["memory"]["scratch"]["peak_bytes"]
                 out.append("| %s | reclaimed | | %.4f of private | | | |" % (v.strip(".") or "-", frac))
@@ -126,7 +152,9 @@ def main():
 
     # Issue 7: 25 delegates, cold vs warm pool.
     out.append("### 25 delegates (multiEngine(25)): cold vs warm pool\n")
-    out.append("| scratch | methods | pass | warm median step us | cold median step us | cold / warm | warm p90 | cold p90 | pool at load (warm run) | pool api calls warm / cold | allocations | allocation call us warm / cold (median, registered allocator) | outputs identical |")
+    out.append(
+        "| scratch | methods | pass | warm median step us | cold median step us | cold / warm | warm p90 | cold p90 | pool at load (warm run) | pool api calls warm / cold | allocations | allocation call us warm / cold (median, registered allocator) | outputs identical |"
+    )
     out.append("|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|")
     summary["m25"] = []
     for scratch in ("private", "shared"):
@@ -145,16 +173,47 @@ def main():
                 st = "" if status(w) == "ok" and status(c) == "ok" else " (%s / %s)" % (status(w), status(c))
                 aw = w["memory"]["device_arenas"] if w else None
                 ac = c["memory"]["device_arenas"] if c else None
-                alloc = "%s / %s" % ("%.2f" % aw["allocate_call_us"]["median"] if aw and aw["allocate_call_us"]["median"] is not None else "-",
-                                     "%.2f" % ac["allocate_call_us"]["median"] if ac and ac["allocate_call_us"]["median"] is not None else "-")
-                out.append("| %s | %s%s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %s | %s | %s | %s | %s |" % (
-                    scratch, state, st, p, med(tw), med(tc), ratio, pct(tw, 0.9), pct(tc, 0.9), at_load, calls,
-                    aw["allocations"] if aw else "-", alloc, same))
-                summary["m25"].append({"scratch": scratch, "state": state, "pass": p, "warm_median_us": med(tw),
-                                       "cold_median_us": med(tc), "ratio": ratio, "warm_p90": pct(tw, 0.9), "cold_p90": pct(tc, 0.9),
-                                       "pool_warm": pool, "pool_cold": c["memory"]["pool"] if c else None, "identical": same,
-                                       "arenas_warm": aw, "arenas_cold": ac,
-                                       "n": len(tw)})
+                alloc = "%s / %s" % (
+                    "%.2f" % aw["allocate_call_us"]["median"] if aw and aw["allocate_call_us"]["median"] is not None else "-",
+                    "%.2f" % ac["allocate_call_us"]["median"] if ac and ac["allocate_call_us"]["median"] is not None else "-",
+                )
+                out.append(
+                    "| %s | %s%s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %s | %s | %s | %s | %s |"
+                    % (
+                        scratch,
+                        state,
+                        st,
+                        p,
+                        med(tw),
+                        med(tc),
+                        ratio,
+                        pct(tw, 0.9),
+                        pct(tc, 0.9),
+                        at_load,
+                        calls,
+                        aw["allocations"] if aw else "-",
+                        alloc,
+                        same,
+                    )
+                )
+                summary["m25"].append(
+                    {
+                        "scratch": scratch,
+                        "state": state,
+                        "pass": p,
+                        "warm_median_us": med(tw),
+                        "cold_median_us": med(tc),
+                        "ratio": ratio,
+                        "warm_p90": pct(tw, 0.9),
+                        "cold_p90": pct(tc, 0.9),
+                        "pool_warm": pool,
+                        "pool_cold": c["memory"]["pool"] if c else None,
+                        "identical": same,
+                        "arenas_warm": aw,
+                        "arenas_cold": ac,
+                        "n": len(tw),
+                    }
+                )
     out.append("")
     print("\n".join(out))
     with open(os.path.join(d, "summary.json"), "w") as f:

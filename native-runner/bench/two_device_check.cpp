@@ -18,6 +18,8 @@
 //    on one device must leave the other's buffer alone.
 // Each line is a JSON object; the last says whether every check passed.
 #include <cuda_runtime_api.h>
+#include <executorch/runtime/core/device_memory_buffer.h>
+#include <executorch/runtime/platform/runtime.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,9 +28,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <executorch/runtime/core/device_memory_buffer.h>
-#include <executorch/runtime/platform/runtime.h>
 
 #include "../src/cli/runner_memory.h"
 #include "trtx/et/device_allocator.h"
@@ -60,7 +59,9 @@ std::uint64_t pool_attr(int device, cudaMemPoolAttr attr) {
   return v;
 }
 
-void set_threshold(int device, std::uint64_t v) { (void)cudaMemPoolSetAttribute(pool_of(device), cudaMemPoolAttrReleaseThreshold, &v); }
+void set_threshold(int device, std::uint64_t v) {
+  (void)cudaMemPoolSetAttribute(pool_of(device), cudaMemPoolAttrReleaseThreshold, &v);
+}
 
 void sync_device(int device) {
   int previous = 0;
@@ -105,10 +106,11 @@ void warm_pool_across_two_devices() {
   auto memory = trtx::cli::RunnerMemory::create(trtx::runtime::Target::Cuda, {/*cold_pool=*/false, false});
   trtx::cli::RunnerMemory* m = memory.get();
   int first_uses = 0;
-  trtx::et::device_allocator().configure({trtx::runtime::Target::Cuda, trtx::et::ArenaFill::Poison, [m, &first_uses](int d) {
-                                            ++first_uses;
-                                            m->program_loaded({d});
-                                          }});
+  trtx::et::device_allocator().configure(
+      {trtx::runtime::Target::Cuda, trtx::et::ArenaFill::Poison, [m, &first_uses](int d) {
+         ++first_uses;
+         m->program_loaded({d});
+       }});
   {
     auto a0 = et::DeviceMemoryBuffer::create(256 * kMiB, et::etensor::DeviceType::CUDA, 0);
     auto a1 = et::DeviceMemoryBuffer::create(256 * kMiB, et::etensor::DeviceType::CUDA, 1);
@@ -145,12 +147,13 @@ void warm_pool_across_two_devices() {
   const std::uint64_t after1 = pool_attr(1, cudaMemPoolAttrReservedMemCurrent);
   expect(after0 == 0 && after1 == 0, "both pools trimmed");
   const double cold0 = alloc_call_median(0, 64 * kMiB, 25), cold1 = alloc_call_median(1, 64 * kMiB, 25);
-  std::printf("{\"warm_pool\":{\"reserved_before_trim\":[%llu,%llu],\"reserved_after_trim\":[%llu,%llu],"
-              "\"thresholds_after\":[\"%llu\",\"%llu\"],\"alloc_64mib_call_us_median\":{\"warm\":[%.2f,%.2f],"
-              "\"cold\":[%.2f,%.2f]}}}\n",
-              static_cast<unsigned long long>(reserved0), static_cast<unsigned long long>(reserved1),
-              static_cast<unsigned long long>(after0), static_cast<unsigned long long>(after1),
-              static_cast<unsigned long long>(t0), static_cast<unsigned long long>(t1), warm0, warm1, cold0, cold1);
+  std::printf(
+      "{\"warm_pool\":{\"reserved_before_trim\":[%llu,%llu],\"reserved_after_trim\":[%llu,%llu],"
+      "\"thresholds_after\":[\"%llu\",\"%llu\"],\"alloc_64mib_call_us_median\":{\"warm\":[%.2f,%.2f],"
+      "\"cold\":[%.2f,%.2f]}}}\n",
+      static_cast<unsigned long long>(reserved0), static_cast<unsigned long long>(reserved1),
+      static_cast<unsigned long long>(after0), static_cast<unsigned long long>(after1),
+      static_cast<unsigned long long>(t0), static_cast<unsigned long long>(t1), warm0, warm1, cold0, cold1);
   set_threshold(1, 0);
   trtx::et::device_allocator().configure({trtx::runtime::Target::Cuda, trtx::et::ArenaFill::Poison, {}});
 }
@@ -207,10 +210,10 @@ void shared_scratch_per_device() {
   for (int i = 0; i < 3; ++i) exec(1, 8);
   phase("cuda:1 reclaimed to its floor, cuda:0 untouched", 16, 8);
   for (const mem::CapacityEvent& e : pool.capacityEvents()) {
-    std::printf("{\"capacity_event\":{\"device\":%d,\"execute\":%llu,\"from_mib\":%llu,\"to_mib\":%llu,\"reason\":\"%s\"}}\n",
-                e.device, static_cast<unsigned long long>(e.executeIndex),
-                static_cast<unsigned long long>(e.from / kMiB), static_cast<unsigned long long>(e.to / kMiB),
-                mem::toString(e.reason));
+    std::printf(
+        "{\"capacity_event\":{\"device\":%d,\"execute\":%llu,\"from_mib\":%llu,\"to_mib\":%llu,\"reason\":\"%s\"}}\n",
+        e.device, static_cast<unsigned long long>(e.executeIndex), static_cast<unsigned long long>(e.from / kMiB),
+        static_cast<unsigned long long>(e.to / kMiB), mem::toString(e.reason));
   }
   expect(pool.shutdown().ok(), "scratch shut down");
   phase("after shutdown", 0, 0);

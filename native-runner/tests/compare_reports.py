@@ -6,6 +6,7 @@ every cache changes at every step; sync counts follow the caller-stream
 rules; every program has the same outcome on CUDA and on the CPU. Prints a
 summary and exits 1 on any violation. CUDA and CPU digests are compared for
 information only (bit-identity across devices is not required)."""
+
 import glob
 import json
 import os
@@ -13,8 +14,8 @@ import sys
 
 folder = sys.argv[1]
 reports = {}
-for path in glob.glob(os.path.join(folder, '*.json')):
-    name, device, stream = os.path.basename(path)[:-5].rsplit('.', 2)
+for path in glob.glob(os.path.join(folder, "*.json")):
+    name, device, stream = os.path.basename(path)[:-5].rsplit(".", 2)
     with open(path) as f:
         reports[(name, device, stream)] = json.load(f)
 
@@ -23,66 +24,76 @@ notes = []
 
 
 def digests(r):
-    return [(m['name'], s['step'], [o['digest'] for o in s['outputs']], {b['name']: b['digest'] for b in s['buffers']})
-            for m in r['methods'] for s in m['steps']]
+    return [
+        (m["name"], s["step"], [o["digest"] for o in s["outputs"]], {b["name"]: b["digest"] for b in s["buffers"]})
+        for m in r["methods"]
+        for s in m["steps"]
+    ]
 
 
 names = sorted({k[0] for k in reports})
 for name in names:
-    for stream in ('off', 'on'):
-        cpu, cuda = reports.get((name, 'cpu', stream)), reports.get((name, 'cuda', stream))
+    for stream in ("off", "on"):
+        cpu, cuda = reports.get((name, "cpu", stream)), reports.get((name, "cuda", stream))
         if cpu is None or cuda is None:
-            failures.append(f'{name} {stream}: missing report')
+            failures.append(f"{name} {stream}: missing report")
             continue
-        if cuda['exit_code'] != cpu['exit_code'] or [e['code'] for e in cuda['errors']] != [e['code'] for e in cpu['errors']]:
-            failures.append(f'{name} {stream}: cuda exit {cuda["exit_code"]} {[e["code"] for e in cuda["errors"]]} '
-                            f'vs cpu exit {cpu["exit_code"]} {[e["code"] for e in cpu["errors"]]}')
-        if cuda['exit_code'] == 0 and cuda['device']['kind'] != 'cuda':
-            failures.append(f'{name} {stream}: ran on {cuda["device"]["kind"]}, not cuda')
-        if cuda['exit_code'] == 0:
-            notes.append(f'{name} {stream}: cuda digests {"==" if digests(cuda) == digests(cpu) else "!="} cpu digests')
+        if cuda["exit_code"] != cpu["exit_code"] or [e["code"] for e in cuda["errors"]] != [e["code"] for e in cpu["errors"]]:
+            failures.append(
+                f"{name} {stream}: cuda exit {cuda['exit_code']} {[e['code'] for e in cuda['errors']]} "
+                f"vs cpu exit {cpu['exit_code']} {[e['code'] for e in cpu['errors']]}"
+            )
+        if cuda["exit_code"] == 0 and cuda["device"]["kind"] != "cuda":
+            failures.append(f"{name} {stream}: ran on {cuda['device']['kind']}, not cuda")
+        if cuda["exit_code"] == 0:
+            notes.append(f"{name} {stream}: cuda digests {'==' if digests(cuda) == digests(cpu) else '!='} cpu digests")
 
-pairs = sorted({n[:-len('-staged')] for n in names if n.endswith('-staged') and n[:-len('-staged')] + '-zero-copy' in names})
+pairs = sorted({n[: -len("-staged")] for n in names if n.endswith("-staged") and n[: -len("-staged")] + "-zero-copy" in names})
 for base in pairs:
-    for device in ('cuda', 'cpu'):
+    for device in ("cuda", "cpu"):
         runs = {}
-        for stream in ('off', 'on'):
-            s, z = reports.get((base + '-staged', device, stream)), reports.get((base + '-zero-copy', device, stream))
-            if not s or not z or s['exit_code'] or z['exit_code']:
-                failures.append(f'{base} {device} {stream}: a twin did not run')
+        for stream in ("off", "on"):
+            s, z = reports.get((base + "-staged", device, stream)), reports.get((base + "-zero-copy", device, stream))
+            if not s or not z or s["exit_code"] or z["exit_code"]:
+                failures.append(f"{base} {device} {stream}: a twin did not run")
                 continue
             if digests(s) != digests(z):
-                failures.append(f'{base} {device} {stream}: staged and zero-copy differ')
+                failures.append(f"{base} {device} {stream}: staged and zero-copy differ")
             runs[stream] = digests(s)
             steps = digests(s)
             for a, b in zip(steps, steps[1:]):
                 if a[0] == b[0]:
                     for k, v in b[3].items():
                         if a[3].get(k) == v:
-                            failures.append(f'{base} {device} {stream}: buffer {k} unchanged at step {b[1]}')
-            for m in z['methods']:
-                for d in m['delegates']:
-                    if stream == 'on' and d['elision'] in ('zero-copy', 'none'):
-                        want = (d['executes'], 0, max(d['executes'] - 1, 0), 1)
+                            failures.append(f"{base} {device} {stream}: buffer {k} unchanged at step {b[1]}")
+            for m in z["methods"]:
+                for d in m["delegates"]:
+                    if stream == "on" and d["elision"] in ("zero-copy", "none"):
+                        want = (d["executes"], 0, max(d["executes"] - 1, 0), 1)
                     else:
-                        want = (0, d['executes'], 0, 0)
-                    got = (d['syncs_skipped'], d['syncs_performed'], d['waits'], d['drains'])
+                        want = (0, d["executes"], 0, 0)
+                    got = (d["syncs_skipped"], d["syncs_performed"], d["waits"], d["drains"])
                     if got != want:
-                        failures.append(f'{base} {device} {stream} {m["name"]}.delegates[{d["index"]}] {d["elision"]}: '
-                                        f'(skipped, performed, waits, drains) {got}, expected {want}')
-            for m in s['methods']:
-                for d in m['delegates']:
-                    if d['elision'] == 'staged' and d['syncs_skipped'] != 0:
-                        failures.append(f'{base} {device} {stream}: a staged delegate skipped a sync')
-        if runs.get('off') is not None and runs.get('on') is not None and runs['off'] != runs['on']:
-            failures.append(f'{base} {device}: results depend on the caller stream')
-        notes.append(f'{base} {device}: staged == zero-copy in both stream modes, caches change every step'
-                     if not any(f.startswith(base + ' ' + device) for f in failures) else f'{base} {device}: FAILED')
+                        failures.append(
+                            f"{base} {device} {stream} {m['name']}.delegates[{d['index']}] {d['elision']}: "
+                            f"(skipped, performed, waits, drains) {got}, expected {want}"
+                        )
+            for m in s["methods"]:
+                for d in m["delegates"]:
+                    if d["elision"] == "staged" and d["syncs_skipped"] != 0:
+                        failures.append(f"{base} {device} {stream}: a staged delegate skipped a sync")
+        if runs.get("off") is not None and runs.get("on") is not None and runs["off"] != runs["on"]:
+            failures.append(f"{base} {device}: results depend on the caller stream")
+        notes.append(
+            f"{base} {device}: staged == zero-copy in both stream modes, caches change every step"
+            if not any(f.startswith(base + " " + device) for f in failures)
+            else f"{base} {device}: FAILED"
+        )
 
-print(f'{len(reports)} reports, {len(names)} programs, {len(pairs)} staged/zero-copy pairs')
+print(f"{len(reports)} reports, {len(names)} programs, {len(pairs)} staged/zero-copy pairs")
 for n in notes:
-    print('  ' + n)
+    print("  " + n)
 for f in failures:
-    print('FAIL ' + f)
-print('contract checks: ' + ('FAILED' if failures else 'passed'))
+    print("FAIL " + f)
+print("contract checks: " + ("FAILED" if failures else "passed"))
 sys.exit(1 if failures else 0)

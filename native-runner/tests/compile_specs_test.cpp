@@ -1,11 +1,12 @@
 // Compile specs the toolchain owns, and budget resolution (domain brief
 // section 4): malformed values are invalid programs, never silent defaults.
+#include "trtx/backend/compile_specs.h"
+
 #include <string>
 #include <vector>
 
 #include "support/check.h"
 #include "trtx/backend/backend.h"
-#include "trtx/backend/compile_specs.h"
 
 using trtx::Error;
 using trtx::backend::CompileSpecView;
@@ -32,8 +33,20 @@ TEST(budget_accepts_decimal_bytes_below_2_63) {
 }
 
 TEST(budget_refuses_everything_else) {
-  const std::string bad[] = {"", "-1", "-", "--0", "+1", " 1", "1 ", "8GiB", "1e9", "0x10", "9223372036854775808",
-                             "99999999999999999999999", std::string("12\0", 3), "1.5"};
+  const std::string bad[] = {"",
+                             "-1",
+                             "-",
+                             "--0",
+                             "+1",
+                             " 1",
+                             "1 ",
+                             "8GiB",
+                             "1e9",
+                             "0x10",
+                             "9223372036854775808",
+                             "99999999999999999999999",
+                             std::string("12\0", 3),
+                             "1.5"};
   for (const auto& b : bad) CHECK_ERR(parse_budget_bytes(b, "b"), Error::CompileSpecInvalid);
 }
 
@@ -83,9 +96,9 @@ TEST(refuses_malformed_and_repeated_specs) {
 TEST(reads_target_device_as_executorch_does) {
   // exir/passes/propagate_device_pass.py _parse_device_spec_value: strip,
   // lower-case, int() the index; no index means 0.
-  const std::pair<std::string, int> good[] = {{"cuda", 0},     {"CUDA:0", 0},   {" cuda:0", 0}, {"cuda:0\n", 0},
-                                              {"cuda: 1", 1},  {"cuda:+1", 1},  {"cuda:01", 1}, {"cuda:1_0", 10},
-                                              {"cuda:-0", 0},  {"cuda:127", 127}};
+  const std::pair<std::string, int> good[] = {{"cuda", 0},    {"CUDA:0", 0},    {" cuda:0", 0}, {"cuda:0\n", 0},
+                                              {"cuda: 1", 1}, {"cuda:+1", 1},   {"cuda:01", 1}, {"cuda:1_0", 10},
+                                              {"cuda:-0", 0}, {"cuda:127", 127}};
   for (const auto& g : good) {
     std::vector<std::pair<std::string, std::string>> s = {{"target_device", g.first}};
     auto r = parse_trt_compile_specs(specs(s), "d");
@@ -99,8 +112,10 @@ TEST(reads_target_device_as_executorch_does) {
 }
 
 TEST(a_repeated_key_other_than_the_budget_keeps_the_first) {
-  std::vector<std::pair<std::string, std::string>> s = {
-      {"target_device", "cuda:1"}, {"target_device", "cuda:0"}, {"zero_copy_kv", R"(["o"])"}, {"zero_copy_kv", R"(["o"])"}};
+  std::vector<std::pair<std::string, std::string>> s = {{"target_device", "cuda:1"},
+                                                        {"target_device", "cuda:0"},
+                                                        {"zero_copy_kv", R"(["o"])"},
+                                                        {"zero_copy_kv", R"(["o"])"}};
   auto r = parse_trt_compile_specs(specs(s), "d");
   CHECK_OK(r);
   if (r.ok()) CHECK(*r->target_device == 1 && r->zero_copy_kv->size() == 1);

@@ -2,13 +2,14 @@
 // (a CPU build): reached through ExecuTorch's own registry and
 // DeviceMemoryBuffer, it never clears memory unless asked to poison it,
 // refuses copies whose device side it did not hand out, and counts traffic.
-#include <cstring>
-#include <vector>
+#include "trtx/et/device_allocator.h"
 
 #include <executorch/runtime/core/device_memory_buffer.h>
 
+#include <cstring>
+#include <vector>
+
 #include "support/check.h"
-#include "trtx/et/device_allocator.h"
 #include "trtx/et/failure.h"
 
 namespace et = executorch::runtime;

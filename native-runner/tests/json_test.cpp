@@ -1,9 +1,10 @@
 // The strict JSON reader: what it accepts, what it refuses, and that hostile
 // text (deep nesting, bad UTF-8, huge numbers) is an error, never a crash.
+#include "trtx/runtime/json.h"
+
 #include <string>
 
 #include "support/check.h"
-#include "trtx/runtime/json.h"
 
 using trtx::json::parse;
 using trtx::json::Type;
@@ -53,10 +54,11 @@ TEST(int64_limits_are_exact) {
 
 TEST(refuses_what_rfc8259_refuses) {
   const char* bad[] = {
-      "",          " ",          "{",          "[1,]",        "{\"a\":1,}",   "01",      "-",        "1.",
-      ".5",        "1e",         "+1",         "NaN",         "Infinity",     "nul",     "tru",      "'a'",
-      "[1 2]",     "{\"a\" 1}",  "{a:1}",      "\"\\x\"",     "\"\\u12\"",    "\"\\ud800\"", "\"\\udc00\"",
-      "\"a",       "[1]x",       "// c\n1",    "/* c */ 1",   "\"\t\"",       "\"\x01\"", "{\"a\":1 \"b\":2}",
+      "",         " ",       "{",         "[1,]",        "{\"a\":1,}",  "01",
+      "-",        "1.",      ".5",        "1e",          "+1",          "NaN",
+      "Infinity", "nul",     "tru",       "'a'",         "[1 2]",       "{\"a\" 1}",
+      "{a:1}",    "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"", "\"a",
+      "[1]x",     "// c\n1", "/* c */ 1", "\"\t\"",      "\"\x01\"",    "{\"a\":1 \"b\":2}",
   };
   for (const char* s : bad) {
     if (accepts(s)) trtx::test::report_failure(__FILE__, __LINE__, std::string("accepted: ") + s);
@@ -65,12 +67,12 @@ TEST(refuses_what_rfc8259_refuses) {
 
 TEST(refuses_invalid_utf8) {
   const std::string bad[] = {
-      "\"\xff\"",             // invalid lead byte
-      "\"\xc3\"",             // truncated
-      "\"\xc0\xaf\"",         // overlong
-      "\"\xed\xa0\x80\"",     // encoded surrogate
-      "\"\xf4\x90\x80\x80\"", // beyond U+10FFFF
-      "\"\xe2\x28\xa1\"",     // bad continuation
+      "\"\xff\"",              // invalid lead byte
+      "\"\xc3\"",              // truncated
+      "\"\xc0\xaf\"",          // overlong
+      "\"\xed\xa0\x80\"",      // encoded surrogate
+      "\"\xf4\x90\x80\x80\"",  // beyond U+10FFFF
+      "\"\xe2\x28\xa1\"",      // bad continuation
   };
   for (const auto& s : bad) CHECK(!accepts(s));
   CHECK(accepts("\"\xe2\x82\xac\""));  // euro sign

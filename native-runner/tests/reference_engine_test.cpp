@@ -1,14 +1,15 @@
 // The reference engine: format checks, each step's arithmetic against the
 // schema's formulas, determinism, and (CUDA builds with a GPU) the CUDA
 // executor against the CPU one.
+#include "trtx/engine/reference_engine.h"
+
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "support/check.h"
 #include "support/blob_builder.h"
-#include "trtx/engine/reference_engine.h"
+#include "support/check.h"
 #include "trtx/runtime/device.h"
 #include "trtx/runtime/half.h"
 
@@ -76,9 +77,12 @@ struct Buffers {
     std::memset(state_out, 0, sizeof state_out);
   }
   std::vector<BindingView> views() {
-    return {view("pos", true, pos, ScalarType::Long, {1}),        view("x", true, x, ScalarType::Float, {1, 8}),
-            view("cache", true, cache, ScalarType::Float, {2, 3, 4}), view("state", true, state, ScalarType::Float, {2, 4}),
-            view("logits", false, logits, ScalarType::Float, {8}), view("state_out", false, state_out, ScalarType::Float, {2, 4})};
+    return {view("pos", true, pos, ScalarType::Long, {1}),
+            view("x", true, x, ScalarType::Float, {1, 8}),
+            view("cache", true, cache, ScalarType::Float, {2, 3, 4}),
+            view("state", true, state, ScalarType::Float, {2, 4}),
+            view("logits", false, logits, ScalarType::Float, {8}),
+            view("state_out", false, state_out, ScalarType::Float, {2, 4})};
   }
 };
 
@@ -170,7 +174,8 @@ TEST(steps_compute_what_the_schema_says) {
   cat.insert(cat.end(), before.state, before.state + 8);
   for (int j = 0; j < 8; ++j) {
     double want = before.x[j % 8];
-    for (size_t k = static_cast<size_t>(j); k < cat.size(); k += 8) want += cat[k] * ((static_cast<int>(k % 13) - 6) / 64.0);
+    for (size_t k = static_cast<size_t>(j); k < cat.size(); k += 8)
+      want += cat[k] * ((static_cast<int>(k % 13) - 6) / 64.0);
     CHECK(std::fabs(b.logits[j] - want) < 1e-6);
   }
 }
@@ -231,7 +236,8 @@ TEST(half_and_bfloat16_round_to_nearest_even) {
   CHECK_EQ(trtx::float_to_bf16(1.0f), uint16_t(0x3F80));
   CHECK_EQ(trtx::float_to_bf16(1.00390625f), uint16_t(0x3F80));  // tie to even
   CHECK_EQ(trtx::bf16_to_float(0x4049), 3.140625f);
-  for (uint32_t h = 0; h < 0x7C00; ++h) CHECK_EQ(trtx::float_to_half(trtx::half_to_float(static_cast<uint16_t>(h))), uint16_t(h));
+  for (uint32_t h = 0; h < 0x7C00; ++h)
+    CHECK_EQ(trtx::float_to_half(trtx::half_to_float(static_cast<uint16_t>(h))), uint16_t(h));
 }
 
 #if TRTX_HAVE_CUDA

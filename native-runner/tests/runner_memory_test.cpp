@@ -6,6 +6,8 @@
 // scratch is one provider per device whose buffer is freed before the pool is
 // trimmed; private scratch is tallied across engines. Each case reads the
 // report section the runner writes.
+#include "runner_memory.h"
+
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -14,7 +16,6 @@
 
 #include "fake_device_pool_api.h"
 #include "fake_scratch_backend.h"
-#include "runner_memory.h"
 #include "test_harness.h"
 #include "trtx/et/device_allocator.h"
 #include "trtx/runtime/json.h"
@@ -167,7 +168,8 @@ TEST(cold_pool_makes_no_pool_call) {
 }
 
 TEST(no_pool_is_unavailable_not_failed) {
-  RunnerMemory m(rt::Target::Host, RunnerMemoryOptions{false, false}, nullptr, "this trtx-runner was built without CUDA");
+  RunnerMemory m(rt::Target::Host, RunnerMemoryOptions{false, false}, nullptr,
+                 "this trtx-runner was built without CUDA");
   m.program_loaded({0});
   CHECK(m.teardown().ok());
   const auto pool = member(memory_report(m), "pool");

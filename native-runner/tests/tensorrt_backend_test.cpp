@@ -4,17 +4,18 @@
 // elision from arity, staged and zero-copy agree, the stock Torch-TensorRT
 // contract refuses a zero-copy call, a TensorRT plan is refused, the load-time
 // budget option, caller-stream syncs, waits and drains.
+#include "trtx/backend/tensorrt_backend.h"
+
+#include <executorch/runtime/backend/interface.h>
+#include <executorch/runtime/core/device_memory_buffer.h>
+
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <executorch/runtime/backend/interface.h>
-#include <executorch/runtime/core/device_memory_buffer.h>
-
 #include "support/blob_builder.h"
 #include "support/check.h"
-#include "trtx/backend/tensorrt_backend.h"
 #include "trtx/et/caller_stream.h"
 #include "trtx/et/device_allocator.h"
 #include "trtx/et/failure.h"
@@ -124,7 +125,8 @@ struct T {
 };
 
 et::DeviceMemoryBuffer device(size_t n, int index = 0) {
-  auto b = et::DeviceMemoryBuffer::create(n, et::etensor::DeviceType::CUDA, static_cast<et::etensor::DeviceIndex>(index));
+  auto b =
+      et::DeviceMemoryBuffer::create(n, et::etensor::DeviceType::CUDA, static_cast<et::etensor::DeviceIndex>(index));
   return b.ok() ? std::move(b.get()) : et::DeviceMemoryBuffer();
 }
 
@@ -249,8 +251,7 @@ TEST(a_tensorrt_plan_is_refused_at_init) {
 TEST(load_time_budget_option_wins_over_the_spec_and_is_clamped) {
   et::BackendOptions<1> opts;
   CHECK(opts.set_option("weight_streaming_budget", "1000000") == et::Error::Ok);
-  auto l = init("budget", {{"weight_streaming_budget", "100"}}, kv_blob(), TrtContract::ZeroCopy,
-                {opts.view()[0]});
+  auto l = init("budget", {{"weight_streaming_budget", "100"}}, kv_blob(), TrtContract::ZeroCopy, {opts.view()[0]});
   auto infos = trtx::backend::delegate_infos("budget");
   CHECK_EQ(infos.size(), size_t{1});
   if (!infos.empty()) {

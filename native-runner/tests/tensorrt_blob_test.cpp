@@ -1,12 +1,13 @@
 // The TensorRT blob parser: one test per refusal, the u64 wrap, the check
 // order, and that every accepted blob's fields are what the bytes say.
+#include "trtx/backend/tensorrt_blob.h"
+
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "support/check.h"
 #include "support/blob_builder.h"
-#include "trtx/backend/tensorrt_blob.h"
+#include "support/check.h"
 
 using trtx::Error;
 using trtx::backend::parse_trt_blob;
@@ -14,11 +15,10 @@ using trtx::test::make_trt_blob;
 
 namespace {
 
-const std::string kBindings =
-    R"({"name":"x","dtype":"float32","shape":[1,4],"is_input":true},)"
-    R"({"name":"cache","dtype":"float32","shape":[2,4],"is_input":true},)"
-    R"({"name":"y","dtype":"float32","shape":[1,4],"is_input":false},)"
-    R"({"name":"cache_out","dtype":"float32","shape":[2,4],"is_input":false})";
+const std::string kBindings = R"({"name":"x","dtype":"float32","shape":[1,4],"is_input":true},)"
+                              R"({"name":"cache","dtype":"float32","shape":[2,4],"is_input":true},)"
+                              R"({"name":"y","dtype":"float32","shape":[1,4],"is_input":false},)"
+                              R"({"name":"cache_out","dtype":"float32","shape":[2,4],"is_input":false})";
 
 std::string md(const std::string& bindings, const std::string& aliases) {
   std::string s = "{\"io_bindings\":[" + bindings + "]";
@@ -171,13 +171,18 @@ TEST(header_checks_run_in_the_documented_order) {
 
 TEST(refuses_metadata_that_is_not_the_expected_json) {
   const char* bad[] = {
-      "", "[]", "{", "{\"io_bindings\":{}}", "{}", "{\"io_bindings\":[1]}",
-      "{\"io_bindings\":[{\"name\":\"x\"}]}",                                  // is_input missing
-      "{\"io_bindings\":[{\"name\":1,\"is_input\":true}]}",                    // name not a string
-      "{\"io_bindings\":[{\"name\":\"x\",\"is_input\":1}]}",                   // is_input not a bool
+      "",
+      "[]",
+      "{",
+      "{\"io_bindings\":{}}",
+      "{}",
+      "{\"io_bindings\":[1]}",
+      "{\"io_bindings\":[{\"name\":\"x\"}]}",                 // is_input missing
+      "{\"io_bindings\":[{\"name\":1,\"is_input\":true}]}",   // name not a string
+      "{\"io_bindings\":[{\"name\":\"x\",\"is_input\":1}]}",  // is_input not a bool
       "{\"io_bindings\":[{\"name\":\"x\",\"is_input\":true,\"shape\":[1.5]}]}",
       "{\"io_bindings\":[{\"name\":\"x\",\"is_input\":true,\"shape\":[\"1\"]}]}",
-      "{\"io_bindings\":[{\"is_input\":true}]}",                              // name missing
+      "{\"io_bindings\":[{\"is_input\":true}]}",  // name missing
       "{\"io_bindings\":[],\"serialized_metadata\":null}",
       "{\"io_bindings\":[],\"target_platform\":[]}",
       "{\"io_bindings\":[],\"device_id\":2147483648}",
@@ -203,8 +208,8 @@ TEST(refuses_empty_nul_and_repeated_binding_names) {
   auto only_nul = make_trt_blob("TR01", R"({"io_bindings":[{"name":"\u0000","is_input":true}]})", kEngine);
   CHECK_EQ(code_of(only_nul), Error::TRT_BINDING_NAME_NUL);
   // Inputs and outputs share one name space.
-  auto dup = make_trt_blob("TR01", R"({"io_bindings":[{"name":"x","is_input":true},{"name":"x","is_input":false}]})",
-                           kEngine);
+  auto dup =
+      make_trt_blob("TR01", R"({"io_bindings":[{"name":"x","is_input":true},{"name":"x","is_input":false}]})", kEngine);
   CHECK_EQ(code_of(dup), Error::TRT_BINDING_DUPLICATE);
 }
 
@@ -251,8 +256,8 @@ TEST(accepts_negative_device_ids_and_shape_extents) {
 }
 
 TEST(locations_name_the_field) {
-  auto blob = make_trt_blob("TR01", R"({"io_bindings":[{"name":"a","is_input":true},{"name":"","is_input":true}]})",
-                            kEngine);
+  auto blob =
+      make_trt_blob("TR01", R"({"io_bindings":[{"name":"a","is_input":true},{"name":"","is_input":true}]})", kEngine);
   auto r = parse_trt_blob(blob.data(), blob.size(), "forward.delegates[0].blob");
   CHECK(!r.ok());
   if (!r.ok()) CHECK_EQ(r.failure().location, std::string("forward.delegates[0].blob.metadata.io_bindings[1].name"));
@@ -279,7 +284,8 @@ TEST(names_only_bindings_record_no_dtype_and_no_shape) {
   CHECK_OK(r);
   if (!r.ok()) return;
   for (const auto& b : r->bindings) CHECK(!b.has_dtype && !b.has_shape);
-  auto typed = make_trt_blob("TR01", md(R"({"name":"x","dtype":"float32","shape":[1,4],"is_input":true})", ""), kEngine);
+  auto typed =
+      make_trt_blob("TR01", md(R"({"name":"x","dtype":"float32","shape":[1,4],"is_input":true})", ""), kEngine);
   auto t = parse_trt_blob(typed.data(), typed.size(), "blob");
   CHECK_OK(t);
   if (t.ok()) CHECK(t->bindings[0].has_dtype && t->bindings[0].has_shape);
@@ -287,20 +293,25 @@ TEST(names_only_bindings_record_no_dtype_and_no_shape) {
 
 TEST(refuses_what_torch_tensorrt_would_read_differently) {
   // Escapes upstream does not decode, keys before io_bindings, key text as a value.
-  CHECK_EQ(code_of(make_trt_blob("TR01", md(R"({"name":"x\u00e9","is_input":true})", ""), kEngine)), Error::TRT_NAME_ESCAPED);
-  CHECK_EQ(code_of(make_trt_blob("TR01", md(R"({"name":"a\nb","is_input":true})", ""), kEngine)), Error::TRT_NAME_ESCAPED);
+  CHECK_EQ(code_of(make_trt_blob("TR01", md(R"({"name":"x\u00e9","is_input":true})", ""), kEngine)),
+           Error::TRT_NAME_ESCAPED);
+  CHECK_EQ(code_of(make_trt_blob("TR01", md(R"({"name":"a\nb","is_input":true})", ""), kEngine)),
+           Error::TRT_NAME_ESCAPED);
   CHECK_EQ(code_of(make_trt_blob("TR01", md(R"({"name":"q\"\\\/","is_input":true})", ""), kEngine)), Error::Ok);
   CHECK_EQ(code_of(make_trt_blob("TR01", R"({"device_id":2,"io_bindings":[{"name":"x","is_input":true}]})", kEngine)),
            Error::TRT_BLOB_KEY_ORDER);
-  CHECK_EQ(code_of(make_trt_blob("TR01", R"({"device_id":0,"io_bindings":[{"name":"x","is_input":true}]})", kEngine)), Error::Ok);
-  CHECK_EQ(code_of(make_trt_blob("TR02",
-                                 R"({"aliased_io":[{"output":"cache_out","input":"cache"}],"io_bindings":[)" + kBindings + "]}",
-                                 kEngine)),
+  CHECK_EQ(code_of(make_trt_blob("TR01", R"({"device_id":0,"io_bindings":[{"name":"x","is_input":true}]})", kEngine)),
+           Error::Ok);
+  CHECK_EQ(code_of(make_trt_blob(
+               "TR02", R"({"aliased_io":[{"output":"cache_out","input":"cache"}],"io_bindings":[)" + kBindings + "]}",
+               kEngine)),
            Error::TRT_BLOB_KEY_ORDER);
-  CHECK_EQ(code_of(make_trt_blob("TR01",
-                                 R"({"note":"io_bindings","z":[{"name":"z","is_input":true}],"io_bindings":[{"name":"x","is_input":true}]})",
-                                 kEngine)),
-           Error::TRT_BLOB_UPSTREAM_MISREAD);
+  CHECK_EQ(
+      code_of(make_trt_blob(
+          "TR01",
+          R"({"note":"io_bindings","z":[{"name":"z","is_input":true}],"io_bindings":[{"name":"x","is_input":true}]})",
+          kEngine)),
+      Error::TRT_BLOB_UPSTREAM_MISREAD);
 }
 
 int main() { return trtx::test::run_all(); }

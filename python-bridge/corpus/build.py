@@ -54,16 +54,11 @@ def _describe_inputs(inputs: Any) -> List[Dict[str, Any]]:
 
 
 def _options(model: CorpusModel) -> Dict[str, Dict[str, Any]]:
-    return {
-        name: {"torch_executed_ops": model.torch_executed_ops, "min_block_size": model.min_block_size}
-        for name in model.methods
-    }
+    return {name: {"torch_executed_ops": model.torch_executed_ops, "min_block_size": model.min_block_size} for name in model.methods}
 
 
 def _config(model: CorpusModel) -> Any:
-    return executorch_config(
-        initialized_buffers=model.initialized_buffers, share_mutable_buffers=model.share_mutable_buffers
-    )
+    return executorch_config(initialized_buffers=model.initialized_buffers, share_mutable_buffers=model.share_mutable_buffers)
 
 
 def build_model(model: CorpusModel, out: str) -> Dict[str, Any]:

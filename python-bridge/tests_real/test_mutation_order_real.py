@@ -32,7 +32,9 @@ def edge_program():
 def rewire_caches(program) -> int:
     """What zero-copy KV does to the Edge program: each cache's mutation value becomes its buffer."""
     signature = program.graph_signature
-    placeholders = {signature.inputs_to_buffers[n.name]: n for n in program.graph_module.graph.nodes if n.name in signature.inputs_to_buffers}
+    placeholders = {
+        signature.inputs_to_buffers[n.name]: n for n in program.graph_module.graph.nodes if n.name in signature.inputs_to_buffers
+    }
     output = program.graph_module.graph.output_node()
     values = list(output.args[0])
     rewired = 0
@@ -58,7 +60,9 @@ class RealWriteBack(unittest.TestCase):
     def test_the_program_has_the_shape_the_test_needs(self):
         # Caches first, the copy-back after: the order the write-back crosses.
         kinds = [(s.kind.name, s.target) for s in self.base.graph_signature.output_specs]
-        self.assertEqual(kinds[:3], [("BUFFER_MUTATION", "attn.k_cache"), ("BUFFER_MUTATION", "attn.v_cache"), ("BUFFER_MUTATION", "conv.conv_state")])
+        self.assertEqual(
+            kinds[:3], [("BUFFER_MUTATION", "attn.k_cache"), ("BUFFER_MUTATION", "attn.v_cache"), ("BUFFER_MUTATION", "conv.conv_state")]
+        )
 
     def test_staged_program_pairs_correctly_and_needs_no_reorder(self):
         program = self.fresh()

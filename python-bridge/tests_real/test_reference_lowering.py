@@ -58,7 +58,9 @@ def _export(module, t=1):
 
 class Blob(unittest.TestCase):
     def test_the_serializer_writes_torch_tensorrts_layout(self):
-        meta = BlobMetadata([Binding("b_k_cache", True), Binding("x\u00e9", True), Binding("output0", False)], [("output0", "b_k_cache", "kv_cache_update")])
+        meta = BlobMetadata(
+            [Binding("b_k_cache", True), Binding("x\u00e9", True), Binding("output0", False)], [("output0", "b_k_cache", "kv_cache_update")]
+        )
         blob = serialize_blob(b"E" * 5, meta)
         magic, text, engine_off, engine_size, reserved = _parse(blob)
         self.assertEqual(magic, b"TR02")

@@ -115,8 +115,7 @@ def _outputs_and_specs(program: Any) -> Tuple[Any, List[Any], List[Any]]:
     specs = list(program.graph_signature.output_specs)
     if len(values) != len(specs):
         raise ValueError(
-            f"graph returns {len(values)} values but the signature lists {len(specs)} outputs; "
-            "the mutation order cannot be paired"
+            f"graph returns {len(values)} values but the signature lists {len(specs)} outputs; the mutation order cannot be paired"
         )
     return out, values, specs
 

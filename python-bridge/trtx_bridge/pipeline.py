@@ -170,9 +170,7 @@ def _trace(sources: List[MethodSource], channel: Channel) -> Dict[str, Any]:
         if source.exported_program is not None:
             programs[source.name] = source.exported_program
             if not source.example_inputs and not source.example_kwarg_inputs:
-                source.example_inputs, source.example_kwarg_inputs = _example_inputs(
-                    source.exported_program, source.origin
-                )
+                source.example_inputs, source.example_kwarg_inputs = _example_inputs(source.exported_program, source.origin)
             continue
         try:
             programs[source.name] = torch.export.export(
@@ -371,8 +369,7 @@ def _verify(program: Any, zero_copy_path: Optional[str], modules: Dict[str, Any]
                     "verify",
                     "the finalized program fails Torch-TensorRT's zero-copy check",
                     exc,
-                    "The cache would never update on device. Export without --zero-copy-kv, "
-                    "or fix what the message names.",
+                    "The cache would never update on device. Export without --zero-copy-kv, or fix what the message names.",
                 ) from exc
         else:
             channel.warning(

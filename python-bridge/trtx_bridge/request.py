@@ -118,4 +118,3 @@ def parse_request(raw: bytes) -> Request:
         check_only=check_only,
         engine=data["engine"],
     )
-

@@ -39,14 +39,10 @@ def describe_signature(signature: Any) -> Dict[str, Any]:
         # Output value name -> buffer FQN, the shape torch's own
         # ExportGraphSignature.buffers_to_mutate property has.
         "buffers_to_mutate": {
-            s["name"]: s["target"]
-            for s in outputs
-            if s["kind"] == "BUFFER_MUTATION" and s["name"] is not None and s["target"] is not None
+            s["name"]: s["target"] for s in outputs if s["kind"] == "BUFFER_MUTATION" and s["name"] is not None and s["target"] is not None
         },
         "inputs_to_buffers": {
-            s["name"]: s["target"]
-            for s in inputs
-            if s["kind"] == "BUFFER" and s["name"] is not None and s["target"] is not None
+            s["name"]: s["target"] for s in inputs if s["kind"] == "BUFFER" and s["name"] is not None and s["target"] is not None
         },
     }
 

@@ -216,9 +216,7 @@ def _normalize(value: Any, origin: str) -> Dict[str, MethodSource]:
         out: Dict[str, MethodSource] = {}
         for name, item in methods.items():
             if not isinstance(name, str) or not name.isidentifier():
-                raise BridgeError(
-                    "FACTORY", f"{origin}: method name {name!r} is not an identifier", _FACTORY_HINT, stage="load"
-                )
+                raise BridgeError("FACTORY", f"{origin}: method name {name!r} is not an identifier", _FACTORY_HINT, stage="load")
             out[name] = _one_method(item, name, f"{origin}[{name}]")
         return out
     return {"forward": _one_method(value, "forward", origin)}
@@ -244,9 +242,7 @@ def _one_method(value: Any, name: str, origin: str) -> MethodSource:
             "dynamic_shapes": value[2] if len(value) == 3 else None,
         }
     if not isinstance(value, dict):
-        raise BridgeError(
-            "FACTORY", f"{origin} gave a {type(value).__name__}, which trtx cannot export", _FACTORY_HINT, stage="load"
-        )
+        raise BridgeError("FACTORY", f"{origin} gave a {type(value).__name__}, which trtx cannot export", _FACTORY_HINT, stage="load")
     allowed = {"module", "example_inputs", "example_kwarg_inputs", "dynamic_shapes", "compile_options"}
     extra = sorted(set(value) - allowed)
     if extra:

@@ -23,7 +23,10 @@ def write_program(program: Any, path: str) -> Dict[str, Any]:
             pass
         if isinstance(exc, Exception):
             raise BridgeError(
-                "WRITE", f"writing {path} failed: {describe_exception(exc)}", "Check free space and that the folder is writable.", stage="write"
+                "WRITE",
+                f"writing {path} failed: {describe_exception(exc)}",
+                "Check free space and that the folder is writable.",
+                stage="write",
             ) from exc
         raise
     digest = hashlib.sha256()

@@ -123,7 +123,9 @@ class LineSplitter {
   }
 
   private head(extra: Buffer): string {
-    return Buffer.concat([...this.pending, extra]).subarray(0, 4 * QUOTE_CHARS).toString('utf8');
+    return Buffer.concat([...this.pending, extra])
+      .subarray(0, 4 * QUOTE_CHARS)
+      .toString('utf8');
   }
 }
 
@@ -150,9 +152,14 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
   const checked = BridgeRequest.safeParse(request);
   if (!checked.success) {
     const issue = checked.error.issues[0];
-    throw new BridgeFailure('BRIDGE_REQUEST', location, `invalid bridge request: ${issue?.path.join('.') || 'request'}: ${issue?.message}`, {
-      kind: 'usage',
-    });
+    throw new BridgeFailure(
+      'BRIDGE_REQUEST',
+      location,
+      `invalid bridge request: ${issue?.path.join('.') || 'request'}: ${issue?.message}`,
+      {
+        kind: 'usage',
+      },
+    );
   }
   if (opts.signal?.aborted) {
     throw new BridgeFailure('BRIDGE_CANCELLED', location, 'cancelled before the bridge started', { kind: 'usage' });
@@ -274,7 +281,9 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
   });
 
   const onAbort = (): void =>
-    failWith(bridgeFailure('BRIDGE_CANCELLED', 'cancelled; the Python bridge and its child processes were stopped', 'Nothing was written.'));
+    failWith(
+      bridgeFailure('BRIDGE_CANCELLED', 'cancelled; the Python bridge and its child processes were stopped', 'Nothing was written.'),
+    );
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.timeoutMs && opts.timeoutMs > 0) {
     timeoutTimer = setTimeout(() => {
@@ -344,7 +353,11 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
     const type = terminal.type;
     if (!Object.hasOwn(BRIDGE_ERROR_TYPES, type)) {
       // Only a python-bridge from another trtx names a type this one does not list (src/codes/environment.ts).
-      throw bridgeFailure('BRIDGE_PROTOCOL', `the Python bridge reported an error of a type this trtx does not know (${type}): ${terminal.message}`, terminal.hint);
+      throw bridgeFailure(
+        'BRIDGE_PROTOCOL',
+        `the Python bridge reported an error of a type this trtx does not know (${type}): ${terminal.message}`,
+        terminal.hint,
+      );
     }
     const kind: ExitKind = USAGE_TYPES.has(type as BridgeErrorType) ? 'usage' : 'check';
     throw bridgeFailure(`BRIDGE_${type as BridgeErrorType}`, terminal.message, terminal.hint, kind);

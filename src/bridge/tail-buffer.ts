@@ -46,7 +46,9 @@ export class TailBuffer {
 
   /** The last `n` non-empty lines of the tail, for a one-line message. */
   lastLines(n: number): string[] {
-    const lines = this.text().split(/\r?\n/).filter((l) => l.trim() !== '');
+    const lines = this.text()
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '');
     return lines.slice(-n);
   }
 }

@@ -30,7 +30,10 @@ export interface CheckOptions {
 
 export type Check = (ctx: CheckContext) => Diagnostic[] | Promise<Diagnostic[]>;
 
-export async function buildCheckContext(pte: PteFile, options: CheckOptions = {}): Promise<{ ctx: CheckContext; blobDiagnostics: Diagnostic[] }> {
+export async function buildCheckContext(
+  pte: PteFile,
+  options: CheckOptions = {},
+): Promise<{ ctx: CheckContext; blobDiagnostics: Diagnostic[] }> {
   const trt: TrtDelegate[] = [];
   const blobDiagnostics: Diagnostic[] = [];
   for (const ref of delegatesOf(pte, isTensorRT)) {
@@ -39,7 +42,10 @@ export async function buildCheckContext(pte: PteFile, options: CheckOptions = {}
     } catch (e) {
       if (!isTrtxError(e)) throw e;
       blobDiagnostics.push(
-        diag('error', e.code, e.location || ref.location, e.message, e.hint ?? 're-export the program', { method: ref.plan.name, delegate: ref.delegateIndex }),
+        diag('error', e.code, e.location || ref.location, e.message, e.hint ?? 're-export the program', {
+          method: ref.plan.name,
+          delegate: ref.delegateIndex,
+        }),
       );
     }
   }

@@ -22,7 +22,15 @@ export function diag(
 ): Diagnostic {
   // Messages and locations embed names from the program: bounded, so many findings about one long name stay small.
   chargeReport(Math.min(location.length, 600) + Math.min(message.length, 1200) + hint.length + 64, location.slice(0, 200));
-  return { severity, code, method: where.method ?? null, delegate: where.delegate ?? null, location: boundedText(location, 600), message: boundedText(message, 1200), hint };
+  return {
+    severity,
+    code,
+    method: where.method ?? null,
+    delegate: where.delegate ?? null,
+    location: boundedText(location, 600),
+    message: boundedText(message, 1200),
+    hint,
+  };
 }
 
 export const errorsIn = (ds: Diagnostic[]) => ds.filter((d) => d.severity === 'error');

@@ -64,11 +64,17 @@ export function failsCheck(r: Pick<CheckResult, 'summary'>, strict: boolean): bo
 /** Opens and checks; a container that does not parse becomes one error diagnostic. */
 export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules }): Promise<FileCheck> {
   try {
-    return await withPte(file, async (pte) => ({ ...(await runChecks(pte, options)), program: pte.program, engines: await engineCensus(pte) }));
+    return await withPte(file, async (pte) => ({
+      ...(await runChecks(pte, options)),
+      program: pte.program,
+      engines: await engineCensus(pte),
+    }));
   } catch (e) {
     // Usage-kind failures (missing file, not a program) stay exit 2.
     if (!isTrtxError(e) || e.kind === 'usage') throw e;
-    const diagnostics = [diag('error', e.code, e.location || 'file', e.message, e.hint ?? 'the file is not a sound ExecuTorch program; re-export it')];
+    const diagnostics = [
+      diag('error', e.code, e.location || 'file', e.message, e.hint ?? 'the file is not a sound ExecuTorch program; re-export it'),
+    ];
     return { diagnostics, summary: summarizeDiagnostics(diagnostics), program: null, engines: null };
   }
 }
@@ -116,7 +122,15 @@ export function filesReport(entries: readonly CheckedFile[], opts: FileCheckOpti
     ok: failed.length === 0 && unreadable.length === 0,
     strict: opts.strict,
     zero_copy_kv: opts.zeroCopyKv,
-    summary: { files: entries.length, passed: reports.length - failed.length, failed: failed.length, unreadable: unreadable.length, errors, warnings, line },
+    summary: {
+      files: entries.length,
+      passed: reports.length - failed.length,
+      failed: failed.length,
+      unreadable: unreadable.length,
+      errors,
+      warnings,
+      line,
+    },
     files: entries.map((e) => ('report' in e ? e.report : e.refusal)),
   };
 }

@@ -29,13 +29,22 @@
 // The rules follow value indices: a call whose indices dangle is left to
 // structure.ts (STRUCT_VALUE_INDEX).
 
-import { DeviceType, TensorDataLocation, TensorShapeDynamism, type EValue, type EValueType, type ExecutionPlan, type Tensor } from '../pte/model.js';
+import {
+  DeviceType,
+  TensorDataLocation,
+  TensorShapeDynamism,
+  type EValue,
+  type EValueType,
+  type ExecutionPlan,
+  type Tensor,
+} from '../pte/model.js';
 import { numel, placement, scalarTypeName, tensorBytes, valueLabel } from '../pte/tensor.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 
 export const KERNEL_ARGUMENT_HINTS = {
   STRUCT_KERNEL_ARG_TYPE: 're-export the program; the kernel wrapper aborts the process on an argument of another type',
-  STRUCT_TENSOR_NO_MEMORY: 're-run memory planning (re-export); a tensor an instruction reads or writes needs planned memory, constant data, or to be a method input or output',
+  STRUCT_TENSOR_NO_MEMORY:
+    're-run memory planning (re-export); a tensor an instruction reads or writes needs planned memory, constant data, or to be a method input or output',
   STRUCT_KERNEL_RETURN: 're-export the program; ExecuTorch writes a function\u2019s own result index (self) in its return slot',
   STRUCT_COPY_DEVICE: 're-export the program; a host-to-device copy reads a CPU tensor into a device-tagged one (and the reverse)',
   STRUCT_COPY_SHAPE: 're-export the program; a device copy needs out of the same dtype and sizes as self',
@@ -76,10 +85,18 @@ function checkDeviceCopy(plan: ExecutionPlan, op: string, self: number, out: num
   const h2d = op === 'et_copy::_h2d_copy.out';
   const name = h2d ? '_h2d_copy' : '_d2h_copy';
   if (onDevice(s.tensor) === h2d) {
-    err('STRUCT_COPY_DEVICE', at, `${name} reads self ${valueLabel(plan, self)}, tagged ${onDevice(s.tensor) ? 'CUDA' : 'CPU'}; it must be ${h2d ? 'on the CPU' : 'on a device'} (InvalidArgument at execute)`);
+    err(
+      'STRUCT_COPY_DEVICE',
+      at,
+      `${name} reads self ${valueLabel(plan, self)}, tagged ${onDevice(s.tensor) ? 'CUDA' : 'CPU'}; it must be ${h2d ? 'on the CPU' : 'on a device'} (InvalidArgument at execute)`,
+    );
   }
   if (onDevice(o.tensor) !== h2d) {
-    err('STRUCT_COPY_DEVICE', at, `${name} writes out ${valueLabel(plan, out)}, tagged ${onDevice(o.tensor) ? 'CUDA' : 'CPU'}; it must be ${h2d ? 'on a device' : 'on the CPU'} (InvalidArgument at execute)`);
+    err(
+      'STRUCT_COPY_DEVICE',
+      at,
+      `${name} writes out ${valueLabel(plan, out)}, tagged ${onDevice(o.tensor) ? 'CUDA' : 'CPU'}; it must be ${h2d ? 'on a device' : 'on the CPU'} (InvalidArgument at execute)`,
+    );
   }
   // The device side's memory is its arena's (tensor_parser_exec_aten.cpp
   // getMemPlannedPtr): a CUDA tag in a host arena hands the device allocator
@@ -88,14 +105,30 @@ function checkDeviceCopy(plan: ExecutionPlan, op: string, self: number, out: num
   const [deviceIndex, deviceSide] = h2d ? [out, o.tensor] : [self, s.tensor];
   const where = placement(plan, deviceSide);
   if (onDevice(deviceSide) && where && where.device.type === 'cpu') {
-    err('STRUCT_COPY_DEVICE', at, `${name} ${h2d ? 'writes out' : 'reads self'} ${valueLabel(plan, deviceIndex)}, tagged CUDA but planned in host arena ${where.arena}: the device allocator would be handed host memory as device memory (refused at execute)`);
+    err(
+      'STRUCT_COPY_DEVICE',
+      at,
+      `${name} ${h2d ? 'writes out' : 'reads self'} ${valueLabel(plan, deviceIndex)}, tagged CUDA but planned in host arena ${where.arena}: the device allocator would be handed host memory as device memory (refused at execute)`,
+    );
   }
   if (s.tensor.scalarType !== o.tensor.scalarType) {
-    err('STRUCT_COPY_SHAPE', at, `${name} copies self.nbytes() of ${scalarTypeName(s.tensor.scalarType)} ${valueLabel(plan, self)} into ${scalarTypeName(o.tensor.scalarType)} ${valueLabel(plan, out)}: the kernel compares no dtypes and would overrun or half-fill out`);
+    err(
+      'STRUCT_COPY_SHAPE',
+      at,
+      `${name} copies self.nbytes() of ${scalarTypeName(s.tensor.scalarType)} ${valueLabel(plan, self)} into ${scalarTypeName(o.tensor.scalarType)} ${valueLabel(plan, out)}: the kernel compares no dtypes and would overrun or half-fill out`,
+    );
   } else if (o.tensor.shapeDynamism === TensorShapeDynamism.STATIC && !sameSizes(s.tensor, o.tensor)) {
-    err('STRUCT_COPY_SHAPE', at, `${name} resizes out ${valueLabel(plan, out)} [${o.tensor.sizes.join(', ')}] to self's sizes [${s.tensor.sizes.join(', ')}]; a static tensor cannot be resized (InvalidArgument at execute)`);
+    err(
+      'STRUCT_COPY_SHAPE',
+      at,
+      `${name} resizes out ${valueLabel(plan, out)} [${o.tensor.sizes.join(', ')}] to self's sizes [${s.tensor.sizes.join(', ')}]; a static tensor cannot be resized (InvalidArgument at execute)`,
+    );
   } else if ((tensorBytes(s.tensor) ?? 0n) > (tensorBytes(o.tensor) ?? 0n)) {
-    err('STRUCT_COPY_SHAPE', at, `${name} copies ${tensorBytes(s.tensor)} bytes into out ${valueLabel(plan, out)}, planned for ${tensorBytes(o.tensor)} (InvalidArgument at execute)`);
+    err(
+      'STRUCT_COPY_SHAPE',
+      at,
+      `${name} copies ${tensorBytes(s.tensor)} bytes into out ${valueLabel(plan, out)}, planned for ${tensorBytes(o.tensor)} (InvalidArgument at execute)`,
+    );
   }
 }
 
@@ -127,9 +160,14 @@ function checkArgumentMemory(plan: ExecutionPlan, m: string, err: Report): void 
         const v = plan.values[a];
         if (seen.has(a) || io.has(a) || v?.type !== 'Tensor') continue;
         const t = v.tensor;
-        if (t.allocationInfo || t.dataBufferIdx !== 0 || t.extraTensorInfo?.location === TensorDataLocation.EXTERNAL || numel(t) === 0n) continue;
+        if (t.allocationInfo || t.dataBufferIdx !== 0 || t.extraTensorInfo?.location === TensorDataLocation.EXTERNAL || numel(t) === 0n)
+          continue;
         seen.add(a);
-        err('STRUCT_TENSOR_NO_MEMORY', `${m} > chain ${c} > instruction ${k} > ${valueLabel(plan, a)}`, `${valueLabel(plan, a)} is neither planned (no allocation_info) nor constant nor a method input or output: the runtime gives it no memory (a null data pointer) and the ${ins.type} reads or writes it`);
+        err(
+          'STRUCT_TENSOR_NO_MEMORY',
+          `${m} > chain ${c} > instruction ${k} > ${valueLabel(plan, a)}`,
+          `${valueLabel(plan, a)} is neither planned (no allocation_info) nor constant nor a method input or output: the runtime gives it no memory (a null data pointer) and the ${ins.type} reads or writes it`,
+        );
       }
     }),
   );
@@ -137,7 +175,8 @@ function checkArgumentMemory(plan: ExecutionPlan, m: string, err: Report): void 
 
 /** Every KernelCall of `plan` whose operator trtx knows, and the memory of every call's tensors. */
 export function checkKernelArguments(plan: ExecutionPlan, m: string, out: Diagnostic[]): void {
-  const err: Report = (code, location, message) => out.push(diag('error', code, location, message, KERNEL_ARGUMENT_HINTS[code], { method: m }));
+  const err: Report = (code, location, message) =>
+    out.push(diag('error', code, location, message, KERNEL_ARGUMENT_HINTS[code], { method: m }));
   checkArgumentMemory(plan, m, err);
   plan.chains.forEach((chain, c) =>
     chain.instructions.forEach((ins, k) => {
@@ -152,18 +191,27 @@ export function checkKernelArguments(plan: ExecutionPlan, m: string, out: Diagno
       const at = `${m} > chain ${c} > instruction ${k} (KernelCall ${full})`;
       const ret = ins.args[signature.args.length];
       if (signature.returnsSelf && ret !== ins.args[0]) {
-        err('STRUCT_KERNEL_RETURN', `${at} > args[${signature.args.length}]`, `the return slot is ${valueLabel(plan, ret)}, not self ${valueLabel(plan, ins.args[0])}: the kernel wrapper stores its result there, rebinding that value to self's tensor for every later instruction`);
+        err(
+          'STRUCT_KERNEL_RETURN',
+          `${at} > args[${signature.args.length}]`,
+          `the return slot is ${valueLabel(plan, ret)}, not self ${valueLabel(plan, ins.args[0])}: the kernel wrapper stores its result there, rebinding that value to self's tensor for every later instruction`,
+        );
       }
       let typed = true;
       signature.args.forEach((kind, i) => {
         const v = plan.values[ins.args[i]];
         if (!ACCEPTS[kind].includes(v.type)) {
           typed = false;
-          err('STRUCT_KERNEL_ARG_TYPE', `${at} > args[${i}]`, `argument ${i} is ${valueLabel(plan, ins.args[i])}, a ${v.type} value; the kernel reads a ${kind} with ${UNBOX[kind]}, which aborts the process on another type`);
+          err(
+            'STRUCT_KERNEL_ARG_TYPE',
+            `${at} > args[${i}]`,
+            `argument ${i} is ${valueLabel(plan, ins.args[i])}, a ${v.type} value; the kernel reads a ${kind} with ${UNBOX[kind]}, which aborts the process on another type`,
+          );
         }
       });
       if (!typed) return;
-      if (full === 'et_copy::_h2d_copy.out' || full === 'et_copy::_d2h_copy.out') checkDeviceCopy(plan, full, ins.args[0], ins.args[1], at, err);
+      if (full === 'et_copy::_h2d_copy.out' || full === 'et_copy::_d2h_copy.out')
+        checkDeviceCopy(plan, full, ins.args[0], ins.args[1], at, err);
       if (full === 'aten::copy_') checkCopyOverlap(plan, ins.args[0], ins.args[1], at, err);
     }),
   );

@@ -75,7 +75,15 @@ export async function runChecks(pte: PteFile, options: CheckOptions = {}, checks
     // so where they had something to check.
     if (check === checkZeroCopy && found.some((d) => d.severity === 'error' && INDEX_CODES.has(d.code))) {
       if (options.requireZeroCopyKv || ctx.trt.some((t) => t.blob.metadata.aliased_io.length > 0)) {
-        found.push(diag('info', 'CHECK_SKIPPED', 'program', 'the zero-copy KV checks did not run: they follow the indices the errors above leave dangling', 'fix the structural errors first (re-export the program)'));
+        found.push(
+          diag(
+            'info',
+            'CHECK_SKIPPED',
+            'program',
+            'the zero-copy KV checks did not run: they follow the indices the errors above leave dangling',
+            'fix the structural errors first (re-export the program)',
+          ),
+        );
       }
       continue;
     }

@@ -51,7 +51,14 @@ function deviceBuffers(plan: ExecutionPlan, p: number): DeviceBuffer[] {
     if (!t || !r) continue;
     const place = arenaDevice(plan, r.arena);
     if (place.type !== 'cuda') continue;
-    out.push({ plan: p, value: v, name: tensorName(t) ?? valueLabel(plan, v), arena: r.arena, device: deviceLabel(place), initialState: t.dataBufferIdx !== 0 });
+    out.push({
+      plan: p,
+      value: v,
+      name: tensorName(t) ?? valueLabel(plan, v),
+      arena: r.arena,
+      device: deviceLabel(place),
+      initialState: t.dataBufferIdx !== 0,
+    });
   }
   return out;
 }
@@ -60,8 +67,15 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
   const rules: RuntimeRules = ctx.options.runtime ?? DEFAULT_RUNTIME;
   const program = ctx.pte.program;
   const out: Diagnostic[] = [];
-  const add = (severity: Severity, code: RuntimeHazardCode, method: string | null, location: string, message: string, hint: string, delegate: number | null = null) =>
-    out.push(diag(severity, code, location, message, hint, { method, delegate }));
+  const add = (
+    severity: Severity,
+    code: RuntimeHazardCode,
+    method: string | null,
+    location: string,
+    message: string,
+    hint: string,
+    delegate: number | null = null,
+  ) => out.push(diag(severity, code, location, message, hint, { method, delegate }));
   const memory = RUNTIME_NAMES[rules.memory];
 
   program.executionPlan.forEach((plan, p) => {
@@ -69,9 +83,14 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
     const uninitialised = new Map<string, DeviceBuffer[]>();
     for (const b of deviceBuffers(plan, p)) {
       if (b.initialState) {
-        add('error', 'RT_DEVICE_INITIAL_STATE', m, `${m} > buffer ${b.name}`,
+        add(
+          'error',
+          'RT_DEVICE_INITIAL_STATE',
+          m,
+          `${m} > buffer ${b.name}`,
           `${b.name} has initial state and is planned in arena ${b.arena} on ${b.device}: ExecuTorch copies initial state on the host straight to the planned address, which is device memory, so ${m} does not load (runtime/executor/tensor_parser_exec_aten.cpp)`,
-          'drop the initial state and initialise the buffer in the application after load_method, or keep the buffer in a host arena (staged)');
+          'drop the initial state and initialise the buffer in the application after load_method, or keep the buffer in a host arena (staged)',
+        );
       } else {
         const key = `arena ${b.arena} on ${b.device}`;
         uninitialised.set(key, [...(uninitialised.get(key) ?? []), b]);
@@ -80,9 +99,14 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
     for (const [arena, buffers] of uninitialised) {
       const names = buffers.map((b) => b.name);
       const shown = names.length > 4 ? `${names.slice(0, 4).join(', ')} and ${names.length - 4} more` : names.join(', ');
-      add('warning', 'RT_DEVICE_STATE_UNINITIALIZED', m, `${m} > ${arena}`,
+      add(
+        'warning',
+        'RT_DEVICE_STATE_UNINITIALIZED',
+        m,
+        `${m} > ${arena}`,
         `${names.length} mutable buffer(s) (${shown}) live in ${arena}, which ${memory} allocates with the registered DeviceAllocator and never clears (host arenas start zeroed): until the application writes them, the first execute reads whatever the memory held`,
-        'initialise them after load_method and before the first execute (zero them, as ExecuTorch\'s own KV decode check does); `trtx verify --init-device-buffers` models an application that does');
+        "initialise them after load_method and before the first execute (zero them, as ExecuTorch's own KV decode check does); `trtx verify --init-device-buffers` models an application that does",
+      );
     }
   });
 
@@ -106,13 +130,23 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
     reported.add(id);
     const m = planName(plan, p);
     if (rules.memory === 'et-module') {
-      add('error', 'RT_SHARED_DEVICE_ARENA', m, `${m} > buffer ${name}`,
+      add(
+        'error',
+        'RT_SHARED_DEVICE_ARENA',
+        m,
+        `${m} > buffer ${name}`,
         `${methods.join(' and ')} share ${name} in device arena ${r.arena}: Module shares arenas between methods only with share_memory_arenas, which it refuses for device memory (NotSupported, extension/module/module.cpp); without it each method gets its own arena and the other's writes are lost`,
-        'keep the shared cache in a host arena, give each method its own cache, or load the program with your own memory manager that hands both methods one device arena (`--runtime custom-memory`)');
+        'keep the shared cache in a host arena, give each method its own cache, or load the program with your own memory manager that hands both methods one device arena (`--runtime custom-memory`)',
+      );
     } else {
-      add('warning', 'RT_SHARED_DEVICE_ARENA', m, `${m} > buffer ${name}`,
+      add(
+        'warning',
+        'RT_SHARED_DEVICE_ARENA',
+        m,
+        `${m} > buffer ${name}`,
         `${methods.join(' and ')} share ${name} in device arena ${r.arena}: ${memory} must hand every one of them the same device memory for arena ${r.arena}`,
-        'pass one HierarchicalAllocator span for that arena to every load_method of these methods');
+        'pass one HierarchicalAllocator span for that arena to every load_method of these methods',
+      );
     }
   }
 
@@ -128,9 +162,25 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
       const at = `${d.location} > chain ${c.chain} instruction ${c.instruction}`;
       const msg = `the call passes ${c.call.args.length} arguments (${need} inputs and outputs, ${aliased} aliased output(s) elided${stamped ? ', stamped zero_copy_kv' : ''}): Torch-TensorRT without the zero-copy KV contract (pull request 4667, not merged upstream) needs at least ${need} and fails the first execute with "expected at least ${need} args"`;
       if (rules.delegate === 'stock-trt') {
-        add('error', 'RT_NEEDS_ZERO_COPY_TRT', m, at, msg, 'run it on a Torch-TensorRT runtime with the zero-copy contract, or keep the caches staged (export without --zero-copy-kv)', d.delegateIndex);
+        add(
+          'error',
+          'RT_NEEDS_ZERO_COPY_TRT',
+          m,
+          at,
+          msg,
+          'run it on a Torch-TensorRT runtime with the zero-copy contract, or keep the caches staged (export without --zero-copy-kv)',
+          d.delegateIndex,
+        );
       } else {
-        add('warning', 'RT_NEEDS_ZERO_COPY_TRT', m, at, msg, 'deploy with a Torch-TensorRT runtime that has the zero-copy contract; `trtx check --runtime stock-trt` refuses the program', d.delegateIndex);
+        add(
+          'warning',
+          'RT_NEEDS_ZERO_COPY_TRT',
+          m,
+          at,
+          msg,
+          'deploy with a Torch-TensorRT runtime that has the zero-copy contract; `trtx check --runtime stock-trt` refuses the program',
+          d.delegateIndex,
+        );
       }
     }
   }

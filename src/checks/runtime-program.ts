@@ -38,7 +38,11 @@ export function checkRuntimeProgram(pte: PteFile): Diagnostic[] {
     out.push(diag('error', code, location, message, RUNTIME_PROGRAM_HINTS[code], { method }));
   const p = pte.program;
   if (p.version > MAX_SCHEMA_VERSION) {
-    err('STRUCT_PROGRAM_VERSION', 'program > version', `schema version ${p.version} is newer than the ${MAX_SCHEMA_VERSION} the ExecuTorch 1.5.1 runtime reads (InvalidProgram at Program::load)`);
+    err(
+      'STRUCT_PROGRAM_VERSION',
+      'program > version',
+      `schema version ${p.version} is newer than the ${MAX_SCHEMA_VERSION} the ExecuTorch 1.5.1 runtime reads (InvalidProgram at Program::load)`,
+    );
   }
   if (!p.constantSegment || p.constantSegment.offsets.length === 0) {
     const inline = p.constantBuffer.length;
@@ -49,10 +53,20 @@ export function checkRuntimeProgram(pte: PteFile): Diagnostic[] {
     );
   }
   if (p.executionPlan.length === 0) {
-    err('STRUCT_NO_METHODS', 'program > execution_plan', 'the program has no execution plan (ExecuTorch refuses an absent one at Program::load; an empty one runs nothing: trtx refuses both, stricter)');
+    err(
+      'STRUCT_NO_METHODS',
+      'program > execution_plan',
+      'the program has no execution plan (ExecuTorch refuses an absent one at Program::load; an empty one runs nothing: trtx refuses both, stricter)',
+    );
   }
   p.executionPlan.forEach((plan, i) => {
-    if (plan.chains.length === 0) err('STRUCT_NO_CHAINS', `${planName(plan, i)} > chains`, 'the method has no chain ("No chains": InvalidProgram at method load)', planName(plan, i));
+    if (plan.chains.length === 0)
+      err(
+        'STRUCT_NO_CHAINS',
+        `${planName(plan, i)} > chains`,
+        'the method has no chain ("No chains": InvalidProgram at method load)',
+        planName(plan, i),
+      );
   });
   return out;
 }

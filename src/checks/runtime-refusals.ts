@@ -10,7 +10,15 @@
 // the message says so.
 
 import type { StructCode } from '../codes/index.js';
-import { DeviceType, TensorDataLocation, TensorShapeDynamism, memoryOffset, type ExecutionPlan, type Program, type Tensor } from '../pte/model.js';
+import {
+  DeviceType,
+  TensorDataLocation,
+  TensorShapeDynamism,
+  memoryOffset,
+  type ExecutionPlan,
+  type Program,
+  type Tensor,
+} from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
 import { elementSize, planName, tensorBytes, valueLabel } from '../pte/tensor.js';
 import { diag, type Diagnostic } from './diagnostic.js';
@@ -63,22 +71,47 @@ function checkTensor(pte: PteFile, plan: ExecutionPlan, t: Tensor, at: string, e
   const rank = t.sizes.length;
   const negative = t.sizes.findIndex((s) => s < 0);
   // runtime/executor/tensor_parser_portable.cpp parseTensor: each refusal below, in its order.
-  if (t.storageOffset !== 0) err('STRUCT_STORAGE_OFFSET', `${at} > storage_offset`, `storage_offset ${t.storageOffset}: the runtime supports 0 only (NotSupported at method load)`);
-  if (t.shapeDynamism === TensorShapeDynamism.DYNAMIC_UNBOUND) err('STRUCT_SHAPE_DYNAMISM', `${at} > shape_dynamism`, 'DYNAMIC_UNBOUND: the runtime refuses fully dynamic shapes (NotSupported at method load)');
-  if (rank > MAX_RANK) err('STRUCT_TENSOR_RANK', `${at} > sizes`, `${rank} dimensions; the runtime holds at most ${MAX_RANK} (InvalidProgram at method load)`);
+  if (t.storageOffset !== 0)
+    err(
+      'STRUCT_STORAGE_OFFSET',
+      `${at} > storage_offset`,
+      `storage_offset ${t.storageOffset}: the runtime supports 0 only (NotSupported at method load)`,
+    );
+  if (t.shapeDynamism === TensorShapeDynamism.DYNAMIC_UNBOUND)
+    err(
+      'STRUCT_SHAPE_DYNAMISM',
+      `${at} > shape_dynamism`,
+      'DYNAMIC_UNBOUND: the runtime refuses fully dynamic shapes (NotSupported at method load)',
+    );
+  if (rank > MAX_RANK)
+    err('STRUCT_TENSOR_RANK', `${at} > sizes`, `${rank} dimensions; the runtime holds at most ${MAX_RANK} (InvalidProgram at method load)`);
   if (t.dimOrder.length !== rank) {
-    err('STRUCT_DIM_ORDER', `${at} > dim_order`, `dim_order has ${t.dimOrder.length} entries for a tensor of rank ${rank} (InvalidProgram at method load)`);
+    err(
+      'STRUCT_DIM_ORDER',
+      `${at} > dim_order`,
+      `dim_order has ${t.dimOrder.length} entries for a tensor of rank ${rank} (InvalidProgram at method load)`,
+    );
   } else if (new Set(t.dimOrder).size !== rank || t.dimOrder.some((d) => d >= rank)) {
-    err('STRUCT_DIM_ORDER', `${at} > dim_order`, `dim_order [${t.dimOrder.join(', ')}] is not a permutation of 0..${rank - 1} (the runtime's dim_order_to_stride fails at method load)`);
+    err(
+      'STRUCT_DIM_ORDER',
+      `${at} > dim_order`,
+      `dim_order [${t.dimOrder.join(', ')}] is not a permutation of 0..${rank - 1} (the runtime's dim_order_to_stride fails at method load)`,
+    );
   }
-  if (negative >= 0) err('STRUCT_TENSOR_SIZE', `${at} > sizes[${negative}]`, `size ${t.sizes[negative]} is negative (InvalidProgram at method load)`);
+  if (negative >= 0)
+    err('STRUCT_TENSOR_SIZE', `${at} > sizes[${negative}]`, `size ${t.sizes[negative]} is negative (InvalidProgram at method load)`);
   const bytes = tensorBytes(t);
   // runtime/executor/program_validation.cpp validate_tensor: numel * element size must fit size_t.
-  if (bytes !== undefined && bytes >= 1n << 63n) err('STRUCT_TENSOR_SIZE', `${at} > sizes`, `${bytes} bytes overflows the runtime's size arithmetic (InvalidProgram)`);
+  if (bytes !== undefined && bytes >= 1n << 63n)
+    err('STRUCT_TENSOR_SIZE', `${at} > sizes`, `${bytes} bytes overflows the runtime's size arithmetic (InvalidProgram)`);
 
   const extra = t.extraTensorInfo;
   if (extra && !KNOWN_DEVICES.has(extra.deviceType)) {
-    err('STRUCT_DEVICE_TYPE', `${at} > extra_tensor_info.device_type`, `device_type ${extra.deviceType} is neither CPU (0) nor CUDA (1): the runtime has no allocator for it and its device copies fail at execute (NotFound)`);
+    err(
+      'STRUCT_DEVICE_TYPE',
+      `${at} > extra_tensor_info.device_type`,
+      `device_type ${extra.deviceType} is neither CPU (0) nor CUDA (1): the runtime has no allocator for it and its device copies fail at execute (NotFound)`,
+    );
   }
 
   const alloc = t.allocationInfo;
@@ -86,7 +119,11 @@ function checkTensor(pte: PteFile, plan: ExecutionPlan, t: Tensor, at: string, e
   const offset = memoryOffset(alloc);
   const elem = elementSize(t.scalarType);
   if (elem !== undefined && offset % BigInt(elem) !== 0n) {
-    err('STRUCT_ARENA_ALIGNMENT', `${at} > allocation_info`, `offset ${offset} in arena ${alloc.memoryId} is not a multiple of the ${elem}-byte element: kernels would read it misaligned (the runtime loads it; trtx refuses, stricter)`);
+    err(
+      'STRUCT_ARENA_ALIGNMENT',
+      `${at} > allocation_info`,
+      `offset ${offset} in arena ${alloc.memoryId} is not a multiple of the ${elem}-byte element: kernels would read it misaligned (the runtime loads it; trtx refuses, stricter)`,
+    );
   }
   // A device-tagged tensor planned in a host arena is not refused here: the
   // runtime loads it, and ExecuTorch 1.5 itself plans that way when methods
@@ -100,13 +137,24 @@ function checkInitialState(pte: PteFile, program: Program, t: Tensor, at: string
   const where = `${at} > data_buffer_idx`;
   const mds = program.mutableDataSegments[0];
   const idx = t.dataBufferIdx >>> 0;
-  if (!mds) return err('STRUCT_MUTABLE_DATA', where, `initial state ${idx} but the program has no mutable_data_segments (NotFound at method load)`);
-  if (idx >= mds.offsets.length) return err('STRUCT_MUTABLE_DATA', where, `initial state ${idx} is outside mutable_data_segments[0].offsets (${mds.offsets.length} entries)`);
+  if (!mds)
+    return err('STRUCT_MUTABLE_DATA', where, `initial state ${idx} but the program has no mutable_data_segments (NotFound at method load)`);
+  if (idx >= mds.offsets.length)
+    return err(
+      'STRUCT_MUTABLE_DATA',
+      where,
+      `initial state ${idx} is outside mutable_data_segments[0].offsets (${mds.offsets.length} entries)`,
+    );
   const seg = pte.segments[mds.segmentIndex];
-  if (!seg || pte.segmentBase === 0) return err('STRUCT_MUTABLE_DATA', where, `mutable_data_segments[0] names segment ${mds.segmentIndex}, which the file does not have`);
+  if (!seg || pte.segmentBase === 0)
+    return err('STRUCT_MUTABLE_DATA', where, `mutable_data_segments[0] names segment ${mds.segmentIndex}, which the file does not have`);
   const bytes = tensorBytes(t) ?? 0n;
   if (mds.offsets[idx] + bytes > BigInt(seg.size)) {
-    err('STRUCT_MUTABLE_DATA', where, `initial state [${mds.offsets[idx]}, ${mds.offsets[idx] + bytes}) runs past its segment (${seg.size} bytes) (InvalidArgument at method load)`);
+    err(
+      'STRUCT_MUTABLE_DATA',
+      where,
+      `initial state [${mds.offsets[idx]}, ${mds.offsets[idx] + bytes}) runs past its segment (${seg.size} bytes) (InvalidArgument at method load)`,
+    );
   }
 }
 
@@ -119,12 +167,17 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
   });
   plan.nonConstBufferSizes.forEach((size, k) => {
     // runtime/executor/method_meta.cpp memory_planned_buffer_size: InvalidProgram on a negative size.
-    if (size < 0n) err('STRUCT_ARENA_SIZE', `${m} > non_const_buffer_sizes[${k}]`, `arena ${k} has size ${size} (InvalidProgram at method load)`);
+    if (size < 0n)
+      err('STRUCT_ARENA_SIZE', `${m} > non_const_buffer_sizes[${k}]`, `arena ${k} has size ${size} (InvalidProgram at method load)`);
   });
   plan.nonConstBufferDevice.forEach((d, k) => {
     // extension/module/module.cpp make_planned_memory_with_devices: no allocator for the type aborts the process (ET_CHECK_MSG).
     if (!KNOWN_DEVICES.has(d.deviceType)) {
-      err('STRUCT_DEVICE_TYPE', `${m} > non_const_buffer_device[${k}].device_type`, `device_type ${d.deviceType} for arena ${d.bufferIdx} is neither CPU (0) nor CUDA (1): the runtime finds no allocator and aborts at method load`);
+      err(
+        'STRUCT_DEVICE_TYPE',
+        `${m} > non_const_buffer_device[${k}].device_type`,
+        `device_type ${d.deviceType} for arena ${d.bufferIdx} is neither CPU (0) nor CUDA (1): the runtime finds no allocator and aborts at method load`,
+      );
     }
   });
   plan.operators.forEach((op, k) => {
@@ -133,7 +186,12 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
     const full = op.overload ? `${op.name}.${op.overload}` : op.name;
     // runtime/executor/method.cpp populate_operator_name: a 100-byte buffer, Internal error when truncated.
     const n = utf8Length(full);
-    if (n >= OPERATOR_NAME_BUFFER) err('STRUCT_OPERATOR_NAME', at, `operator name is ${n} bytes; the runtime's buffer holds ${OPERATOR_NAME_BUFFER - 1} (error at method load)`);
+    if (n >= OPERATOR_NAME_BUFFER)
+      err(
+        'STRUCT_OPERATOR_NAME',
+        at,
+        `operator name is ${n} bytes; the runtime's buffer holds ${OPERATOR_NAME_BUFFER - 1} (error at method load)`,
+      );
   });
   plan.chains.forEach((chain, c) =>
     chain.instructions.forEach((ins, k) => {
@@ -143,7 +201,11 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
       const full = op.overload ? `${op.name}.${op.overload}` : op.name;
       const want = KERNEL_ARITY[full];
       if (want !== undefined && ins.args.length !== want) {
-        err('STRUCT_KERNEL_ARITY', `${m} > chain ${c} > instruction ${k} (KernelCall ${full})`, `${ins.args.length} arguments; ${full} takes ${want} (its arguments, out, then the return value): the kernel refuses the call at execute (InvalidProgram)`);
+        err(
+          'STRUCT_KERNEL_ARITY',
+          `${m} > chain ${c} > instruction ${k} (KernelCall ${full})`,
+          `${ins.args.length} arguments; ${full} takes ${want} (its arguments, out, then the return value): the kernel refuses the call at execute (InvalidProgram)`,
+        );
       }
     }),
   );

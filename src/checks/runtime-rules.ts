@@ -48,10 +48,21 @@ export function parseRuntimes(values: readonly string[] | undefined): RuntimeRul
   for (const raw of (values ?? []).flatMap((v) => v.split(','))) {
     const name = raw.trim();
     if (!(name in RUNTIME_NAMES)) {
-      throw new TrtxError('CHECK_RUNTIME_UNKNOWN', '--runtime', `unknown runtime "${name}": expected ${Object.keys(RUNTIME_NAMES).join(', ')}`, { kind: 'usage' });
+      throw new TrtxError(
+        'CHECK_RUNTIME_UNKNOWN',
+        '--runtime',
+        `unknown runtime "${name}": expected ${Object.keys(RUNTIME_NAMES).join(', ')}`,
+        { kind: 'usage' },
+      );
     }
     const axis = name === 'zero-copy-trt' || name === 'stock-trt' ? 'delegate' : 'memory';
-    if (seen.has(axis)) throw new TrtxError('CHECK_RUNTIME_CONFLICT', '--runtime', `two ${axis === 'delegate' ? 'delegate runtimes' : 'memory managers'} given; choose one`, { kind: 'usage' });
+    if (seen.has(axis))
+      throw new TrtxError(
+        'CHECK_RUNTIME_CONFLICT',
+        '--runtime',
+        `two ${axis === 'delegate' ? 'delegate runtimes' : 'memory managers'} given; choose one`,
+        { kind: 'usage' },
+      );
     seen.add(axis);
     if (axis === 'delegate') rules.delegate = name as DelegateRuntime;
     else rules.memory = name as MemoryRuntime;

@@ -56,7 +56,8 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
     out.push(diag('error', code, location, message, HINTS[code], { method: m, delegate }));
   const inValues = (i: number) => Number.isInteger(i) && i >= 0 && i < nValues;
   const valueIndex = (i: number, location: string, what: string, delegate: number | null = null) => {
-    if (!inValues(i)) err('STRUCT_VALUE_INDEX', location, `${what} ${i} is outside values[0..${nValues - 1}] (${nValues} values)`, delegate);
+    if (!inValues(i))
+      err('STRUCT_VALUE_INDEX', location, `${what} ${i} is outside values[0..${nValues - 1}] (${nValues} values)`, delegate);
   };
 
   plan.inputs.forEach((v, k) => valueIndex(v, `${m} > inputs[${k}]`, 'plan input'));
@@ -82,7 +83,11 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
           if (!inValues(item)) {
             err('STRUCT_VALUE_INDEX', `${at} > items[${k}]`, `${v.type} item ${item} is outside values[0..${nValues - 1}]`);
           } else if (plan.values[item].type !== 'Tensor') {
-            err('STRUCT_LIST_ITEM_TYPE', `${at} > items[${k}]`, `${v.type} item ${item} is a ${plan.values[item].type} value, not a Tensor`);
+            err(
+              'STRUCT_LIST_ITEM_TYPE',
+              `${at} > items[${k}]`,
+              `${v.type} item ${item} is a ${plan.values[item].type} value, not a Tensor`,
+            );
           }
         });
         return;
@@ -104,11 +109,19 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
       const where = `${at} > instruction ${k} (${describeInstruction(plan, ins)})`;
       switch (ins.type) {
         case 'None':
-          err('STRUCT_UNION_NONE', `${at} > instruction ${k}`, `instruction ${k} has no arguments (an InstructionArguments union with no member)`);
+          err(
+            'STRUCT_UNION_NONE',
+            `${at} > instruction ${k}`,
+            `instruction ${k} has no arguments (an InstructionArguments union with no member)`,
+          );
           return;
         case 'KernelCall':
           if (ins.opIndex < 0 || ins.opIndex >= plan.operators.length) {
-            err('STRUCT_OP_INDEX', where, `op_index ${ins.opIndex} is outside operators[0..${plan.operators.length - 1}] (${plan.operators.length} operators)`);
+            err(
+              'STRUCT_OP_INDEX',
+              where,
+              `op_index ${ins.opIndex} is outside operators[0..${plan.operators.length - 1}] (${plan.operators.length} operators)`,
+            );
           }
           if (ins.$absent?.includes('args')) err('STRUCT_MEMBER_MISSING', where, 'KernelCall has no args vector');
           ins.args.forEach((a, j) => valueIndex(a, `${where} > args[${j}]`, 'argument'));
@@ -117,7 +130,11 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
           const inRange = ins.delegateIndex >= 0 && ins.delegateIndex < plan.delegates.length;
           const d = inRange ? ins.delegateIndex : null;
           if (!inRange) {
-            err('STRUCT_DELEGATE_INDEX', where, `delegate_index ${ins.delegateIndex} is outside delegates[0..${plan.delegates.length - 1}] (${plan.delegates.length} delegates)`);
+            err(
+              'STRUCT_DELEGATE_INDEX',
+              where,
+              `delegate_index ${ins.delegateIndex} is outside delegates[0..${plan.delegates.length - 1}] (${plan.delegates.length} delegates)`,
+            );
           }
           if (ins.$absent?.includes('args')) err('STRUCT_MEMBER_MISSING', where, 'DelegateCall has no args vector', d);
           ins.args.forEach((a, j) => valueIndex(a, `${where} > args[${j}]`, 'argument', d));
@@ -134,7 +151,11 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
           valueIndex(ins.condValueIndex, `${where} > cond_value_index`, 'cond_value_index');
           // n itself is allowed: jumping to the end finishes the chain.
           if (ins.destinationInstruction < 0 || ins.destinationInstruction > n) {
-            err('STRUCT_JUMP_DESTINATION', `${where} > destination_instruction`, `destination ${ins.destinationInstruction} is outside the chain's instructions [0..${n}]`);
+            err(
+              'STRUCT_JUMP_DESTINATION',
+              `${where} > destination_instruction`,
+              `destination ${ins.destinationInstruction} is outside the chain's instructions [0..${n}]`,
+            );
           }
           return;
       }
@@ -149,7 +170,12 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
     } catch (e) {
       if (!isTrtxError(e)) throw e;
       // Same code and text as the blob reader's, so run.ts folds the two into one.
-      out.push(diag('error', e.code, e.location, e.message, 're-export the program; the delegate points at data that is not in the file', { method: m, delegate: k }));
+      out.push(
+        diag('error', e.code, e.location, e.message, 're-export the program; the delegate points at data that is not in the file', {
+          method: m,
+          delegate: k,
+        }),
+      );
     }
   });
 
@@ -172,7 +198,9 @@ function checkTensor(pte: PteFile, plan: ExecutionPlan, t: Tensor, at: string, e
       err(
         'STRUCT_ARENA_ID',
         `${at} > allocation_info.memory_id`,
-        id === 0 ? 'memory_id 0 is the reserved arena' : `memory_id ${id} is outside the planned arenas 1..${arenas - 1} (non_const_buffer_sizes has ${arenas})`,
+        id === 0
+          ? 'memory_id 0 is the reserved arena'
+          : `memory_id ${id} is outside the planned arenas 1..${arenas - 1} (non_const_buffer_sizes has ${arenas})`,
       );
       return;
     }
@@ -180,7 +208,11 @@ function checkTensor(pte: PteFile, plan: ExecutionPlan, t: Tensor, at: string, e
     const offset = memoryOffset(alloc);
     const size = plan.nonConstBufferSizes[id];
     if (offset + bytes > size) {
-      err('STRUCT_ARENA_EXTENT', `${at} > allocation_info`, `[${offset}, ${offset + bytes}) (${bytes} bytes) runs past arena ${id} (${size} bytes)`);
+      err(
+        'STRUCT_ARENA_EXTENT',
+        `${at} > allocation_info`,
+        `[${offset}, ${offset + bytes}) (${bytes} bytes) runs past arena ${id} (${size} bytes)`,
+      );
     }
     return;
   }
@@ -193,24 +225,40 @@ function checkConstant(pte: PteFile, program: Program, t: Tensor, bytes: bigint,
   const cs = program.constantSegment;
   if (cs && cs.offsets.length > 0) {
     if (idx >= cs.offsets.length) {
-      err('STRUCT_CONSTANT_INDEX', `${at} > data_buffer_idx`, `data_buffer_idx ${idx} is outside constant_segment.offsets (${cs.offsets.length} entries)`);
+      err(
+        'STRUCT_CONSTANT_INDEX',
+        `${at} > data_buffer_idx`,
+        `data_buffer_idx ${idx} is outside constant_segment.offsets (${cs.offsets.length} entries)`,
+      );
       return;
     }
     const seg = pte.segments[cs.segmentIndex];
     if (!seg) return; // reported once per program
     const offset = cs.offsets[idx];
     if (offset + bytes > BigInt(seg.size)) {
-      err('STRUCT_CONSTANT_EXTENT', `${at} > data_buffer_idx`, `constant data [${offset}, ${offset + bytes}) runs past the constant segment (${seg.size} bytes)`);
+      err(
+        'STRUCT_CONSTANT_EXTENT',
+        `${at} > data_buffer_idx`,
+        `constant data [${offset}, ${offset + bytes}) runs past the constant segment (${seg.size} bytes)`,
+      );
     }
     return;
   }
   const buffers = program.constantBuffer;
   if (idx >= buffers.length) {
-    err('STRUCT_CONSTANT_INDEX', `${at} > data_buffer_idx`, `data_buffer_idx ${idx} is outside constant_buffer (${buffers.length} entries)`);
+    err(
+      'STRUCT_CONSTANT_INDEX',
+      `${at} > data_buffer_idx`,
+      `data_buffer_idx ${idx} is outside constant_buffer (${buffers.length} entries)`,
+    );
     return;
   }
   if (BigInt(buffers[idx].storage.length) < bytes) {
-    err('STRUCT_CONSTANT_EXTENT', `${at} > data_buffer_idx`, `constant_buffer[${idx}] holds ${buffers[idx].storage.length} bytes; the tensor needs ${bytes}`);
+    err(
+      'STRUCT_CONSTANT_EXTENT',
+      `${at} > data_buffer_idx`,
+      `constant_buffer[${idx}] holds ${buffers[idx].storage.length} bytes; the tensor needs ${bytes}`,
+    );
   }
 }
 
@@ -223,7 +271,9 @@ function checkArenaDevices(plan: ExecutionPlan, m: string, err: Report): void {
       err(
         'STRUCT_ARENA_DEVICE_INDEX',
         at,
-        d.bufferIdx === 0 ? 'buffer_idx 0 is the reserved arena, it has no device' : `buffer_idx ${d.bufferIdx} is outside the planned arenas 1..${arenas - 1}`,
+        d.bufferIdx === 0
+          ? 'buffer_idx 0 is the reserved arena, it has no device'
+          : `buffer_idx ${d.bufferIdx} is outside the planned arenas 1..${arenas - 1}`,
       );
       return;
     }
@@ -262,8 +312,16 @@ export function checkStructure(ctx: Pick<CheckContext, 'pte'>): Diagnostic[] {
  * and read a copy's arguments by position.
  */
 export const INDEX_CODES: ReadonlySet<string> = new Set([
-  'STRUCT_VALUE_INDEX', 'STRUCT_LIST_ITEM_TYPE', 'STRUCT_UNION_NONE', 'STRUCT_MEMBER_MISSING', 'STRUCT_OP_INDEX',
-  'STRUCT_DELEGATE_INDEX', 'STRUCT_JUMP_DESTINATION', 'STRUCT_ARENA_ID', 'STRUCT_KERNEL_ARITY', 'STRUCT_OPERATOR_NAME',
+  'STRUCT_VALUE_INDEX',
+  'STRUCT_LIST_ITEM_TYPE',
+  'STRUCT_UNION_NONE',
+  'STRUCT_MEMBER_MISSING',
+  'STRUCT_OP_INDEX',
+  'STRUCT_DELEGATE_INDEX',
+  'STRUCT_JUMP_DESTINATION',
+  'STRUCT_ARENA_ID',
+  'STRUCT_KERNEL_ARITY',
+  'STRUCT_OPERATOR_NAME',
 ]);
 
 /** Every structural finding: the container's indices and extents, then what the runtime refuses at load or first execute. */

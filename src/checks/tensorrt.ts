@@ -20,14 +20,17 @@ import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 
 const HINTS = {
-  TRT_ARITY: 're-export the program: the runtime accepts inputs + outputs arguments (staged) or inputs + outputs - aliased (zero-copy), nothing else',
+  TRT_ARITY:
+    're-export the program: the runtime accepts inputs + outputs arguments (staged) or inputs + outputs - aliased (zero-copy), nothing else',
   TRT_ARG_NOT_TENSOR: 're-export the program; every TensorRT binding takes a tensor',
   TRT_ARG_DTYPE: 're-export the program; the engine would read or write the tensor with the wrong element type',
   TRT_ARG_SHAPE: 're-export the program; the engine was built for another shape',
-  TRT_BINDING_DTYPE_UNKNOWN: 'nothing to do unless the engine misbehaves; trtx could not compare this binding\'s dtype',
+  TRT_BINDING_DTYPE_UNKNOWN: "nothing to do unless the engine misbehaves; trtx could not compare this binding's dtype",
   TRT_DEVICE_MISMATCH: 're-export for one device, or plan the tensor on the target_device',
-  TRT_DEVICE_ID_MISMATCH: "re-export the partition: the engine must be built on the device its target_device names (the blob's device_id is where Torch-TensorRT runs it)",
-  TRT_BUDGET_MULTI_ENGINE: 'each engine may hold its own budget: make the total fit the GPU (`trtx rewrite --budget SIZE`) or leave it automatic (`--clear-budget`)',
+  TRT_DEVICE_ID_MISMATCH:
+    "re-export the partition: the engine must be built on the device its target_device names (the blob's device_id is where Torch-TensorRT runs it)",
+  TRT_BUDGET_MULTI_ENGINE:
+    'each engine may hold its own budget: make the total fit the GPU (`trtx rewrite --budget SIZE`) or leave it automatic (`--clear-budget`)',
 } as const satisfies Record<TrtCheckCode, string>;
 
 export type TensorRTCode = keyof typeof HINTS;
@@ -104,8 +107,20 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
     if (n === staged) bound = [...ins, ...outs];
     else if (aliased.size > 0 && n === zeroCopy) bound = [...ins, ...outs.filter((b) => !aliased.has(b.name))];
     else {
-      const want = aliased.size > 0 ? `${staged} (staged: ${ins.length} inputs + ${outs.length} outputs) or ${zeroCopy} (zero-copy: minus ${aliased.size} aliased outputs)` : `${staged} (${ins.length} inputs + ${outs.length} outputs)`;
-      out.push(diag('error', 'TRT_ARITY', `${d.location} > ${site}`, `DelegateCall to delegate ${d.delegateIndex} (${d.delegate.id}) has ${n} arguments; its io_bindings want ${want}`, HINTS.TRT_ARITY, where));
+      const want =
+        aliased.size > 0
+          ? `${staged} (staged: ${ins.length} inputs + ${outs.length} outputs) or ${zeroCopy} (zero-copy: minus ${aliased.size} aliased outputs)`
+          : `${staged} (${ins.length} inputs + ${outs.length} outputs)`;
+      out.push(
+        diag(
+          'error',
+          'TRT_ARITY',
+          `${d.location} > ${site}`,
+          `DelegateCall to delegate ${d.delegateIndex} (${d.delegate.id}) has ${n} arguments; its io_bindings want ${want}`,
+          HINTS.TRT_ARITY,
+          where,
+        ),
+      );
       continue;
     }
 
@@ -116,7 +131,16 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
       const value = plan.values[v];
       if (!value) return; // an index out of range is structure.ts's finding
       if (value.type !== 'Tensor') {
-        out.push(diag('error', 'TRT_ARG_NOT_TENSOR', at, `${arg} is a ${value.type} value; ${b.is_input ? 'input' : 'output'} binding ${JSON.stringify(b.name)} takes a tensor`, HINTS.TRT_ARG_NOT_TENSOR, where));
+        out.push(
+          diag(
+            'error',
+            'TRT_ARG_NOT_TENSOR',
+            at,
+            `${arg} is a ${value.type} value; ${b.is_input ? 'input' : 'output'} binding ${JSON.stringify(b.name)} takes a tensor`,
+            HINTS.TRT_ARG_NOT_TENSOR,
+            where,
+          ),
+        );
         return;
       }
       const t = value.tensor;
@@ -125,20 +149,54 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
       if (b.dtype !== '') {
         const want = dtypeScalarType(b.dtype);
         if (want === null) {
-          out.push(diag('warning', 'TRT_BINDING_DTYPE_UNKNOWN', at, `binding dtype ${JSON.stringify(b.dtype)} is not one trtx knows; ${arg} was not compared`, HINTS.TRT_BINDING_DTYPE_UNKNOWN, where));
+          out.push(
+            diag(
+              'warning',
+              'TRT_BINDING_DTYPE_UNKNOWN',
+              at,
+              `binding dtype ${JSON.stringify(b.dtype)} is not one trtx knows; ${arg} was not compared`,
+              HINTS.TRT_BINDING_DTYPE_UNKNOWN,
+              where,
+            ),
+          );
         } else if (want !== t.scalarType) {
-          out.push(diag('error', 'TRT_ARG_DTYPE', at, `${arg} is ${scalarTypeName(t.scalarType).toLowerCase()}; the binding is ${b.dtype}`, HINTS.TRT_ARG_DTYPE, where));
+          out.push(
+            diag(
+              'error',
+              'TRT_ARG_DTYPE',
+              at,
+              `${arg} is ${scalarTypeName(t.scalarType).toLowerCase()}; the binding is ${b.dtype}`,
+              HINTS.TRT_ARG_DTYPE,
+              where,
+            ),
+          );
         }
       }
       if (b.shape.length > 0 && !shapeAgrees(b.shape, t.sizes)) {
-        out.push(diag('error', 'TRT_ARG_SHAPE', at, `${arg} has shape [${t.sizes.join(', ')}]; the binding is [${b.shape.join(', ')}]`, HINTS.TRT_ARG_SHAPE, where));
+        out.push(
+          diag(
+            'error',
+            'TRT_ARG_SHAPE',
+            at,
+            `${arg} has shape [${t.sizes.join(', ')}]; the binding is [${b.shape.join(', ')}]`,
+            HINTS.TRT_ARG_SHAPE,
+            where,
+          ),
+        );
       }
       if (target !== undefined) {
         // A cpu target leaves every tensor on the host (PropagateDevicePass), so any device claim disagrees.
         for (const c of claimedDevices(plan, t)) {
           if (target.type === 'cpu' || c.place.index !== target.index) {
             out.push(
-              diag('error', 'TRT_DEVICE_MISMATCH', at, `${arg} is on ${deviceLabel(c.place)} (its ${c.source}); the delegate's target_device is ${canonicalTargetDevice(target)}`, HINTS.TRT_DEVICE_MISMATCH, where),
+              diag(
+                'error',
+                'TRT_DEVICE_MISMATCH',
+                at,
+                `${arg} is on ${deviceLabel(c.place)} (its ${c.source}); the delegate's target_device is ${canonicalTargetDevice(target)}`,
+                HINTS.TRT_DEVICE_MISMATCH,
+                where,
+              ),
             );
           }
         }
@@ -188,7 +246,15 @@ export function checkTensorRT(ctx: Pick<CheckContext, 'pte' | 'trt'>): Diagnosti
   }
   if (budgets.length > 1) {
     const r = residentBudget(budgets);
-    out.push(diag('warning', 'TRT_BUDGET_MULTI_ENGINE', 'program', `weight_streaming_budget applies per engine: ${r.line}`, HINTS.TRT_BUDGET_MULTI_ENGINE));
+    out.push(
+      diag(
+        'warning',
+        'TRT_BUDGET_MULTI_ENGINE',
+        'program',
+        `weight_streaming_budget applies per engine: ${r.line}`,
+        HINTS.TRT_BUDGET_MULTI_ENGINE,
+      ),
+    );
   }
   return out;
 }

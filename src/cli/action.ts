@@ -15,7 +15,10 @@ export function action<O extends GlobalOptions>(handler: Handler<O>) {
     const cmd = argv[argv.length - 1] as Command;
     const opts = cmd.optsWithGlobals() as O;
     // A variadic argument (check FILE...) arrives as one array.
-    const args = argv.slice(0, -2).flat().filter((a): a is string => typeof a === 'string');
+    const args = argv
+      .slice(0, -2)
+      .flat()
+      .filter((a): a is string => typeof a === 'string');
     let ctx: Ctx | undefined;
     resetReportBudget();
     try {

@@ -48,7 +48,10 @@ export function formatLogLine(rec: { level: number; time?: number; msg: string }
   const time = withTime && typeof rec.time === 'number' ? `${new Date(rec.time).toISOString()} ` : '';
   // A message of several lines (a subprocess's log) keeps its lines, indented under the first.
   // Each line's control characters escaped: a name in a message cannot forge a line.
-  return `${time}trtx ${LEVEL_NAMES[rec.level] ?? rec.level}: ${String(rec.msg).split('\n').map((l) => escapeControls(l)).join('\n  ')}\n`;
+  return `${time}trtx ${LEVEL_NAMES[rec.level] ?? rec.level}: ${String(rec.msg)
+    .split('\n')
+    .map((l) => escapeControls(l))
+    .join('\n  ')}\n`;
 }
 
 /**
@@ -114,7 +117,15 @@ export function reportError(e: unknown, json: boolean): number {
   if (isTrtxError(e)) {
     const code = e.kind === 'usage' ? EXIT_USAGE : EXIT_CHECK;
     if (json) {
-      const doc = { error: { code: e.code, location: e.location, message: e.message, hint: e.hint ?? null, ...(e.diagnostics ? { diagnostics: e.diagnostics } : {}) } };
+      const doc = {
+        error: {
+          code: e.code,
+          location: e.location,
+          message: e.message,
+          hint: e.hint ?? null,
+          ...(e.diagnostics ? { diagnostics: e.diagnostics } : {}),
+        },
+      };
       process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
     }
     process.stderr.write(`error: ${escapeControls(e.oneLine())}\n`);

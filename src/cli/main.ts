@@ -27,8 +27,17 @@ export function buildProgram(): Command {
   const program = new Command('trtx')
     .description('Export, check, rewrite and verify ExecuTorch programs with TensorRT delegates')
     .version(TRTX_VERSION, '--version')
-    .addOption(new Option('--log-level <level>', 'log level on stderr').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
-    .addOption(new Option('--log-format <format>', "log lines on stderr: 'text' (trtx warn: ..., after the time when not a terminal) or 'json' (pino)").choices(['text', 'json']).default('text'))
+    .addOption(
+      new Option('--log-level <level>', 'log level on stderr').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+    )
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        "log lines on stderr: 'text' (trtx warn: ..., after the time when not a terminal) or 'json' (pino)",
+      )
+        .choices(['text', 'json'])
+        .default('text'),
+    )
     .option('-q, --quiet', 'only errors on stderr')
     .option('--no-color', 'no colour (also NO_COLOR)')
     .showHelpAfterError('(run with --help for usage)')

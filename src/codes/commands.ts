@@ -52,7 +52,8 @@ export const OUTPUT_CODES = {
 
 /** One command each. */
 export const COMMAND_CODES = {
-  EXPORT_MODEL_FORMAT: 'the model is not a file `trtx export` takes (a torch.export archive or a factory file.py:function); checked before Python starts',
+  EXPORT_MODEL_FORMAT:
+    'the model is not a file `trtx export` takes (a torch.export archive or a factory file.py:function); checked before Python starts',
   EXPORT_OUTPUT_EXISTS: 'the default output already exists (use --force or -o)',
   EXPORT_OUTPUT_IS_MODEL: 'the output would replace the model',
   EXPORT_CHECK_FAILED: 'the exported program fails a check, so nothing was written',

@@ -118,7 +118,8 @@ const RUNNER_OWN_CODES = {
   DeviceInitialState: 'a buffer planned in device memory has initial state the runtime cannot load',
   BackendMissing: 'a delegate\u2019s backend is not in this runner (exit 3)',
   ExecuTorchAbort: 'the ExecuTorch runtime stopped the process (ET_CHECK)',
-  DeviceMismatch: 'a delegate\u2019s devices disagree: target_device, the blob\u2019s device_id, or an argument in another device\u2019s memory',
+  DeviceMismatch:
+    'a delegate\u2019s devices disagree: target_device, the blob\u2019s device_id, or an argument in another device\u2019s memory',
   PlannedMemoryLimit: 'the planned arenas need more host memory than --max-planned-bytes (default: physical memory) (exit 3)',
 } as const;
 
@@ -126,7 +127,9 @@ export type RunnerReportCode = keyof typeof RUNNER_OWN_CODES | keyof typeof TRT_
 
 export const RUNNER_REPORT_CODES: { readonly [C in RunnerReportCode]: string } = {
   ...RUNNER_OWN_CODES,
-  ...(Object.fromEntries(Object.keys(TRT_BLOB_CODES).map((c) => [c, `the blob codec\u2019s ${c}: ${TRT_BLOB_CODES[c as keyof typeof TRT_BLOB_CODES]}`])) as {
+  ...(Object.fromEntries(
+    Object.keys(TRT_BLOB_CODES).map((c) => [c, `the blob codec\u2019s ${c}: ${TRT_BLOB_CODES[c as keyof typeof TRT_BLOB_CODES]}`]),
+  ) as {
     readonly [C in keyof typeof TRT_BLOB_CODES]: string;
   }),
 };

@@ -16,8 +16,10 @@ export const PTE_CODES = {
   PTE_SEGMENT_DATA_SIZE: 'the extended header claims more segment data than the file holds',
   PTE_SEGMENT_EXTENT: 'a segment runs past the end of the file',
   PTE_SEGMENT_ORDER: 'segments overlap or are out of order',
-  PTE_FLATBUFFER: 'the program FlatBuffer fails verification (an offset, vtable, vector or string outside the buffer, misaligned, or an unknown union member)',
-  PTE_DECODE_BUDGET: 'the program\u2019s offsets reach the same data so often that decoding would exceed twice its size (stricter than ExecuTorch)',
+  PTE_FLATBUFFER:
+    'the program FlatBuffer fails verification (an offset, vtable, vector or string outside the buffer, misaligned, or an unknown union member)',
+  PTE_DECODE_BUDGET:
+    'the program\u2019s offsets reach the same data so often that decoding would exceed twice its size (stricter than ExecuTorch)',
   PTE_RANGE: 'a read of the file was asked for a range outside it',
   PTE_VALUE_INDEX: 'a value index lies outside the method\u2019s values',
   PTE_DELEGATE_DATA: 'a delegate\u2019s processed data reference names inline data or a segment that does not exist',

@@ -69,48 +69,107 @@ export const FAMILIES: readonly CodeFamily[] = [
     title: 'The .pte container',
     space: 'error',
     codes: PTE_CODES,
-    about: 'Reading the ExecuTorch program file: its header, its FlatBuffer (verified before any field is read) and its segments. A file that is not a program at all exits 2; a program that is cut short or corrupt exits 1.',
+    about:
+      'Reading the ExecuTorch program file: its header, its FlatBuffer (verified before any field is read) and its segments. A file that is not a program at all exits 2; a program that is cut short or corrupt exits 1.',
   },
   {
     title: 'TensorRT delegate blobs',
     space: 'error',
     codes: TRT_BLOB_CODES,
-    about: 'Reading a TensorRTBackend delegate\u2019s blob: its header, its metadata JSON and the way Torch-TensorRT\u2019s own parser would read it. `trtx check` reports them as findings; the native runner reports the same names.',
+    about:
+      'Reading a TensorRTBackend delegate\u2019s blob: its header, its metadata JSON and the way Torch-TensorRT\u2019s own parser would read it. `trtx check` reports them as findings; the native runner reports the same names.',
   },
-  { title: 'Compile specs', space: 'error', codes: SPEC_CODES, about: 'A TensorRT delegate\u2019s compile specs, as the runtime reads them; the warnings flag values the runtime reads differently from how they are written.' },
-  { title: 'Reference engines', space: 'error', codes: REF_ENGINE_CODES, about: 'The trtx reference engine a fixture\u2019s blob carries in place of a TensorRT plan (schemas/reference-engine.md).' },
-  { title: 'Program structure', space: 'error', codes: STRUCT_CODES, about: '`trtx check` findings (errors): what the ExecuTorch runtime would refuse when it loads the program.' },
-  { title: 'TensorRT calls', space: 'error', codes: TRT_CHECK_CODES, about: '`trtx check` findings on each TensorRT delegate call against its engine\u2019s bindings.' },
-  { title: 'Zero-copy KV caches', space: 'error', codes: ZC_CHECK_CODES, about: '`trtx check` findings on the zero-copy KV rules (docs/zero-copy-kv.md).' },
-  { title: 'Runtime hazards', space: 'error', codes: RT_CODES, about: '`trtx check` findings on what the runtime that executes the program needs; `--runtime` says whose rules apply and decides which are errors.' },
+  {
+    title: 'Compile specs',
+    space: 'error',
+    codes: SPEC_CODES,
+    about:
+      'A TensorRT delegate\u2019s compile specs, as the runtime reads them; the warnings flag values the runtime reads differently from how they are written.',
+  },
+  {
+    title: 'Reference engines',
+    space: 'error',
+    codes: REF_ENGINE_CODES,
+    about: 'The trtx reference engine a fixture\u2019s blob carries in place of a TensorRT plan (schemas/reference-engine.md).',
+  },
+  {
+    title: 'Program structure',
+    space: 'error',
+    codes: STRUCT_CODES,
+    about: '`trtx check` findings (errors): what the ExecuTorch runtime would refuse when it loads the program.',
+  },
+  {
+    title: 'TensorRT calls',
+    space: 'error',
+    codes: TRT_CHECK_CODES,
+    about: '`trtx check` findings on each TensorRT delegate call against its engine\u2019s bindings.',
+  },
+  {
+    title: 'Zero-copy KV caches',
+    space: 'error',
+    codes: ZC_CHECK_CODES,
+    about: '`trtx check` findings on the zero-copy KV rules (docs/zero-copy-kv.md).',
+  },
+  {
+    title: 'Runtime hazards',
+    space: 'error',
+    codes: RT_CODES,
+    about:
+      '`trtx check` findings on what the runtime that executes the program needs; `--runtime` says whose rules apply and decides which are errors.',
+  },
   { title: 'The check run', space: 'error', codes: CHECK_CODES, about: 'About `trtx check` itself and its flags.' },
-  { title: 'Rewrites', space: 'error', codes: REWRITE_CODES, about: 'Refusals of the rewrite passes (`rewrite`, `export`, `demo`): nothing is written.' },
-  { title: 'Writing outputs', space: 'error', codes: OUTPUT_CODES, about: 'Writing a program or a report: the target is checked first and written atomically, so a refusal leaves it untouched. Exit 2.' },
+  {
+    title: 'Rewrites',
+    space: 'error',
+    codes: REWRITE_CODES,
+    about: 'Refusals of the rewrite passes (`rewrite`, `export`, `demo`): nothing is written.',
+  },
+  {
+    title: 'Writing outputs',
+    space: 'error',
+    codes: OUTPUT_CODES,
+    about: 'Writing a program or a report: the target is checked first and written atomically, so a refusal leaves it untouched. Exit 2.',
+  },
   { title: 'Commands', space: 'error', codes: COMMAND_CODES, about: 'Refusals particular to one command.' },
   {
     title: 'The Python bridge',
     space: 'error',
     codes: { ...BRIDGE_CODES, ...BRIDGE_TYPE_CODES },
-    about: '`trtx export` and its Python subprocess. BRIDGE_<TYPE> codes carry the type of the bridge\u2019s error event (python-bridge/trtx_bridge/errors.py).',
+    about:
+      '`trtx export` and its Python subprocess. BRIDGE_<TYPE> codes carry the type of the bridge\u2019s error event (python-bridge/trtx_bridge/errors.py).',
   },
-  { title: 'The managed Python environment', space: 'error', codes: PYENV_CODES, about: 'Making and probing trtx\u2019s own Python environment (`trtx env`). Exit 2.' },
-  { title: 'The native runner', space: 'error', codes: RUNNER_CODES, about: 'Building and running the bundled native runner (`trtx verify`, `check --runtime`). Exit 2.' },
+  {
+    title: 'The managed Python environment',
+    space: 'error',
+    codes: PYENV_CODES,
+    about: 'Making and probing trtx\u2019s own Python environment (`trtx env`). Exit 2.',
+  },
+  {
+    title: 'The native runner',
+    space: 'error',
+    codes: RUNNER_CODES,
+    about: 'Building and running the bundled native runner (`trtx verify`, `check --runtime`). Exit 2.',
+  },
   {
     title: 'Bridge warnings',
     space: 'bridge warning',
     codes: BRIDGE_WARNING_CODES,
-    about: 'Not refusals: the codes of the Python bridge\u2019s warning events, listed in `trtx export`\u2019s `warnings` as `CODE: message`.',
+    about:
+      'Not refusals: the codes of the Python bridge\u2019s warning events, listed in `trtx export`\u2019s `warnings` as `CODE: message`.',
   },
   {
     title: 'Runner report codes',
     space: 'runner report',
     codes: RUNNER_REPORT_CODES,
-    about: 'The `code` of an error in the native runner\u2019s report (schemas/runner-report.schema.json), as `trtx verify` shows them: the runner\u2019s `Error` names (native-runner/include/trtx/runtime/error.h).',
+    about:
+      'The `code` of an error in the native runner\u2019s report (schemas/runner-report.schema.json), as `trtx verify` shows them: the runner\u2019s `Error` names (native-runner/include/trtx/runtime/error.h).',
   },
 ];
 
 /** Every Code with its meaning. */
-export const CODES = Object.assign({}, ...FAMILIES.filter((f) => f.space === 'error').map((f) => f.codes)) as { readonly [C in Code]: string };
+export const CODES = Object.assign({}, ...FAMILIES.filter((f) => f.space === 'error').map((f) => f.codes)) as {
+  readonly [C in Code]: string;
+};
 
 export function isCode(s: string): s is Code {
   return Object.hasOwn(CODES, s);

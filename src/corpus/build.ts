@@ -89,11 +89,20 @@ async function build(python: string, out: string, opts: EnsureCorpusOptions): Pr
   });
   const r = await proc;
   if (r.exitCode !== 0) {
-    const tail = String(r.all ?? '').split('\n').filter((l) => l.trim() !== '').slice(-12).join('\n');
-    throw new TrtxError('CORPUS_BUILD_FAILED', join(bridgePackageDir(), 'corpus'), `ExecuTorch could not build the corpus (exit ${r.exitCode}):\n${tail}`, {
-      kind: 'usage',
-      hint: 'the models in python-bridge/corpus/ or the reference lowering broke; run `npm run corpus` to see the whole log',
-    });
+    const tail = String(r.all ?? '')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(-12)
+      .join('\n');
+    throw new TrtxError(
+      'CORPUS_BUILD_FAILED',
+      join(bridgePackageDir(), 'corpus'),
+      `ExecuTorch could not build the corpus (exit ${r.exitCode}):\n${tail}`,
+      {
+        kind: 'usage',
+        hint: 'the models in python-bridge/corpus/ or the reference lowering broke; run `npm run corpus` to see the whole log',
+      },
+    );
   }
 }
 
@@ -121,12 +130,15 @@ export async function ensureRealCorpus(opts: EnsureCorpusOptions = {}): Promise<
     `${dir}.lock`,
     async () => {
       if (await readManifest(dir)) return;
-      opts.onProgress?.(`building the real-program corpus with ExecuTorch ${env.probe.packages.executorch} into ${dir} (once per lock and corpus source; a few minutes on 2 cores)`);
+      opts.onProgress?.(
+        `building the real-program corpus with ExecuTorch ${env.probe.packages.executorch} into ${dir} (once per lock and corpus source; a few minutes on 2 cores)`,
+      );
       const tmp = `${dir}.tmp-${process.pid}`;
       await rm(tmp, { recursive: true, force: true });
       try {
         await build(env.python, tmp, opts);
-        if (!(await readManifest(tmp))) throw new TrtxError('CORPUS_BUILD_FAILED', tmp, 'the build wrote no valid manifest.json', { kind: 'usage' });
+        if (!(await readManifest(tmp)))
+          throw new TrtxError('CORPUS_BUILD_FAILED', tmp, 'the build wrote no valid manifest.json', { kind: 'usage' });
         await rm(dir, { recursive: true, force: true });
         await rename(tmp, dir);
         built = true;

@@ -55,13 +55,21 @@ export interface DemoResult {
   budgets: { method: string; delegate: number; bytes: string | null }[];
   rewrite: string[];
   /** The errors and warnings themselves too: a count the reader cannot see is no use. */
-  check: { errors: number; warnings: number; line: string; diagnostics: Pick<Diagnostic, 'severity' | 'code' | 'location' | 'message' | 'hint'>[] };
+  check: {
+    errors: number;
+    warnings: number;
+    line: string;
+    diagnostics: Pick<Diagnostic, 'severity' | 'code' | 'location' | 'message' | 'hint'>[];
+  };
   verify: VerifyResult;
   ok: boolean;
 }
 
 function decodeStaging(plans: { name: string | null }[], of: (i: number) => ReturnType<typeof stagingBytes>) {
-  const i = Math.max(0, plans.findIndex((p) => p.name === 'decode'));
+  const i = Math.max(
+    0,
+    plans.findIndex((p) => p.name === 'decode'),
+  );
   const s = of(i);
   return { h2d: s.host_to_device_bytes, d2h: s.device_to_host_bytes };
 }
@@ -78,7 +86,10 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const zeroCopy = join(out, `${base}-zero-copy.pte`);
 
   if (opts.fromPytorch) {
-    if (opts.scale !== 'small') throw new TrtxError('DEMO_SCALE', '--scale', 'the bundled PyTorch model has one size; --scale goes with the fixture demo', { kind: 'usage' });
+    if (opts.scale !== 'small')
+      throw new TrtxError('DEMO_SCALE', '--scale', 'the bundled PyTorch model has one size; --scale goes with the fixture demo', {
+        kind: 'usage',
+      });
     opts.onStage?.(`exporting the bundled PyTorch decoder (${DEMO_MODEL}) with the reference lowering`);
     const { exportModel } = await import('../export/export.js');
     await exportModel({
@@ -96,7 +107,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   }
 
   opts.onStage?.('rewriting: --budget 8GiB --zero-copy-kv');
-  const before = await withPte(staged, (pte) => decodeStaging(pte.program.executionPlan, (i) => stagingBytes(pte.program.executionPlan[i])));
+  const before = await withPte(staged, (pte) =>
+    decodeStaging(pte.program.executionPlan, (i) => stagingBytes(pte.program.executionPlan[i])),
+  );
   const outcome = await runPipeline(staged, {
     request: { budget: { budget: DEMO_BUDGET }, zeroCopyKv: {} },
     output: { path: zeroCopy, command: 'demo' },
@@ -114,7 +127,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       .map(({ severity, code, location, message, hint }) => ({ severity, code, location, message, hint })),
   };
   if (outcome.refused) {
-    throw new TrtxError('DEMO_CHECK_FAILED', zeroCopy, `the rewritten demo program fails ${check.line}; nothing was written`, { diagnostics: outcome.checked.diagnostics });
+    throw new TrtxError('DEMO_CHECK_FAILED', zeroCopy, `the rewritten demo program fails ${check.line}; nothing was written`, {
+      diagnostics: outcome.checked.diagnostics,
+    });
   }
   const rewrite = outcome.reports.flatMap((r) => r.lines);
   const after = decodeStaging(z.executionPlan, (i) => stagingBytes(z.executionPlan[i]));
@@ -122,7 +137,11 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     p.delegates
       .map((d, i) => ({ d, i }))
       .filter(({ d }) => d.id === 'TensorRTBackend')
-      .map(({ d, i }) => ({ method: p.name ?? '', delegate: i, bytes: decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget?.toString() ?? null })),
+      .map(({ d, i }) => ({
+        method: p.name ?? '',
+        delegate: i,
+        bytes: decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget?.toString() ?? null,
+      })),
   );
 
   opts.onStage?.('verifying in the reference runner (staged vs zero-copy, caller stream off and on)');

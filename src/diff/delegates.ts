@@ -23,7 +23,12 @@ function argumentText(view: MethodView, index: number): string {
   return name ? `${shortName(name)} ${anonymousTensor(view, t)}` : describeValue(view, index);
 }
 
-function diffArgs(a: MethodView, da: DelegateView, b: MethodView, db: DelegateView): { calls: DelegateDiff['calls']; args: DelegateArgChange[] } {
+function diffArgs(
+  a: MethodView,
+  da: DelegateView,
+  b: MethodView,
+  db: DelegateView,
+): { calls: DelegateDiff['calls']; args: DelegateArgChange[] } {
   const callsA = delegateCalls(a.plan).filter((c) => c.delegateIndex === da.index);
   const callsB = delegateCalls(b.plan).filter((c) => c.delegateIndex === db.index);
   const args: DelegateArgChange[] = [];
@@ -119,7 +124,15 @@ export function diffDelegates(a: MethodView, b: MethodView): DelegateDiff[] {
     const db = b.delegates[i];
     if (da && db && da.id === db.id) {
       const { calls, args } = diffArgs(a, da, b, db);
-      const d: DelegateDiff = { index: i, backend_id: da.id, change: 'changed', calls, args, compile_specs: diffSpecs(da.delegate.compileSpecs, db.delegate.compileSpecs), blob: diffBlob(da, db) };
+      const d: DelegateDiff = {
+        index: i,
+        backend_id: da.id,
+        change: 'changed',
+        calls,
+        args,
+        compile_specs: diffSpecs(da.delegate.compileSpecs, db.delegate.compileSpecs),
+        blob: diffBlob(da, db),
+      };
       if (d.calls || d.args.length || d.compile_specs.length || d.blob.length) out.push(d);
       continue;
     }

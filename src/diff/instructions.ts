@@ -65,7 +65,8 @@ export function diffInstructions(a: MethodView, b: MethodView): InstructionChang
     const keysA = insA.map((i) => instructionText(a, i));
     const keysB = insB.map((i) => instructionText(b, i));
     for (const c of keyedChanges(keysA, keysB)) {
-      const [view, ins, text]: [MethodView, Instruction, string] = c.change === 'added' ? [b, insB[c.b], keysB[c.b]] : [a, insA[c.a], keysA[c.a]];
+      const [view, ins, text]: [MethodView, Instruction, string] =
+        c.change === 'added' ? [b, insB[c.b], keysB[c.b]] : [a, insA[c.a], keysA[c.a]];
       out.push({
         chain,
         change: c.change,

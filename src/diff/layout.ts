@@ -57,12 +57,18 @@ export function diffTensors(a: MethodView, b: MethodView): TensorChange[] {
   for (const [x, y] of both) {
     const before = tensorPlace(a, x.tensor);
     const after = tensorPlace(b, y.tensor);
-    const moved = before.arena !== after.arena || before.offset !== after.offset || before.device !== after.device || before.tagged_device !== after.tagged_device;
+    const moved =
+      before.arena !== after.arena ||
+      before.offset !== after.offset ||
+      before.device !== after.device ||
+      before.tagged_device !== after.tagged_device;
     const retyped = before.dtype !== after.dtype || before.shape.join() !== after.shape.join();
     if (moved || retyped) out.push({ name: x.name, change: 'changed', moved, retyped, before, after });
   }
-  for (const x of onlyA) out.push({ name: x.name, change: 'removed', moved: false, retyped: false, before: tensorPlace(a, x.tensor), after: null });
-  for (const y of onlyB) out.push({ name: y.name, change: 'added', moved: false, retyped: false, before: null, after: tensorPlace(b, y.tensor) });
+  for (const x of onlyA)
+    out.push({ name: x.name, change: 'removed', moved: false, retyped: false, before: tensorPlace(a, x.tensor), after: null });
+  for (const y of onlyB)
+    out.push({ name: y.name, change: 'added', moved: false, retyped: false, before: null, after: tensorPlace(b, y.tensor) });
   return out;
 }
 
@@ -91,6 +97,9 @@ export function diffSignature(a: MethodView, b: MethodView): IoChange[] {
 export function diffStaging(a: MethodView, b: MethodView): MethodDiff['staging'] {
   const before = stagingBytes(a.plan);
   const after = stagingBytes(b.plan);
-  const same = before.host_to_device_bytes === after.host_to_device_bytes && before.device_to_host_bytes === after.device_to_host_bytes && before.copies === after.copies;
+  const same =
+    before.host_to_device_bytes === after.host_to_device_bytes &&
+    before.device_to_host_bytes === after.device_to_host_bytes &&
+    before.copies === after.copies;
   return same ? null : { before, after };
 }

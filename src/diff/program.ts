@@ -17,7 +17,8 @@ export function diffHeader(a: PteFile, b: PteFile): FieldChange[] {
   field(out, 'extended_header', a.header.extended !== null, b.header.extended !== null);
   field(out, 'extended_header.magic', a.header.extended?.magic ?? null, b.header.extended?.magic ?? null);
   // Only meaningful where segments sit at a recorded base to align.
-  const align = (p: PteFile) => (p.segments.length && p.header.extended?.segmentBaseOffset ? inferSegmentAlignment(p.header, p.program) : null);
+  const align = (p: PteFile) =>
+    p.segments.length && p.header.extended?.segmentBaseOffset ? inferSegmentAlignment(p.header, p.program) : null;
   field(out, 'segment_alignment', align(a), align(b));
   return out;
 }
@@ -34,7 +35,12 @@ export function diffProgramFields(a: PteFile, b: PteFile): FieldChange[] {
   const out: FieldChange[] = [];
   field(out, 'version', a.program.version, b.program.version);
   field(out, 'constant_data_bytes', constantBytes(a), constantBytes(b));
-  field(out, 'constant_tensors', Math.max(0, (a.program.constantSegment?.offsets.length ?? 1) - 1), Math.max(0, (b.program.constantSegment?.offsets.length ?? 1) - 1));
+  field(
+    out,
+    'constant_tensors',
+    Math.max(0, (a.program.constantSegment?.offsets.length ?? 1) - 1),
+    Math.max(0, (b.program.constantSegment?.offsets.length ?? 1) - 1),
+  );
   field(out, 'mutable_data_segments', a.program.mutableDataSegments.length, b.program.mutableDataSegments.length);
   // Named data by key; its size is the size of the segment it names.
   const named = (p: PteFile) => p.program.namedData.map((n) => ({ key: n.key ?? '', size: p.segments[n.segmentIndex]?.size ?? null }));

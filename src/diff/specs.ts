@@ -17,7 +17,12 @@ export function specValue(spec: CompileSpec): SpecValue {
     decoded = { budget_bytes: specs.weightStreamingBudget.toString(), budget_iec: formatIEC(specs.weightStreamingBudget) };
   }
   if (specs.zeroCopyKv !== undefined) decoded = { zero_copy_kv: specs.zeroCopyKv };
-  return { size: spec.value.length, raw: showBytes(spec.value), decoded, error: diagnostics.find((d) => d.severity === 'error')?.message ?? null };
+  return {
+    size: spec.value.length,
+    raw: showBytes(spec.value),
+    decoded,
+    error: diagnostics.find((d) => d.severity === 'error')?.message ?? null,
+  };
 }
 
 function sameBytes(x: Uint8Array, y: Uint8Array): boolean {

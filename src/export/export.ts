@@ -57,7 +57,11 @@ export interface ExportSummary {
   engine: EngineKind;
   versions: CheckResult['versions'];
   methods: ExportResult['methods'];
-  bridge: { zero_copy_kv: boolean; zero_copy_kv_path: ExportResult['zero_copy_kv_path']; weight_streaming: ExportResult['weight_streaming'] };
+  bridge: {
+    zero_copy_kv: boolean;
+    zero_copy_kv_path: ExportResult['zero_copy_kv_path'];
+    weight_streaming: ExportResult['weight_streaming'];
+  };
   passes: { pass: string; changed: boolean; lines: string[] }[];
   warnings: string[];
   diagnostics: Diagnostic[];
@@ -78,7 +82,12 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   await checkModelFile(opts.model);
   // Then OUT, before minutes of work: a regular file or a new path, never the model.
   const output = resolve(opts.output);
-  const target = await claimTarget(splitModelRef(opts.model).path, { path: output, command: 'export -o', onProgress: opts.onWriteProgress, signal: opts.signal });
+  const target = await claimTarget(splitModelRef(opts.model).path, {
+    path: output,
+    command: 'export -o',
+    onProgress: opts.onWriteProgress,
+    signal: opts.signal,
+  });
   try {
     return await exportTo(opts, target);
   } finally {
@@ -94,7 +103,12 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
   const base: RunBridgeOptions = { python: env.python, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
   // The import check first: a missing package is named before any work starts.
   const check = await checkPython({ ...base, engine, timeoutMs: 120_000 }).catch((e: unknown) => {
-    if (e instanceof TrtxError && e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /torch_tensorrt|tensorrt/.test(e.message)) {
+    if (
+      e instanceof TrtxError &&
+      e.code === 'BRIDGE_IMPORT_MISSING' &&
+      engine === 'tensorrt' &&
+      /torch_tensorrt|tensorrt/.test(e.message)
+    ) {
       throw new TrtxError(e.code, e.location, e.message, { kind: 'usage', hint: tensorrtHint(env, e.hint) });
     }
     throw e;
@@ -102,7 +116,9 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
 
   // Beside the output (one filesystem for the rename), a name that fits whatever the output's length.
   const temp = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.pte`, true);
-  const warnings: string[] = env.mismatches.map((m) => `PYENV_VERSION_MISMATCH: ${env.python} has ${m}; trtx is tested with the locked versions`);
+  const warnings: string[] = env.mismatches.map(
+    (m) => `PYENV_VERSION_MISMATCH: ${env.python} has ${m}; trtx is tested with the locked versions`,
+  );
   const untrack = trackPath(temp);
   try {
     const result = await runBridge(
@@ -126,7 +142,8 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
         },
       },
     );
-    if (result.mode !== 'export') throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result', { kind: 'usage' });
+    if (result.mode !== 'export')
+      throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result', { kind: 'usage' });
 
     // The bridge may already have baked the budget; setting it again is
     // idempotent and proves it. Zero-copy: the caches of a staged export
@@ -144,7 +161,12 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
     if (outcome.refused) {
       const first = checked.diagnostics.find((d) => d.severity === 'error')!;
       throw withDiagnostics(
-        new TrtxError('EXPORT_CHECK_FAILED', first.location, `the exported program fails ${checked.summary.line}; first: ${first.code}: ${first.message}`, { hint: first.hint }),
+        new TrtxError(
+          'EXPORT_CHECK_FAILED',
+          first.location,
+          `the exported program fails ${checked.summary.line}; first: ${first.code}: ${first.message}`,
+          { hint: first.hint },
+        ),
         checked.diagnostics,
         outcome.program,
       );

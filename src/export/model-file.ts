@@ -36,7 +36,8 @@ function formatError(model: string, message: string, hint = FORMAT_HINT): TrtxEr
  */
 export async function checkModelFile(model: string): Promise<void> {
   const { path, factory } = splitModelRef(model);
-  const unreadable = (why: string) => new TrtxError('INPUT_UNREADABLE', path, why, { kind: 'usage', hint: factory === null ? FORMAT_HINT : undefined });
+  const unreadable = (why: string) =>
+    new TrtxError('INPUT_UNREADABLE', path, why, { kind: 'usage', hint: factory === null ? FORMAT_HINT : undefined });
   let size: number;
   try {
     const st = await stat(path);
@@ -61,13 +62,18 @@ export async function checkModelFile(model: string): Promise<void> {
     throw unreadable(`cannot read (${(e as NodeJS.ErrnoException).code})`);
   }
   if (factory !== null) return;
-  if (path.endsWith('.py')) throw formatError(model, 'a Python file, but no factory is named', `name the function that returns the model: ${model}:make_model`);
+  if (path.endsWith('.py'))
+    throw formatError(model, 'a Python file, but no factory is named', `name the function that returns the model: ${model}:make_model`);
   if (size === 0) throw formatError(model, 'the file is empty');
   if (ZIP_MAGICS.includes(head.subarray(0, 4).toString('hex'))) return;
   // torch.save's legacy serializer: a raw pickle, PROTO opcode 0x80 and protocol 2..5.
   if (head[0] === 0x80 && head.length > 1 && head[1] >= 2 && head[1] <= 5) return;
   if (head.subarray(4, 8).toString('latin1') === 'ET12') {
-    throw formatError(model, 'this is already an ExecuTorch program (.pte)', `check it with \`trtx check ${model}\`, change it with \`trtx rewrite\``);
+    throw formatError(
+      model,
+      'this is already an ExecuTorch program (.pte)',
+      `check it with \`trtx check ${model}\`, change it with \`trtx rewrite\``,
+    );
   }
   throw formatError(model, 'not a model file export reads (neither a zip archive nor a pickle)');
 }

@@ -155,7 +155,12 @@ export function delegateDevice(delegate: BackendDelegate, meta: BlobMetadata): n
 export function describeRef(plan: ExecutionPlan, r: Ref): string {
   switch (r.kind) {
     case 'kernel': {
-      const what = r.op === H2D_COPY ? 'a staging copy (et_copy::_h2d_copy)' : r.op === D2H_COPY ? 'a device-to-host copy (et_copy::_d2h_copy)' : `kernel ${r.op || '?'}`;
+      const what =
+        r.op === H2D_COPY
+          ? 'a staging copy (et_copy::_h2d_copy)'
+          : r.op === D2H_COPY
+            ? 'a device-to-host copy (et_copy::_d2h_copy)'
+            : `kernel ${r.op || '?'}`;
       return `${what} at ${atLabel(r.at)}`;
     }
     case 'delegate': {
@@ -190,7 +195,8 @@ export function regionOf(t: Tensor): Region | null {
   return { arena: t.allocationInfo.memoryId, offset: memoryOffset(t.allocationInfo), bytes: tensorBytes(t) ?? 0n };
 }
 
-export const overlaps = (a: Region, b: Region) => a.arena === b.arena && a.bytes > 0n && b.bytes > 0n && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+export const overlaps = (a: Region, b: Region) =>
+  a.arena === b.arena && a.bytes > 0n && b.bytes > 0n && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
 
 /** Whether the method plans anything in a CUDA arena. */
 export function hasDeviceArena(plan: ExecutionPlan): boolean {
@@ -262,7 +268,11 @@ export function sharedAcrossMethods(program: Program): Map<string, MethodBuffer[
   const out = new Map<string, MethodBuffer[]>();
   for (const g of groups.values()) {
     if (new Set(g.map((b) => b.plan)).size < 2) continue;
-    for (const b of g) out.set(`${b.plan}:${b.value}`, g.filter((o) => o.plan !== b.plan));
+    for (const b of g)
+      out.set(
+        `${b.plan}:${b.value}`,
+        g.filter((o) => o.plan !== b.plan),
+      );
   }
   return out;
 }
@@ -303,7 +313,15 @@ export function aliasEdgesOf(plan: ExecutionPlan, delegate: number, meta: BlobMe
     for (const a of meta.aliased_io) {
       const inArg = args.get(a.input);
       if (inArg === undefined) continue;
-      out.push({ delegate, at, output: a.output, input: a.input, kind: a.kind, inArg, outArg: elided.has(a.output) ? null : (args.get(a.output) ?? null) });
+      out.push({
+        delegate,
+        at,
+        output: a.output,
+        input: a.input,
+        kind: a.kind,
+        inArg,
+        outArg: elided.has(a.output) ? null : (args.get(a.output) ?? null),
+      });
     }
   }
   return out;

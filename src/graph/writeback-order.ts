@@ -12,7 +12,20 @@
 // updates each buffer gets, and where each staged update lands.
 
 import type { ExecutionPlan } from '../pte/model.js';
-import { D2H_COPY, H2D_COPY, copyOf, instructionAt, isCopyOutput, mutableBuffers, referencesOf, writeBackOf, writeBacks, type AliasEdge, type At, type Ref } from './dataflow.js';
+import {
+  D2H_COPY,
+  H2D_COPY,
+  copyOf,
+  instructionAt,
+  isCopyOutput,
+  mutableBuffers,
+  referencesOf,
+  writeBackOf,
+  writeBacks,
+  type AliasEdge,
+  type At,
+  type Ref,
+} from './dataflow.js';
 
 export type { AliasEdge };
 
@@ -31,7 +44,11 @@ export interface BufferUpdates {
  * buffer is declared shared by every delegate that writes it in place: those
  * writes are one update made in steps.
  */
-export function bufferUpdates(plan: ExecutionPlan, edges: readonly AliasEdge[], sharedChain: (v: number) => boolean = () => false): BufferUpdates[] {
+export function bufferUpdates(
+  plan: ExecutionPlan,
+  edges: readonly AliasEdge[],
+  sharedChain: (v: number) => boolean = () => false,
+): BufferUpdates[] {
   const wbs = writeBacks(plan);
   return [...mutableBuffers(plan)]
     .sort((a, b) => a - b)
@@ -77,7 +94,11 @@ export function crossedWriteBacks(plan: ExecutionPlan, edges: readonly AliasEdge
     const staging = refs[e.inArg]?.find((r) => isCopyOutput(r, H2D_COPY));
     if (!staging || staging.kind !== 'kernel') continue;
     const staged = copyOf(plan, instructionAt(plan, staging.at), H2D_COPY)!.src;
-    const toHost = soleReader(refs, e.outArg, (r) => r.kind === 'delegate' && r.at.chain === e.at.chain && r.at.instruction === e.at.instruction);
+    const toHost = soleReader(
+      refs,
+      e.outArg,
+      (r) => r.kind === 'delegate' && r.at.chain === e.at.chain && r.at.instruction === e.at.instruction,
+    );
     if (!toHost || toHost.kind !== 'kernel' || toHost.op !== D2H_COPY || toHost.arg !== 0) continue;
     const host = copyOf(plan, instructionAt(plan, toHost.at), D2H_COPY)!.dst;
     for (const r of refs[host] ?? []) {

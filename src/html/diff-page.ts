@@ -17,7 +17,10 @@ export function planKind(m: MethodPlan | undefined): string {
   return '';
 }
 
-const placeText = (p: TensorPlace | null) => (p === null ? '-' : `${p.dtype}[${p.shape.join(', ')}] ${p.arena === null ? 'not planned' : `arena ${p.arena} + ${p.offset}`} (${p.device})`);
+const placeText = (p: TensorPlace | null) =>
+  p === null
+    ? '-'
+    : `${p.dtype}[${p.shape.join(', ')}] ${p.arena === null ? 'not planned' : `arena ${p.arena} + ${p.offset}`} (${p.device})`;
 
 function changeSummary(md: MethodDiff | undefined): string {
   if (!md) return '<p>No differences in this method.</p>';
@@ -36,18 +39,31 @@ function changeSummary(md: MethodDiff | undefined): string {
   }
   if (md.tensors.length) {
     const rows = md.tensors
-      .map((t) => `<tr><th scope="row">${esc(t.name)}</th><td>${esc(t.change === 'changed' ? (t.moved ? 'moved' : 'retyped') : t.change)}</td><td>${esc(placeText(t.before))}</td><td>${esc(placeText(t.after))}</td></tr>`)
+      .map(
+        (t) =>
+          `<tr><th scope="row">${esc(t.name)}</th><td>${esc(t.change === 'changed' ? (t.moved ? 'moved' : 'retyped') : t.change)}</td><td>${esc(placeText(t.before))}</td><td>${esc(placeText(t.after))}</td></tr>`,
+      )
       .join('\n');
-    parts.push(`<table><caption>Named tensors that changed place</caption><thead><tr><th scope="col">tensor</th><th scope="col">change</th><th scope="col">in A</th><th scope="col">in B</th></tr></thead><tbody>\n${rows}\n</tbody></table>`);
+    parts.push(
+      `<table><caption>Named tensors that changed place</caption><thead><tr><th scope="col">tensor</th><th scope="col">change</th><th scope="col">in A</th><th scope="col">in B</th></tr></thead><tbody>\n${rows}\n</tbody></table>`,
+    );
   }
   if (md.arenas.length) {
     const rows = md.arenas
-      .map((x) => `<tr><th scope="row">arena ${x.index}</th><td>${esc(x.before ? `${bytes(x.before.size)} on ${x.before.device}` : '-')}</td><td>${esc(x.after ? `${bytes(x.after.size)} on ${x.after.device}` : '-')}</td></tr>`)
+      .map(
+        (x) =>
+          `<tr><th scope="row">arena ${x.index}</th><td>${esc(x.before ? `${bytes(x.before.size)} on ${x.before.device}` : '-')}</td><td>${esc(x.after ? `${bytes(x.after.size)} on ${x.after.device}` : '-')}</td></tr>`,
+      )
       .join('\n');
-    parts.push(`<table><caption>Arenas that changed</caption><thead><tr><th scope="col">arena</th><th scope="col">in A</th><th scope="col">in B</th></tr></thead><tbody>\n${rows}\n</tbody></table>`);
+    parts.push(
+      `<table><caption>Arenas that changed</caption><thead><tr><th scope="col">arena</th><th scope="col">in A</th><th scope="col">in B</th></tr></thead><tbody>\n${rows}\n</tbody></table>`,
+    );
   }
   const other = md.instructions.length + md.delegates.length + md.io.length;
-  if (other) parts.push(`<p>${other} other change${other === 1 ? '' : 's'} (instructions, delegate arguments and specs, signature): <code>trtx diff</code> lists them.</p>`);
+  if (other)
+    parts.push(
+      `<p>${other} other change${other === 1 ? '' : 's'} (instructions, delegate arguments and specs, signature): <code>trtx diff</code> lists them.</p>`,
+    );
   return parts.join('\n') || '<p>No differences in this method.</p>';
 }
 

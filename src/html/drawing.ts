@@ -129,8 +129,12 @@ export function drawMethod(m: MethodPlan, opts: DrawOptions): { svg: string; und
     const label = `arena ${a.index} on ${a.device}, ${bytes(a.size)}, ${a.tensors.length} tensor${a.tensors.length === 1 ? '' : 's'}${row.magnified ? ', drawn magnified' : ''}`;
     parts.push(`<g role="group" aria-label="${esc(label)}" class="arena ${isHost(a.device) ? 'host' : 'device'}">`);
     parts.push(`<text class="arena-label" x="4" y="${row.y + 15}" aria-hidden="true">arena ${a.index} · ${esc(a.device)}</text>`);
-    parts.push(`<text class="arena-size" x="4" y="${row.y + 31}" aria-hidden="true">${esc(bytes(a.size))}${row.magnified ? ' (magnified)' : ''}</text>`);
-    parts.push(`<rect class="arena-bar${row.magnified ? ' magnified' : ''}" x="${LABEL_W}" y="${row.y}" width="${row.width.toFixed(1)}" height="${row.height}" aria-hidden="true"/>`);
+    parts.push(
+      `<text class="arena-size" x="4" y="${row.y + 31}" aria-hidden="true">${esc(bytes(a.size))}${row.magnified ? ' (magnified)' : ''}</text>`,
+    );
+    parts.push(
+      `<rect class="arena-bar${row.magnified ? ' magnified' : ''}" x="${LABEL_W}" y="${row.y}" width="${row.width.toFixed(1)}" height="${row.height}" aria-hidden="true"/>`,
+    );
     for (const t of a.tensors) {
       const b = tensorBox(t, row, opts.id, first);
       boxes.set(t.value, b);
@@ -139,7 +143,9 @@ export function drawMethod(m: MethodPlan, opts: DrawOptions): { svg: string; und
         `<rect id="${b.id}" class="t t-${tensorKind(t)}" role="img" tabindex="${first ? 0 : -1}" aria-label="${esc(desc)}" data-row="${b.id}-row" x="${b.x.toFixed(1)}" y="${b.y.toFixed(1)}" width="${b.w.toFixed(1)}" height="${b.h}"><title>${esc(desc)}</title></rect>`,
       );
       if (b.w > t.label.length * CHAR_W + 8) {
-        parts.push(`<text class="t-label" x="${(b.x + 4).toFixed(1)}" y="${(b.y + b.h / 2 + 4).toFixed(1)}" aria-hidden="true">${esc(t.label)}</text>`);
+        parts.push(
+          `<text class="t-label" x="${(b.x + 4).toFixed(1)}" y="${(b.y + b.h / 2 + 4).toFixed(1)}" aria-hidden="true">${esc(t.label)}</text>`,
+        );
       }
       first = false;
     }
@@ -154,7 +160,9 @@ export function drawMethod(m: MethodPlan, opts: DrawOptions): { svg: string; und
     if (!s) undrawn++;
     return s;
   });
-  parts.push(`<g class="copies" role="group" aria-label="${m.copies.length} staging copies, listed in the table below">${arrows.join('')}</g>`);
+  parts.push(
+    `<g class="copies" role="group" aria-label="${m.copies.length} staging copies, listed in the table below">${arrows.join('')}</g>`,
+  );
   const svg = `<svg class="plan" viewBox="0 0 ${width} ${Math.max(height, 40)}" width="100%" role="group" aria-labelledby="${opts.id}-caption" data-nav="tensors">${parts.join('')}</svg>`;
   return { svg, undrawnCopies: undrawn };
 }
@@ -162,5 +170,10 @@ export function drawMethod(m: MethodPlan, opts: DrawOptions): { svg: string; und
 /** Arrowheads, defined once per page (ids are unique in a document) and used by every figure. */
 export const ARROW_DEFS =
   '<svg class="defs" width="0" height="0" aria-hidden="true" focusable="false"><defs>' +
-  ['h2d', 'd2h'].map((c) => `<marker id="arrow-${c}" class="head-${c}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>`).join('') +
+  ['h2d', 'd2h']
+    .map(
+      (c) =>
+        `<marker id="arrow-${c}" class="head-${c}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>`,
+    )
+    .join('') +
   '</defs></svg>';

@@ -67,7 +67,13 @@ export const methodAnchor = (prefix: string, m: MethodPlan, i: number) => `${pre
  * its parts. `collapse` puts the tables in a closed <details> (the diff view,
  * where two drawings side by side come first).
  */
-export function methodView(m: MethodPlan, id: string, scaleBytes: number, level: number, opts: { width?: number; collapse?: boolean } = {}): string {
+export function methodView(
+  m: MethodPlan,
+  id: string,
+  scaleBytes: number,
+  level: number,
+  opts: { width?: number; collapse?: boolean } = {},
+): string {
   const { svg, undrawnCopies } = drawMethod(m, { id, scaleBytes, width: opts.width });
   const h = `h${level}`;
   const caption =
@@ -88,18 +94,23 @@ export function methodView(m: MethodPlan, id: string, scaleBytes: number, level:
   return [
     stagingSummary(m),
     `<figure><figcaption id="${id}-caption">${esc(caption)}</figcaption><div class="wide">${svg}</div></figure>`,
-    opts.collapse ? `<details><summary>Tables of ${esc(m.name)}: arenas, staging copies, delegates, planned tensors</summary>\n${tables}\n</details>` : tables,
+    opts.collapse
+      ? `<details><summary>Tables of ${esc(m.name)}: arenas, staging copies, delegates, planned tensors</summary>\n${tables}\n</details>`
+      : tables,
   ].join('\n');
 }
 
-export const largestArena = (...methods: (MethodPlan | undefined)[]) => Math.max(1, ...methods.flatMap((m) => m?.arenas.map((a) => a.size) ?? []));
+export const largestArena = (...methods: (MethodPlan | undefined)[]) =>
+  Math.max(1, ...methods.flatMap((m) => m?.arenas.map((a) => a.size) ?? []));
 
 export function renderInspectHtml(plan: MemoryPlan): string {
   const sections = plan.methods.map((m, i) => {
     const id = methodAnchor('', m, i);
     return `<section aria-labelledby="${id}-h"><h2 id="${id}-h">method ${esc(m.name)}</h2>\n${LEGEND}\n${methodView(m, id, largestArena(m), 3)}\n</section>`;
   });
-  const totals = plan.methods.map((m) => `${esc(m.name)}: ${esc(bytes(m.staging.host_to_device_bytes + m.staging.device_to_host_bytes))} staged per execution`).join('; ');
+  const totals = plan.methods
+    .map((m) => `${esc(m.name)}: ${esc(bytes(m.staging.host_to_device_bytes + m.staging.device_to_host_bytes))} staged per execution`)
+    .join('; ');
   return page({
     title: `trtx memory plan: ${plan.file}`,
     heading: `Memory plan of <code>${esc(plan.file)}</code>`,

@@ -119,7 +119,12 @@ async function delegatesOfPlan(pte: PteFile, planIndex: number, plan: ExecutionP
       const k = kept.indexOf(name);
       d.bindings.push({ binding: name, direction: 'output', value: k < 0 ? null : (args[inputs.length + k] ?? null), label: null });
     });
-    d.aliases = blob.metadata.aliased_io.map((a) => ({ output: a.output, input: a.input, kind: a.kind, elided: elided && aliased.has(a.output) }));
+    d.aliases = blob.metadata.aliased_io.map((a) => ({
+      output: a.output,
+      input: a.input,
+      kind: a.kind,
+      elided: elided && aliased.has(a.output),
+    }));
   }
   return out;
 }
@@ -165,7 +170,12 @@ async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan):
     addRole(cp.from, `copied ${cp.direction} to ${cp.toLabel}`);
   }
 
-  const arenas: PlanArena[] = plan.nonConstBufferSizes.map((size, index) => ({ index, size: Number(size), device: deviceLabel(arenaDevice(plan, index)), tensors: [] }));
+  const arenas: PlanArena[] = plan.nonConstBufferSizes.map((size, index) => ({
+    index,
+    size: Number(size),
+    device: deviceLabel(arenaDevice(plan, index)),
+    tensors: [],
+  }));
   let unplanned = 0;
   plan.values.forEach((v, value) => {
     if (v.type !== 'Tensor') return;

@@ -34,13 +34,21 @@ export function tensorTable(m: MethodPlan, prefix: string): string {
     }
   }
   const th = ['tensor', 'value', 'type', 'bytes', 'arena', 'offset', 'device', 'roles'].map((h) => `<th scope="col">${h}</th>`).join('');
-  const note = m.unplanned ? ` (${m.unplanned} tensor value${m.unplanned === 1 ? '' : 's'} not memory-planned: constants or unplanned inputs)` : '';
+  const note = m.unplanned
+    ? ` (${m.unplanned} tensor value${m.unplanned === 1 ? '' : 's'} not memory-planned: constants or unplanned inputs)`
+    : '';
   return `<table class="tensors"><caption>Planned tensors of ${esc(m.name)}${esc(note)}</caption><thead><tr>${th}</tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table>`;
 }
 
 export function copyTable(m: MethodPlan): string {
   if (m.copies.length === 0) return `<p>No host&lt;-&gt;device staging copies in ${esc(m.name)}.</p>`;
-  const rows = m.copies.map((c) => [`<th scope="row">${esc(c.where)}</th>`, td(c.direction), td(c.fromLabel), td(c.toLabel), num(exactBytes(c.bytes))]);
+  const rows = m.copies.map((c) => [
+    `<th scope="row">${esc(c.where)}</th>`,
+    td(c.direction),
+    td(c.fromLabel),
+    td(c.toLabel),
+    num(exactBytes(c.bytes)),
+  ]);
   return table(`Staging copies of ${m.name}, per execution`, ['instruction', 'direction', 'from', 'to', 'bytes'], rows);
 }
 
@@ -62,7 +70,12 @@ function delegateSection(m: MethodPlan, d: PlanDelegate, level: number): string 
     parts.push(table(`Bindings of ${m.name} delegate ${d.index}`, ['binding', 'direction', 'fed / returned value'], rows));
   }
   if (d.aliases.length) {
-    const rows = d.aliases.map((a) => [`<th scope="row">${esc(a.output)}</th>`, td(a.input), td(a.kind), td(a.elided ? 'elided: zero-copy' : 'returned: staged')]);
+    const rows = d.aliases.map((a) => [
+      `<th scope="row">${esc(a.output)}</th>`,
+      td(a.input),
+      td(a.kind),
+      td(a.elided ? 'elided: zero-copy' : 'returned: staged'),
+    ]);
     parts.push(table(`Aliases of ${m.name} delegate ${d.index}`, ['output', 'aliased input', 'kind', 'at run time'], rows));
   }
   return parts.join('\n');

@@ -68,7 +68,13 @@ export interface InspectReport {
   header: {
     root_offset: number;
     file_identifier: string;
-    extended_header: { magic: string; length: number; program_size: number; segment_base_offset: number; segment_data_size: number | null } | null;
+    extended_header: {
+      magic: string;
+      length: number;
+      program_size: number;
+      segment_base_offset: number;
+      segment_data_size: number | null;
+    } | null;
   };
   program: { version: number; methods: number; constant_data_bytes: number; segments: { index: number; offset: number; size: number }[] };
   /** What the TensorRTBackend delegates of the methods shown hold. */
@@ -114,7 +120,7 @@ function specSummary(spec: { key: string | null; value: Uint8Array }, location: 
 function constantBytes(pte: PteFile): number {
   const inline = pte.program.constantBuffer.reduce((n, b) => n + b.storage.length, 0);
   const cs = pte.program.constantSegment;
-  const seg = cs && cs.offsets.length > 0 ? pte.segments[cs.segmentIndex]?.size ?? 0 : 0;
+  const seg = cs && cs.offsets.length > 0 ? (pte.segments[cs.segmentIndex]?.size ?? 0) : 0;
   return inline + seg;
 }
 
@@ -131,7 +137,12 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
     const delegates: DelegateSummary[] = [];
     for (const [index, d] of plan.delegates.entries()) {
       const ref = refs.get(`${planIndex}/${index}`)!;
-      const summary: DelegateSummary = { index, backend_id: d.id, data: { error: '' }, compile_specs: d.compileSpecs.map((s) => specSummary(s, ref.location)) };
+      const summary: DelegateSummary = {
+        index,
+        backend_id: d.id,
+        data: { error: '' },
+        compile_specs: d.compileSpecs.map((s) => specSummary(s, ref.location)),
+      };
       const { place, blob } = await readDelegate(pte, ref);
       summary.data = 'error' in place ? place : { location: place.location, index: place.index, size: place.size };
       if (blob && 'error' in blob) {
@@ -139,7 +150,10 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
         engines.unknown += 1;
       } else if (blob) {
         const m = blob.metadata;
-        chargeReport(m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64), ref.location);
+        chargeReport(
+          m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64),
+          ref.location,
+        );
         const engine = 'error' in place ? 'unknown' : await readEngineKind(pte, ref, blob).catch(() => 'unknown' as const);
         engines[engine] += 1;
         summary.tensorrt = {
@@ -159,8 +173,16 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       outputs: plan.outputs.map((i) => tensorSummary(plan, i)),
       values: count(plan.values, (v) => v.type),
       instructions: count(instructions, (i) => i.type),
-      operators: plan.operators.map((o, i) => ({ name: shortNameOrNull(o.name), overload: shortNameOrNull(o.overload), calls: calls.get(i) ?? 0 })),
-      arenas: plan.nonConstBufferSizes.map((size, index) => ({ index, size: Number(size), device: index === 0 ? 'reserved' : deviceLabel(arenaDevice(plan, index)) })),
+      operators: plan.operators.map((o, i) => ({
+        name: shortNameOrNull(o.name),
+        overload: shortNameOrNull(o.overload),
+        calls: calls.get(i) ?? 0,
+      })),
+      arenas: plan.nonConstBufferSizes.map((size, index) => ({
+        index,
+        size: Number(size),
+        device: index === 0 ? 'reserved' : deviceLabel(arenaDevice(plan, index)),
+      })),
       delegates,
       staging: stagingBytes(plan),
     });
@@ -190,4 +212,3 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
     methods,
   };
 }
-

@@ -6,7 +6,14 @@
 
 import type { Program } from '../pte/model.js';
 import { planName } from '../pte/tensor.js';
-import { SPEC_WEIGHT_STREAMING_BUDGET, decodeCompileSpecs, encodeBudget, removeSpec, setSpec, showBytes } from '../tensorrt/compile-specs.js';
+import {
+  SPEC_WEIGHT_STREAMING_BUDGET,
+  decodeCompileSpecs,
+  encodeBudget,
+  removeSpec,
+  setSpec,
+  showBytes,
+} from '../tensorrt/compile-specs.js';
 import { delegatesOf, isTensorRT, type DelegateRef } from '../tensorrt/delegates.js';
 import { residentBudget, type EngineBudget, type ResidentBudget } from '../tensorrt/resident.js';
 import { TrtxError } from '../util/errors.js';
@@ -49,7 +56,9 @@ function stateOf(specs: DelegateRef['delegate']['compileSpecs']): BudgetState {
   const entries = specs.filter((s) => s.key === key);
   if (entries.length === 0) return { kind: 'automatic' };
   const { specs: typed } = decodeCompileSpecs([entries[0]]);
-  return typed.weightStreamingBudget !== undefined ? { kind: 'bytes', bytes: typed.weightStreamingBudget } : { kind: 'invalid', raw: showBytes(entries[0].value) };
+  return typed.weightStreamingBudget !== undefined
+    ? { kind: 'bytes', bytes: typed.weightStreamingBudget }
+    : { kind: 'invalid', raw: showBytes(entries[0].value) };
 }
 
 export function describeBudget(s: BudgetState): string {
@@ -62,27 +71,44 @@ export function describeBudget(s: BudgetState): string {
 export function selectBudgetTargets(program: Program, req: Omit<BudgetRequest, 'budget'>): DelegateRef[] {
   const methods = program.executionPlan.map((p, i) => planName(p, i));
   if (req.method !== undefined && !methods.includes(req.method)) {
-    throw new TrtxError('BUDGET_METHOD_UNKNOWN', '--method', `no method named ${JSON.stringify(req.method)}; the program has ${methods.map((m) => JSON.stringify(m)).join(', ') || 'none'}`, {
-      kind: 'usage',
-      hint: 'run `trtx inspect FILE` to list methods and delegates',
-    });
+    throw new TrtxError(
+      'BUDGET_METHOD_UNKNOWN',
+      '--method',
+      `no method named ${JSON.stringify(req.method)}; the program has ${methods.map((m) => JSON.stringify(m)).join(', ') || 'none'}`,
+      {
+        kind: 'usage',
+        hint: 'run `trtx inspect FILE` to list methods and delegates',
+      },
+    );
   }
   const inMethod = delegatesOf({ program }).filter((r) => req.method === undefined || planName(r.plan, r.planIndex) === req.method);
   if (req.delegate !== undefined) {
     if (!Number.isSafeInteger(req.delegate) || req.delegate < 0) {
-      throw new TrtxError('BUDGET_DELEGATE_UNKNOWN', '--delegate', `delegate index ${req.delegate} is not a non-negative integer`, { kind: 'usage' });
+      throw new TrtxError('BUDGET_DELEGATE_UNKNOWN', '--delegate', `delegate index ${req.delegate} is not a non-negative integer`, {
+        kind: 'usage',
+      });
     }
     if (!inMethod.some((r) => r.delegateIndex === req.delegate)) {
-      throw new TrtxError('BUDGET_DELEGATE_UNKNOWN', '--delegate', `no delegate ${req.delegate}${req.method !== undefined ? ` in method ${JSON.stringify(req.method)}` : ' in any method'}`, {
-        kind: 'usage',
-        hint: 'run `trtx inspect FILE` to list methods and delegates',
-      });
+      throw new TrtxError(
+        'BUDGET_DELEGATE_UNKNOWN',
+        '--delegate',
+        `no delegate ${req.delegate}${req.method !== undefined ? ` in method ${JSON.stringify(req.method)}` : ' in any method'}`,
+        {
+          kind: 'usage',
+          hint: 'run `trtx inspect FILE` to list methods and delegates',
+        },
+      );
     }
   }
   const selected = inMethod.filter((r) => req.delegate === undefined || r.delegateIndex === req.delegate);
   const trt = selected.filter((r) => isTensorRT(r.delegate));
   if (trt.length === 0) {
-    const flags = [req.method !== undefined ? `--method ${req.method}` : null, req.delegate !== undefined ? `--delegate ${req.delegate}` : null].filter(Boolean).join(' ');
+    const flags = [
+      req.method !== undefined ? `--method ${req.method}` : null,
+      req.delegate !== undefined ? `--delegate ${req.delegate}` : null,
+    ]
+      .filter(Boolean)
+      .join(' ');
     const what = flags
       ? `the selection (${flags}) has no TensorRT delegate to carry a weight-streaming budget; it holds ${selected.map((r) => r.location).join(', ')}`
       : `the program has no TensorRT delegate to carry a weight-streaming budget${selected.length ? `; it holds ${selected.map((r) => r.location).join(', ')}` : ''}`;
@@ -103,8 +129,18 @@ export function applyBudget(program: Program, req: BudgetRequest): BudgetResult 
     const entriesBefore = d.compileSpecs.filter((s) => s.key === key).length;
     const old = d.compileSpecs;
     d.compileSpecs = value === null ? removeSpec(old, key) : setSpec(old, key, value);
-    const changed = old.length !== d.compileSpecs.length || old.some((s, i) => s.key !== d.compileSpecs[i].key || !Buffer.from(s.value).equals(Buffer.from(d.compileSpecs[i].value)));
-    return { method: planName(ref.plan, ref.planIndex), delegate: ref.delegateIndex, location: ref.location, before, entriesBefore, after: stateOf(d.compileSpecs), changed };
+    const changed =
+      old.length !== d.compileSpecs.length ||
+      old.some((s, i) => s.key !== d.compileSpecs[i].key || !Buffer.from(s.value).equals(Buffer.from(d.compileSpecs[i].value)));
+    return {
+      method: planName(ref.plan, ref.planIndex),
+      delegate: ref.delegateIndex,
+      location: ref.location,
+      before,
+      entriesBefore,
+      after: stateOf(d.compileSpecs),
+      changed,
+    };
   });
 
   const carrying: EngineBudget[] = [];
@@ -135,7 +171,14 @@ export function budgetPass(req: BudgetRequest): Pass {
       warnings: [],
       details: {
         budget: req.budget === null ? null : req.budget.toString(),
-        edits: r.edits.map((e) => ({ method: e.method, delegate: e.delegate, location: e.location, before: json(e.before), after: json(e.after), changed: e.changed })),
+        edits: r.edits.map((e) => ({
+          method: e.method,
+          delegate: e.delegate,
+          location: e.location,
+          before: json(e.before),
+          after: json(e.after),
+          changed: e.changed,
+        })),
         resident: r.resident && { engines: r.resident.engines, total_bytes: r.resident.total.toString(), line: r.resident.line },
       },
     };

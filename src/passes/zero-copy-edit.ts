@@ -49,7 +49,9 @@ export function removeDeadValues(plan: ExecutionPlan, candidates: Iterable<numbe
   const re = (v: number) => (v >= 0 && v < oldLength ? map[v] : v >= oldLength ? v - dead.size : v);
   plan.values = plan.values
     .filter((_, i) => !dead.has(i))
-    .map((v) => (v.type === 'TensorList' || v.type === 'OptionalTensorList' ? { ...v, items: v.items.map((x) => (x < 0 ? x : re(x))) } : v));
+    .map((v) =>
+      v.type === 'TensorList' || v.type === 'OptionalTensorList' ? { ...v, items: v.items.map((x) => (x < 0 ? x : re(x))) } : v,
+    );
   plan.inputs = plan.inputs.map(re);
   plan.outputs = plan.outputs.map(re);
   for (const chain of plan.chains) {
@@ -86,7 +88,8 @@ export function removeUnusedOperators(plan: ExecutionPlan, candidates: Iterable<
     if (!drop.has(i)) map[i] = next++;
   });
   plan.operators = plan.operators.filter((_, i) => !drop.has(i));
-  for (const c of plan.chains) c.instructions = c.instructions.map((ins) => (ins.type === 'KernelCall' ? { ...ins, opIndex: map[ins.opIndex] } : ins));
+  for (const c of plan.chains)
+    c.instructions = c.instructions.map((ins) => (ins.type === 'KernelCall' ? { ...ins, opIndex: map[ins.opIndex] } : ins));
 }
 
 /** Offsets keep their residue modulo this when an arena is re-packed. */

@@ -37,7 +37,15 @@ import { TrtxError } from '../util/errors.js';
 import { formatIEC } from '../util/size.js';
 import type { Pass, PassReport } from './pass.js';
 import { bufferUpdates, writeBackOrder } from '../graph/writeback-order.js';
-import { ARENA_SIZE_ALIGNMENT, CACHE_ALIGNMENT, alignUp, packArena, removeDeadValues, removeInstructions, removeUnusedOperators } from './zero-copy-edit.js';
+import {
+  ARENA_SIZE_ALIGNMENT,
+  CACHE_ALIGNMENT,
+  alignUp,
+  packArena,
+  removeDeadValues,
+  removeInstructions,
+  removeUnusedOperators,
+} from './zero-copy-edit.js';
 import {
   COPY_BACK,
   D2H_COPY,
@@ -64,16 +72,26 @@ import {
 } from '../graph/dataflow.js';
 
 const HINTS = {
-  ZC_REWRITE_NO_ALIASED_CACHE: 'zero-copy KV applies to TensorRT engines exported with aliased KV caches (TR02 blobs with kv_cache_update entries); this program has nothing to un-stage',
-  ZC_REWRITE_USER_ALIAS: 'elision is all-or-nothing per delegate and a user alias cannot be elided; keep this program staged, or re-export the engine without the user alias',
-  ZC_REWRITE_NOT_STAGED_BUFFER: 'only a mutable buffer that ExecuTorch stages into the engine can become zero-copy; keep this program staged or re-export',
-  ZC_REWRITE_OUTPUT_READ: 'the aliased output is used by more than its write-back, so it cannot be elided; keep this program staged or re-export',
-  ZC_REWRITE_WRITEBACK_MISMATCH: 'the program writes an aliased output back into another buffer than its aliased input (a crossed mutation map); re-export the program',
-  ZC_REWRITE_OTHER_READER: 'a zero-copy buffer moves to the device, where a staging copy or another backend can no longer read it; keep this program staged or re-export',
-  ZC_REWRITE_SHARED_DELEGATES: 'two engines update this cache in turn; if that is meant, pass --share-cache to record the decision in the program',
-  ZC_REWRITE_SHARED_METHODS: 'the methods are planned to share this cache (share_mutable_buffers); if that is meant, pass --share-cache to record the decision in the program',
-  ZC_REWRITE_SHARED_ARENA_MIXED: 'a shared state arena moves to the device as a whole, so everything in it must be a cache made zero-copy on one device; keep this program staged',
-  ZC_REWRITE_NO_OUTPUTS_LEFT: 'a delegate with no outputs left is a node nothing reads and a dead-code pass may erase it; keep this program staged, or re-export the engine with an output',
+  ZC_REWRITE_NO_ALIASED_CACHE:
+    'zero-copy KV applies to TensorRT engines exported with aliased KV caches (TR02 blobs with kv_cache_update entries); this program has nothing to un-stage',
+  ZC_REWRITE_USER_ALIAS:
+    'elision is all-or-nothing per delegate and a user alias cannot be elided; keep this program staged, or re-export the engine without the user alias',
+  ZC_REWRITE_NOT_STAGED_BUFFER:
+    'only a mutable buffer that ExecuTorch stages into the engine can become zero-copy; keep this program staged or re-export',
+  ZC_REWRITE_OUTPUT_READ:
+    'the aliased output is used by more than its write-back, so it cannot be elided; keep this program staged or re-export',
+  ZC_REWRITE_WRITEBACK_MISMATCH:
+    'the program writes an aliased output back into another buffer than its aliased input (a crossed mutation map); re-export the program',
+  ZC_REWRITE_OTHER_READER:
+    'a zero-copy buffer moves to the device, where a staging copy or another backend can no longer read it; keep this program staged or re-export',
+  ZC_REWRITE_SHARED_DELEGATES:
+    'two engines update this cache in turn; if that is meant, pass --share-cache to record the decision in the program',
+  ZC_REWRITE_SHARED_METHODS:
+    'the methods are planned to share this cache (share_mutable_buffers); if that is meant, pass --share-cache to record the decision in the program',
+  ZC_REWRITE_SHARED_ARENA_MIXED:
+    'a shared state arena moves to the device as a whole, so everything in it must be a cache made zero-copy on one device; keep this program staged',
+  ZC_REWRITE_NO_OUTPUTS_LEFT:
+    'a delegate with no outputs left is a node nothing reads and a dead-code pass may erase it; keep this program staged, or re-export the engine with an output',
   ZC_REWRITE_DEVICE_CONFLICT: 're-export so that the engines updating one cache run on one device',
   ZC_REWRITE_INPUT_UNSOUND: 'run `trtx check` on the input and fix or re-export it first',
   ZC_REWRITE_INTERNAL: 'this is a trtx bug; please report it with the input file',
@@ -98,7 +116,8 @@ export const blobKey = (plan: number, delegate: number) => `${plan}/${delegate}`
 /** Reads every TensorRT blob's header and metadata (never an engine). A blob that does not parse is refused with its own code. */
 export async function readTrtBlobs(pte: PteFile): Promise<Map<string, BlobMetadata>> {
   const out = new Map<string, BlobMetadata>();
-  for (const ref of delegatesOf(pte, isTensorRT)) out.set(blobKey(ref.planIndex, ref.delegateIndex), (await readDelegateBlob(pte, ref)).metadata);
+  for (const ref of delegatesOf(pte, isTensorRT))
+    out.set(blobKey(ref.planIndex, ref.delegateIndex), (await readDelegateBlob(pte, ref)).metadata);
   return out;
 }
 
@@ -181,7 +200,8 @@ interface MethodWork {
   delegates: KvDelegate[];
 }
 
-const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && new Set(a).size === a.length && a.every((x) => b.includes(x));
+const sameSet = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && new Set(a).size === a.length && a.every((x) => b.includes(x));
 
 function refAt(r: Ref, at: At): boolean {
   return (r.kind === 'kernel' || r.kind === 'delegate') && r.at.chain === at.chain && r.at.instruction === at.instruction;
@@ -202,7 +222,12 @@ function kvDelegatesOf(program: Program, p: number, blobs: BlobTable, already: Z
     const location = delegateLocation(plan, p, d, delegate);
     const calls = [...instructionsOf(plan)].filter((x) => x.ins.type === 'DelegateCall' && x.ins.delegateIndex === d);
     if (calls.length === 0) return;
-    if (calls.length > 1) refuse('ZC_REWRITE_INPUT_UNSOUND', location, `is called ${calls.length} times (${calls.map((c) => atLabel(c.at)).join(', ')}); un-staging handles one call per delegate`);
+    if (calls.length > 1)
+      refuse(
+        'ZC_REWRITE_INPUT_UNSOUND',
+        location,
+        `is called ${calls.length} times (${calls.map((c) => atLabel(c.at)).join(', ')}); un-staging handles one call per delegate`,
+      );
     const { at } = calls[0];
     const call = calls[0].ins as DelegateCall;
     const aliased = aliasedOutputs(meta).map((b) => b.name);
@@ -218,14 +243,31 @@ function kvDelegatesOf(program: Program, p: number, blobs: BlobTable, already: Z
         refuse('ZC_REWRITE_INPUT_UNSOUND', location, `carries a zero_copy_kv spec that does not parse: ${(e as Error).message}`);
       }
       if (sameSet(stamp, aliased) && n === nIn + nOut - aliased.length) {
-        const args = new Map([...inputs(meta), ...outputs(meta).filter((b) => !aliased.includes(b.name))].map((b, k) => [b.name, call.args[k]]));
-        already.push({ method, delegate: d, location, elided: aliased, buffers: meta.aliased_io.map((a) => valueLabel(plan, args.get(a.input) ?? -1)), shared: [] });
+        const args = new Map(
+          [...inputs(meta), ...outputs(meta).filter((b) => !aliased.includes(b.name))].map((b, k) => [b.name, call.args[k]]),
+        );
+        already.push({
+          method,
+          delegate: d,
+          location,
+          elided: aliased,
+          buffers: meta.aliased_io.map((a) => valueLabel(plan, args.get(a.input) ?? -1)),
+          shared: [],
+        });
         return;
       }
-      refuse('ZC_REWRITE_INPUT_UNSOUND', location, `is stamped zero_copy_kv ${JSON.stringify(stamp)} but its aliased outputs are ${JSON.stringify(aliased)} and its call has ${n} arguments; the program is neither staged nor zero-copy there`);
+      refuse(
+        'ZC_REWRITE_INPUT_UNSOUND',
+        location,
+        `is stamped zero_copy_kv ${JSON.stringify(stamp)} but its aliased outputs are ${JSON.stringify(aliased)} and its call has ${n} arguments; the program is neither staged nor zero-copy there`,
+      );
     }
     if (n !== nIn + nOut) {
-      refuse('ZC_REWRITE_INPUT_UNSOUND', location, `its call at ${atLabel(at)} has ${n} arguments; staged it takes ${nIn + nOut} (${nIn} inputs + ${nOut} outputs)`);
+      refuse(
+        'ZC_REWRITE_INPUT_UNSOUND',
+        location,
+        `its call at ${atLabel(at)} has ${n} arguments; staged it takes ${nIn + nOut} (${nIn} inputs + ${nOut} outputs)`,
+      );
     }
     const user = meta.aliased_io.find((a) => a.kind !== 'kv_cache_update');
     if (user) {
@@ -236,7 +278,11 @@ function kvDelegatesOf(program: Program, p: number, blobs: BlobTable, already: Z
       );
     }
     if (nOut === aliased.length) {
-      refuse('ZC_REWRITE_NO_OUTPUTS_LEFT', location, `every output of the engine (${aliased.join(', ')}) is an aliased cache; eliding them would leave the delegate with no outputs`);
+      refuse(
+        'ZC_REWRITE_NO_OUTPUTS_LEFT',
+        location,
+        `every output of the engine (${aliased.join(', ')}) is an aliased cache; eliding them would leave the delegate with no outputs`,
+      );
     }
     todo.push({ p, plan, d, meta, location, device: delegateDevice(delegate, meta), call, at });
   });
@@ -269,19 +315,37 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
         'ZC_REWRITE_NOT_STAGED_BUFFER',
         at(start, 'in'),
         `aliased input ${JSON.stringify(start.input)} (for output ${JSON.stringify(start.output)}) is fed ${valueLabel(plan, start.inArg)}, which is neither a staging copy (et_copy::_h2d_copy) of a mutable buffer nor a cache another engine updated` +
-          (hasDeviceArena(plan) ? '' : ' (the method was planned without device memory, so there is no staging and no CUDA arena to move a cache to)'),
+          (hasDeviceArena(plan)
+            ? ''
+            : ' (the method was planned without device memory, so there is no staging and no CUDA arena to move a cache to)'),
       );
     }
     const buffer = copyOf(plan, instructionAt(plan, staging.at), H2D_COPY)!.src;
     const bt = tensorAt(plan, buffer);
     const bl = valueLabel(plan, buffer);
     if (!bt?.allocationInfo || plan.inputs.includes(buffer) || !mutableBuffers(plan).has(buffer)) {
-      const why = !bt ? 'is not a tensor' : plan.inputs.includes(buffer) ? "is the method's input (a caller-owned cache)" : !bt.allocationInfo ? 'is not memory-planned' : 'is not a mutable buffer (nothing writes it back)';
-      refuse('ZC_REWRITE_NOT_STAGED_BUFFER', at(start, 'in'), `aliased input ${JSON.stringify(start.input)} is staged from ${bl}, which ${why}`);
+      const why = !bt
+        ? 'is not a tensor'
+        : plan.inputs.includes(buffer)
+          ? "is the method's input (a caller-owned cache)"
+          : !bt.allocationInfo
+            ? 'is not memory-planned'
+            : 'is not a mutable buffer (nothing writes it back)';
+      refuse(
+        'ZC_REWRITE_NOT_STAGED_BUFFER',
+        at(start, 'in'),
+        `aliased input ${JSON.stringify(start.input)} is staged from ${bl}, which ${why}`,
+      );
     }
-    const stagingReaders = refs[start.inArg].filter((r) => !isCopyOutput(r, H2D_COPY) && !(refAt(r, start.dg.at) && r.kind === 'delegate' && r.arg === start.inPos));
+    const stagingReaders = refs[start.inArg].filter(
+      (r) => !isCopyOutput(r, H2D_COPY) && !(refAt(r, start.dg.at) && r.kind === 'delegate' && r.arg === start.inPos),
+    );
     if (stagingReaders.length > 0) {
-      refuse('ZC_REWRITE_OTHER_READER', at(start, 'in'), `the staging copy ${valueLabel(plan, start.inArg)} of buffer ${bl} is also read by ${describeReaders(plan, stagingReaders)}`);
+      refuse(
+        'ZC_REWRITE_OTHER_READER',
+        at(start, 'in'),
+        `the staging copy ${valueLabel(plan, start.inArg)} of buffer ${bl} is also read by ${describeReaders(plan, stagingReaders)}`,
+      );
     }
 
     const chain: Link[] = [start];
@@ -290,7 +354,10 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
     let end: { d2h: At; host: number; copy: At } | null = null;
     while (!end) {
       const readers = refs[cur.outArg].filter((r) => !(r.kind === 'delegate' && refAt(r, cur.dg.at) && r.arg === cur.outPos));
-      const next = readers.length === 1 && readers[0].kind === 'delegate' ? links.find((l) => refAt(readers[0], l.dg.at) && l.inPos === (readers[0] as { arg: number }).arg) : undefined;
+      const next =
+        readers.length === 1 && readers[0].kind === 'delegate'
+          ? links.find((l) => refAt(readers[0], l.dg.at) && l.inPos === (readers[0] as { arg: number }).arg)
+          : undefined;
       if (next && !visited.has(next)) {
         chain.push(next);
         visited.add(next);
@@ -301,7 +368,10 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
       if (readers.length === 1 && r.kind === 'kernel' && r.op === D2H_COPY && r.arg === 0) {
         const host = copyOf(plan, instructionAt(plan, r.at), D2H_COPY)!.dst;
         const hostReaders = refs[host].filter((x) => !isCopyOutput(x, D2H_COPY));
-        const w = hostReaders.length === 1 && hostReaders[0].kind === 'kernel' && hostReaders[0].arg === 1 ? writeBackOf(plan, instructionAt(plan, hostReaders[0].at)) : null;
+        const w =
+          hostReaders.length === 1 && hostReaders[0].kind === 'kernel' && hostReaders[0].arg === 1
+            ? writeBackOf(plan, instructionAt(plan, hostReaders[0].at))
+            : null;
         if (w && hostReaders[0].kind === 'kernel') {
           if (w.dest !== buffer) {
             refuse(
@@ -313,32 +383,70 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
           end = { d2h: r.at, host, copy: hostReaders[0].at };
           break;
         }
-        refuse('ZC_REWRITE_OUTPUT_READ', at(cur, 'out'), `aliased output ${JSON.stringify(cur.output)} is copied to the host as ${valueLabel(plan, host)}, which is read by ${describeReaders(plan, hostReaders)} instead of one write-back into ${bl}`);
+        refuse(
+          'ZC_REWRITE_OUTPUT_READ',
+          at(cur, 'out'),
+          `aliased output ${JSON.stringify(cur.output)} is copied to the host as ${valueLabel(plan, host)}, which is read by ${describeReaders(plan, hostReaders)} instead of one write-back into ${bl}`,
+        );
       }
       if (readers.length === 0) {
-        refuse('ZC_REWRITE_OUTPUT_READ', at(cur, 'out'), `aliased output ${JSON.stringify(cur.output)} (${valueLabel(plan, cur.outArg)}) is never written back into ${bl}: the staged program loses this update, and un-staging it would change what the program computes`);
+        refuse(
+          'ZC_REWRITE_OUTPUT_READ',
+          at(cur, 'out'),
+          `aliased output ${JSON.stringify(cur.output)} (${valueLabel(plan, cur.outArg)}) is never written back into ${bl}: the staged program loses this update, and un-staging it would change what the program computes`,
+        );
       }
-      refuse('ZC_REWRITE_OUTPUT_READ', at(cur, 'out'), `aliased output ${JSON.stringify(cur.output)} (${valueLabel(plan, cur.outArg)}) is read by ${describeReaders(plan, readers)}; only its write-back into ${bl} may read it`);
+      refuse(
+        'ZC_REWRITE_OUTPUT_READ',
+        at(cur, 'out'),
+        `aliased output ${JSON.stringify(cur.output)} (${valueLabel(plan, cur.outArg)}) is read by ${describeReaders(plan, readers)}; only its write-back into ${bl} may read it`,
+      );
     }
 
-    const bufferReaders = refs[buffer].filter((r) => !(r.kind === 'kernel' && refAt(r, staging.at) && r.arg === 0) && !(r.kind === 'kernel' && refAt(r, end!.copy) && r.op === COPY_BACK && r.arg !== 1));
+    const bufferReaders = refs[buffer].filter(
+      (r) =>
+        !(r.kind === 'kernel' && refAt(r, staging.at) && r.arg === 0) &&
+        !(r.kind === 'kernel' && refAt(r, end!.copy) && r.op === COPY_BACK && r.arg !== 1),
+    );
     if (bufferReaders.length > 0) {
-      refuse('ZC_REWRITE_OTHER_READER', `${planName(plan, chain[0].dg.p)} > ${bl}`, `cache ${bl} is also read by ${describeReaders(plan, bufferReaders)}; once it lives on the device only its engine may read it`);
+      refuse(
+        'ZC_REWRITE_OTHER_READER',
+        `${planName(plan, chain[0].dg.p)} > ${bl}`,
+        `cache ${bl} is also read by ${describeReaders(plan, bufferReaders)}; once it lives on the device only its engine may read it`,
+      );
     }
     const devices = [...new Set(chain.map((l) => l.dg.device))];
     if (devices.length > 1) {
-      refuse('ZC_REWRITE_DEVICE_CONFLICT', `${planName(plan, chain[0].dg.p)} > ${bl}`, `cache ${bl} is updated by engines on ${devices.map((d) => `cuda:${d}`).join(' and ')} (${chain.map((l) => l.dg.location).join(', ')})`);
+      refuse(
+        'ZC_REWRITE_DEVICE_CONFLICT',
+        `${planName(plan, chain[0].dg.p)} > ${bl}`,
+        `cache ${bl} is updated by engines on ${devices.map((d) => `cuda:${d}`).join(' and ')} (${chain.map((l) => l.dg.location).join(', ')})`,
+      );
     }
     if (chain.length > 1) {
       const who = chain.map((l) => l.dg.location).join(' then ');
-      if (!opts.shareCache) refuse('ZC_REWRITE_SHARED_DELEGATES', `${planName(plan, chain[0].dg.p)} > ${bl}`, `cache ${bl} is shared by ${chain.length} delegates (${who}): each updates it in turn`);
-      if (tensorName(bt) === null) refuse('ZC_REWRITE_SHARED_DELEGATES', `${planName(plan, chain[0].dg.p)} > ${bl}`, `cache ${bl} is shared by ${who}, and the decision cannot be recorded: the buffer has no fully_qualified_name`);
+      if (!opts.shareCache)
+        refuse(
+          'ZC_REWRITE_SHARED_DELEGATES',
+          `${planName(plan, chain[0].dg.p)} > ${bl}`,
+          `cache ${bl} is shared by ${chain.length} delegates (${who}): each updates it in turn`,
+        );
+      if (tensorName(bt) === null)
+        refuse(
+          'ZC_REWRITE_SHARED_DELEGATES',
+          `${planName(plan, chain[0].dg.p)} > ${bl}`,
+          `cache ${bl} is shared by ${who}, and the decision cannot be recorded: the buffer has no fully_qualified_name`,
+        );
     }
     chains.push({ buffer, h2d: staging.at, staging: start.inArg, links: chain, ...end, device: devices[0], partners: [] });
   }
   const lost = links.find((l) => !visited.has(l));
   if (lost) {
-    refuse('ZC_REWRITE_NOT_STAGED_BUFFER', at(lost, 'in'), `aliased input ${JSON.stringify(lost.input)} is fed ${valueLabel(plan, lost.inArg)}, which no staging copy of a mutable buffer leads to`);
+    refuse(
+      'ZC_REWRITE_NOT_STAGED_BUFFER',
+      at(lost, 'in'),
+      `aliased input ${JSON.stringify(lost.input)} is fed ${valueLabel(plan, lost.inArg)}, which no staging copy of a mutable buffer leads to`,
+    );
   }
   return chains;
 }
@@ -384,13 +492,22 @@ function checkSharedArenas(program: Program, work: MethodWork[], blobs: BlobTabl
     const zc = zeroCopyBuffersOf(program, p, blobs);
     const at = `${planName(plan, p)} > arena ${arena}`;
     const place = arenaDevice(plan, arena);
-    if (place.type === 'cuda' && place.index !== device) refuse('ZC_REWRITE_SHARED_ARENA_MIXED', at, `the shared state arena is on ${deviceLabel(place)}, but ${why} is updated on cuda:${device}`);
+    if (place.type === 'cuda' && place.index !== device)
+      refuse(
+        'ZC_REWRITE_SHARED_ARENA_MIXED',
+        at,
+        `the shared state arena is on ${deviceLabel(place)}, but ${why} is updated on cuda:${device}`,
+      );
     for (let v = 0; v < plan.values.length; v++) {
       const t = tensorAt(plan, v);
       if (!t?.allocationInfo || t.allocationInfo.memoryId !== arena) continue;
       const c = chainOf.get(`${p}:${v}`);
       if (c ? c.device !== device : !zc.has(v)) {
-        refuse('ZC_REWRITE_SHARED_ARENA_MIXED', at, `the shared state arena also holds ${valueLabel(plan, v)}, which ${c ? `is updated on cuda:${c.device}` : 'does not become zero-copy'}; the arena moves to cuda:${device} as a whole`);
+        refuse(
+          'ZC_REWRITE_SHARED_ARENA_MIXED',
+          at,
+          `the shared state arena also holds ${valueLabel(plan, v)}, which ${c ? `is updated on cuda:${c.device}` : 'does not become zero-copy'}; the arena moves to cuda:${device} as a whole`,
+        );
       }
     }
     arenas.set(key, device);
@@ -402,7 +519,9 @@ function checkSharedArenas(program: Program, work: MethodWork[], blobs: BlobTabl
 // Editing
 
 function cudaArenaFor(plan: ExecutionPlan, device: number): number {
-  const found = plan.nonConstBufferDevice.find((e) => e.deviceType === DeviceType.CUDA && e.deviceIndex === device && e.bufferIdx > 0 && e.bufferIdx < plan.nonConstBufferSizes.length);
+  const found = plan.nonConstBufferDevice.find(
+    (e) => e.deviceType === DeviceType.CUDA && e.deviceIndex === device && e.bufferIdx > 0 && e.bufferIdx < plan.nonConstBufferSizes.length,
+  );
   if (found) return found.bufferIdx;
   if (plan.nonConstBufferSizes.length === 0) plan.nonConstBufferSizes.push(0n); // arena 0 is reserved
   plan.nonConstBufferSizes.push(0n);
@@ -432,7 +551,11 @@ function tagDevice(t: Tensor, device: number): void {
 
 const arenaLabel = (plan: ExecutionPlan, arena: number) => `arena ${arena} (${deviceLabel(arenaDevice(plan, arena))})`;
 
-function rewriteMethod(w: MethodWork, sharedArenas: Map<string, number>, layoutShared: ReadonlySet<string>): { report: ZeroCopyMethod; delegates: ZeroCopyDelegate[]; valueMap: Int32Array } {
+function rewriteMethod(
+  w: MethodWork,
+  sharedArenas: Map<string, number>,
+  layoutShared: ReadonlySet<string>,
+): { report: ZeroCopyMethod; delegates: ZeroCopyDelegate[]; valueMap: Int32Array } {
   const { plan, p } = w;
   const method = planName(plan, p);
   const stagingBefore = stagingBytes(plan);
@@ -463,7 +586,8 @@ function rewriteMethod(w: MethodWork, sharedArenas: Map<string, number>, layoutS
     if (t?.allocationInfo) fromArena.set(v, t.allocationInfo.memoryId);
   }
   const delegates = new Map<number, { dg: KvDelegate; links: Link[] }>();
-  for (const c of w.chains) for (const l of c.links) delegates.set(l.dg.d, { dg: l.dg, links: [...(delegates.get(l.dg.d)?.links ?? []), l] });
+  for (const c of w.chains)
+    for (const l of c.links) delegates.set(l.dg.d, { dg: l.dg, links: [...(delegates.get(l.dg.d)?.links ?? []), l] });
   const bufferOfLink = new Map<Link, number>();
   for (const c of w.chains) for (const l of c.links) bufferOfLink.set(l, c.buffer);
   for (const { dg, links } of delegates.values()) {
@@ -492,7 +616,14 @@ function rewriteMethod(w: MethodWork, sharedArenas: Map<string, number>, layoutS
       return n === null ? [] : [n];
     });
     if (shared.length > 0) delegate.compileSpecs = setSpec(delegate.compileSpecs, SPEC_SHARED_KV_CACHE, encodeSharedKvCache(shared));
-    out.push({ method, delegate: dg.d, location: dg.location, elided, buffers: ordered.map((l) => valueLabel(plan, bufferOfLink.get(l)!)), shared });
+    out.push({
+      method,
+      delegate: dg.d,
+      location: dg.location,
+      elided,
+      buffers: ordered.map((l) => valueLabel(plan, bufferOfLink.get(l)!)),
+      shared,
+    });
   }
 
   // Values and operators nothing uses any more.
@@ -514,7 +645,12 @@ function rewriteMethod(w: MethodWork, sharedArenas: Map<string, number>, layoutS
     if (sharedArenas.has(key)) {
       setArenaDevice(plan, t.allocationInfo!.memoryId, c.device);
       tagDevice(t, c.device);
-      caches.push({ buffer: valueLabel(plan, v), bytes: tensorBytes(t) ?? 0n, from, to: `${arenaLabel(plan, t.allocationInfo!.memoryId)}, shared, in place` });
+      caches.push({
+        buffer: valueLabel(plan, v),
+        bytes: tensorBytes(t) ?? 0n,
+        from,
+        to: `${arenaLabel(plan, t.allocationInfo!.memoryId)}, shared, in place`,
+      });
       continue;
     }
     touched.add(t.allocationInfo!.memoryId);
@@ -551,10 +687,12 @@ function rewriteMethod(w: MethodWork, sharedArenas: Map<string, number>, layoutS
     refuse('ZC_REWRITE_INTERNAL', method, `the write-backs left are [${after.join(', ')}], expected [${expected.join(', ')}]`);
   }
   const edges: AliasEdge[] = [];
-  for (const { dg } of delegates.values()) edges.push(...aliasEdgesOf(plan, dg.d, dg.meta, new Set(aliasedOutputs(dg.meta).map((b) => b.name))));
+  for (const { dg } of delegates.values())
+    edges.push(...aliasEdgesOf(plan, dg.d, dg.meta, new Set(aliasedOutputs(dg.meta).map((b) => b.name))));
   const sharedChains = new Set(w.chains.filter((c) => c.links.length > 1).map((c) => m(c.buffer)));
   for (const u of bufferUpdates(plan, edges, (v) => sharedChains.has(v))) {
-    if (u.zeroCopy.length > 0 && u.count !== 1) refuse('ZC_REWRITE_INTERNAL', method, `${valueLabel(plan, u.value)} is updated ${u.count} times after the rewrite`);
+    if (u.zeroCopy.length > 0 && u.count !== 1)
+      refuse('ZC_REWRITE_INTERNAL', method, `${valueLabel(plan, u.value)} is updated ${u.count} times after the rewrite`);
   }
 
   const arenas = plan.nonConstBufferSizes
@@ -638,12 +776,16 @@ const mb = (n: number | bigint) => formatIEC(BigInt(n));
 
 export function describeZeroCopy(r: ZeroCopyResult): string[] {
   if (!r.changed) {
-    return [`already zero-copy, nothing to un-stage: ${r.already.map((d) => `${d.location} elides ${d.elided.join(', ')}`).join('; ') || 'no staged cache'}`];
+    return [
+      `already zero-copy, nothing to un-stage: ${r.already.map((d) => `${d.location} elides ${d.elided.join(', ')}`).join('; ') || 'no staged cache'}`,
+    ];
   }
   const lines: string[] = [];
   const list = (xs: string[]) => (xs.length <= 4 ? xs.join(', ') : `${xs.length}: ${xs[0]}, ${xs[1]}, ..., ${xs[xs.length - 1]}`);
   for (const d of r.rewritten) {
-    lines.push(`${d.location}: stamped zero_copy_kv (${list(d.elided)}); fed its caches directly (${list(d.buffers)})${d.shared.length ? `; shared_kv_cache (${list(d.shared)})` : ''}`);
+    lines.push(
+      `${d.location}: stamped zero_copy_kv (${list(d.elided)}); fed its caches directly (${list(d.buffers)})${d.shared.length ? `; shared_kv_cache (${list(d.shared)})` : ''}`,
+    );
   }
   for (const m of r.methods) {
     const bytes = m.caches.reduce((s, c) => s + c.bytes, 0n);
@@ -658,7 +800,14 @@ export function describeZeroCopy(r: ZeroCopyResult): string[] {
   return lines;
 }
 
-const delegateJson = (d: ZeroCopyDelegate) => ({ method: d.method, delegate: d.delegate, location: d.location, elided: d.elided, buffers: d.buffers, shared: d.shared });
+const delegateJson = (d: ZeroCopyDelegate) => ({
+  method: d.method,
+  delegate: d.delegate,
+  location: d.location,
+  elided: d.elided,
+  buffers: d.buffers,
+  shared: d.shared,
+});
 
 /** What the zero-copy pass reports (`rewrite --json` passes[].details). */
 export type ZeroCopyDetails = ReturnType<typeof detailsOf>;

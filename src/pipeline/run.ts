@@ -85,7 +85,11 @@ export interface RefusalFindings {
 }
 
 /** A refusal that carries the findings behind it, for the caller to show. */
-export function withDiagnostics<E extends Error>(error: E, diagnostics: readonly Diagnostic[], program: Program | null = null): E & RefusalFindings {
+export function withDiagnostics<E extends Error>(
+  error: E,
+  diagnostics: readonly Diagnostic[],
+  program: Program | null = null,
+): E & RefusalFindings {
   return Object.assign(error, { diagnostics, program });
 }
 
@@ -135,7 +139,12 @@ export async function runPipeline(input: string | PteFile, opts: PipelineOptions
   }
 }
 
-async function rewriteOpened(pte: PteFile, target: ClaimedTarget | null, opts: PipelineOptions, recovered: boolean): Promise<PipelineOutcome> {
+async function rewriteOpened(
+  pte: PteFile,
+  target: ClaimedTarget | null,
+  opts: PipelineOptions,
+  recovered: boolean,
+): Promise<PipelineOutcome> {
   const unsound = unsoundInput(pte);
   if (unsound) throw withDiagnostics(unsound.error, unsound.diagnostics, pte.program);
   // The segment table as opened: an in-place write keeps the file's segments.

@@ -17,7 +17,12 @@ export function sourcesFrom(pte: PteFile): SegmentSource[] {
  * `target` with `pte`'s segments, keeping the source's segment alignment and
  * header style. `extraSegments` are appended after the source's segments.
  */
-export function writeFromSource(pte: PteFile, program: Program, target: string, opts: WriteOptions & { extraSegments?: SegmentSource[] } = {}): Promise<WriteResult> {
+export function writeFromSource(
+  pte: PteFile,
+  program: Program,
+  target: string,
+  opts: WriteOptions & { extraSegments?: SegmentSource[] } = {},
+): Promise<WriteResult> {
   const sources = [...sourcesFrom(pte), ...(opts.extraSegments ?? [])];
   // A pass that appended segments has already added their table entries.
   return writePte(target, program, sources.slice(0, program.segments.length), {

@@ -103,7 +103,10 @@ function tensor(t: FbTensor): M.Tensor {
       },
     },
     t,
-    [['sizes', 2], ['dim_order', 3]],
+    [
+      ['sizes', 2],
+      ['dim_order', 3],
+    ],
   );
 }
 
@@ -134,7 +137,18 @@ function evalue(v: FbEValue): M.EValue {
     }
     case KernelTypes.BoolList: {
       const l = v.val(new FbBoolList()) as FbBoolList;
-      return absent({ type: 'BoolList' as const, items: list(l.itemsLength(), (i) => l.items(i), (b) => b) }, l, [['items', 0]]);
+      return absent(
+        {
+          type: 'BoolList' as const,
+          items: list(
+            l.itemsLength(),
+            (i) => l.items(i),
+            (b) => b,
+          ),
+        },
+        l,
+        [['items', 0]],
+      );
     }
     case KernelTypes.TensorList: {
       const l = v.val(new FbTensorList()) as FbTensorList;
@@ -159,11 +173,9 @@ function instruction(ins: FbInstruction): M.Instruction {
     }
     case InstructionArguments.DelegateCall: {
       const d = ins.instrArgs(new FbDelegateCall()) as FbDelegateCall;
-      return absent(
-        { type: 'DelegateCall' as const, delegateIndex: d.delegateIndex(), args: ints(d.argsLength(), (i) => d.args(i)) },
-        d,
-        [['args', 1]],
-      );
+      return absent({ type: 'DelegateCall' as const, delegateIndex: d.delegateIndex(), args: ints(d.argsLength(), (i) => d.args(i)) }, d, [
+        ['args', 1],
+      ]);
     }
     case InstructionArguments.MoveCall: {
       const m = ins.instrArgs(new FbMoveCall()) as FbMoveCall;
@@ -184,12 +196,16 @@ function instruction(ins: FbInstruction): M.Instruction {
 function frameList(fl: FbFrameList): M.FrameList {
   return absent(
     {
-      items: list(fl.itemsLength(), (i) => fl.items(i), (fr) => ({
-        filename: fr.filename(),
-        lineno: fr.lineno(),
-        name: fr.name(),
-        context: fr.context(),
-      })),
+      items: list(
+        fl.itemsLength(),
+        (i) => fl.items(i),
+        (fr) => ({
+          filename: fr.filename(),
+          lineno: fr.lineno(),
+          name: fr.name(),
+          context: fr.context(),
+        }),
+      ),
     },
     fl,
     [['items', 0]],
@@ -205,7 +221,12 @@ function chain(c: FbChain): M.Chain {
       stacktrace: list(c.stacktraceLength(), (i) => c.stacktrace(i), frameList),
     },
     c,
-    [['inputs', 0], ['outputs', 1], ['instructions', 2], ['stacktrace', 3]],
+    [
+      ['inputs', 0],
+      ['outputs', 1],
+      ['instructions', 2],
+      ['stacktrace', 3],
+    ],
   );
 }
 
@@ -215,8 +236,10 @@ function delegate(d: FbDelegate): M.BackendDelegate {
     {
       id: d.id(),
       processed: p && { location: p.location(), index: p.index() },
-      compileSpecs: list(d.compileSpecsLength(), (i) => d.compileSpecs(i), (cs) =>
-        absent<M.CompileSpec>({ key: cs.key(), value: bytesView(cs as unknown as FbTable, 1) }, cs, [['value', 1]]),
+      compileSpecs: list(
+        d.compileSpecsLength(),
+        (i) => d.compileSpecs(i),
+        (cs) => absent<M.CompileSpec>({ key: cs.key(), value: bytesView(cs as unknown as FbTable, 1) }, cs, [['value', 1]]),
       ),
     },
     d,
@@ -234,29 +257,41 @@ function plan(p: FbPlan): M.ExecutionPlan {
       inputs: ints(p.inputsLength(), (i) => p.inputs(i)),
       outputs: ints(p.outputsLength(), (i) => p.outputs(i)),
       chains: list(p.chainsLength(), (i) => p.chains(i), chain),
-      operators: list(p.operatorsLength(), (i) => p.operators(i), (o) => ({ name: o.name(), overload: o.overload() })),
+      operators: list(
+        p.operatorsLength(),
+        (i) => p.operators(i),
+        (o) => ({ name: o.name(), overload: o.overload() }),
+      ),
       delegates: list(p.delegatesLength(), (i) => p.delegates(i), delegate),
       nonConstBufferSizes: bigints(p.nonConstBufferSizesLength(), (i) => p.nonConstBufferSizes(i)),
-      nonConstBufferDevice: list(p.nonConstBufferDeviceLength(), (i) => p.nonConstBufferDevice(i), (d) => ({
-        bufferIdx: d.bufferIdx(),
-        deviceType: d.deviceType(),
-        deviceIndex: d.deviceIndex(),
-      })),
+      nonConstBufferDevice: list(
+        p.nonConstBufferDeviceLength(),
+        (i) => p.nonConstBufferDevice(i),
+        (d) => ({
+          bufferIdx: d.bufferIdx(),
+          deviceType: d.deviceType(),
+          deviceIndex: d.deviceIndex(),
+        }),
+      ),
     },
     p,
     [
-      ['values', 2], ['inputs', 3], ['outputs', 4], ['chains', 5], ['operators', 6],
-      ['delegates', 7], ['non_const_buffer_sizes', 8], ['non_const_buffer_device', 9],
+      ['values', 2],
+      ['inputs', 3],
+      ['outputs', 4],
+      ['chains', 5],
+      ['operators', 6],
+      ['delegates', 7],
+      ['non_const_buffer_sizes', 8],
+      ['non_const_buffer_device', 9],
     ],
   );
 }
 
 function subsegments(s: FbSubsegmentOffsets): M.SubsegmentOffsets {
-  return absent<M.SubsegmentOffsets>(
-    { segmentIndex: s.segmentIndex(), offsets: bigints(s.offsetsLength(), (i) => s.offsets(i)) },
-    s,
-    [['offsets', 1]],
-  );
+  return absent<M.SubsegmentOffsets>({ segmentIndex: s.segmentIndex(), offsets: bigints(s.offsetsLength(), (i) => s.offsets(i)) }, s, [
+    ['offsets', 1],
+  ]);
 }
 
 /**
@@ -274,21 +309,37 @@ export function decodeProgram(bytes: Uint8Array, rootOffset?: number): M.Program
     {
       version: p.version(),
       executionPlan: list(p.executionPlanLength(), (i) => p.executionPlan(i), plan),
-      constantBuffer: list(p.constantBufferLength(), (i) => p.constantBuffer(i), (b) =>
-        absent<M.Buffer>({ storage: bytesView(b as unknown as FbTable, 0) }, b, [['storage', 0]]),
+      constantBuffer: list(
+        p.constantBufferLength(),
+        (i) => p.constantBuffer(i),
+        (b) => absent<M.Buffer>({ storage: bytesView(b as unknown as FbTable, 0) }, b, [['storage', 0]]),
       ),
-      backendDelegateData: list(p.backendDelegateDataLength(), (i) => p.backendDelegateData(i), (d) =>
-        absent<M.BackendDelegateInlineData>({ data: bytesView(d as unknown as FbTable, 0) }, d, [['data', 0]]),
+      backendDelegateData: list(
+        p.backendDelegateDataLength(),
+        (i) => p.backendDelegateData(i),
+        (d) => absent<M.BackendDelegateInlineData>({ data: bytesView(d as unknown as FbTable, 0) }, d, [['data', 0]]),
       ),
-      segments: list(p.segmentsLength(), (i) => p.segments(i), (s) => ({ offset: s.offset(), size: s.size() })),
+      segments: list(
+        p.segmentsLength(),
+        (i) => p.segments(i),
+        (s) => ({ offset: s.offset(), size: s.size() }),
+      ),
       constantSegment: constantSegment && subsegments(constantSegment),
       mutableDataSegments: list(p.mutableDataSegmentsLength(), (i) => p.mutableDataSegments(i), subsegments),
-      namedData: list(p.namedDataLength(), (i) => p.namedData(i), (n) => ({ key: n.key(), segmentIndex: n.segmentIndex() })),
+      namedData: list(
+        p.namedDataLength(),
+        (i) => p.namedData(i),
+        (n) => ({ key: n.key(), segmentIndex: n.segmentIndex() }),
+      ),
     },
     p,
     [
-      ['execution_plan', 1], ['constant_buffer', 2], ['backend_delegate_data', 3], ['segments', 4],
-      ['mutable_data_segments', 6], ['named_data', 7],
+      ['execution_plan', 1],
+      ['constant_buffer', 2],
+      ['backend_delegate_data', 3],
+      ['segments', 4],
+      ['mutable_data_segments', 6],
+      ['named_data', 7],
     ],
   );
 }

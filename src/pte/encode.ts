@@ -119,7 +119,14 @@ function tensor(b: B, t: M.Tensor): Offset {
 }
 
 /** A one-vector table (IntList and friends) that keeps an absent vector absent. */
-function listTable(b: B, v: M.Fidelity & { items: unknown[] }, start: (b: B) => void, add: (b: B, o: Offset) => void, end: (b: B) => Offset, vector: () => Offset): Offset {
+function listTable(
+  b: B,
+  v: M.Fidelity & { items: unknown[] },
+  start: (b: B) => void,
+  add: (b: B, o: Offset) => void,
+  end: (b: B) => Offset,
+  vector: () => Offset,
+): Offset {
   const items = keep(v, 'items', v.items.length) ? vector() : 0;
   start(b);
   if (items) add(b, items);
@@ -144,24 +151,39 @@ function evalueBody(b: B, v: M.EValue): [KernelTypes, Offset] {
     case 'String':
       return [KernelTypes.String, FbString.createString(b, str(b, v.stringVal))];
     case 'IntList':
-      return [KernelTypes.IntList, listTable(b, v, FbIntList.startIntList, FbIntList.addItems, FbIntList.endIntList, () => int64s(b, v.items))];
+      return [
+        KernelTypes.IntList,
+        listTable(b, v, FbIntList.startIntList, FbIntList.addItems, FbIntList.endIntList, () => int64s(b, v.items)),
+      ];
     case 'DoubleList':
       return [
         KernelTypes.DoubleList,
-        listTable(b, v, FbDoubleList.startDoubleList, FbDoubleList.addItems, FbDoubleList.endDoubleList, () => FbDoubleList.createItemsVector(b, v.items)),
+        listTable(b, v, FbDoubleList.startDoubleList, FbDoubleList.addItems, FbDoubleList.endDoubleList, () =>
+          FbDoubleList.createItemsVector(b, v.items),
+        ),
       ];
     case 'BoolList':
       return [
         KernelTypes.BoolList,
-        listTable(b, v, FbBoolList.startBoolList, FbBoolList.addItems, FbBoolList.endBoolList, () => FbBoolList.createItemsVector(b, v.items)),
+        listTable(b, v, FbBoolList.startBoolList, FbBoolList.addItems, FbBoolList.endBoolList, () =>
+          FbBoolList.createItemsVector(b, v.items),
+        ),
       ];
     case 'TensorList':
-      return [KernelTypes.TensorList, listTable(b, v, FbTensorList.startTensorList, FbTensorList.addItems, FbTensorList.endTensorList, () => int32s(b, v.items))];
+      return [
+        KernelTypes.TensorList,
+        listTable(b, v, FbTensorList.startTensorList, FbTensorList.addItems, FbTensorList.endTensorList, () => int32s(b, v.items)),
+      ];
     case 'OptionalTensorList':
       return [
         KernelTypes.OptionalTensorList,
-        listTable(b, v, FbOptionalTensorList.startOptionalTensorList, FbOptionalTensorList.addItems, FbOptionalTensorList.endOptionalTensorList, () =>
-          int32s(b, v.items),
+        listTable(
+          b,
+          v,
+          FbOptionalTensorList.startOptionalTensorList,
+          FbOptionalTensorList.addItems,
+          FbOptionalTensorList.endOptionalTensorList,
+          () => int32s(b, v.items),
         ),
       ];
   }
@@ -235,8 +257,18 @@ function frameList(b: B, fl: M.FrameList): Offset {
 function chain(b: B, c: M.Chain): Offset {
   const inputs = keep(c, 'inputs', c.inputs.length) ? int32s(b, c.inputs) : 0;
   const outputs = keep(c, 'outputs', c.outputs.length) ? int32s(b, c.outputs) : 0;
-  const instructions = keep(c, 'instructions', c.instructions.length) ? offsets(b, c.instructions.map((i) => instruction(b, i))) : 0;
-  const stacktrace = keep(c, 'stacktrace', c.stacktrace.length) ? offsets(b, c.stacktrace.map((fl) => frameList(b, fl))) : 0;
+  const instructions = keep(c, 'instructions', c.instructions.length)
+    ? offsets(
+        b,
+        c.instructions.map((i) => instruction(b, i)),
+      )
+    : 0;
+  const stacktrace = keep(c, 'stacktrace', c.stacktrace.length)
+    ? offsets(
+        b,
+        c.stacktrace.map((fl) => frameList(b, fl)),
+      )
+    : 0;
   FbChain.startChain(b);
   if (inputs) FbChain.addInputs(b, inputs);
   if (outputs) FbChain.addOutputs(b, outputs);
@@ -279,10 +311,20 @@ function plan(b: B, p: M.ExecutionPlan): Offset {
     if (out) FbContainerMetadata.addEncodedOutStr(b, out);
     meta = FbContainerMetadata.endContainerMetadata(b);
   }
-  const values = keep(p, 'values', p.values.length) ? offsets(b, p.values.map((v) => evalue(b, v))) : 0;
+  const values = keep(p, 'values', p.values.length)
+    ? offsets(
+        b,
+        p.values.map((v) => evalue(b, v)),
+      )
+    : 0;
   const inputs = keep(p, 'inputs', p.inputs.length) ? int32s(b, p.inputs) : 0;
   const outputs = keep(p, 'outputs', p.outputs.length) ? int32s(b, p.outputs) : 0;
-  const chains = keep(p, 'chains', p.chains.length) ? offsets(b, p.chains.map((c) => chain(b, c))) : 0;
+  const chains = keep(p, 'chains', p.chains.length)
+    ? offsets(
+        b,
+        p.chains.map((c) => chain(b, c)),
+      )
+    : 0;
   const operators = keep(p, 'operators', p.operators.length)
     ? offsets(
         b,
@@ -296,7 +338,12 @@ function plan(b: B, p: M.ExecutionPlan): Offset {
         }),
       )
     : 0;
-  const delegates = keep(p, 'delegates', p.delegates.length) ? offsets(b, p.delegates.map((d) => delegate(b, d))) : 0;
+  const delegates = keep(p, 'delegates', p.delegates.length)
+    ? offsets(
+        b,
+        p.delegates.map((d) => delegate(b, d)),
+      )
+    : 0;
   const sizes = keep(p, 'non_const_buffer_sizes', p.nonConstBufferSizes.length) ? int64s(b, p.nonConstBufferSizes) : 0;
   const devices = keep(p, 'non_const_buffer_device', p.nonConstBufferDevice.length)
     ? offsets(
@@ -333,7 +380,12 @@ function subsegments(b: B, s: M.SubsegmentOffsets): Offset {
  */
 export function encodeProgram(program: M.Program): Uint8Array {
   const b = new flatbuffers.Builder(1024 + program.constantBuffer.reduce((n, c) => n + c.storage.length, 0));
-  const plans = keep(program, 'execution_plan', program.executionPlan.length) ? offsets(b, program.executionPlan.map((p) => plan(b, p))) : 0;
+  const plans = keep(program, 'execution_plan', program.executionPlan.length)
+    ? offsets(
+        b,
+        program.executionPlan.map((p) => plan(b, p)),
+      )
+    : 0;
   const constants = keep(program, 'constant_buffer', program.constantBuffer.length)
     ? offsets(
         b,
@@ -357,11 +409,17 @@ export function encodeProgram(program: M.Program): Uint8Array {
       )
     : 0;
   const segments = keep(program, 'segments', program.segments.length)
-    ? offsets(b, program.segments.map((s) => FbDataSegment.createDataSegment(b, s.offset, s.size)))
+    ? offsets(
+        b,
+        program.segments.map((s) => FbDataSegment.createDataSegment(b, s.offset, s.size)),
+      )
     : 0;
   const constantSegment = program.constantSegment ? subsegments(b, program.constantSegment) : 0;
   const mutable = keep(program, 'mutable_data_segments', program.mutableDataSegments.length)
-    ? offsets(b, program.mutableDataSegments.map((s) => subsegments(b, s)))
+    ? offsets(
+        b,
+        program.mutableDataSegments.map((s) => subsegments(b, s)),
+      )
     : 0;
   const named = keep(program, 'named_data', program.namedData.length)
     ? offsets(

@@ -61,7 +61,10 @@ function field(out: Record<string, Json>, obj: Record<string, unknown>, f: Field
     case 'vectorOfTables': {
       const items = Array.from(v as ArrayLike<unknown>);
       if (items.length === 0 && absent) return;
-      out[f.name] = kind.k === 'vectorOfTables' ? items.map((i) => table(kind.table, i as Record<string, unknown>)) : items.map((i) => scalar(i, kind.k === 'vector' ? kind.of : undefined));
+      out[f.name] =
+        kind.k === 'vectorOfTables'
+          ? items.map((i) => table(kind.table, i as Record<string, unknown>))
+          : items.map((i) => scalar(i, kind.k === 'vector' ? kind.of : undefined));
       return;
     }
   }

@@ -72,45 +72,84 @@ export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
     // failed, exit 1); anything else, an empty file included, is not a
     // program at all, like any other file without the identifier (exit 2).
     const seen = ascii(head, 4, Math.max(0, Math.min(head.length, fileSize) - 4));
-    if (seen.length > 0 && FILE_IDENTIFIER.startsWith(seen)) fail('PTE_TRUNCATED', 'header', `file is ${fileSize} bytes, too short for a program header (8)`);
-    throw new TrtxError('PTE_NOT_A_PROGRAM', 'header', fileSize === 0 ? 'not an ExecuTorch program: the file is empty' : `not an ExecuTorch program: ${fileSize} bytes, too short for a program header (8)`, {
-      kind: 'usage',
-    });
+    if (seen.length > 0 && FILE_IDENTIFIER.startsWith(seen))
+      fail('PTE_TRUNCATED', 'header', `file is ${fileSize} bytes, too short for a program header (8)`);
+    throw new TrtxError(
+      'PTE_NOT_A_PROGRAM',
+      'header',
+      fileSize === 0
+        ? 'not an ExecuTorch program: the file is empty'
+        : `not an ExecuTorch program: ${fileSize} bytes, too short for a program header (8)`,
+      {
+        kind: 'usage',
+      },
+    );
   }
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const identifier = ascii(head, 4, 4);
   if (identifier !== FILE_IDENTIFIER && isInterruptedMarker(identifier)) {
-    throw new TrtxError('PTE_REWRITE_INTERRUPTED', 'header.file_identifier', 'an in-place rewrite by trtx was interrupted before it finished; the program head is incomplete', {
-      hint: `rerun \`trtx rewrite FILE --in-place\` (any flags): it finishes the interrupted write from FILE${IN_PLACE_JOURNAL_SUFFIX}`,
-    });
+    throw new TrtxError(
+      'PTE_REWRITE_INTERRUPTED',
+      'header.file_identifier',
+      'an in-place rewrite by trtx was interrupted before it finished; the program head is incomplete',
+      {
+        hint: `rerun \`trtx rewrite FILE --in-place\` (any flags): it finishes the interrupted write from FILE${IN_PLACE_JOURNAL_SUFFIX}`,
+      },
+    );
   }
   if (identifier !== FILE_IDENTIFIER) {
     // "ET" and two digits is an ExecuTorch program of another format version
     // (the file failed); anything else is not a program at all (wrong input).
     if (/^ET[0-9]{2}$/.test(identifier)) {
-      fail('PTE_IDENTIFIER', 'header.file_identifier', `unsupported program format version "${identifier}" (trtx reads ${FILE_IDENTIFIER})`);
+      fail(
+        'PTE_IDENTIFIER',
+        'header.file_identifier',
+        `unsupported program format version "${identifier}" (trtx reads ${FILE_IDENTIFIER})`,
+      );
     }
-    throw new TrtxError('PTE_NOT_A_PROGRAM', 'header.file_identifier', `not an ExecuTorch program: bytes 4..7 are ${JSON.stringify(identifier)}, a .pte has "${FILE_IDENTIFIER}"`, {
-      kind: 'usage',
-    });
+    throw new TrtxError(
+      'PTE_NOT_A_PROGRAM',
+      'header.file_identifier',
+      `not an ExecuTorch program: bytes 4..7 are ${JSON.stringify(identifier)}, a .pte has "${FILE_IDENTIFIER}"`,
+      {
+        kind: 'usage',
+      },
+    );
   }
   const rootOffset = view.getUint32(0, true);
 
   let extended: ExtendedHeader | null = null;
   if (head.length >= 12 && head[8] === 0x65 && head[9] === 0x68) {
     const magic = ascii(head, 8, 4);
-    if (magic !== EXTENDED_MAGIC) fail('PTE_EXTENDED_HEADER', 'header.extended.magic', `unsupported extended header "${magic}" (trtx reads ${EXTENDED_MAGIC})`);
+    if (magic !== EXTENDED_MAGIC)
+      fail('PTE_EXTENDED_HEADER', 'header.extended.magic', `unsupported extended header "${magic}" (trtx reads ${EXTENDED_MAGIC})`);
     if (head.length < 16) fail('PTE_TRUNCATED', 'header.extended', 'file ends inside the extended header');
     const length = view.getUint32(12, true);
     if (length < MIN_EXTENDED_LENGTH || length > HEAD_BYTES - 8) {
-      fail('PTE_EXTENDED_HEADER', 'header.extended.length', `extended header length ${length} is outside [${MIN_EXTENDED_LENGTH}, ${HEAD_BYTES - 8}]`);
+      fail(
+        'PTE_EXTENDED_HEADER',
+        'header.extended.length',
+        `extended header length ${length} is outside [${MIN_EXTENDED_LENGTH}, ${HEAD_BYTES - 8}]`,
+      );
     }
     if (head.length < 8 + length) fail('PTE_TRUNCATED', 'header.extended', `file ends inside the ${length}-byte extended header`);
     const programSize = u64Within(view, 16, fileSize, 'PTE_PROGRAM_SIZE', 'header.extended.program_size', 'program size');
-    if (programSize < 8 + length) fail('PTE_PROGRAM_SIZE', 'header.extended.program_size', `program size ${programSize} is smaller than the headers (${8 + length})`);
-    const segmentBaseOffset = u64Within(view, 24, fileSize, 'PTE_SEGMENT_BASE', 'header.extended.segment_base_offset', 'segment base offset');
+    if (programSize < 8 + length)
+      fail('PTE_PROGRAM_SIZE', 'header.extended.program_size', `program size ${programSize} is smaller than the headers (${8 + length})`);
+    const segmentBaseOffset = u64Within(
+      view,
+      24,
+      fileSize,
+      'PTE_SEGMENT_BASE',
+      'header.extended.segment_base_offset',
+      'segment base offset',
+    );
     if (segmentBaseOffset !== 0 && segmentBaseOffset < programSize) {
-      fail('PTE_SEGMENT_BASE', 'header.extended.segment_base_offset', `segment base offset ${segmentBaseOffset} lies inside the program (${programSize} bytes)`);
+      fail(
+        'PTE_SEGMENT_BASE',
+        'header.extended.segment_base_offset',
+        `segment base offset ${segmentBaseOffset} lies inside the program (${programSize} bytes)`,
+      );
     }
     let segmentDataSize: number | null = null;
     if (length >= 32) {
@@ -132,7 +171,11 @@ export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
   }
   const headerEnd = extended ? 8 + extended.length : 8;
   if (rootOffset < headerEnd || rootOffset > programSize - 4) {
-    fail('PTE_ROOT_OFFSET', 'header.root_offset', `root table offset ${rootOffset} is outside the program bytes [${headerEnd}, ${programSize - 4}]`);
+    fail(
+      'PTE_ROOT_OFFSET',
+      'header.root_offset',
+      `root table offset ${rootOffset} is outside the program bytes [${headerEnd}, ${programSize - 4}]`,
+    );
   }
   return { rootOffset, identifier, extended };
 }

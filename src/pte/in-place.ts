@@ -24,7 +24,15 @@ import { dirname } from 'node:path';
 import { trackPath, withSignalsHeld } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
-import { EXTENDED_HEADER_LENGTH, FILE_IDENTIFIER, IN_PLACE_JOURNAL_SUFFIX, IN_PLACE_MARKER, headWithExtendedHeader, parseHeader, HEAD_BYTES } from './header.js';
+import {
+  EXTENDED_HEADER_LENGTH,
+  FILE_IDENTIFIER,
+  IN_PLACE_JOURNAL_SUFFIX,
+  IN_PLACE_MARKER,
+  headWithExtendedHeader,
+  parseHeader,
+  HEAD_BYTES,
+} from './header.js';
 import { syncDir, writeAllAt } from '../util/file-io.js';
 import type { Program } from './model.js';
 import type { PteFile } from './open.js';
@@ -84,9 +92,14 @@ function encodeJournal(fileSize: number, head: Uint8Array): Uint8Array {
 
 function decodeJournal(bytes: Uint8Array, where: string): { fileSize: number; head: Uint8Array } {
   const bad = (why: string): never => {
-    throw new TrtxError('PTE_REWRITE_INTERRUPTED', where, `the in-place rewrite journal is unusable (${why}); the program head cannot be recovered`, {
-      hint: 'restore the file from its source (or re-export it); its segments are intact but its program is not',
-    });
+    throw new TrtxError(
+      'PTE_REWRITE_INTERRUPTED',
+      where,
+      `the in-place rewrite journal is unusable (${why}); the program head cannot be recovered`,
+      {
+        hint: 'restore the file from its source (or re-export it); its segments are intact but its program is not',
+      },
+    );
   };
   if (bytes.length < JOURNAL_FIXED || new TextDecoder().decode(bytes.subarray(0, 8)) !== JOURNAL_MAGIC) bad('not a trtx journal');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -159,7 +172,9 @@ async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, 
   } catch (e) {
     await rm(tmp, { force: true });
     untrack();
-    throw new TrtxError('WRITE_FAILED', journal, `cannot write the in-place journal: ${(e as Error).message}; ${path} was left untouched`, { kind: 'usage' });
+    throw new TrtxError('WRITE_FAILED', journal, `cannot write the in-place journal: ${(e as Error).message}; ${path} was left untouched`, {
+      kind: 'usage',
+    });
   }
   untrack();
   await hooks.afterStep?.('journal');
@@ -170,10 +185,15 @@ async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, 
     // Only I/O failures are explained here; anything else (a bug, a test's
     // simulated crash) goes up as it is.
     if (e instanceof TrtxError || typeof (e as NodeJS.ErrnoException).code !== 'string') throw e;
-    throw new TrtxError('WRITE_FAILED', path, `in-place write failed (${(e as Error).message}); the file may be marked as an interrupted rewrite`, {
-      kind: 'usage',
-      hint: `rerun \`trtx rewrite ${path} --in-place\` to finish it from ${journal}`,
-    });
+    throw new TrtxError(
+      'WRITE_FAILED',
+      path,
+      `in-place write failed (${(e as Error).message}); the file may be marked as an interrupted rewrite`,
+      {
+        kind: 'usage',
+        hint: `rerun \`trtx rewrite ${path} --in-place\` to finish it from ${journal}`,
+      },
+    );
   } finally {
     await fh.close();
   }
@@ -208,15 +228,25 @@ async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> 
     try {
       bytes = await readFile(journalPath(path));
     } catch {
-      throw new TrtxError('PTE_REWRITE_INTERRUPTED', path, `the file is marked as an interrupted in-place rewrite but its journal ${journalPath(path)} is missing`, {
-        hint: 'restore the file from its source (or re-export it); its segments are intact but its program is not',
-      });
+      throw new TrtxError(
+        'PTE_REWRITE_INTERRUPTED',
+        path,
+        `the file is marked as an interrupted in-place rewrite but its journal ${journalPath(path)} is missing`,
+        {
+          hint: 'restore the file from its source (or re-export it); its segments are intact but its program is not',
+        },
+      );
     }
     const { fileSize, head } = decodeJournal(bytes, journalPath(path));
     if (fileSize !== size) {
-      throw new TrtxError('PTE_REWRITE_INTERRUPTED', path, `the journal was written for a ${fileSize}-byte file but the file has ${size} bytes`, {
-        hint: 'restore the file from its source (or re-export it)',
-      });
+      throw new TrtxError(
+        'PTE_REWRITE_INTERRUPTED',
+        path,
+        `the journal was written for a ${fileSize}-byte file but the file has ${size} bytes`,
+        {
+          hint: 'restore the file from its source (or re-export it)',
+        },
+      );
     }
     await applyHead(path, fh, head, hooks);
     return true;
@@ -226,9 +256,7 @@ async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> 
 }
 
 export type RewriteWrite =
-  | { mode: 'in-place'; result: InPlaceResult }
-  | { mode: 'atomic'; result: WriteResult; fallback: string | null }
-  | { mode: 'unchanged' };
+  { mode: 'in-place'; result: InPlaceResult } | { mode: 'atomic'; result: WriteResult; fallback: string | null } | { mode: 'unchanged' };
 
 /**
  * Publishes `program` (`pte`'s, changed by passes). In place: the head alone
@@ -241,7 +269,14 @@ export async function publishRewrite(
   pte: PteFile,
   program: Program,
   fileSegments: Program['segments'],
-  opts: { inPlace: boolean; output: string; changed: boolean; onProgress?: (done: number, total: number) => void; signal?: AbortSignal; hooks?: InPlaceHooks },
+  opts: {
+    inPlace: boolean;
+    output: string;
+    changed: boolean;
+    onProgress?: (done: number, total: number) => void;
+    signal?: AbortSignal;
+    hooks?: InPlaceHooks;
+  },
 ): Promise<RewriteWrite> {
   let fallback: string | null = null;
   if (opts.inPlace) {
@@ -250,6 +285,9 @@ export async function publishRewrite(
     if (plan.fits) return { mode: 'in-place', result: await writeHeadInPlace(pte, plan, opts.hooks) };
     fallback = plan.reason;
   }
-  const result = await writeFromSource(pte, program, opts.inPlace ? pte.path : opts.output, { onProgress: opts.onProgress, signal: opts.signal });
+  const result = await writeFromSource(pte, program, opts.inPlace ? pte.path : opts.output, {
+    onProgress: opts.onProgress,
+    signal: opts.signal,
+  });
   return { mode: 'atomic', result, fallback };
 }

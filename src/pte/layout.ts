@@ -39,7 +39,17 @@ export interface SchemaLayout {
 }
 
 export const SCALAR_SIZE: Record<Scalar, number> = {
-  bool: 1, i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f32: 4, f64: 8,
+  bool: 1,
+  i8: 1,
+  u8: 1,
+  i16: 2,
+  u16: 2,
+  i32: 4,
+  u32: 4,
+  i64: 8,
+  u64: 8,
+  f32: 4,
+  f64: 8,
 };
 
 /** schemas/program.fbs (with scalar_type.fbs). */

@@ -43,7 +43,8 @@ async function readExactly(fh: FileHandle, offset: number, length: number, path:
   let done = 0;
   while (done < length) {
     const { bytesRead } = await fh.read(out, done, Math.min(READ_CHUNK, length - done), offset + done);
-    if (bytesRead === 0) throw new TrtxError('PTE_TRUNCATED', path, `file ended at byte ${offset + done}, expected ${length} bytes at ${offset}`);
+    if (bytesRead === 0)
+      throw new TrtxError('PTE_TRUNCATED', path, `file ended at byte ${offset + done}, expected ${length} bytes at ${offset}`);
     done += bytesRead;
   }
   return out;
@@ -77,7 +78,8 @@ export async function openPte(path: string): Promise<PteFile> {
     const programSize = header.extended ? header.extended.programSize : fileSize;
     // A large claimed program is verified from pages first; only the prefix
     // its tables, vectors and strings reach is then read and decoded.
-    const needed = programSize <= EAGER_PROGRAM_BYTES ? programSize : verifyProgram(pagedFileSource(fh.fd, programSize, path), header.rootOffset).extent;
+    const needed =
+      programSize <= EAGER_PROGRAM_BYTES ? programSize : verifyProgram(pagedFileSource(fh.fd, programSize, path), header.rootOffset).extent;
     const programBytes = needed <= head.length ? head.subarray(0, needed) : await readExactly(fh, 0, needed, path);
     const program = decodeProgram(programBytes, header.rootOffset);
     const segmentBase = header.extended?.segmentBaseOffset ?? 0;
@@ -117,10 +119,15 @@ function parseHeaderOf(head: Uint8Array, fileSize: number, path: string): PteHea
     if (!(e instanceof TrtxError) || e.code !== 'PTE_REWRITE_INTERRUPTED') throw e;
     const lock = targetLockHeld(path);
     if (lock?.held && lock.holder?.pid !== process.pid) {
-      throw new TrtxError('PTE_REWRITE_IN_PROGRESS', path, `an in-place rewrite is writing this file now (${describeHolder(lock.holder)}); its program head is incomplete until it finishes`, {
-        kind: 'usage',
-        hint: 'read it again when the writer is done (a writer holds it for milliseconds, plus its fsyncs)',
-      });
+      throw new TrtxError(
+        'PTE_REWRITE_IN_PROGRESS',
+        path,
+        `an in-place rewrite is writing this file now (${describeHolder(lock.holder)}); its program head is incomplete until it finishes`,
+        {
+          kind: 'usage',
+          hint: 'read it again when the writer is done (a writer holds it for milliseconds, plus its fsyncs)',
+        },
+      );
     }
     throw e;
   }

@@ -30,10 +30,18 @@ export function resolveSegments(program: Program, header: PteHeader, fileSize: n
     }
     const room = BigInt(fileSize - base);
     if (s.offset > room || s.size > room - s.offset) {
-      throw new TrtxError('PTE_SEGMENT_EXTENT', where, `offset ${s.offset} + size ${s.size} runs past the end of the file (${room} bytes of segment data)`);
+      throw new TrtxError(
+        'PTE_SEGMENT_EXTENT',
+        where,
+        `offset ${s.offset} + size ${s.size} runs past the end of the file (${room} bytes of segment data)`,
+      );
     }
     if (s.offset < prevEnd) {
-      throw new TrtxError('PTE_SEGMENT_ORDER', where, `offset ${s.offset} overlaps or precedes the previous segment (which ends at ${prevEnd}); segments must be sorted and disjoint`);
+      throw new TrtxError(
+        'PTE_SEGMENT_ORDER',
+        where,
+        `offset ${s.offset} overlaps or precedes the previous segment (which ends at ${prevEnd}); segments must be sorted and disjoint`,
+      );
     }
     prevEnd = s.offset + s.size;
     out.push({ index, offset: base + Number(s.offset), size: Number(s.size) });

@@ -231,7 +231,8 @@ class Verifier {
   /** Checks a vector's length prefix and body; returns its length. */
   private vector(start: number, elemSize: number): number {
     const n = this.u32(start);
-    if (n > Math.floor((this.length - start - 4) / elemSize)) this.fail(`vector of ${n} elements runs past the end of the ${this.format.noun}`);
+    if (n > Math.floor((this.length - start - 4) / elemSize))
+      this.fail(`vector of ${n} elements runs past the end of the ${this.format.noun}`);
     if (elemSize > 4) this.aligned(start + 4, elemSize);
     this.inBounds(start + 4, n * elemSize);
     this.charge(4 + n * elemSize);
@@ -251,10 +252,16 @@ class Verifier {
  * bytes in memory or as a paged source (program-source.ts). `budget`
  * defaults to decodeBudget(length).
  */
-export function verifyFlatBuffer(bytes: Uint8Array | ProgramSource, rootOffset: number, format: BufferFormat, budget?: number): VerifyResult {
+export function verifyFlatBuffer(
+  bytes: Uint8Array | ProgramSource,
+  rootOffset: number,
+  format: BufferFormat,
+  budget?: number,
+): VerifyResult {
   const src = bytes instanceof Uint8Array ? bytesSource(bytes) : bytes;
   const v = new Verifier(src, budget ?? decodeBudget(src.length), format);
-  if (src.length > FLATBUFFERS_MAX_BUFFER_SIZE) v.fail(`the ${format.noun} is ${src.length} bytes, larger than a FlatBuffer can be (${FLATBUFFERS_MAX_BUFFER_SIZE})`);
+  if (src.length > FLATBUFFERS_MAX_BUFFER_SIZE)
+    v.fail(`the ${format.noun} is ${src.length} bytes, larger than a FlatBuffer can be (${FLATBUFFERS_MAX_BUFFER_SIZE})`);
   if (rootOffset < 8 || rootOffset + 4 > src.length) v.fail(`root offset ${rootOffset} is outside the ${format.noun}`);
   v.table(rootOffset, format.layout.root, 0);
   return { charged: v.charged, extent: v.extent };

@@ -18,9 +18,7 @@ import { fileRefusal, tempPath } from '../util/target.js';
 import type { Program } from './model.js';
 
 /** Where a segment's bytes come from. */
-export type SegmentSource =
-  | { kind: 'file'; path: string; offset: number; size: number }
-  | { kind: 'bytes'; bytes: Uint8Array };
+export type SegmentSource = { kind: 'file'; path: string; offset: number; size: number } | { kind: 'bytes'; bytes: Uint8Array };
 
 export interface WriteOptions {
   /** Segment alignment (a power of two); default 4096. */
@@ -51,9 +49,15 @@ const sourceSize = (s: SegmentSource) => (s.kind === 'file' ? s.size : s.bytes.l
  */
 export function layoutProgram(program: Program, sources: SegmentSource[], opts: { alignment: number; extendedHeader: boolean }) {
   const { alignment } = opts;
-  if (alignment <= 0 || (alignment & (alignment - 1)) !== 0) throw new TrtxError('WRITE_ALIGNMENT', 'alignment', `${alignment} is not a power of two`, { kind: 'usage' });
+  if (alignment <= 0 || (alignment & (alignment - 1)) !== 0)
+    throw new TrtxError('WRITE_ALIGNMENT', 'alignment', `${alignment} is not a power of two`, { kind: 'usage' });
   if (sources.length !== program.segments.length) {
-    throw new TrtxError('WRITE_SEGMENTS', 'program.segments', `${program.segments.length} segments in the program but ${sources.length} sources`, { kind: 'usage' });
+    throw new TrtxError(
+      'WRITE_SEGMENTS',
+      'program.segments',
+      `${program.segments.length} segments in the program but ${sources.length} sources`,
+      { kind: 'usage' },
+    );
   }
   let cursor = 0;
   const relative = sources.map((s) => {
@@ -81,7 +85,16 @@ export function layoutProgram(program: Program, sources: SegmentSource[], opts: 
  * chunk while the previous one is being written (two buffers), so the disk
  * sees a read and a write in flight instead of alternating idle phases.
  */
-async function copyRange(src: FileHandle, from: number, size: number, dst: FileHandle, at: number, bufs: [Uint8Array, Uint8Array], progress: (n: number) => void, signal?: AbortSignal) {
+async function copyRange(
+  src: FileHandle,
+  from: number,
+  size: number,
+  dst: FileHandle,
+  at: number,
+  bufs: [Uint8Array, Uint8Array],
+  progress: (n: number) => void,
+  signal?: AbortSignal,
+) {
   let done = 0;
   let pending: Promise<void> = Promise.resolve();
   let k = 0;
@@ -104,7 +117,12 @@ async function copyRange(src: FileHandle, from: number, size: number, dst: FileH
  * The one source file whose segments already sit exactly where the new
  * layout puts them (a canonical or head-only rewrite), or null.
  */
-async function sameLayoutSource(sources: SegmentSource[], segmentBase: number, relative: number[], fileSize: number): Promise<string | null> {
+async function sameLayoutSource(
+  sources: SegmentSource[],
+  segmentBase: number,
+  relative: number[],
+  fileSize: number,
+): Promise<string | null> {
   let path: string | null = null;
   for (let i = 0; i < sources.length; i++) {
     const s = sources[i];
@@ -163,10 +181,19 @@ async function streamSegments(
     } else if (s.size > 0) {
       let src = opened.get(s.path);
       if (!src) opened.set(s.path, (src = await open(s.path, 'r')));
-      await copyRange(src, s.offset, s.size, out, at, bufs, (n) => {
-        written += n;
-        report();
-      }, opts.signal);
+      await copyRange(
+        src,
+        s.offset,
+        s.size,
+        out,
+        at,
+        bufs,
+        (n) => {
+          written += n;
+          report();
+        },
+        opts.signal,
+      );
     }
   }
 }
@@ -213,7 +240,8 @@ export async function writePte(target: string, program: Program, sources: Segmen
     await out?.close().catch(() => {});
     await rm(tmp, { force: true });
     if (e instanceof TrtxError) throw e;
-    if ((e as Error).name === 'AbortError') throw new TrtxError('WRITE_ABORTED', target, 'write interrupted; the target was left untouched');
+    if ((e as Error).name === 'AbortError')
+      throw new TrtxError('WRITE_ABORTED', target, 'write interrupted; the target was left untouched');
     const refusal = fileRefusal(e, target, 'write it');
     throw new TrtxError(refusal.code, refusal.location, `${refusal.message}; the target was left untouched`, { kind: 'usage' });
   } finally {

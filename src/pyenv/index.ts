@@ -76,7 +76,10 @@ export function executorchSdk(env: PythonEnv): ExecutorchSdk {
   if (!root || !env.probe.packages.executorch) {
     throw new TrtxError('PYENV_NO_EXECUTORCH', env.python, 'executorch is not installed in this Python', {
       kind: 'usage',
-      hint: env.source === 'managed' ? 'remove the managed environment folder and run again' : 'pip install executorch==1.5.1 there, or unset --python/TRTX_PYTHON to use the managed environment',
+      hint:
+        env.source === 'managed'
+          ? 'remove the managed environment folder and run again'
+          : 'pip install executorch==1.5.1 there, or unset --python/TRTX_PYTHON to use the managed environment',
     });
   }
   const config = join(root, 'share', 'cmake', 'executorch-config.cmake');

@@ -65,7 +65,11 @@ async function readMarker(dir: string): Promise<PythonProbe | null> {
 }
 
 function tail(text: string, lines = 15): string {
-  return text.split('\n').filter((l) => l.trim() !== '').slice(-lines).join('\n');
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(-lines)
+    .join('\n');
 }
 
 async function checkBootstrap(python: string, signal?: AbortSignal): Promise<string> {
@@ -82,10 +86,15 @@ async function checkBootstrap(python: string, signal?: AbortSignal): Promise<str
   const below = major < SUPPORTED.min[0] || (major === SUPPORTED.min[0] && minor < SUPPORTED.min[1]);
   const above = major > SUPPORTED.max[0] || (major === SUPPORTED.max[0] && minor > SUPPORTED.max[1]);
   if (below || above) {
-    throw new TrtxError('PYENV_BOOTSTRAP_VERSION', python, `Python ${probe.version}: ExecuTorch 1.5 publishes wheels for 3.10 to 3.14 only`, {
-      kind: 'usage',
-      hint: 'name a supported interpreter with TRTX_BOOTSTRAP_PYTHON',
-    });
+    throw new TrtxError(
+      'PYENV_BOOTSTRAP_VERSION',
+      python,
+      `Python ${probe.version}: ExecuTorch 1.5 publishes wheels for 3.10 to 3.14 only`,
+      {
+        kind: 'usage',
+        hint: 'name a supported interpreter with TRTX_BOOTSTRAP_PYTHON',
+      },
+    );
   }
   return probe.version;
 }
@@ -97,7 +106,10 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
   await rm(dir, { recursive: true, force: true }); // an interrupted earlier attempt
   await mkdir(dir, { recursive: true });
   try {
-    progress({ phase: 'create', message: `creating trtx's Python environment (Python ${version}) in ${dir}: first use only, a few minutes` });
+    progress({
+      phase: 'create',
+      message: `creating trtx's Python environment (Python ${version}) in ${dir}: first use only, a few minutes`,
+    });
     const venv = await execa(bootstrap, ['-m', 'venv', dir], { all: true, reject: false, cancelSignal: opts.signal });
     if (venv.exitCode !== 0) {
       throw new TrtxError('PYENV_CREATE_FAILED', dir, `python -m venv failed:\n${tail(venv.all ?? '')}`, {
@@ -106,12 +118,16 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
       });
     }
     const python = interpreterIn(dir);
-    const pip = execa(python, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', '-r', lock.path], {
-      all: true,
-      reject: false,
-      cancelSignal: opts.signal,
-      env: { PIP_NO_PYTHON_VERSION_WARNING: '1' },
-    });
+    const pip = execa(
+      python,
+      ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', '-r', lock.path],
+      {
+        all: true,
+        reject: false,
+        cancelSignal: opts.signal,
+        env: { PIP_NO_PYTHON_VERSION_WARNING: '1' },
+      },
+    );
     const report = pipProgress((message) => progress({ phase: 'install', message }));
     pip.all?.on('data', (chunk: Buffer) => report(chunk.toString('utf8')));
     const r = await pip;
@@ -126,7 +142,9 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
       const want = lock.pins.get(name);
       const got = probe.packages[name];
       if (want && (!got || !sameRelease(got, want))) {
-        throw new TrtxError('PYENV_INSTALL_FAILED', dir, `${name} ${got ?? 'is missing'} after installing the lock, which pins ${want}`, { kind: 'usage' });
+        throw new TrtxError('PYENV_INSTALL_FAILED', dir, `${name} ${got ?? 'is missing'} after installing the lock, which pins ${want}`, {
+          kind: 'usage',
+        });
       }
     }
     await writeFile(join(dir, MARKER), `${JSON.stringify({ lock: lock.hash, created: new Date().toISOString(), probe }, null, 2)}\n`);
@@ -170,6 +188,9 @@ export async function ensureManagedEnv(opts: ManagedEnvOptions = {}): Promise<Ma
   );
   const probe = await readMarker(dir);
   if (!probe) throw new TrtxError('PYENV_CREATE_FAILED', dir, 'the environment was not completed', { kind: 'usage' });
-  progress({ phase: 'ready', message: `trtx's Python environment is ready: torch ${probe.packages.torch}, executorch ${probe.packages.executorch}` });
+  progress({
+    phase: 'ready',
+    message: `trtx's Python environment is ready: torch ${probe.packages.torch}, executorch ${probe.packages.executorch}`,
+  });
   return { dir, python, lock, probe, created };
 }

@@ -36,14 +36,29 @@ print(json.dumps({
 export async function probePython(python: string, signal?: AbortSignal): Promise<PythonProbe> {
   // The same environment the bridge gets (no inherited PYTHONPATH, no working
   // directory on sys.path), so the probe sees what an export will import.
-  const r = await execa(python, ['-c', PROBE], { reject: false, timeout: 60_000, cancelSignal: signal, env: bridgeEnv(), extendEnv: false });
+  const r = await execa(python, ['-c', PROBE], {
+    reject: false,
+    timeout: 60_000,
+    cancelSignal: signal,
+    env: bridgeEnv(),
+    extendEnv: false,
+  });
   if (r.failed || r.exitCode !== 0) {
     const notFound = (r as { code?: string }).code === 'ENOENT';
     throw new TrtxError(
       notFound ? 'PYENV_PYTHON_NOT_FOUND' : 'PYENV_PYTHON_BROKEN',
       python,
-      notFound ? 'no such interpreter' : `the interpreter did not answer the probe: ${String(r.stderr || r.shortMessage).trim().split('\n').slice(-3).join(' | ')}`,
-      { kind: 'usage', hint: 'name a working Python 3.10-3.13 with --python PATH or TRTX_PYTHON, or unset them to use the managed environment' },
+      notFound
+        ? 'no such interpreter'
+        : `the interpreter did not answer the probe: ${String(r.stderr || r.shortMessage)
+            .trim()
+            .split('\n')
+            .slice(-3)
+            .join(' | ')}`,
+      {
+        kind: 'usage',
+        hint: 'name a working Python 3.10-3.13 with --python PATH or TRTX_PYTHON, or unset them to use the managed environment',
+      },
     );
   }
   try {

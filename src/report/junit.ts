@@ -37,7 +37,13 @@ export function toJunit(r: VerifyResult, ctx: JunitContext): string {
   // A program the check refused ran nowhere: its one case is the check.
   const errors = r.check.diagnostics.filter((d) => d.severity === 'error');
   const assertions = r.check.refused
-    ? [{ name: `the program passes trtx check (runtime rules ${r.runtime.delegate}, ${r.runtime.memory})`, ok: false, detail: errors.map((d) => `${d.file}: ${d.code}: ${d.location}: ${d.message}`).join('\n') }]
+    ? [
+        {
+          name: `the program passes trtx check (runtime rules ${r.runtime.delegate}, ${r.runtime.memory})`,
+          ok: false,
+          detail: errors.map((d) => `${d.file}: ${d.code}: ${d.location}: ${d.message}`).join('\n'),
+        },
+      ]
     : r.assertions;
   const failures = assertions.filter((a) => !a.ok).length;
   const where = r.device === null ? 'nowhere (the check refused it)' : r.device.kind === 'cuda' ? `GPU ${r.device.name}` : 'CPU';
@@ -60,7 +66,9 @@ export function toJunit(r: VerifyResult, ctx: JunitContext): string {
   const out: string[] = [];
   for (const run of r.runs) {
     const st = run.staging.map((m) => `${m.method} host->device ${m.h2d_bytes} B, device->host ${m.d2h_bytes} B`).join('; ');
-    out.push(`${run.variant} run${run.caller_stream ? ' (caller stream)' : ''}${run.fresh_state ? ' (fresh caches)' : ''}: exit ${run.exit_code}; per step ${st || '-'}`);
+    out.push(
+      `${run.variant} run${run.caller_stream ? ' (caller stream)' : ''}${run.fresh_state ? ' (fresh caches)' : ''}: exit ${run.exit_code}; per step ${st || '-'}`,
+    );
   }
   for (const b of r.budgets) out.push(`budget ${b.method} delegate ${b.delegate}: ${b.effective ?? 'automatic'} (${b.source})`);
   return [

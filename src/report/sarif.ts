@@ -53,7 +53,8 @@ function kindOf(step: string, depth: number): string {
   if (step.startsWith('delegate ')) return 'module';
   if (step.startsWith('binding ')) return 'parameter';
   if (step.startsWith('chain ') || step.startsWith('instruction ')) return 'member';
-  if (step.startsWith('compile_specs') || step.startsWith('header') || step.startsWith('aliased_io') || step === 'metadata') return 'property';
+  if (step.startsWith('compile_specs') || step.startsWith('header') || step.startsWith('aliased_io') || step === 'metadata')
+    return 'property';
   return 'variable';
 }
 
@@ -74,7 +75,12 @@ export function toSarif(input: SarifInput): object {
       let i = logicalIndex.get(fqn);
       if (i === undefined) {
         i = logical.length;
-        logical.push({ name: step, fullyQualifiedName: fqn, kind: kindOf(step, depth), ...(parent === undefined ? {} : { parentIndex: parent }) });
+        logical.push({
+          name: step,
+          fullyQualifiedName: fqn,
+          kind: kindOf(step, depth),
+          ...(parent === undefined ? {} : { parentIndex: parent }),
+        });
         logicalIndex.set(fqn, i);
       }
       parent = i;

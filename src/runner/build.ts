@@ -112,13 +112,21 @@ export async function sourceHash(sourceDir: string, flags: readonly string[] = [
     const rel = relative(sourceDir, file).split(sep).join('/');
     h.update(rel);
     h.update('\0');
-    h.update(createHash('sha256').update(await readFile(file)).digest());
+    h.update(
+      createHash('sha256')
+        .update(await readFile(file))
+        .digest(),
+    );
   }
   return h.digest('hex').slice(0, 16);
 }
 
 function tail(text: string, lines = 25): string {
-  return text.split('\n').filter((l) => l.trim() !== '').slice(-lines).join('\n');
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(-lines)
+    .join('\n');
 }
 
 async function requireCmake(): Promise<void> {
@@ -166,7 +174,10 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
   try {
     await mkdir(work, { recursive: true });
     const cuda = flags.includes('-DTRTX_CUDA=ON');
-    progress({ phase: 'configure', message: `configuring the native runner (${cuda ? 'CPU and CUDA' : 'CPU'}, ExecuTorch runtime from the Python environment)` });
+    progress({
+      phase: 'configure',
+      message: `configuring the native runner (${cuda ? 'CPU and CUDA' : 'CPU'}, ExecuTorch runtime from the Python environment)`,
+    });
     const configure = await cmake(['-S', sourceDir, '-B', buildDir, ...flags]);
     if (configure.exitCode !== 0) {
       throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `configuring the native runner failed:\n${tail(configure.all ?? '')}`, {
@@ -174,7 +185,11 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
         hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev); the ExecuTorch SDK comes from `npx trtx env`',
       });
     }
-    progress({ phase: 'build', message: `compiling the native runner (${cuda ? 'CPU and CUDA' : 'CPU'} executors, ${jobs} jobs)`, percent: 0 });
+    progress({
+      phase: 'build',
+      message: `compiling the native runner (${cuda ? 'CPU and CUDA' : 'CPU'} executors, ${jobs} jobs)`,
+      percent: 0,
+    });
     let last = 0;
     const compile = await cmake(['--build', buildDir, '--target', RUNNER_BINARY_NAME, '--parallel', String(jobs)], (line) => {
       const m = PERCENT.exec(line);
@@ -185,9 +200,14 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
       }
     });
     if (compile.exitCode !== 0) {
-      throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `compiling the native runner failed:\n${tail(String(compile.all ?? ''))}`, {
-        kind: 'usage',
-      });
+      throw new TrtxError(
+        'RUNNER_BUILD_FAILED',
+        'native-runner',
+        `compiling the native runner failed:\n${tail(String(compile.all ?? ''))}`,
+        {
+          kind: 'usage',
+        },
+      );
     }
     const staged = join(work, 'out');
     await mkdir(staged);
@@ -233,14 +253,18 @@ export async function decideCuda(mode: 'auto' | 'on' | 'off', probe = { gpuVisib
     return { cuda: true, note: 'CUDA on (asked for)' };
   }
   if (!(await probe.gpuVisible())) return { cuda: false, note: 'no GPU visible: CPU only' };
-  return nvcc ? { cuda: true, note: 'a GPU is visible: CPU and CUDA' } : { cuda: false, note: 'a GPU is visible but nvcc is not: CPU only' };
+  return nvcc
+    ? { cuda: true, note: 'a GPU is visible: CPU and CUDA' }
+    : { cuda: false, note: 'a GPU is visible but nvcc is not: CPU only' };
 }
 
 function cudaMode(option: EnsureRunnerOptions['cuda']): 'auto' | 'on' | 'off' {
   if (option) return option;
   const env = (process.env.TRTX_RUNNER_CUDA ?? 'auto').toLowerCase();
   if (env === 'on' || env === 'off' || env === 'auto') return env;
-  throw new TrtxError('RUNNER_USAGE', 'TRTX_RUNNER_CUDA', `TRTX_RUNNER_CUDA=${process.env.TRTX_RUNNER_CUDA}: expected on, off or auto`, { kind: 'usage' });
+  throw new TrtxError('RUNNER_USAGE', 'TRTX_RUNNER_CUDA', `TRTX_RUNNER_CUDA=${process.env.TRTX_RUNNER_CUDA}: expected on, off or auto`, {
+    kind: 'usage',
+  });
 }
 
 /**

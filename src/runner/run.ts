@@ -83,9 +83,14 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
     });
     const stderr = r.stderr ?? '';
     if (r.isCanceled || r.timedOut) {
-      throw new TrtxError('RUNNER_INTERRUPTED', program, r.timedOut ? `the native runner timed out after ${options.timeoutMs} ms` : 'the native runner was cancelled', {
-        kind: 'usage',
-      });
+      throw new TrtxError(
+        'RUNNER_INTERRUPTED',
+        program,
+        r.timedOut ? `the native runner timed out after ${options.timeoutMs} ms` : 'the native runner was cancelled',
+        {
+          kind: 'usage',
+        },
+      );
     }
     if (r.signal || r.exitCode === undefined) {
       throw new TrtxError('RUNNER_CRASHED', program, `the native runner died (${r.signal ?? 'no exit code'}): ${lastLine(stderr)}`);
@@ -115,7 +120,11 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
       throw new TrtxError('RUNNER_REPORT_INVALID', at, `the runner's report does not match its schema: ${issue?.message ?? 'invalid'}`);
     }
     if (parsed.data.exit_code !== r.exitCode) {
-      throw new TrtxError('RUNNER_REPORT_INVALID', '$.exit_code', `the report says exit ${parsed.data.exit_code} but the runner exited ${r.exitCode}`);
+      throw new TrtxError(
+        'RUNNER_REPORT_INVALID',
+        '$.exit_code',
+        `the report says exit ${parsed.data.exit_code} but the runner exited ${r.exitCode}`,
+      );
     }
     return { exitCode: r.exitCode, report: parsed.data, stderr, argv };
   } finally {

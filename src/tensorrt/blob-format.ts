@@ -108,7 +108,13 @@ export function loc(opts: BlobLocationOptions | undefined, rel: string): string 
   return opts?.location ? `${opts.location} > ${rel}` : rel;
 }
 
-export function blobError(code: BlobErrorCode, opts: BlobLocationOptions | undefined, rel: string, message: string, hint = HINT_CORRUPT): TrtxError {
+export function blobError(
+  code: BlobErrorCode,
+  opts: BlobLocationOptions | undefined,
+  rel: string,
+  message: string,
+  hint = HINT_CORRUPT,
+): TrtxError {
   return new TrtxError(code, loc(opts, rel), message, { hint });
 }
 

@@ -4,14 +4,7 @@
 // HEADER_FORMAT "<4sIIIQ8s"). trtx checks what upstream checks, in an order
 // the native runner shares, and does so without a wrapping sum.
 
-import {
-  BLOB_HEADER_SIZE,
-  ENGINE_ALIGNMENT,
-  blobError,
-  toBlobSize,
-  type BlobHeader,
-  type BlobLocationOptions,
-} from './blob-format.js';
+import { BLOB_HEADER_SIZE, ENGINE_ALIGNMENT, blobError, toBlobSize, type BlobHeader, type BlobLocationOptions } from './blob-format.js';
 
 export interface ParseHeaderOptions extends BlobLocationOptions {
   /** Total blob size; when given, extents and overlap are checked too. */

@@ -36,7 +36,10 @@ interface RawAlias {
   kind: string;
 }
 
-function readMetadataDocument(doc: JsonValue, opts: BlobLocationOptions | undefined): { meta: Omit<BlobMetadata, 'aliased_io'>; aliases: RawAlias[] } {
+function readMetadataDocument(
+  doc: JsonValue,
+  opts: BlobLocationOptions | undefined,
+): { meta: Omit<BlobMetadata, 'aliased_io'>; aliases: RawAlias[] } {
   if (!isJsonObject(doc)) throw jsonError(opts, 'metadata', `metadata must be a JSON object, got ${kindOf(doc)}`);
 
   const str = (o: JsonObject, key: string, where: string, dflt?: string): string => {
@@ -63,7 +66,11 @@ function readMetadataDocument(doc: JsonValue, opts: BlobLocationOptions | undefi
     if (!isJsonObject(b)) throw jsonError(opts, where, `${where} must be an object, got ${kindOf(b)}`);
     const shape = list(b, 'shape', `${where}.shape`, true).map((d, k) => {
       if (typeof d !== 'number' || !Number.isSafeInteger(d)) {
-        throw jsonError(opts, `${where}.shape[${k}]`, `${where}.shape[${k}] must be an integer, got ${typeof d === 'number' ? d : kindOf(d)}`);
+        throw jsonError(
+          opts,
+          `${where}.shape[${k}]`,
+          `${where}.shape[${k}] must be an integer, got ${typeof d === 'number' ? d : kindOf(d)}`,
+        );
       }
       return d;
     });
@@ -86,8 +93,15 @@ function readMetadataDocument(doc: JsonValue, opts: BlobLocationOptions | undefi
   });
 
   const deviceId = doc['device_id'];
-  if (deviceId !== undefined && (typeof deviceId !== 'number' || !Number.isInteger(deviceId) || deviceId < -(2 ** 31) || deviceId >= 2 ** 31)) {
-    throw jsonError(opts, 'metadata.device_id', `metadata.device_id must be a 32-bit integer, got ${typeof deviceId === 'number' ? deviceId : kindOf(deviceId)}`);
+  if (
+    deviceId !== undefined &&
+    (typeof deviceId !== 'number' || !Number.isInteger(deviceId) || deviceId < -(2 ** 31) || deviceId >= 2 ** 31)
+  ) {
+    throw jsonError(
+      opts,
+      'metadata.device_id',
+      `metadata.device_id must be a 32-bit integer, got ${typeof deviceId === 'number' ? deviceId : kindOf(deviceId)}`,
+    );
   }
 
   return {
@@ -102,7 +116,10 @@ function readMetadataDocument(doc: JsonValue, opts: BlobLocationOptions | undefi
   };
 }
 
-function checkBindings(bindings: readonly IoBinding[], opts: BlobLocationOptions | undefined): Map<string, { index: number; binding: IoBinding }> {
+function checkBindings(
+  bindings: readonly IoBinding[],
+  opts: BlobLocationOptions | undefined,
+): Map<string, { index: number; binding: IoBinding }> {
   const byName = new Map<string, { index: number; binding: IoBinding }>();
   bindings.forEach((b, i) => {
     const dir = b.is_input ? 'input' : 'output';
@@ -164,9 +181,18 @@ function checkAliases(
     const output = a.output as string;
     const input = a.input as string;
     if (a.kind !== 'kv_cache_update' && a.kind !== 'user') {
-      throw blobError('TRT_ALIAS_KIND', opts, where, `unknown kind ${JSON.stringify(a.kind)} (expected "kv_cache_update" or "user")`, HINT_METADATA);
+      throw blobError(
+        'TRT_ALIAS_KIND',
+        opts,
+        where,
+        `unknown kind ${JSON.stringify(a.kind)} (expected "kv_cache_update" or "user")`,
+        HINT_METADATA,
+      );
     }
-    for (const [side, name] of [['output', output], ['input', input]] as const) {
+    for (const [side, name] of [
+      ['output', output],
+      ['input', input],
+    ] as const) {
       if (!byName.has(name)) {
         throw blobError(
           'TRT_ALIAS_UNKNOWN_BINDING',

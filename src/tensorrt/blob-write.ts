@@ -68,7 +68,8 @@ function checkMetadataTypes(m: BlobMetadata, opts: BlobLocationOptions | undefin
     for (const k of ['output', 'input', 'kind'] as const) text(a[k], `${w}.${k}`);
   });
   if (typeof m.hardware_compatible !== 'boolean') bad('metadata.hardware_compatible', 'must be true or false');
-  if (!Number.isInteger(m.device_id) || m.device_id < -(2 ** 31) || m.device_id >= 2 ** 31) bad('metadata.device_id', 'must be a 32-bit integer');
+  if (!Number.isInteger(m.device_id) || m.device_id < -(2 ** 31) || m.device_id >= 2 ** 31)
+    bad('metadata.device_id', 'must be a 32-bit integer');
   text(m.serialized_metadata, 'metadata.serialized_metadata');
   text(m.target_platform, 'metadata.target_platform');
 }
@@ -118,10 +119,21 @@ export function writeBlobHead(args: WriteBlobHeadArgs, opts: BlobLocationOptions
  * go through writeBlobHead; this is for tests that compare the layout with
  * the real serializer's on metadata trtx refuses.
  */
-export function layoutBlobHead(magic: BlobMagic, json: Uint8Array, engineSize: number | bigint, opts: BlobLocationOptions = {}): Uint8Array {
+export function layoutBlobHead(
+  magic: BlobMagic,
+  json: Uint8Array,
+  engineSize: number | bigint,
+  opts: BlobLocationOptions = {},
+): Uint8Array {
   const engineOffset = Math.ceil((BLOB_HEADER_SIZE + json.length) / ENGINE_ALIGNMENT) * ENGINE_ALIGNMENT;
   if (engineOffset > U32_MAX) {
-    throw blobError('TRT_BLOB_METADATA_EXTENT', opts, 'header.metadata_size', `metadata of ${json.length} bytes does not fit a u32 engine offset`, HINT_METADATA);
+    throw blobError(
+      'TRT_BLOB_METADATA_EXTENT',
+      opts,
+      'header.metadata_size',
+      `metadata of ${json.length} bytes does not fit a u32 engine offset`,
+      HINT_METADATA,
+    );
   }
   const size = BigInt(engineSize);
   if (size < 0n || size > U64_MAX) {

@@ -26,7 +26,15 @@ import {
 export * from './blob-format.js';
 export { parseBlobHeader, type ParseHeaderOptions } from './blob-header.js';
 export { parseBlobMetadata, validateMetadata } from './blob-metadata.js';
-export { encodeBlobMetadata, layoutBlobHead, writeBlob, writeBlobHead, type MetadataInit, type WriteBlobArgs, type WriteBlobHeadArgs } from './blob-write.js';
+export {
+  encodeBlobMetadata,
+  layoutBlobHead,
+  writeBlob,
+  writeBlobHead,
+  type MetadataInit,
+  type WriteBlobArgs,
+  type WriteBlobHeadArgs,
+} from './blob-write.js';
 
 /**
  * Parses a blob from its leading bytes. `headAndMetadata` starts at blob
@@ -112,4 +120,3 @@ export function aliasedOutputs(meta: BlobMetadata): IoBinding[] {
   const aliased = new Set(meta.aliased_io.map((a) => a.output));
   return outputs(meta).filter((b) => aliased.has(b.name));
 }
-

@@ -22,11 +22,7 @@ export const SPEC_ZERO_COPY_KV = 'zero_copy_kv';
 /** Exclusive upper bound of a budget: the runtime parses it as int64. */
 export const BUDGET_LIMIT = 1n << 63n;
 
-export type SpecErrorCode =
-  | 'SPEC_BUDGET_DUPLICATE'
-  | 'SPEC_BUDGET_INVALID'
-  | 'SPEC_TARGET_DEVICE_INVALID'
-  | 'SPEC_ZERO_COPY_KV_INVALID';
+export type SpecErrorCode = 'SPEC_BUDGET_DUPLICATE' | 'SPEC_BUDGET_INVALID' | 'SPEC_TARGET_DEVICE_INVALID' | 'SPEC_ZERO_COPY_KV_INVALID';
 export type SpecWarningCode = 'SPEC_DUPLICATE_KEY' | 'SPEC_BUDGET_FORM' | 'SPEC_TARGET_DEVICE_FORM';
 export type SpecCode = SpecErrorCode | SpecWarningCode;
 
@@ -229,12 +225,27 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
       const repeats = `compile spec ${JSON.stringify(key)} repeats compile_specs[${first}]`;
       if (key === SPEC_WEIGHT_STREAMING_BUDGET) {
         unusable.add(key);
-        push('error', 'SPEC_BUDGET_DUPLICATE', where, `${repeats}; Torch-TensorRT refuses a delegate with two budgets when it loads (TensorRTBackend::init)`);
+        push(
+          'error',
+          'SPEC_BUDGET_DUPLICATE',
+          where,
+          `${repeats}; Torch-TensorRT refuses a delegate with two budgets when it loads (TensorRTBackend::init)`,
+        );
       } else if (key === SPEC_ZERO_COPY_KV && !sameBytes(specs[i].value, specs[first].value)) {
         unusable.add(key);
-        push('error', 'SPEC_ZERO_COPY_KV_INVALID', where, `${repeats} with another value; a runtime reading either would elide different outputs`);
+        push(
+          'error',
+          'SPEC_ZERO_COPY_KV_INVALID',
+          where,
+          `${repeats} with another value; a runtime reading either would elide different outputs`,
+        );
       } else {
-        push('warning', 'SPEC_DUPLICATE_KEY', where, `${repeats}; the first is the one ExecuTorch reads, and Torch-TensorRT's runtime reads neither`);
+        push(
+          'warning',
+          'SPEC_DUPLICATE_KEY',
+          where,
+          `${repeats}; the first is the one ExecuTorch reads, and Torch-TensorRT's runtime reads neither`,
+        );
       }
     }
   }
@@ -247,9 +258,19 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
         out.target = d;
         if (d.type === 'cuda') out.targetDevice = d.index;
         if (d.type === 'cpu') {
-          push('warning', 'SPEC_TARGET_DEVICE_FORM', w, `target_device ${showBytes(v)} names the host: ExecuTorch leaves the delegate's tensors on the CPU and Torch-TensorRT stages them to the GPU itself`);
+          push(
+            'warning',
+            'SPEC_TARGET_DEVICE_FORM',
+            w,
+            `target_device ${showBytes(v)} names the host: ExecuTorch leaves the delegate's tensors on the CPU and Torch-TensorRT stages them to the GPU itself`,
+          );
         } else if (!d.canonical) {
-          push('warning', 'SPEC_TARGET_DEVICE_FORM', w, `target_device ${showBytes(v)} is read as cuda:${d.index} by ExecuTorch (it strips, lower-cases and reads the index with int())`);
+          push(
+            'warning',
+            'SPEC_TARGET_DEVICE_FORM',
+            w,
+            `target_device ${showBytes(v)} is read as cuda:${d.index} by ExecuTorch (it strips, lower-cases and reads the index with int())`,
+          );
         }
       },
     ],
@@ -258,7 +279,12 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
       (v, w) => {
         out.weightStreamingBudget = decodeBudget(v, w);
         if (!isCanonicalBudget(v)) {
-          push('warning', 'SPEC_BUDGET_FORM', w, `weight_streaming_budget ${showBytes(v)} is read as ${out.weightStreamingBudget} bytes by Torch-TensorRT (std::from_chars)`);
+          push(
+            'warning',
+            'SPEC_BUDGET_FORM',
+            w,
+            `weight_streaming_budget ${showBytes(v)} is read as ${out.weightStreamingBudget} bytes by Torch-TensorRT (std::from_chars)`,
+          );
         }
       },
     ],

@@ -26,7 +26,8 @@ export function delegatesOf(pte: { program: PteFile['program'] }, filter: (d: Ba
   const out: DelegateRef[] = [];
   pte.program.executionPlan.forEach((plan, planIndex) =>
     plan.delegates.forEach((delegate, delegateIndex) => {
-      if (filter(delegate)) out.push({ planIndex, plan, delegateIndex, delegate, location: delegateLocation(plan, planIndex, delegateIndex, delegate) });
+      if (filter(delegate))
+        out.push({ planIndex, plan, delegateIndex, delegate, location: delegateLocation(plan, planIndex, delegateIndex, delegate) });
     }),
   );
   return out;
@@ -46,12 +47,22 @@ export function blobPlace(pte: PteFile, ref: DelegateRef): BlobPlace {
   if (!p) throw new TrtxError('PTE_DELEGATE_DATA', `${ref.location} > processed`, 'delegate has no processed data reference');
   if (p.location === DataLocation.INLINE) {
     const d = pte.program.backendDelegateData[p.index];
-    if (!d) throw new TrtxError('PTE_DELEGATE_DATA', `${ref.location} > processed`, `inline data index ${p.index} is outside backend_delegate_data[${pte.program.backendDelegateData.length}]`);
+    if (!d)
+      throw new TrtxError(
+        'PTE_DELEGATE_DATA',
+        `${ref.location} > processed`,
+        `inline data index ${p.index} is outside backend_delegate_data[${pte.program.backendDelegateData.length}]`,
+      );
     return { location: 'inline', index: p.index, size: d.data.length };
   }
   if (p.location === DataLocation.SEGMENT) {
     const s = pte.segments[p.index];
-    if (!s) throw new TrtxError('PTE_DELEGATE_DATA', `${ref.location} > processed`, `segment index ${p.index} is outside segments[${pte.segments.length}]`);
+    if (!s)
+      throw new TrtxError(
+        'PTE_DELEGATE_DATA',
+        `${ref.location} > processed`,
+        `segment index ${p.index} is outside segments[${pte.segments.length}]`,
+      );
     return { location: 'segment', index: p.index, size: s.size, fileOffset: s.offset };
   }
   throw new TrtxError('PTE_DELEGATE_DATA', `${ref.location} > processed.location`, `unknown data location ${p.location}`);
@@ -68,7 +79,10 @@ export async function readDelegateBlob(pte: PteFile, ref: DelegateRef): Promise<
 }
 
 /** The DelegateCall instructions of a method that call `delegateIndex`. */
-export function callsOf(plan: ExecutionPlan, delegateIndex: number): { chain: number; instruction: number; call: Extract<Instruction, { type: 'DelegateCall' }> }[] {
+export function callsOf(
+  plan: ExecutionPlan,
+  delegateIndex: number,
+): { chain: number; instruction: number; call: Extract<Instruction, { type: 'DelegateCall' }> }[] {
   const out: { chain: number; instruction: number; call: Extract<Instruction, { type: 'DelegateCall' }> }[] = [];
   plan.chains.forEach((c, chain) =>
     c.instructions.forEach((ins, instruction) => {

@@ -60,7 +60,8 @@ export function referenceEngineLine(census: EngineCensus): string | null {
   const n = census.reference;
   if (n === 0) return null;
   const all = census.tensorrt + census.reference + census.unknown;
-  if (n === 1 && all === 1) return '1 TensorRT delegate holds a trtx reference engine, not a TensorRT plan: the program runs in trtx verify, not on TensorRT';
+  if (n === 1 && all === 1)
+    return '1 TensorRT delegate holds a trtx reference engine, not a TensorRT plan: the program runs in trtx verify, not on TensorRT';
   const head = n === all ? `${n} TensorRT delegates hold` : `${n} of ${all} TensorRT delegates hold`;
   return `${head} trtx reference engines, not TensorRT plans: the program runs in trtx verify, not on TensorRT`;
 }

@@ -111,7 +111,13 @@ function encodeStep(b: flatbuffers.Builder, s: RefStepInit, i: number): flatbuff
   switch (s.op) {
     case 'Affine':
       type = Op.Affine;
-      body = FbAffine.createAffine(b, u32(s.input, `${at}.input`), u32(s.output, `${at}.output`), f32(s.scale ?? 1, `${at}.scale`), f32(s.bias ?? 0, `${at}.bias`));
+      body = FbAffine.createAffine(
+        b,
+        u32(s.input, `${at}.input`),
+        u32(s.output, `${at}.output`),
+        f32(s.scale ?? 1, `${at}.scale`),
+        f32(s.bias ?? 0, `${at}.bias`),
+      );
       break;
     case 'KvWrite':
       type = Op.KvWrite;
@@ -126,13 +132,21 @@ function encodeStep(b: flatbuffers.Builder, s: RefStepInit, i: number): flatbuff
       break;
     case 'Attend': {
       type = Op.Attend;
-      const caches = FbAttend.createCachesVector(b, s.caches.map((c, k) => u32(c, `${at}.caches[${k}]`)));
+      const caches = FbAttend.createCachesVector(
+        b,
+        s.caches.map((c, k) => u32(c, `${at}.caches[${k}]`)),
+      );
       body = FbAttend.createAttend(b, caches, u32(s.query, `${at}.query`), u32(s.output, `${at}.output`));
       break;
     }
     case 'RingShift':
       type = Op.RingShift;
-      body = FbRingShift.createRingShift(b, u32(s.stateIn, `${at}.state_in`), u32(s.source, `${at}.source`), u32(s.stateOut, `${at}.state_out`));
+      body = FbRingShift.createRingShift(
+        b,
+        u32(s.stateIn, `${at}.state_in`),
+        u32(s.source, `${at}.source`),
+        u32(s.stateOut, `${at}.state_out`),
+      );
       break;
     default:
       throw new TrtxError('REF_ENGINE_VALUE', at, `unknown op ${JSON.stringify((s as { op: unknown }).op)}`, { kind: 'usage' });
@@ -146,7 +160,10 @@ export function encodeEngine(init: EngineInit): Uint8Array {
   // Every field is written, defaults included, so the bytes say what they mean
   // to any reader (flatc, the C++ runner) without consulting schema defaults.
   b.forceDefaults(true);
-  const steps = FbEngine.createStepsVector(b, init.steps.map((s, i) => encodeStep(b, s, i)));
+  const steps = FbEngine.createStepsVector(
+    b,
+    init.steps.map((s, i) => encodeStep(b, s, i)),
+  );
   let scratch = 0;
   if (init.scratch) {
     const sc = init.scratch;
@@ -233,7 +250,12 @@ export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}
   const e = FbEngine.getRootAsEngine(new flatbuffers.ByteBuffer(bytes));
   const version = e.version();
   if (!REFERENCE_ENGINE_VERSIONS.includes(version)) {
-    fail('REF_ENGINE_VERSION', opts, 'version', `version ${version} is not one this reader knows (${REFERENCE_ENGINE_VERSIONS.join(', ')})`);
+    fail(
+      'REF_ENGINE_VERSION',
+      opts,
+      'version',
+      `version ${version} is not one this reader knows (${REFERENCE_ENGINE_VERSIONS.join(', ')})`,
+    );
   }
   const steps: RefStep[] = [];
   for (let i = 0; i < e.stepsLength(); i++) steps.push(readStep(e.steps(i)!, i, opts));
@@ -241,7 +263,9 @@ export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}
   return {
     version,
     steps,
-    scratch: sc ? { baseBytes: sc.baseBytes(), perUnitBytes: sc.perUnitBytes(), unitBinding: sc.unitBinding(), unitDim: sc.unitDim() } : null,
+    scratch: sc
+      ? { baseBytes: sc.baseBytes(), perUnitBytes: sc.perUnitBytes(), unitBinding: sc.unitBinding(), unitDim: sc.unitDim() }
+      : null,
     streamableWeightBytes: e.streamableWeightBytes(),
     weightStreaming: e.weightStreaming(),
   };
@@ -287,7 +311,8 @@ export function checkEngineBindings(engine: ReferenceEngine, bindings: readonly 
     return b;
   };
   const wantData = (b: EngineBinding, idx: number, rel: string) => {
-    if (b.dtype !== '' && !DATA_DTYPES.has(b.dtype)) bad(rel, `${label(b, idx)} has dtype ${b.dtype}; data must be float32, float16 or bfloat16`);
+    if (b.dtype !== '' && !DATA_DTYPES.has(b.dtype))
+      bad(rel, `${label(b, idx)} has dtype ${b.dtype}; data must be float32, float16 or bfloat16`);
   };
   const numel = (b: EngineBinding) => b.shape.reduce((p, d) => p * d, 1);
 
@@ -309,9 +334,12 @@ export function checkEngineBindings(engine: ReferenceEngine, bindings: readonly 
         const pos = wantInput(s.position, `${at}.position`, 'position');
         wantData(cache, s.cache, `${at}.cache`);
         wantData(get(s.source, `${at}.source`), s.source, `${at}.source`);
-        if (pos.dtype !== '' && !POSITION_DTYPES.has(pos.dtype)) bad(`${at}.position`, `${label(pos, s.position)} has dtype ${pos.dtype}; a position is int64 or int32`);
-        if (pos.shape.length && numel(pos) !== 1) bad(`${at}.position`, `${label(pos, s.position)} has ${numel(pos)} elements; a position has exactly one`);
-        if (cache.shape.length && s.seqDim >= cache.shape.length) bad(`${at}.seq_dim`, `seq_dim ${s.seqDim} is past the ${cache.shape.length} dimensions of ${label(cache, s.cache)}`);
+        if (pos.dtype !== '' && !POSITION_DTYPES.has(pos.dtype))
+          bad(`${at}.position`, `${label(pos, s.position)} has dtype ${pos.dtype}; a position is int64 or int32`);
+        if (pos.shape.length && numel(pos) !== 1)
+          bad(`${at}.position`, `${label(pos, s.position)} has ${numel(pos)} elements; a position has exactly one`);
+        if (cache.shape.length && s.seqDim >= cache.shape.length)
+          bad(`${at}.seq_dim`, `seq_dim ${s.seqDim} is past the ${cache.shape.length} dimensions of ${label(cache, s.cache)}`);
         break;
       }
       case 'Attend':
@@ -336,7 +364,10 @@ export function checkEngineBindings(engine: ReferenceEngine, bindings: readonly 
   if (engine.scratch) {
     const b = get(engine.scratch.unitBinding, 'scratch.unit_binding');
     if (engine.scratch.perUnitBytes > 0n && b.shape.length && engine.scratch.unitDim >= b.shape.length) {
-      bad('scratch.unit_dim', `unit_dim ${engine.scratch.unitDim} is past the ${b.shape.length} dimensions of ${label(b, engine.scratch.unitBinding)}`);
+      bad(
+        'scratch.unit_dim',
+        `unit_dim ${engine.scratch.unitDim} is past the ${b.shape.length} dimensions of ${label(b, engine.scratch.unitBinding)}`,
+      );
     }
   }
 }

@@ -22,7 +22,9 @@ export function residentBudget(entries: readonly EngineBudget[]): ResidentBudget
   const total = entries.reduce((n, e) => n + e.budget, 0n);
   const n = entries.length;
   const uniform = entries.every((e) => e.budget === entries[0]?.budget);
-  const terms = uniform ? `${n} engine${n === 1 ? '' : 's'} x ${formatIEC(entries[0]?.budget ?? 0n)}` : `${n} engines, ${entries.map((e) => formatIEC(e.budget)).join(' + ')}`;
+  const terms = uniform
+    ? `${n} engine${n === 1 ? '' : 's'} x ${formatIEC(entries[0]?.budget ?? 0n)}`
+    : `${n} engines, ${entries.map((e) => formatIEC(e.budget)).join(' + ')}`;
   const methods = new Set(entries.map((e) => e.method)).size;
   // Methods load separately; the sum is only reached with all of them loaded.
   const when = methods > 1 ? ` when all ${methods} methods are loaded` : '';

@@ -29,7 +29,7 @@ import { readLikeUpstream, type UpstreamReading } from './upstream-reading.js';
 const PARSER = "Torch-TensorRT's blob parser (TensorRTBlobHeader.cpp)";
 const HINT_ESCAPED =
   'name the tensor with ASCII letters, digits and _ (Python writes every other character as a JSON escape, which the runtime does not decode), then re-export';
-const HINT_ORDER = 're-export the program: Torch-TensorRT\'s serializer writes io_bindings first, then aliased_io, then the scalars';
+const HINT_ORDER = "re-export the program: Torch-TensorRT's serializer writes io_bindings first, then aliased_io, then the scalars";
 
 function misread(opts: BlobLocationOptions | undefined, rel: string, what: string): TrtxError {
   return blobError('TRT_BLOB_UPSTREAM_MISREAD', opts, rel, `${PARSER} ${what}; the runtime would not run what trtx checked`, HINT_METADATA);
@@ -44,7 +44,11 @@ export function checkUpstreamAgreement(meta: BlobMetadata, json: Uint8Array, opt
 
   // Bindings, entry by entry: both walk the same io_bindings array.
   if (u.entries.length !== meta.io_bindings.length) {
-    throw misread(opts, 'metadata.io_bindings', `walks ${u.entries.length} io_bindings entries where the JSON has ${meta.io_bindings.length}`);
+    throw misread(
+      opts,
+      'metadata.io_bindings',
+      `walks ${u.entries.length} io_bindings entries where the JSON has ${meta.io_bindings.length}`,
+    );
   }
   meta.io_bindings.forEach((b, i) => {
     const e = u.entries[i];

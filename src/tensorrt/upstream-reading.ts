@@ -115,7 +115,17 @@ export function readLikeUpstream(json: Uint8Array): UpstreamReading {
       }
       return pos;
     }
-    while (pos < n && s[pos] !== COMMA && s[pos] !== 0x7d && s[pos] !== 0x5d && s[pos] !== 0x20 && s[pos] !== 0x09 && s[pos] !== 0x0a && s[pos] !== 0x0d) pos++;
+    while (
+      pos < n &&
+      s[pos] !== COMMA &&
+      s[pos] !== 0x7d &&
+      s[pos] !== 0x5d &&
+      s[pos] !== 0x20 &&
+      s[pos] !== 0x09 &&
+      s[pos] !== 0x0a &&
+      s[pos] !== 0x0d
+    )
+      pos++;
     return pos;
   };
 

@@ -131,7 +131,7 @@ export function cleanupNow(): void {
   if (groups.size > 0) {
     const pgids = new Set(groups.keys());
     signalGroups(pgids, 'SIGTERM');
-    for (const until = Date.now() + TERM_GRACE_MS; Date.now() < until; ) {
+    for (const until = Date.now() + TERM_GRACE_MS; Date.now() < until;) {
       const live = liveMembers(pgids);
       if (live === 0) break;
       sleepSync(live === null ? 200 : 10);

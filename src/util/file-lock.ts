@@ -51,13 +51,16 @@ export interface LockOptions {
 function holderOf(text: string): LockHolder | null {
   try {
     const h = JSON.parse(text) as Partial<LockHolder>;
-    return typeof h.pid === 'number' ? { pid: h.pid, host: String(h.host ?? ''), command: String(h.command ?? ''), since: String(h.since ?? '') } : null;
+    return typeof h.pid === 'number'
+      ? { pid: h.pid, host: String(h.host ?? ''), command: String(h.command ?? ''), since: String(h.since ?? '') }
+      : null;
   } catch {
     return null;
   }
 }
 
-export const describeHolder = (h: LockHolder | null) => (h ? `trtx pid ${h.pid}${h.host && h.host !== hostname() ? ` on ${h.host}` : ''} (${h.command}, since ${h.since})` : 'another process');
+export const describeHolder = (h: LockHolder | null) =>
+  h ? `trtx pid ${h.pid}${h.host && h.host !== hostname() ? ` on ${h.host}` : ''} (${h.command}, since ${h.since})` : 'another process';
 
 // The helper shell opens the lock file on fd 9, flocks that descriptor
 // (flock(1) in fd mode), and says whether the file it holds is still the one
@@ -67,7 +70,8 @@ export const describeHolder = (h: LockHolder | null) => (h ? `trtx pid ${h.pid}$
 // releases, so no lock file is left behind (except by a writer that was
 // killed; the next one reuses it). Then the shell waits on its stdin
 // (`read`, a builtin: two processes in all) and exits at EOF, closing fd 9.
-const HOLD = 'exec 9<>"$1" || exit 3; flock $2 -x 9 || exit $?; if [ /proc/$$/fd/9 -ef "$1" ]; then echo same; else echo moved; fi; read _ || true';
+const HOLD =
+  'exec 9<>"$1" || exit 3; flock $2 -x 9 || exit $?; if [ /proc/$$/fd/9 -ef "$1" ]; then echo same; else echo moved; fi; read _ || true';
 
 interface Held {
   child: ChildProcess;
@@ -105,8 +109,13 @@ function startFlock(lockPath: string, noBlock: boolean): Promise<Held | null> {
       done(
         null,
         missing
-          ? new TrtxError('LOCK_UNAVAILABLE', 'flock', 'flock(1) is not installed; trtx takes its writer lock with it', { kind: 'usage', hint: 'install util-linux (apt-get install util-linux)' })
-          : new TrtxError('LOCK_FAILED', lockPath, `cannot take the writer lock (exit ${code})${stderr ? `: ${stderr.trim()}` : ''}`, { kind: 'usage' }),
+          ? new TrtxError('LOCK_UNAVAILABLE', 'flock', 'flock(1) is not installed; trtx takes its writer lock with it', {
+              kind: 'usage',
+              hint: 'install util-linux (apt-get install util-linux)',
+            })
+          : new TrtxError('LOCK_FAILED', lockPath, `cannot take the writer lock (exit ${code})${stderr ? `: ${stderr.trim()}` : ''}`, {
+              kind: 'usage',
+            }),
       );
     });
   });
@@ -149,7 +158,10 @@ export async function lockTarget(target: string, opts: LockOptions): Promise<Tar
   const { child } = held;
   // An interrupt removes the file on its way out (src/util/cleanup.ts); removing it while held is the protocol.
   const untrack = trackPath(path);
-  await writeFile(path, JSON.stringify({ pid: process.pid, host: hostname(), command: opts.command, since: new Date().toISOString() }) + '\n').catch(() => {});
+  await writeFile(
+    path,
+    JSON.stringify({ pid: process.pid, host: hostname(), command: opts.command, since: new Date().toISOString() }) + '\n',
+  ).catch(() => {});
   let released = false;
   return {
     path,

@@ -112,7 +112,7 @@ export async function withLock<T>(lockDir: string, body: () => Promise<T>, optio
   const pollMs = options.pollMs ?? 200;
   const unreadable = new Map<string, number>();
   let untrack = () => {};
-  for (let announced = false; ; ) {
+  for (let announced = false; ;) {
     try {
       await mkdir(lockDir);
       // An interrupted holder removes its lock on the way out (src/util/cleanup.ts).

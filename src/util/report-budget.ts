@@ -44,8 +44,13 @@ export function chargeReport(bytes: number, where: string): void {
   if (used > limit) {
     const cap = limit;
     limit = Infinity; // the refusal itself must be reportable
-    throw new TrtxError('REPORT_BUDGET', where, `the report would pass ${cap} bytes, ${REPORT_BUDGET_FACTOR}x the ${programs} program bytes read: the program's indices reference the same data again and again`, {
-      hint: 'trtx refuses to print more than this for a program; real programs report a few bytes per program byte',
-    });
+    throw new TrtxError(
+      'REPORT_BUDGET',
+      where,
+      `the report would pass ${cap} bytes, ${REPORT_BUDGET_FACTOR}x the ${programs} program bytes read: the program's indices reference the same data again and again`,
+      {
+        hint: 'trtx refuses to print more than this for a program; real programs report a few bytes per program byte',
+      },
+    );
   }
 }

@@ -92,7 +92,12 @@ export interface OutputTargetOptions {
  */
 export async function checkOutputTarget(output: string, inputs: string | readonly string[], opts: OutputTargetOptions = {}): Promise<void> {
   if (utf8(basename(output)) > NAME_MAX) {
-    throw new TrtxError('OUTPUT_NAME_TOO_LONG', output, `the name is ${utf8(basename(output))} bytes; a file name holds at most ${NAME_MAX}`, { kind: 'usage' });
+    throw new TrtxError(
+      'OUTPUT_NAME_TOO_LONG',
+      output,
+      `the name is ${utf8(basename(output))} bytes; a file name holds at most ${NAME_MAX}`,
+      { kind: 'usage' },
+    );
   }
   let st;
   try {
@@ -110,11 +115,26 @@ export async function checkOutputTarget(output: string, inputs: string | readonl
     return;
   }
   if (!st.isFile()) {
-    const kind = st.isSymbolicLink() ? 'a symbolic link' : st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device node' : st.isSocket() ? 'a socket' : 'not a regular file';
-    throw new TrtxError('OUTPUT_NOT_REGULAR', output, `is ${kind}; trtx writes a new file and renames it into place, which would replace it`, {
-      kind: 'usage',
-      hint: st.isSymbolicLink() ? 'give the path the link points to' : 'give a regular file or a new path',
-    });
+    const kind = st.isSymbolicLink()
+      ? 'a symbolic link'
+      : st.isDirectory()
+        ? 'a directory'
+        : st.isFIFO()
+          ? 'a FIFO'
+          : st.isCharacterDevice() || st.isBlockDevice()
+            ? 'a device node'
+            : st.isSocket()
+              ? 'a socket'
+              : 'not a regular file';
+    throw new TrtxError(
+      'OUTPUT_NOT_REGULAR',
+      output,
+      `is ${kind}; trtx writes a new file and renames it into place, which would replace it`,
+      {
+        kind: 'usage',
+        hint: st.isSymbolicLink() ? 'give the path the link points to' : 'give a regular file or a new path',
+      },
+    );
   }
   const all = typeof inputs === 'string' ? [inputs] : inputs;
   for (const input of all) {
@@ -122,7 +142,9 @@ export async function checkOutputTarget(output: string, inputs: string | readonl
     if (inp && inp.dev === st.dev && inp.ino === st.ino && !opts.force) {
       throw new TrtxError('OUTPUT_IS_INPUT', output, all.length > 1 ? `is the input file ${input} itself` : 'is the input file itself', {
         kind: 'usage',
-        hint: opts.isInputHint ?? 'use --in-place to rewrite it (only its head when the program still fits), or --force to replace it by a full rewrite',
+        hint:
+          opts.isInputHint ??
+          'use --in-place to rewrite it (only its head when the program still fits), or --force to replace it by a full rewrite',
       });
     }
   }

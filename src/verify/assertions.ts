@@ -22,19 +22,22 @@ export function compareRuns(a: RunnerReport, b: RunnerReport, label: string): As
   const sb = stepsOf(b);
   for (const [method, stepsA] of sa) {
     const stepsB = sb.get(method);
-    if (!stepsB || stepsB.length !== stepsA.length) return { name, ok: false, detail: `${method}: ${stepsA.length} vs ${stepsB?.length ?? 0} steps` };
+    if (!stepsB || stepsB.length !== stepsA.length)
+      return { name, ok: false, detail: `${method}: ${stepsA.length} vs ${stepsB?.length ?? 0} steps` };
     for (let s = 0; s < stepsA.length; s++) {
       const oa = stepsA[s].outputs;
       const ob = stepsB[s].outputs;
       if (oa.length !== ob.length) return { name, ok: false, detail: `${method} step ${s}: ${oa.length} vs ${ob.length} outputs` };
       for (let i = 0; i < oa.length; i++) {
-        if (oa[i].digest !== ob[i].digest) return { name, ok: false, detail: `${method} step ${s}: output ${i} differs (${oa[i].digest} vs ${ob[i].digest})` };
+        if (oa[i].digest !== ob[i].digest)
+          return { name, ok: false, detail: `${method} step ${s}: output ${i} differs (${oa[i].digest} vs ${ob[i].digest})` };
       }
       const bb = new Map(stepsB[s].buffers.map((x) => [x.name, x.digest]));
       for (const buf of stepsA[s].buffers) {
         const other = bb.get(buf.name);
         if (other === undefined) return { name, ok: false, detail: `${method} step ${s}: buffer ${buf.name} missing on one side` };
-        if (other !== buf.digest) return { name, ok: false, detail: `${method} step ${s}: buffer ${buf.name} differs (${buf.digest} vs ${other})` };
+        if (other !== buf.digest)
+          return { name, ok: false, detail: `${method} step ${s}: buffer ${buf.name} differs (${buf.digest} vs ${other})` };
       }
     }
   }
@@ -52,7 +55,8 @@ export function cachesChangeEveryStep(r: RunnerReport, caches: string[], label: 
       seen++;
       for (let s = 1; s < digests.length; s++) {
         if (digests[s] === undefined) return { name, ok: false, detail: `${m.name}: cache ${cache} missing at step ${s}` };
-        if (digests[s] === digests[s - 1]) return { name, ok: false, detail: `${m.name}: cache ${cache} unchanged from step ${s - 1} to ${s}` };
+        if (digests[s] === digests[s - 1])
+          return { name, ok: false, detail: `${m.name}: cache ${cache} unchanged from step ${s - 1} to ${s}` };
       }
     }
   }
@@ -69,7 +73,12 @@ export function persistentDiffersFromFresh(persistent: RunnerReport, fresh: Runn
     if (!fs) return { name, ok: false, detail: `${m.name}: missing from the fresh run` };
     for (let s = 1; s < m.steps.length; s++) {
       const same = m.steps[s].outputs.every((o, i) => fs[s]?.outputs[i]?.digest === o.digest);
-      if (same) return { name, ok: false, detail: `${m.name} step ${s}: outputs equal with fresh caches, so the step did not see the previous step's writes` };
+      if (same)
+        return {
+          name,
+          ok: false,
+          detail: `${m.name} step ${s}: outputs equal with fresh caches, so the step did not see the previous step's writes`,
+        };
     }
   }
   return { name, ok: true, detail: 'outputs differ from step 1 on' };
@@ -84,7 +93,11 @@ export function deviceStateWrittenFirst(poisoned: RunnerReport, initialised: Run
   const name = `device-resident buffers are written before they are read: ${label} (poisoned arenas vs initialised)`;
   const cmp = compareRuns(initialised, poisoned, label);
   if (cmp.ok) return { name, ok: true, detail: 'same results with and without the application zeroing them' };
-  const device = [...new Set(poisoned.methods.flatMap((m) => m.steps.flatMap((s) => s.buffers.filter((b) => b.placement === 'device').map((b) => b.name))))];
+  const device = [
+    ...new Set(
+      poisoned.methods.flatMap((m) => m.steps.flatMap((s) => s.buffers.filter((b) => b.placement === 'device').map((b) => b.name))),
+    ),
+  ];
   return {
     name,
     ok: false,
@@ -102,8 +115,17 @@ export function deviceStateWrittenFirst(poisoned: RunnerReport, initialised: Run
 export function twinNeedsInitialisation(poisoned: RunnerReport, initialised: RunnerReport, label: string): Assertion {
   const name = `the application initialises the device-resident caches, as the zero-copy contract requires: ${label} (initialised vs poisoned)`;
   const cmp = compareRuns(initialised, poisoned, label);
-  if (cmp.ok) return { name, ok: true, detail: 'the same results without initialising them: this program writes its device-resident buffers before reading them' };
-  const device = [...new Set(poisoned.methods.flatMap((m) => m.steps.flatMap((s) => s.buffers.filter((b) => b.placement === 'device').map((b) => b.name))))];
+  if (cmp.ok)
+    return {
+      name,
+      ok: true,
+      detail: 'the same results without initialising them: this program writes its device-resident buffers before reading them',
+    };
+  const device = [
+    ...new Set(
+      poisoned.methods.flatMap((m) => m.steps.flatMap((s) => s.buffers.filter((b) => b.placement === 'device').map((b) => b.name))),
+    ),
+  ];
   return {
     name,
     ok: true,

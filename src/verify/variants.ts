@@ -38,7 +38,9 @@ export async function deriveVariants(
   });
   const zc = outcome.reports.find(isZeroCopyReport)!;
   // The pass names buffers as `fqn (%index)`; reports name them by fqn.
-  const caches = [...new Set([...zc.details.rewritten, ...zc.details.already].flatMap((d) => d.buffers).map((b) => b.replace(/ \(%[0-9]+\)$/, '')))];
+  const caches = [
+    ...new Set([...zc.details.rewritten, ...zc.details.already].flatMap((d) => d.buffers).map((b) => b.replace(/ \(%[0-9]+\)$/, ''))),
+  ];
   if (!outcome.changed) return { variants: [{ name: 'zero-copy', path: pte.path }], caches, mode: 'zero-copy' };
   return {
     variants: [

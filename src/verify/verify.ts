@@ -25,7 +25,14 @@ import { makeTempDir, type TempDir } from '../util/cleanup.js';
 import type { CommandCode, RunnerReportCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
-import { cachesChangeEveryStep, compareRuns, deviceStateWrittenFirst, persistentDiffersFromFresh, twinNeedsInitialisation, type Assertion } from './assertions.js';
+import {
+  cachesChangeEveryStep,
+  compareRuns,
+  deviceStateWrittenFirst,
+  persistentDiffersFromFresh,
+  twinNeedsInitialisation,
+  type Assertion,
+} from './assertions.js';
 import { decodeMethods, deriveVariants, type Variant, type VerifyMode } from './variants.js';
 
 export type StreamMode = 'on' | 'off' | 'both';
@@ -94,10 +101,22 @@ export interface VerifyResult {
 }
 
 const ENVIRONMENT: Partial<Record<RunnerReportCode, { code: CommandCode; hint: string }>> = {
-  EngineNotExecutable: { code: 'VERIFY_TENSORRT_PLAN', hint: 'verify real TensorRT plans with the ExecuTorch runtime built with the Torch-TensorRT delegate; the bundled runner executes trtx reference engines only' },
-  BackendMissing: { code: 'VERIFY_BACKEND_MISSING', hint: 'the bundled runner has the TensorRT backend only; run the program where its other backends are built in' },
-  PlannedMemoryLimit: { code: 'VERIFY_MEMORY_LIMIT', hint: 'the program plans more host memory than this machine has; verify it on a machine where it fits' },
-  DeviceUnavailable: { code: 'VERIFY_NO_GPU', hint: 'drop --device cuda to verify on the CPU, or run on a machine with a GPU and a CUDA build of the runner' },
+  EngineNotExecutable: {
+    code: 'VERIFY_TENSORRT_PLAN',
+    hint: 'verify real TensorRT plans with the ExecuTorch runtime built with the Torch-TensorRT delegate; the bundled runner executes trtx reference engines only',
+  },
+  BackendMissing: {
+    code: 'VERIFY_BACKEND_MISSING',
+    hint: 'the bundled runner has the TensorRT backend only; run the program where its other backends are built in',
+  },
+  PlannedMemoryLimit: {
+    code: 'VERIFY_MEMORY_LIMIT',
+    hint: 'the program plans more host memory than this machine has; verify it on a machine where it fits',
+  },
+  DeviceUnavailable: {
+    code: 'VERIFY_NO_GPU',
+    hint: 'drop --device cuda to verify on the CPU, or run on a machine with a GPU and a CUDA build of the runner',
+  },
 };
 
 const environmentOf = (code: string) => (Object.hasOwn(ENVIRONMENT, code) ? ENVIRONMENT[code as RunnerReportCode] : undefined);
@@ -107,7 +126,13 @@ function memoryOf(r: RunnerReport): VerifyMemory {
   return {
     pool: { mode: m.pool.mode, api_calls: m.pool.api_calls },
     scratch: { mode: m.scratch.mode, peak_bytes: m.scratch.peak_bytes, peak_buffers: m.scratch.peak_buffers },
-    device_arenas: { allocator: m.device_arenas.allocator, fill: m.device_arenas.fill, allocations: m.device_arenas.allocations, peak_bytes: m.device_arenas.peak_bytes, zeroed_bytes: m.device_arenas.zeroed_bytes },
+    device_arenas: {
+      allocator: m.device_arenas.allocator,
+      fill: m.device_arenas.fill,
+      allocations: m.device_arenas.allocations,
+      peak_bytes: m.device_arenas.peak_bytes,
+      zeroed_bytes: m.device_arenas.zeroed_bytes,
+    },
   };
 }
 
@@ -125,7 +150,10 @@ async function checkFirst(variants: Variant[], runtime: RuntimeRules): Promise<V
 
 export async function verifyProgram(path: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
   const steps = opts.steps ?? 4;
-  if (!Number.isInteger(steps) || steps < 2) throw new TrtxError('VERIFY_STEPS', '--steps', `${opts.steps} steps: verify needs at least 2 to see a cache persist`, { kind: 'usage' });
+  if (!Number.isInteger(steps) || steps < 2)
+    throw new TrtxError('VERIFY_STEPS', '--steps', `${opts.steps} steps: verify needs at least 2 to see a cache persist`, {
+      kind: 'usage',
+    });
   const modes = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
   const runtime = opts.runtime ?? DEFAULT_RUNTIME;
   const init = Boolean(opts.initDeviceBuffers);
@@ -149,7 +177,13 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       engines,
       caches,
       runtime,
-      options: { init_device_buffers: init, twin_contract: false, arena_fill: 'poison', shared_scratch: Boolean(opts.sharedScratch), cold_pool: Boolean(opts.coldPool) },
+      options: {
+        init_device_buffers: init,
+        twin_contract: false,
+        arena_fill: 'poison',
+        shared_scratch: Boolean(opts.sharedScratch),
+        cold_pool: Boolean(opts.coldPool),
+      },
       check: await checkFirst(variants, runtime),
       runs: [],
       budgets: [],
@@ -173,7 +207,9 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     base.options.twin_contract = twinContract;
     const reports = new Map<string, RunnerReport>();
     const run = async (v: Variant, callerStream: boolean, freshState: boolean, initDeviceBuffers = runInit) => {
-      opts.onProgress?.(`running ${v.name}${callerStream ? ' with a caller stream' : ''}${freshState ? ', fresh caches' : ''}${initDeviceBuffers ? ', device buffers initialised' : ''}`);
+      opts.onProgress?.(
+        `running ${v.name}${callerStream ? ' with a caller stream' : ''}${freshState ? ', fresh caches' : ''}${initDeviceBuffers ? ', device buffers initialised' : ''}`,
+      );
       const r = await runRunner(v.path, {
         runner: runner.path,
         methods,
@@ -191,7 +227,12 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       if (r.exitCode === 3) {
         const e = r.report.errors.find((x) => environmentOf(x.code)) ?? r.report.errors[0];
         const env = environmentOf(e?.code ?? '') ?? { code: 'VERIFY_CANNOT_RUN_HERE', hint: 'the program cannot run on this machine' };
-        throw new TrtxError(env.code, v.path, `${e?.message ?? 'the program cannot run here'} (an environment result, not a failed program)`, { kind: 'usage', hint: env.hint });
+        throw new TrtxError(
+          env.code,
+          v.path,
+          `${e?.message ?? 'the program cannot run here'} (an environment result, not a failed program)`,
+          { kind: 'usage', hint: env.hint },
+        );
       }
       reports.set(`${v.name}/${callerStream}/${freshState}/${initDeviceBuffers}`, r.report);
       base.runs.push({
@@ -202,7 +243,11 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
         exit_code: r.exitCode,
         ok: r.report.ok,
         errors: r.report.errors,
-        staging: r.report.methods.map((m) => ({ method: m.name, h2d_bytes: m.steps[0]?.h2d_bytes ?? 0, d2h_bytes: m.steps[0]?.d2h_bytes ?? 0 })),
+        staging: r.report.methods.map((m) => ({
+          method: m.name,
+          h2d_bytes: m.steps[0]?.h2d_bytes ?? 0,
+          d2h_bytes: m.steps[0]?.d2h_bytes ?? 0,
+        })),
       });
       return r.report;
     };
@@ -227,16 +272,24 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     // Comparing runs that did not complete proves nothing: report the failures alone.
     const completed = base.runs.every((r) => r.ok && r.exit_code === 0);
     if (completed && other) {
-      assertions.push(twinContract ? twinNeedsInitialisation(other, primaryReport, primary.name) : deviceStateWrittenFirst(primaryReport, other, primary.name));
+      assertions.push(
+        twinContract
+          ? twinNeedsInitialisation(other, primaryReport, primary.name)
+          : deviceStateWrittenFirst(primaryReport, other, primary.name),
+      );
     }
     for (const v of completed ? variants : []) {
       for (const cs of modes) {
         const rep = get(v, cs);
-        if (rep !== first) assertions.push(compareRuns(first, rep, `${variants[0].name} (stream ${modes[0] ? 'on' : 'off'}) vs ${v.name} (stream ${cs ? 'on' : 'off'})`));
+        if (rep !== first)
+          assertions.push(
+            compareRuns(first, rep, `${variants[0].name} (stream ${modes[0] ? 'on' : 'off'}) vs ${v.name} (stream ${cs ? 'on' : 'off'})`),
+          );
       }
     }
     if (completed && caches.length) {
-      for (const v of variants) for (const cs of modes) assertions.push(cachesChangeEveryStep(get(v, cs), caches, `${v.name} (stream ${cs ? 'on' : 'off'})`));
+      for (const v of variants)
+        for (const cs of modes) assertions.push(cachesChangeEveryStep(get(v, cs), caches, `${v.name} (stream ${cs ? 'on' : 'off'})`));
     }
     // Only a program with state across executions (named mutable buffers) has a "previous step" to see.
     const stateful = first.methods.some((m) => m.steps.some((st) => st.buffers.length > 0));
@@ -246,7 +299,14 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
 
     base.device = first.device;
     base.budgets = first.methods.flatMap((m) =>
-      m.delegates.map((d) => ({ method: m.name, delegate: d.index, source: d.budget.source, effective: d.budget.effective, clamped: d.budget.clamped, ignored: d.budget.ignored })),
+      m.delegates.map((d) => ({
+        method: m.name,
+        delegate: d.index,
+        source: d.budget.source,
+        effective: d.budget.effective,
+        clamped: d.budget.clamped,
+        ignored: d.budget.ignored,
+      })),
     );
     base.memory = memoryOf(primaryReport);
     base.assertions = assertions;

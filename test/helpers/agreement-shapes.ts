@@ -6,7 +6,17 @@ import { buildProgram, type BuiltProgram } from '../../src/examples/builder.js';
 import { kvDecoder } from '../../src/examples/kv-decoder.js';
 import { trtSingle } from '../../src/examples/programs.js';
 import type { ProgramSpec } from '../../src/examples/spec.js';
-import { DataLocation, DeviceType, ScalarType, TensorShapeDynamism, splitMemoryOffset, type ExecutionPlan, type Instruction, type Program, type Tensor } from '../../src/pte/model.js';
+import {
+  DataLocation,
+  DeviceType,
+  ScalarType,
+  TensorShapeDynamism,
+  splitMemoryOffset,
+  type ExecutionPlan,
+  type Instruction,
+  type Program,
+  type Tensor,
+} from '../../src/pte/model.js';
 import { encodePte } from './memory-pte.js';
 
 export interface Shape {
@@ -97,7 +107,13 @@ function segmentBytes(built: BuiltProgram, index: number): Uint8Array {
 }
 
 export const SHAPES: Shape[] = [
-  { row: 'a FlatBuffer offset of 0', file: 'offset-zero', build: offsetZero, check: 'PTE_FLATBUFFER', runner: { exit: 1, code: 'InvalidProgram', message: /Verification failed/ } },
+  {
+    row: 'a FlatBuffer offset of 0',
+    file: 'offset-zero',
+    build: offsetZero,
+    check: 'PTE_FLATBUFFER',
+    runner: { exit: 1, code: 'InvalidProgram', message: /Verification failed/ },
+  },
   {
     row: '`constant_segment` offset past the constant segment, used by a tensor',
     file: 'constant-past-segment',
@@ -112,7 +128,13 @@ export const SHAPES: Shape[] = [
     check: 'STRUCT_CONSTANT_OFFSET',
     runner: { exit: 0 },
   },
-  { row: 'negative tensor extent', file: 'negative-extent', build: one((x) => (x.tensor('y').sizes[1] = -16)), check: 'STRUCT_TENSOR_SIZE', runner: { exit: 1, code: 'InvalidProgram' } },
+  {
+    row: 'negative tensor extent',
+    file: 'negative-extent',
+    build: one((x) => (x.tensor('y').sizes[1] = -16)),
+    check: 'STRUCT_TENSOR_SIZE',
+    runner: { exit: 1, code: 'InvalidProgram' },
+  },
   {
     row: 'unknown device type on a tensor',
     file: 'device-type-tensor',
@@ -141,7 +163,13 @@ export const SHAPES: Shape[] = [
     check: 'STRUCT_KERNEL_ARITY',
     runner: { exit: 1, code: 'InvalidProgram' },
   },
-  { row: '`dim_order` length not the rank', file: 'dim-order', build: one((x) => x.tensor('y').dimOrder.pop()), check: 'STRUCT_DIM_ORDER', runner: load },
+  {
+    row: '`dim_order` length not the rank',
+    file: 'dim-order',
+    build: one((x) => x.tensor('y').dimOrder.pop()),
+    check: 'STRUCT_DIM_ORDER',
+    runner: load,
+  },
   {
     row: 'misaligned planned offset in a host arena',
     file: 'misaligned-host',
@@ -163,7 +191,13 @@ export const SHAPES: Shape[] = [
     check: 'STRUCT_TENSOR_RANK',
     runner: { exit: 1, code: 'InvalidProgram' },
   },
-  { row: '`storage_offset` != 0', file: 'storage-offset', build: one((x) => (x.tensor('y').storageOffset = 4)), check: 'STRUCT_STORAGE_OFFSET', runner: load },
+  {
+    row: '`storage_offset` != 0',
+    file: 'storage-offset',
+    build: one((x) => (x.tensor('y').storageOffset = 4)),
+    check: 'STRUCT_STORAGE_OFFSET',
+    runner: load,
+  },
   {
     row: '`DYNAMIC_UNBOUND`',
     file: 'dynamic-unbound',
@@ -171,7 +205,13 @@ export const SHAPES: Shape[] = [
     check: 'STRUCT_SHAPE_DYNAMISM',
     runner: load,
   },
-  { row: 'negative arena size', file: 'arena-negative', build: one((x) => (x.plan.nonConstBufferSizes[1] = -1n)), check: 'STRUCT_ARENA_SIZE', runner: load },
+  {
+    row: 'negative arena size',
+    file: 'arena-negative',
+    build: one((x) => (x.plan.nonConstBufferSizes[1] = -1n)),
+    check: 'STRUCT_ARENA_SIZE',
+    runner: load,
+  },
   {
     row: 'operator name of 100 bytes or more, before a sound KernelCall',
     file: 'operator-name',
@@ -193,7 +233,13 @@ export const SHAPES: Shape[] = [
     check: 'STRUCT_OP_INDEX',
     runner: 'crash',
   },
-  { row: 'schema version above 0', file: 'version', build: one((x) => (x.program.version = 1)), check: 'STRUCT_PROGRAM_VERSION', runner: { exit: 1, code: 'InvalidProgram' } },
+  {
+    row: 'schema version above 0',
+    file: 'version',
+    build: one((x) => (x.program.version = 1)),
+    check: 'STRUCT_PROGRAM_VERSION',
+    runner: { exit: 1, code: 'InvalidProgram' },
+  },
   {
     row: 'no `constant_segment` (the deprecated `constant_buffer` path)',
     file: 'no-constant-segment',

@@ -20,7 +20,10 @@ export interface ChildResult {
   wallMs: number;
 }
 
-export async function runChild(args: string[], opts: { heapMiB?: number; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<ChildResult> {
+export async function runChild(
+  args: string[],
+  opts: { heapMiB?: number; timeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<ChildResult> {
   const dir = mkdtempSync(join(tmpdir(), 'trtx-rss-'));
   const rssFile = join(dir, 'rss');
   const started = Date.now();
@@ -37,7 +40,13 @@ export async function runChild(args: string[], opts: { heapMiB?: number; timeout
     } catch {
       // killed before its exit handler ran
     }
-    return { code: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr), maxRssMiB: kib / 1024, wallMs: Date.now() - started };
+    return {
+      code: r.exitCode ?? -1,
+      stdout: String(r.stdout),
+      stderr: String(r.stderr),
+      maxRssMiB: kib / 1024,
+      wallMs: Date.now() - started,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -13,7 +13,10 @@ export function corpusPrograms(): string[] {
   if (!existsSync(CORPUS_DIR)) {
     throw new Error(`ExecuTorch corpus not found at ${CORPUS_DIR}; set TRTX_PTE_CORPUS`);
   }
-  const names = readdirSync(CORPUS_DIR).filter((f) => f.endsWith('.pte')).map((f) => f.slice(0, -4)).sort();
+  const names = readdirSync(CORPUS_DIR)
+    .filter((f) => f.endsWith('.pte'))
+    .map((f) => f.slice(0, -4))
+    .sort();
   if (names.length === 0) throw new Error(`no .pte files in ${CORPUS_DIR}`);
   return names;
 }

@@ -103,7 +103,9 @@ export function viewMethod(built: BuiltProgram, method: string): MethodView {
     outputs: plan.outputs.map(name),
     operators: plan.operators.map((o) => `${o.name}.${o.overload}`),
     arenaSizes: plan.nonConstBufferSizes,
-    deviceEntries: plan.nonConstBufferDevice.map((e) => `${e.bufferIdx}:${e.deviceType === DeviceType.CUDA ? 'cuda' : 'cpu'}:${e.deviceIndex}`),
+    deviceEntries: plan.nonConstBufferDevice.map(
+      (e) => `${e.bufferIdx}:${e.deviceType === DeviceType.CUDA ? 'cuda' : 'cpu'}:${e.deviceIndex}`,
+    ),
   };
 }
 

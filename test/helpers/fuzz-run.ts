@@ -80,9 +80,13 @@ async function main(): Promise<void> {
               : output > OUTPUT_PER_BYTE * m.bytes.length + OUTPUT_FLOOR
                 ? `${output} bytes of output for a ${m.bytes.length}-byte input`
                 : null;
-        const code = r.code === 0 ? 'ok' : (r.stdout.match(/"code": "([A-Z0-9_]+)"/)?.[1] ?? r.stderr.match(/^error: ([A-Z0-9_]+)/m)?.[1] ?? `exit ${r.code}`);
+        const code =
+          r.code === 0
+            ? 'ok'
+            : (r.stdout.match(/"code": "([A-Z0-9_]+)"/)?.[1] ?? r.stderr.match(/^error: ([A-Z0-9_]+)/m)?.[1] ?? `exit ${r.code}`);
         codes[code] = (codes[code] ?? 0) + 1;
-        if (problem) findings.push({ mutant: i, kind: m.kind, seed: m.seed.name, command: args.join(' ').replaceAll(dir + '/', ''), problem });
+        if (problem)
+          findings.push({ mutant: i, kind: m.kind, seed: m.seed.name, command: args.join(' ').replaceAll(dir + '/', ''), problem });
       }
       for (const n of readdirSync(dir)) if (n !== 'mutant.pte' && n !== 'original.pte') rmSync(join(dir, n), { force: true });
     }

@@ -54,13 +54,31 @@ export function fuzzSeeds(): FuzzSeed[] {
   for (const n of corpusPrograms()) {
     const bytes = new Uint8Array(readFileSync(corpusPath(n)));
     const { program, segments } = decodePteBytes(bytes);
-    seeds.push({ name: `${n}.pte`, bytes, program, segments: segments.map((s) => ({ kind: 'bytes', bytes: bytes.slice(s.offset, s.offset + s.size) })) });
+    seeds.push({
+      name: `${n}.pte`,
+      bytes,
+      program,
+      segments: segments.map((s) => ({ kind: 'bytes', bytes: bytes.slice(s.offset, s.offset + s.size) })),
+    });
   }
   return seeds;
 }
 
 const U32S = [0, 1, 2, 3, 4, 7, 8, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff];
-const U64S = [0n, 1n, 8n, 4096n, 0x7fffffffn, 0x80000000n, 0xffffffffn, 1n << 32n, 3n << 30n, 1n << 62n, 0x7fffffffffffffffn, 0xffffffffffffffffn];
+const U64S = [
+  0n,
+  1n,
+  8n,
+  4096n,
+  0x7fffffffn,
+  0x80000000n,
+  0xffffffffn,
+  1n << 32n,
+  3n << 30n,
+  1n << 62n,
+  0x7fffffffffffffffn,
+  0xffffffffffffffffn,
+];
 
 function byteMutant(rng: Rng, src: Uint8Array): Uint8Array {
   const b = src.slice();
@@ -78,13 +96,15 @@ function byteMutant(rng: Rng, src: Uint8Array): Uint8Array {
       return b;
     case 3: // truncation
       return b.slice(0, int(rng, b.length));
-    case 4: { // a span copied over another
+    case 4: {
+      // a span copied over another
       const n = 1 + int(rng, 64);
       const from = int(rng, Math.max(1, b.length - n));
       b.copyWithin(int(rng, Math.max(1, b.length - n)), from, from + n);
       return b;
     }
-    case 5: { // an offset copied elsewhere, adjusted to reach the same target: shared data
+    case 5: {
+      // an offset copied elsewhere, adjusted to reach the same target: shared data
       const from = at4();
       const to = at4();
       const target = from + view.getUint32(from, true);
@@ -126,18 +146,29 @@ const BIGINTS = [0n, 1n, -1n, 2n, 16n, 4095n, 4096n, 1n << 32n, 1n << 40n, 0x7ff
  */
 function instructionMutant(rng: Rng, program: Program): boolean {
   const calls = program.executionPlan.flatMap((plan) =>
-    plan.chains.flatMap((c) => c.instructions.filter((i) => i.type === 'KernelCall' || i.type === 'DelegateCall').map((ins) => ({ plan, ins }))),
+    plan.chains.flatMap((c) =>
+      c.instructions.filter((i) => i.type === 'KernelCall' || i.type === 'DelegateCall').map((ins) => ({ plan, ins })),
+    ),
   );
   if (calls.length === 0) return false;
   const { plan, ins } = pick(rng, calls);
   if (ins.type !== 'KernelCall' && ins.type !== 'DelegateCall') return false;
   const a = ins.args;
   switch (int(rng, 5)) {
-    case 0: a.length = Math.max(0, a.length - 1 - int(rng, 2)); break;
-    case 1: a.push(int(rng, plan.values.length)); break;
-    case 2: if (a.length) a[int(rng, a.length)] = pick(rng, [plan.values.length, 255, -1, 0x7fffffff]); break;
-    case 3: if (a.length) a[int(rng, a.length)] = int(rng, plan.values.length); break;
-    default: if (a.length > 1) a.splice(int(rng, a.length), 1);
+    case 0:
+      a.length = Math.max(0, a.length - 1 - int(rng, 2));
+      break;
+    case 1:
+      a.push(int(rng, plan.values.length));
+      break;
+    case 2:
+      if (a.length) a[int(rng, a.length)] = pick(rng, [plan.values.length, 255, -1, 0x7fffffff]);
+      break;
+    case 3:
+      if (a.length) a[int(rng, a.length)] = int(rng, plan.values.length);
+      break;
+    default:
+      if (a.length > 1) a.splice(int(rng, a.length), 1);
   }
   return true;
 }
@@ -158,15 +189,23 @@ function modelMutant(rng: Rng, seed: FuzzSeed): Uint8Array | null {
     if (typeof s.value === 'number') set(s.key === 'type' ? s.value : pick(rng, NUMBERS));
     else if (typeof s.value === 'bigint') set(pick(rng, BIGINTS));
     else if (typeof s.value === 'boolean') set(!s.value);
-    else if (typeof s.value === 'string') set(pick(rng, ['', 'x', s.value + s.value, 'TensorRTBackend', 'cuda:1', 'aten::copy_', 'et_copy::_d2h_copy', 'et_copy::_h2d_copy']));
+    else if (typeof s.value === 'string')
+      set(pick(rng, ['', 'x', s.value + s.value, 'TensorRTBackend', 'cuda:1', 'aten::copy_', 'et_copy::_d2h_copy', 'et_copy::_h2d_copy']));
     else if (Array.isArray(s.value) && s.value.length > 0) {
       const a = s.value as unknown[];
       const i = int(rng, a.length);
       switch (int(rng, 4)) {
-        case 0: a.splice(i, 1); break;
-        case 1: a.splice(i, 0, structuredClone(a[i])); break;
-        case 2: a.length = 0; break;
-        default: a.reverse();
+        case 0:
+          a.splice(i, 1);
+          break;
+        case 1:
+          a.splice(i, 0, structuredClone(a[i]));
+          break;
+        case 2:
+          a.length = 0;
+          break;
+        default:
+          a.reverse();
       }
     } else if (s.value && typeof s.value === 'object' && 'type' in (s.value as object)) {
       // A union member swapped for another value of the same list.

@@ -40,7 +40,8 @@ export function validate(root: Record<string, unknown>, value: unknown, at: Sche
   if (at === false) return [`${path}: no value allowed`];
   const errors: string[] = [];
   for (const key of Object.keys(at)) {
-    if (!KEYWORDS.has(key) && !ANNOTATIONS.has(key)) throw new Error(`schema keyword ${key} at ${path} is not supported by the test validator`);
+    if (!KEYWORDS.has(key) && !ANNOTATIONS.has(key))
+      throw new Error(`schema keyword ${key} at ${path} is not supported by the test validator`);
   }
   if (typeof at.$ref === 'string') {
     const ref = at.$ref;
@@ -73,7 +74,8 @@ export function validate(root: Record<string, unknown>, value: unknown, at: Sche
     const props = (at.properties as Record<string, Schema> | undefined) ?? {};
     for (const [key, v] of Object.entries(obj)) {
       if (key in props) errors.push(...validate(root, v, props[key]!, `${path}.${key}`));
-      else if (at.additionalProperties !== undefined) errors.push(...validate(root, v, at.additionalProperties as Schema, `${path}.${key}`));
+      else if (at.additionalProperties !== undefined)
+        errors.push(...validate(root, v, at.additionalProperties as Schema, `${path}.${key}`));
     }
   }
   if (Array.isArray(at.oneOf)) {

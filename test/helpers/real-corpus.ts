@@ -50,10 +50,18 @@ export interface RuntimeRun {
 }
 
 /** Runs programs in ExecuTorch's own runtime (python-bridge/corpus/run.py) with the model's inputs, one interpreter for all. */
-export async function runInExecuTorch(corpus: RealCorpus, ptes: string[], modelName: string, opts: { methods?: string[]; steps?: number } = {}): Promise<RuntimeRun[]> {
+export async function runInExecuTorch(
+  corpus: RealCorpus,
+  ptes: string[],
+  modelName: string,
+  opts: { methods?: string[]; steps?: number } = {},
+): Promise<RuntimeRun[]> {
   const args = ['-m', 'corpus.run', modelName, ...ptes, '--steps', String(opts.steps ?? 3)];
   if (opts.methods) args.push('--methods', opts.methods.join(','));
   const r = await execa(corpus.python, args, { cwd: bridgePackageDir(), env: bridgeEnv(), extendEnv: false, reject: false });
-  if (r.exitCode !== 0) throw new Error(`ExecuTorch's runtime failed on ${ptes.join(', ')} (exit ${r.exitCode}):\n${String(r.stderr).split('\n').slice(-15).join('\n')}`);
+  if (r.exitCode !== 0)
+    throw new Error(
+      `ExecuTorch's runtime failed on ${ptes.join(', ')} (exit ${r.exitCode}):\n${String(r.stderr).split('\n').slice(-15).join('\n')}`,
+    );
   return (JSON.parse(String(r.stdout).trim().split('\n').pop()!) as { runs: RuntimeRun[] }).runs;
 }

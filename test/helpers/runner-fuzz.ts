@@ -32,7 +32,8 @@ export const RUNNER_MS = 20_000;
 export const DEFAULT_ARGS = ['--steps', '2', '--max-planned-bytes', String(1 << 30)];
 
 /** Sanitizer reports and crash banners on stderr. */
-const SANITIZER = /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SUMMARY: (Address|Undefined|Leak)Sanitizer|AddressSanitizer:DEADLYSIGNAL/;
+const SANITIZER =
+  /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SUMMARY: (Address|Undefined|Leak)Sanitizer|AddressSanitizer:DEADLYSIGNAL/;
 
 export interface RunnerMutantResult {
   mutant: number;

@@ -49,7 +49,9 @@ export function stampedButStaged(): ProgramSpec {
     const hostOuts = outs.map((o) => `${o}@cpu`);
     const call = callArgs(m, 'kv');
     m.instructions[callIndex(m, 'kv')] = { delegate: 'kv', args: call.filter((a) => !outs.includes(a)) };
-    m.instructions = m.instructions.filter((i) => !(isKernel(i) && (outs.includes(i.args[0] as string) || (i.kernel === 'aten::copy_' && caches.includes(i.args[0] as string)))));
+    m.instructions = m.instructions.filter(
+      (i) => !(isKernel(i) && (outs.includes(i.args[0] as string) || (i.kernel === 'aten::copy_' && caches.includes(i.args[0] as string)))),
+    );
     m.tensors = m.tensors.filter((t) => !outs.includes(t.name) && !hostOuts.includes(t.name));
     delegateOf(m, 'kv').compileSpecs.push({ key: SPEC_ZERO_COPY_KV, value: JSON.stringify(outs.map((_, i) => `output${i}`)) });
   });
@@ -71,7 +73,12 @@ export function anotherBackendReads(cache = kFqn(0)): ProgramSpec {
   return edit(zeroCopy(DECODE), 'decode', (m) => {
     const k = m.tensors.find((t) => t.name === cache)!;
     m.tensors.push({ name: 'aoti:out', dtype: k.dtype, shape: [...k.shape], arena: DEVICE_ARENA, device: 'cuda:0' });
-    m.delegates.push({ name: 'aoti', backend: 'CudaBackend', compileSpecs: [{ key: 'target_device', value: 'cuda:0' }], blob: { kind: 'bytes', bytes: new Uint8Array(64) } });
+    m.delegates.push({
+      name: 'aoti',
+      backend: 'CudaBackend',
+      compileSpecs: [{ key: 'target_device', value: 'cuda:0' }],
+      blob: { kind: 'bytes', bytes: new Uint8Array(64) },
+    });
     m.instructions.push({ delegate: 'aoti', args: [cache, 'aoti:out'] });
   });
 }
@@ -82,7 +89,12 @@ export function anotherStagingReads(cache = kFqn(0)): ProgramSpec {
     const k = m.tensors.find((t) => t.name === cache)!;
     m.tensors.push({ name: `${cache}@cuda#aoti`, dtype: k.dtype, shape: [...k.shape], arena: DEVICE_ARENA, device: 'cuda:0' });
     m.tensors.push({ name: 'aoti:out', dtype: k.dtype, shape: [...k.shape], arena: DEVICE_ARENA, device: 'cuda:0' });
-    m.delegates.push({ name: 'aoti', backend: 'CudaBackend', compileSpecs: [{ key: 'target_device', value: 'cuda:0' }], blob: { kind: 'bytes', bytes: new Uint8Array(64) } });
+    m.delegates.push({
+      name: 'aoti',
+      backend: 'CudaBackend',
+      compileSpecs: [{ key: 'target_device', value: 'cuda:0' }],
+      blob: { kind: 'bytes', bytes: new Uint8Array(64) },
+    });
     m.instructions.unshift(h2d(cache, `${cache}@cuda#aoti`), delegateCall('aoti', [`${cache}@cuda#aoti`], ['aoti:out']));
   });
 }
@@ -92,7 +104,12 @@ export function stagingCopyShared(cache = kFqn(0)): ProgramSpec {
   return edit(staged(DECODE), 'decode', (m) => {
     const k = m.tensors.find((t) => t.name === cache)!;
     m.tensors.push({ name: 'aoti:out', dtype: k.dtype, shape: [...k.shape], arena: DEVICE_ARENA, device: 'cuda:0' });
-    m.delegates.push({ name: 'aoti', backend: 'CudaBackend', compileSpecs: [{ key: 'target_device', value: 'cuda:0' }], blob: { kind: 'bytes', bytes: new Uint8Array(64) } });
+    m.delegates.push({
+      name: 'aoti',
+      backend: 'CudaBackend',
+      compileSpecs: [{ key: 'target_device', value: 'cuda:0' }],
+      blob: { kind: 'bytes', bytes: new Uint8Array(64) },
+    });
     m.instructions.splice(callIndex(m, 'kv'), 0, delegateCall('aoti', [`${cache}@cuda`], ['aoti:out']));
   });
 }
@@ -150,14 +167,17 @@ export function aliasedOutputRead(where: 'device' | 'host'): ProgramSpec {
     m.outputs.push('peek');
     if (where === 'device') m.instructions.push(d2h('kv:output0', 'peek'));
     // After the write-back, so the write-back is the host copy's first reader.
-    else m.instructions.push({ kernel: 'aten::add', overload: 'out', args: ['kv:output0@cpu', 'kv:output0@cpu', { int: 1 }, 'peek', 'peek'] });
+    else
+      m.instructions.push({ kernel: 'aten::add', overload: 'out', args: ['kv:output0@cpu', 'kv:output0@cpu', { int: 1 }, 'peek', 'peek'] });
   });
 }
 
 /** The staged decoder with the first cache's `_d2h_copy` and write-back gone: its update is computed and dropped. */
 export function lostCacheUpdate(): ProgramSpec {
   return edit(staged(DECODE), 'decode', (m) => {
-    m.instructions = m.instructions.filter((i) => !(isKernel(i) && (i.args[0] === 'kv:output0' || (i.kernel === 'aten::copy_' && i.args[0] === kFqn(0)))));
+    m.instructions = m.instructions.filter(
+      (i) => !(isKernel(i) && (i.args[0] === 'kv:output0' || (i.kernel === 'aten::copy_' && i.args[0] === kFqn(0)))),
+    );
     m.tensors = m.tensors.filter((t) => t.name !== 'kv:output0@cpu');
   });
 }
@@ -168,7 +188,9 @@ export function callerOwnedCache(): ProgramSpec {
     const k = m.tensors.find((t) => t.name === kFqn(0))!;
     m.tensors.push({ name: 'cache_in', dtype: k.dtype, shape: [...k.shape], arena: HOST_ARENA });
     m.inputs.push('cache_in');
-    const stage = m.instructions.find((i) => isKernel(i) && i.kernel === 'et_copy::_h2d_copy' && i.args[0] === kFqn(0)) as { args: string[] };
+    const stage = m.instructions.find((i) => isKernel(i) && i.kernel === 'et_copy::_h2d_copy' && i.args[0] === kFqn(0)) as {
+      args: string[];
+    };
     stage.args[0] = 'cache_in';
   });
 }
@@ -239,15 +261,23 @@ export function twoEnginesOneCache(deviceB = 0): ProgramSpec {
     });
   };
   const a = engine('a', 'x', 0);
-  const [aCache, aHidden] = w.call(a, ['cache', x, pos], [
-    { name: 'a:output0', dtype: dt, shape: cshape },
-    { name: 'a:output1', dtype: dt, shape: hidden },
-  ]);
+  const [aCache, aHidden] = w.call(
+    a,
+    ['cache', x, pos],
+    [
+      { name: 'a:output0', dtype: dt, shape: cshape },
+      { name: 'a:output1', dtype: dt, shape: hidden },
+    ],
+  );
   const b = engine('b', 'hidden', deviceB);
-  const [bCache, bOut] = w.call(b, [aCache, aHidden, pos], [
-    { name: 'b:output0', dtype: dt, shape: cshape },
-    { name: 'b:output1', dtype: dt, shape: hidden },
-  ]);
+  const [bCache, bOut] = w.call(
+    b,
+    [aCache, aHidden, pos],
+    [
+      { name: 'b:output0', dtype: dt, shape: cshape },
+      { name: 'b:output1', dtype: dt, shape: hidden },
+    ],
+  );
   w.writeBack('cache', w.toHost(bCache));
   w.output(w.toHost(bOut, 'y'));
   return { methods: [w.spec()] };
@@ -304,7 +334,12 @@ export function convStateSharedWithReset(): ProgramSpec {
   const s = cloneSpec(staged({ convState: 'same-delegate', ...DECODE }));
   const decode = s.methods[0];
   decode.arenas.push({ device: 'cpu' });
-  cacheFqns(2).forEach((f, i) => Object.assign(decode.tensors.find((t) => t.name === f)!, { arena: 3, offset: i * 1024 }));
+  cacheFqns(2).forEach((f, i) =>
+    Object.assign(
+      decode.tensors.find((t) => t.name === f)!,
+      { arena: 3, offset: i * 1024 },
+    ),
+  );
   const conv = decode.tensors.find((t) => t.name === CONV_STATE_FQN)!;
   Object.assign(conv, { arena: 3, offset: 4096 });
   const reset: MethodSpec = {

@@ -33,7 +33,8 @@ Result<uint64_t> parse_budget_bytes(std::string_view text, const std::string& wh
   if (text.empty()) return fail(Error::CompileSpecInvalid, where, "budget is empty; expected decimal bytes");
   const bool neg = text[0] == '-';
   std::string_view digits = neg ? text.substr(1) : text;
-  if (digits.empty()) return fail(Error::CompileSpecInvalid, where, "budget '" + shown(text) + "' is not decimal bytes");
+  if (digits.empty())
+    return fail(Error::CompileSpecInvalid, where, "budget '" + shown(text) + "' is not decimal bytes");
   uint64_t v = 0;
   const uint64_t limit = uint64_t(1) << 63;
   for (char c : digits) {
@@ -122,7 +123,8 @@ Result<TrtCompileSpecs> parse_trt_compile_specs(const std::vector<CompileSpecVie
     auto seen = first.find(s.key);
     if (seen != first.end()) {
       if (s.key == "weight_streaming_budget") {
-        return fail(Error::CompileSpecInvalid, at, "weight_streaming_budget appears more than once (Torch-TensorRT refuses it)");
+        return fail(Error::CompileSpecInvalid, at,
+                    "weight_streaming_budget appears more than once (Torch-TensorRT refuses it)");
       }
       if (s.key == "zero_copy_kv" && s.value != specs[seen->second].value) {
         return fail(Error::CompileSpecInvalid, at, "zero_copy_kv appears twice with different values");
@@ -153,7 +155,8 @@ Result<TrtCompileSpecs> parse_trt_compile_specs(const std::vector<CompileSpecVie
       std::set<std::string> unique;
       for (const auto& e : parsed->array) {
         if (!e.is(json::Type::String) || e.string.empty()) {
-          return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)", "zero_copy_kv holds something other than a name");
+          return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)",
+                      "zero_copy_kv holds something other than a name");
         }
         if (!unique.insert(e.string).second) {
           return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)", "zero_copy_kv names '" + e.string + "' twice");

@@ -59,8 +59,8 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   const auto* bytes = static_cast<const uint8_t*>(processed->data());
   const uint64_t size = processed->size();
 
-  TRTX_ASSIGN_OR_RETURN(TrtBlobHeader header, parse_trt_blob_header(bytes, std::min<uint64_t>(size, kTrtBlobHeaderSize),
-                                                                     size, blob_where));
+  TRTX_ASSIGN_OR_RETURN(TrtBlobHeader header,
+                        parse_trt_blob_header(bytes, std::min<uint64_t>(size, kTrtBlobHeaderSize), size, blob_where));
   std::string metadata(reinterpret_cast<const char*>(bytes) + header.metadata_offset, header.metadata_size);
   TRTX_ASSIGN_OR_RETURN(TrtBlob blob, parse_trt_metadata(header, metadata, blob_where));
   std::vector<CompileSpecView> specs;
@@ -125,8 +125,8 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   // would have the engine read and write another device's memory: refused.
   if (parsed_specs.target_device.has_value() && blob.device_id != *parsed_specs.target_device) {
     return fail(Error::DeviceMismatch, where + ".compile_specs(target_device)",
-                "target_device is cuda:" + std::to_string(*parsed_specs.target_device) + " but the blob's device_id is " +
-                    std::to_string(blob.device_id) +
+                "target_device is cuda:" + std::to_string(*parsed_specs.target_device) +
+                    " but the blob's device_id is " + std::to_string(blob.device_id) +
                     ": ExecuTorch places the delegate's tensors on the first, Torch-TensorRT runs the engine on the "
                     "second");
   }

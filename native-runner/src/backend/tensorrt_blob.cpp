@@ -46,8 +46,9 @@ long TrtBlob::aliased_input_of(size_t output_binding) const {
 Result<TrtBlobHeader> parse_trt_blob_header(const uint8_t* data, size_t header_bytes, uint64_t size,
                                             const std::string& where) {
   if (size < kTrtBlobHeaderSize || header_bytes < kTrtBlobHeaderSize) {
-    return fail(Error::TRT_BLOB_TRUNCATED, where + ".header",
-                "blob is " + std::to_string(size) + " bytes; its header alone is " + std::to_string(kTrtBlobHeaderSize));
+    return fail(
+        Error::TRT_BLOB_TRUNCATED, where + ".header",
+        "blob is " + std::to_string(size) + " bytes; its header alone is " + std::to_string(kTrtBlobHeaderSize));
   }
   TrtBlobHeader h;
   if (std::memcmp(data, "TR02", 4) == 0) {
@@ -71,8 +72,8 @@ Result<TrtBlobHeader> parse_trt_blob_header(const uint8_t* data, size_t header_b
   }
   if (h.engine_offset % kTrtEngineAlignment != 0) {
     return fail(Error::TRT_BLOB_ENGINE_ALIGN, where + ".header.engine_offset",
-                "engine offset " + std::to_string(h.engine_offset) + " is not " +
-                    std::to_string(kTrtEngineAlignment) + "-byte aligned");
+                "engine offset " + std::to_string(h.engine_offset) + " is not " + std::to_string(kTrtEngineAlignment) +
+                    "-byte aligned");
   }
   if (h.metadata_offset > size || h.metadata_size > size - h.metadata_offset) {
     return fail(Error::TRT_BLOB_METADATA_EXTENT, where + ".header.metadata_size",
@@ -99,8 +100,8 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
   limits.max_depth = 64;
   auto parsed = json::parse(text, limits);
   if (!parsed.ok()) {
-    return json_error(where, "metadata is not valid JSON (" + parsed.failure().location + ": " +
-                                 parsed.failure().message + ")");
+    return json_error(
+        where, "metadata is not valid JSON (" + parsed.failure().location + ": " + parsed.failure().message + ")");
   }
   const json::Value& root = parsed.get();
   if (!root.is(json::Type::Object)) return json_error(where, "metadata is not a JSON object");
@@ -118,7 +119,8 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
     std::string at = "io_bindings[" + std::to_string(i) + "]";
     if (!b.is(json::Type::Object)) return json_error(where, at + " is not an object");
     const json::Value* name = b.find("name");
-    if (name == nullptr || !name->is(json::Type::String)) return json_error(where, at + ".name is missing or not a string");
+    if (name == nullptr || !name->is(json::Type::String))
+      return json_error(where, at + ".name is missing or not a string");
     const json::Value* is_input = b.find("is_input");
     if (is_input == nullptr || !is_input->is(json::Type::Bool)) {
       return json_error(where, at + ".is_input is missing or not a boolean");
@@ -178,8 +180,9 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
                       printable(binding.name.c_str()) + "')");
     }
     if (by_name.count(binding.name) != 0) {
-      return fail(Error::TRT_BINDING_DUPLICATE, at,
-                  "binding name '" + binding.name + "' repeats io_bindings[" + std::to_string(by_name[binding.name]) + "]");
+      return fail(
+          Error::TRT_BINDING_DUPLICATE, at,
+          "binding name '" + binding.name + "' repeats io_bindings[" + std::to_string(by_name[binding.name]) + "]");
     }
     by_name.emplace(binding.name, i);
     binding.is_input = b.find("is_input")->boolean;
@@ -240,7 +243,8 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
                     "output side '" + alias.output + "' names an input binding");
       }
       if (!blob.bindings[n->second].is_input) {
-        return fail(Error::TRT_ALIAS_DIRECTION, at + ".input", "input side '" + alias.input + "' names an output binding");
+        return fail(Error::TRT_ALIAS_DIRECTION, at + ".input",
+                    "input side '" + alias.input + "' names an output binding");
       }
       if (!outputs_claimed.insert(alias.output).second) {
         return fail(Error::TRT_ALIAS_DUPLICATE_OUTPUT, at + ".output",
@@ -256,7 +260,8 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
     }
   }
   blob.alias_input_by_binding.assign(blob.bindings.size(), -1);
-  for (const auto& a : blob.aliased_io) blob.alias_input_by_binding[a.output_binding] = static_cast<long>(a.input_binding);
+  for (const auto& a : blob.aliased_io)
+    blob.alias_input_by_binding[a.output_binding] = static_cast<long>(a.input_binding);
   // Last: what Torch-TensorRT's own parser would read from the same bytes.
   TRTX_CHECK_OK(check_upstream_agreement(blob, text, where));
   return blob;

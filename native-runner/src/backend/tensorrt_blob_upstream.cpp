@@ -70,7 +70,9 @@ class Walk {
   }
 
   size_t find(std::string_view needle, size_t from) const { return s_.find(needle, from); }
-  bool at(size_t pos, std::string_view word) const { return s_.substr(pos < s_.size() ? pos : s_.size(), word.size()) == word; }
+  bool at(size_t pos, std::string_view word) const {
+    return s_.substr(pos < s_.size() ? pos : s_.size(), word.size()) == word;
+  }
   char operator[](size_t pos) const { return s_[pos]; }
   size_t size() const { return s_.size(); }
 
@@ -232,7 +234,8 @@ Status check_upstream_agreement(const TrtBlob& blob, std::string_view json, cons
   const UpstreamReading u = read_like_upstream(json);
   const std::string at = where + ".metadata";
   if (!u.ok) {
-    return fail(Error::TRT_BLOB_UPSTREAM_MISREAD, at, std::string(kParser) + " cannot read this metadata (" + u.reason + ")");
+    return fail(Error::TRT_BLOB_UPSTREAM_MISREAD, at,
+                std::string(kParser) + " cannot read this metadata (" + u.reason + ")");
   }
   if (u.entries.size() != blob.bindings.size()) {
     return fail(Error::TRT_BLOB_UPSTREAM_MISREAD, at + ".io_bindings",
@@ -250,20 +253,22 @@ Status check_upstream_agreement(const TrtBlob& blob, std::string_view json, cons
                   "binding " + quoted(b.name) + " is written with JSON escapes; " + kParser + " reads " + seen +
                       " and TensorRTBackend::init cannot find the engine's binding");
     }
-    return fail(Error::TRT_BLOB_UPSTREAM_MISREAD, loc, std::string(kParser) + " reads binding " + quoted(b.name) + " as " + seen);
+    return fail(Error::TRT_BLOB_UPSTREAM_MISREAD, loc,
+                std::string(kParser) + " reads binding " + quoted(b.name) + " as " + seen);
   }
 
   if (!u.aliases_found) {
     if (!blob.aliased_io.empty()) {
       return fail(Error::TRT_BLOB_KEY_ORDER, at + ".aliased_io",
-                  "aliased_io is written before io_bindings; " + std::string(kParser) + " looks for it only after io_bindings and would drop " +
-                      std::to_string(blob.aliased_io.size()) + " alias(es)");
+                  "aliased_io is written before io_bindings; " + std::string(kParser) +
+                      " looks for it only after io_bindings and would drop " + std::to_string(blob.aliased_io.size()) +
+                      " alias(es)");
     }
   } else {
     if (u.alias_entries.size() != blob.aliased_io.size()) {
       return fail(Error::TRT_BLOB_UPSTREAM_MISREAD, at + ".aliased_io",
-                  std::string(kParser) + " reads " + std::to_string(u.alias_entries.size()) + " aliased_io entries, not " +
-                      std::to_string(blob.aliased_io.size()));
+                  std::string(kParser) + " reads " + std::to_string(u.alias_entries.size()) +
+                      " aliased_io entries, not " + std::to_string(blob.aliased_io.size()));
     }
     for (size_t j = 0; j < blob.aliased_io.size(); ++j) {
       const TrtAlias& a = blob.aliased_io[j];
@@ -273,7 +278,8 @@ Status check_upstream_agreement(const TrtBlob& blob, std::string_view json, cons
       const std::string loc = at + ".aliased_io[" + std::to_string(j) + "]";
       const std::string seen = "output " + quoted(e.output) + ", input " + quoted(e.input);
       if (e.lossy_escape) {
-        return fail(Error::TRT_NAME_ESCAPED, loc, "the entry is written with JSON escapes; " + std::string(kParser) + " reads " + seen);
+        return fail(Error::TRT_NAME_ESCAPED, loc,
+                    "the entry is written with JSON escapes; " + std::string(kParser) + " reads " + seen);
       }
       return fail(Error::TRT_BLOB_UPSTREAM_MISREAD, loc, std::string(kParser) + " reads the entry as " + seen);
     }
@@ -286,7 +292,8 @@ Status check_upstream_agreement(const TrtBlob& blob, std::string_view json, cons
                       " looks for it only after io_bindings and would use device 0");
     }
     return fail(Error::TRT_BLOB_UPSTREAM_MISREAD, at + ".device_id",
-                std::string(kParser) + " reads device_id " + std::to_string(u.device_id) + ", not " + std::to_string(blob.device_id));
+                std::string(kParser) + " reads device_id " + std::to_string(u.device_id) + ", not " +
+                    std::to_string(blob.device_id));
   }
   return ok_status();
 }

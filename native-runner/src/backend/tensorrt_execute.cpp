@@ -128,8 +128,8 @@ Result<Elision> elision_of(const TrtHandle& h, size_t n) {
   }
   if (n == n_in + n_out) return n_al > 0 ? Elision::Staged : Elision::None;
   if (n_al > 0 && n == n_in + n_out - n_al) return Elision::ZeroCopy;
-  std::string expect = std::to_string(n_in + n_out) + " (" + std::to_string(n_in) + " inputs + " +
-                       std::to_string(n_out) + " outputs)";
+  std::string expect =
+      std::to_string(n_in + n_out) + " (" + std::to_string(n_in) + " inputs + " + std::to_string(n_out) + " outputs)";
   if (n_al > 0) {
     expect += " or " + std::to_string(n_in + n_out - n_al) + " (zero-copy: " + std::to_string(n_al) +
               " aliased outputs elided)";
@@ -302,7 +302,8 @@ Status execute_handle(TrtHandle& handle, et::Span<et::EValue*> argv) {
 
   // A staged aliased output is a separate argument: the engine's in-place
   // write is reflected into it, and that pending reflect forces the sync.
-  for (const auto& r : reflects) TRTX_CHECK_OK(dev.copy(r.dst, r.dst_p, r.src, Placement::Device, r.n, stream, &copies));
+  for (const auto& r : reflects)
+    TRTX_CHECK_OK(dev.copy(r.dst, r.dst_p, r.src, Placement::Device, r.n, stream, &copies));
   for (const auto& o : host_outputs) {
     TRTX_CHECK_OK(dev.copy(o.dst, Placement::Host, o.src, Placement::Device, o.n, stream, &copies));
   }

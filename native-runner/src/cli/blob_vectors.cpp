@@ -42,13 +42,15 @@ int parse_blob_vectors_command(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   auto doc = json::parse(ss.str());
-  if (!doc.ok()) return usage_error(path + ": not JSON (" + doc.failure().location + ": " + doc.failure().message + ")");
+  if (!doc.ok())
+    return usage_error(path + ": not JSON (" + doc.failure().location + ": " + doc.failure().message + ")");
   const json::Value* version = doc->find("version");
   const json::Value* vectors = doc->find("vectors");
   if (version == nullptr || !version->is_integer || version->integer != 1) {
     return usage_error(path + ": expected \"version\": 1");
   }
-  if (vectors == nullptr || !vectors->is(json::Type::Array)) return usage_error(path + ": expected a \"vectors\" array");
+  if (vectors == nullptr || !vectors->is(json::Type::Array))
+    return usage_error(path + ": expected a \"vectors\" array");
 
   JsonWriter w;
   w.begin_object();

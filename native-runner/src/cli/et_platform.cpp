@@ -1,11 +1,11 @@
 #include "et_platform.h"
 
+#include <executorch/runtime/platform/platform.h>
+#include <executorch/runtime/platform/runtime.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-
-#include <executorch/runtime/platform/platform.h>
-#include <executorch/runtime/platform/runtime.h>
 
 namespace trtx::cli {
 
@@ -31,8 +31,8 @@ const char* base_name(const char* path) {
   return b;
 }
 
-void emit(et_timestamp_t, et_pal_log_level_t level, const char* filename, const char*, size_t line,
-          const char* message, size_t length) {
+void emit(et_timestamp_t, et_pal_log_level_t level, const char* filename, const char*, size_t line, const char* message,
+          size_t length) {
   if (level != kError && level != kFatal) return;
   std::string text = std::string(message, length);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();

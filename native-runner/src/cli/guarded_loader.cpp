@@ -7,12 +7,12 @@
 namespace trtx::cli {
 
 executorch::runtime::Result<executorch::runtime::FreeableBuffer> GuardedLoader::load(size_t offset, size_t size,
-                                                                                    const SegmentInfo& info) const {
+                                                                                     const SegmentInfo& info) const {
   if (info.segment_type == SegmentInfo::Type::Program && size > kMaxProgramBytes) {
     return trtx::et::record_failure(
         fail(trtx::Error::InvalidProgram, "header.program_size",
-             "the extended header names a program of " + std::to_string(size) +
-                 " bytes; a FlatBuffer holds at most " + std::to_string(kMaxProgramBytes) +
+             "the extended header names a program of " + std::to_string(size) + " bytes; a FlatBuffer holds at most " +
+                 std::to_string(kMaxProgramBytes) +
                  " (flatbuffers/base.h FLATBUFFERS_MAX_BUFFER_SIZE), so nothing was read (trtx check: "
                  "PTE_PROGRAM_SIZE)"),
         executorch::runtime::Error::InvalidProgram);

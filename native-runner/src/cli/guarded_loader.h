@@ -10,10 +10,10 @@
 // FlatBuffer can be before FileDataLoader reads it (load_limits.h) (internal).
 #pragma once
 
-#include <memory>
-
 #include <executorch/extension/data_loader/file_data_loader.h>
 #include <executorch/runtime/core/data_loader.h>
+
+#include <memory>
 
 namespace trtx::cli {
 
@@ -24,7 +24,7 @@ class GuardedLoader final : public executorch::runtime::DataLoader {
   // The program part is refused past the largest FlatBuffer before anything
   // is read (load_limits.h): FileDataLoader would read all of it.
   executorch::runtime::Result<executorch::runtime::FreeableBuffer> load(size_t offset, size_t size,
-                                                                         const SegmentInfo& info) const override;
+                                                                        const SegmentInfo& info) const override;
   executorch::runtime::Error load_into(size_t offset, size_t size, const SegmentInfo& info,
                                        void* buffer) const override;
   executorch::runtime::Result<size_t> size() const override { return inner_.size(); }

@@ -41,8 +41,7 @@ Status check_planned_memory(executorch::extension::Module& module, const std::ve
   if (total <= limit) return ok_status();
   return fail(Error::PlannedMemoryLimit, largest,
               "the chosen methods plan " + std::to_string(total) + " bytes of host memory (the largest arena, " +
-                  largest + ", " + std::to_string(largest_bytes) + " bytes) and the limit is " +
-                  std::to_string(limit) +
+                  largest + ", " + std::to_string(largest_bytes) + " bytes) and the limit is " + std::to_string(limit) +
                   " bytes (--max-planned-bytes; default the machine's physical memory): ExecuTorch's Module "
                   "would allocate and zero all of it at method load (extension/module/module.cpp), so the run "
                   "stops before it does");

@@ -19,11 +19,11 @@
 // (ExecuTorch then aborts at method load: ExecuTorchAbort, reported).
 #pragma once
 
+#include <executorch/extension/module/module.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <executorch/extension/module/module.h>
 
 #include "trtx/runtime/device.h"
 #include "trtx/runtime/result.h"

@@ -72,7 +72,8 @@ int run_main(int argc, char** argv) {
       if (v == nullptr) return usage("--steps needs N");
       char* end = nullptr;
       long n = std::strtol(v, &end, 10);
-      if (*v == '\0' || *end != '\0' || n < 1 || n > 1000000) return usage("--steps takes an integer from 1 to 1000000");
+      if (*v == '\0' || *end != '\0' || n < 1 || n > 1000000)
+        return usage("--steps takes an integer from 1 to 1000000");
       o.steps = static_cast<int>(n);
     } else if (a == "--caller-stream") {
       const char* v = next("--caller-stream");

@@ -4,14 +4,14 @@
 // TensorRTBackend delegate and the device allocator registered for CUDA.
 #include "run_command.h"
 
+#include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/extension/module/module.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
-
-#include <executorch/extension/data_loader/file_data_loader.h>
-#include <executorch/extension/module/module.h>
 
 #include "et_platform.h"
 #include "guarded_loader.h"
@@ -206,8 +206,8 @@ class Runner {
       delegate_calls += meta->num_backends();
     }
     // Before Module allocates a byte of it (load_limits.h).
-    Status fits = check_planned_memory(*module_, methods_, target,
-                                       opts_.max_planned_bytes.value_or(physical_memory_bytes()));
+    Status fits =
+        check_planned_memory(*module_, methods_, target, opts_.max_planned_bytes.value_or(physical_memory_bytes()));
     if (!fits.ok()) {
       record(fits.take_failure());
       return false;

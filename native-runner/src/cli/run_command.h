@@ -25,12 +25,12 @@ struct RunOptions {
   bool shared_scratch = false;  // --shared-scratch: one reclaiming scratch buffer per device
   DeviceChoice device = DeviceChoice::Auto;
   et::ArenaFill arena_fill = et::ArenaFill::Poison;  // --arena-fill poison|none
-  bool init_device_buffers = false;  // --init-device-buffers: zero device-resident buffers after load
-  bool share_arenas = false;         // --share-arenas: Module(share_memory_arenas = true)
+  bool init_device_buffers = false;                  // --init-device-buffers: zero device-resident buffers after load
+  bool share_arenas = false;                         // --share-arenas: Module(share_memory_arenas = true)
   backend::TrtContract contract = backend::TrtContract::ZeroCopy;  // --trt-runtime zero-copy|stock
   bool minimal_verification = false;  // --verification minimal: Module's default, no flatbuffer verifier (tests)
   std::optional<uint64_t> max_planned_bytes;  // --max-planned-bytes: default the machine's physical memory
-  std::string report_path;  // empty: stdout
+  std::string report_path;                    // empty: stdout
 };
 
 /// Runs and writes the report; returns the process exit code.

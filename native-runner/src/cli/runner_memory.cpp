@@ -88,11 +88,7 @@ std::unique_ptr<RunnerMemory> RunnerMemory::create(runtime::Target target, Runne
 
 RunnerMemory::RunnerMemory(runtime::Target target, RunnerMemoryOptions options, memory::DevicePoolApi* pool_api,
                            std::string unavailable, memory::Allocator* allocator, memory::EventFactory* events)
-    : target_(target),
-      options_(options),
-      unavailable_(std::move(unavailable)),
-      allocator_(allocator),
-      events_(events) {
+    : target_(target), options_(options), unavailable_(std::move(unavailable)), allocator_(allocator), events_(events) {
   if (pool_api != nullptr) {
     counting_ = std::make_unique<CountingPoolApi>(*pool_api);
     warm_ = std::make_unique<memory::WarmPool>(*counting_, memory::WarmPoolOptions{!options_.cold_pool});
@@ -151,7 +147,8 @@ RunnerMemory::SharedSnapshot RunnerMemory::snapshot_shared() const {
     if (const json::Value* devices = parsed->find("devices"); devices != nullptr && devices->is(json::Type::Array)) {
       for (const json::Value& d : devices->array) {
         const json::Value* index = d.find("device");
-        if (index != nullptr && index->int_ok) snap.devices.push_back(shared_->pool().stats(static_cast<int>(index->integer)));
+        if (index != nullptr && index->int_ok)
+          snap.devices.push_back(shared_->pool().stats(static_cast<int>(index->integer)));
       }
     }
     if (const json::Value* n = parsed->find("handoff_failures"); n != nullptr && n->int_ok && n->integer >= 0) {

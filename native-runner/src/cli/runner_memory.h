@@ -98,8 +98,7 @@ class RunnerMemory {
   /// why. `allocator`/`events` serve the shared scratch on Target::Cuda (null:
   /// the runner's DeviceContext serves it). Every pointer must outlive this.
   RunnerMemory(runtime::Target target, RunnerMemoryOptions options, memory::DevicePoolApi* pool_api,
-               std::string unavailable, memory::Allocator* allocator = nullptr,
-               memory::EventFactory* events = nullptr);
+               std::string unavailable, memory::Allocator* allocator = nullptr, memory::EventFactory* events = nullptr);
   ~RunnerMemory();
   RunnerMemory(const RunnerMemory&) = delete;
   RunnerMemory& operator=(const RunnerMemory&) = delete;

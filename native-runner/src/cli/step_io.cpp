@@ -27,19 +27,65 @@ void fill_pattern(uint8_t* out, ScalarType type, uint64_t numel, int step) {
     auto put = [p](const void* src, size_t n) { std::memcpy(p, src, n); };
     const int64_t iv = int64_t(step) + int64_t(k);
     switch (type) {
-      case ScalarType::Long: put(&iv, 8); break;
-      case ScalarType::UInt64: { const auto x = uint64_t(iv); put(&x, 8); break; }
-      case ScalarType::Int: { const auto x = static_cast<int32_t>(iv); put(&x, 4); break; }
-      case ScalarType::UInt32: { const auto x = static_cast<uint32_t>(iv); put(&x, 4); break; }
-      case ScalarType::Short: { const auto x = static_cast<int16_t>(iv); put(&x, 2); break; }
-      case ScalarType::UInt16: { const auto x = static_cast<uint16_t>(iv); put(&x, 2); break; }
+      case ScalarType::Long:
+        put(&iv, 8);
+        break;
+      case ScalarType::UInt64: {
+        const auto x = uint64_t(iv);
+        put(&x, 8);
+        break;
+      }
+      case ScalarType::Int: {
+        const auto x = static_cast<int32_t>(iv);
+        put(&x, 4);
+        break;
+      }
+      case ScalarType::UInt32: {
+        const auto x = static_cast<uint32_t>(iv);
+        put(&x, 4);
+        break;
+      }
+      case ScalarType::Short: {
+        const auto x = static_cast<int16_t>(iv);
+        put(&x, 2);
+        break;
+      }
+      case ScalarType::UInt16: {
+        const auto x = static_cast<uint16_t>(iv);
+        put(&x, 2);
+        break;
+      }
       case ScalarType::Char:
-      case ScalarType::Byte: { const auto x = static_cast<uint8_t>(iv); put(&x, 1); break; }
-      case ScalarType::Bool: { const auto x = static_cast<uint8_t>((step + k) % 2); put(&x, 1); break; }
-      case ScalarType::Float: { const float x = float_pattern(step, k); put(&x, 4); break; }
-      case ScalarType::Double: { const double x = float_pattern(step, k); put(&x, 8); break; }
-      case ScalarType::Half: { const uint16_t x = float_to_half(float_pattern(step, k)); put(&x, 2); break; }
-      case ScalarType::BFloat16: { const uint16_t x = float_to_bf16(float_pattern(step, k)); put(&x, 2); break; }
+      case ScalarType::Byte: {
+        const auto x = static_cast<uint8_t>(iv);
+        put(&x, 1);
+        break;
+      }
+      case ScalarType::Bool: {
+        const auto x = static_cast<uint8_t>((step + k) % 2);
+        put(&x, 1);
+        break;
+      }
+      case ScalarType::Float: {
+        const float x = float_pattern(step, k);
+        put(&x, 4);
+        break;
+      }
+      case ScalarType::Double: {
+        const double x = float_pattern(step, k);
+        put(&x, 8);
+        break;
+      }
+      case ScalarType::Half: {
+        const uint16_t x = float_to_half(float_pattern(step, k));
+        put(&x, 2);
+        break;
+      }
+      case ScalarType::BFloat16: {
+        const uint16_t x = float_to_bf16(float_pattern(step, k));
+        put(&x, 2);
+        break;
+      }
       default:
         for (size_t b = 0; b < width; ++b) p[b] = static_cast<uint8_t>((step * 31 + k + b) & 0xFF);
     }
@@ -77,11 +123,15 @@ Status MethodInputs::prepare(const et::MethodMeta& meta) {
   for (size_t i = 0; i < meta.num_inputs(); ++i) {
     Input& in = inputs_[i];
     auto tag = meta.input_tag(i);
-    if (!tag.ok()) return fail(Error::InvalidProgram, meta.name() + std::string(".inputs[") + std::to_string(i) + "]", "unreadable input");
+    if (!tag.ok())
+      return fail(Error::InvalidProgram, meta.name() + std::string(".inputs[") + std::to_string(i) + "]",
+                  "unreadable input");
     in.tag = tag.get();
     if (in.tag != et::Tag::Tensor) continue;
     auto info = meta.input_tensor_meta(i);
-    if (!info.ok()) return fail(Error::InvalidProgram, meta.name() + std::string(".inputs[") + std::to_string(i) + "]", "unreadable tensor input");
+    if (!info.ok())
+      return fail(Error::InvalidProgram, meta.name() + std::string(".inputs[") + std::to_string(i) + "]",
+                  "unreadable tensor input");
     in.sizes.assign(info->sizes().begin(), info->sizes().end());
     in.dim_order.assign(info->dim_order().begin(), info->dim_order().end());
     in.bytes.assign(info->nbytes(), 0);
@@ -109,7 +159,8 @@ Status MethodInputs::set(et::Method& method, int step) {
     }
     const et::Error e = method.set_input(value, i);
     if (e != et::Error::Ok) {
-      return fail(trtx::et::from_et_error(e), std::string("inputs[") + std::to_string(i) + "]", "Method::set_input refused the input");
+      return fail(trtx::et::from_et_error(e), std::string("inputs[") + std::to_string(i) + "]",
+                  "Method::set_input refused the input");
     }
   }
   return ok_status();

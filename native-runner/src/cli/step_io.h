@@ -2,12 +2,12 @@
 // back from it: output and named-buffer digests (internal).
 #pragma once
 
+#include <executorch/runtime/executor/method.h>
+#include <executorch/runtime/executor/method_meta.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
-
-#include <executorch/runtime/executor/method.h>
-#include <executorch/runtime/executor/method_meta.h>
 
 #include "run_report.h"
 #include "trtx/runtime/result.h"

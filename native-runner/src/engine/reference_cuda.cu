@@ -66,7 +66,8 @@ __global__ void ring_shift_kernel(RingShiftPlan p) {
   for (uint64_t e = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; e < total; e += uint64_t(gridDim.x) * blockDim.x) {
     uint64_t r = e / p.width;
     uint64_t t = e % p.width;
-    float v = t + 1 < p.width ? load_elem(p.in, p.tin, r * p.width + t + 1) : load_elem(p.source, p.tsource, r % p.n_source);
+    float v =
+        t + 1 < p.width ? load_elem(p.in, p.tin, r * p.width + t + 1) : load_elem(p.source, p.tsource, r % p.n_source);
     store_elem(p.out, p.tout, e, v);
   }
 }
@@ -87,7 +88,8 @@ Status kv_write(const KvWritePlan& p, void* fault, void* stream) {
 
 Status attend(const AttendPlan& p, float* scratch, void* stream) {
   for (int c = 0; c < p.n_caches; ++c) {
-    attend_partial_kernel<<<blocks_for(p.n), kThreads, 0, as_stream(stream)>>>(p.caches[c], p.n, scratch + uint64_t(c) * p.n);
+    attend_partial_kernel<<<blocks_for(p.n), kThreads, 0, as_stream(stream)>>>(p.caches[c], p.n,
+                                                                               scratch + uint64_t(c) * p.n);
     TRTX_CHECK_OK(trtx::cuda::last_launch_error("reference Attend partial kernel"));
   }
   attend_combine_kernel<<<blocks_for(p.n), kThreads, 0, as_stream(stream)>>>(p, scratch);

@@ -4,7 +4,9 @@
 namespace trtx::engine::cuda_kernels {
 
 namespace {
-Failure no_cuda() { return fail(Error::DeviceUnavailable, "reference-cuda", "this trtx-runner was built without CUDA"); }
+Failure no_cuda() {
+  return fail(Error::DeviceUnavailable, "reference-cuda", "this trtx-runner was built without CUDA");
+}
 }  // namespace
 
 Status affine(const AffinePlan&, void*) { return no_cuda(); }

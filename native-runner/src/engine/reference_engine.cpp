@@ -37,10 +37,12 @@ Status check_binding(uint32_t index, const std::vector<bool>& is_input, int want
                                    std::to_string(is_input.size()) + " io bindings");
   }
   if (want == 1 && !is_input[index]) {
-    return format_error(where, what + " must name an input binding; binding " + std::to_string(index) + " is an output");
+    return format_error(where,
+                        what + " must name an input binding; binding " + std::to_string(index) + " is an output");
   }
   if (want == 0 && is_input[index]) {
-    return format_error(where, what + " must name an output binding; binding " + std::to_string(index) + " is an input");
+    return format_error(where,
+                        what + " must name an output binding; binding " + std::to_string(index) + " is an input");
   }
   return ok_status();
 }
@@ -78,8 +80,8 @@ Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const
     }
   }
   if (e->steps() != nullptr && e->steps()->size() > kMaxSteps) {
-    return format_error(where, "reference engine has " + std::to_string(e->steps()->size()) + " steps; this runner runs at most " +
-                                   std::to_string(kMaxSteps));
+    return format_error(where, "reference engine has " + std::to_string(e->steps()->size()) +
+                                   " steps; this runner runs at most " + std::to_string(kMaxSteps));
   }
   if (e->steps() != nullptr) {
     for (flatbuffers::uoffset_t i = 0; i < e->steps()->size(); ++i) {
@@ -119,11 +121,13 @@ Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const
             return format_error(where, at + " Attend lists no caches");
           }
           if (op->caches()->size() > static_cast<flatbuffers::uoffset_t>(AttendPlan::kMaxCaches)) {
-            return format_error(where, at + " Attend lists more than " + std::to_string(AttendPlan::kMaxCaches) + " caches");
+            return format_error(where,
+                                at + " Attend lists more than " + std::to_string(AttendPlan::kMaxCaches) + " caches");
           }
           for (flatbuffers::uoffset_t k = 0; k < op->caches()->size(); ++k) {
             r.caches.push_back(op->caches()->Get(k));
-            TRTX_CHECK_OK(check_binding(r.caches.back(), is_input, 1, where, at + " Attend.caches[" + std::to_string(k) + "]"));
+            TRTX_CHECK_OK(
+                check_binding(r.caches.back(), is_input, 1, where, at + " Attend.caches[" + std::to_string(k) + "]"));
           }
           r.a = op->query();
           r.b = op->output();
@@ -303,16 +307,17 @@ class ReferenceExecutor final : public EngineExecutor {
           uint64_t outer = 1, inner = 1;
           for (size_t d = 0; d < s.seq_dim; ++d) outer *= static_cast<uint64_t>(cache.sizes[d]);
           for (size_t d = s.seq_dim + 1; d < cache.sizes.size(); ++d) inner *= static_cast<uint64_t>(cache.sizes[d]);
-          KvWritePlan p{cache.data,  cache.dtype, b[s.b].data, b[s.b].dtype, b[s.c].data,
-                        b[s.c].dtype, b[s.c].numel, outer,       static_cast<uint64_t>(cache.sizes[s.seq_dim]),
-                        inner,       s.salt};
+          KvWritePlan p{cache.data,   cache.dtype, b[s.b].data,
+                        b[s.b].dtype, b[s.c].data, b[s.c].dtype,
+                        b[s.c].numel, outer,       static_cast<uint64_t>(cache.sizes[s.seq_dim]),
+                        inner,        s.salt};
           if (cuda) {
             TRTX_CHECK_OK(cuda_kernels::kv_write(p, fault_, stream.handle));
           } else {
             int64_t pos = load_position(p.position, p.tposition);
             if (pos < 0 || static_cast<uint64_t>(pos) >= p.seq) {
-              return exec_error(at, "KvWrite position " + std::to_string(pos) + " is outside the cache's sequence [0, " +
-                                        std::to_string(p.seq) + ")");
+              return exec_error(at, "KvWrite position " + std::to_string(pos) +
+                                        " is outside the cache's sequence [0, " + std::to_string(p.seq) + ")");
             }
             for (uint64_t o = 0; o < p.outer; ++o) {
               float factor = ref_add(1.0f, ref_mul(p.salt, static_cast<float>(o)));
@@ -341,8 +346,8 @@ class ReferenceExecutor final : public EngineExecutor {
           p.n = b[s.b].numel;
           uint64_t need = uint64_t(p.n_caches) * p.n * sizeof(float);
           if (scratch == nullptr || scratch_bytes < need) {
-            return exec_error(at, "Attend needs " + std::to_string(need) + " bytes of scratch, got " +
-                                      std::to_string(scratch_bytes));
+            return exec_error(
+                at, "Attend needs " + std::to_string(need) + " bytes of scratch, got " + std::to_string(scratch_bytes));
           }
           auto* partial = static_cast<float*>(scratch);
           if (cuda) {
@@ -362,8 +367,8 @@ class ReferenceExecutor final : public EngineExecutor {
         case RefStep::Kind::RingShift: {
           const BindingView& in = b[s.a];
           auto width = static_cast<uint64_t>(in.sizes.back());
-          RingShiftPlan p{in.data,      in.dtype,     b[s.b].data,        b[s.b].dtype, b[s.b].numel,
-                          b[s.c].data, b[s.c].dtype, in.numel / width,  width};
+          RingShiftPlan p{in.data,     in.dtype,     b[s.b].data,      b[s.b].dtype, b[s.b].numel,
+                          b[s.c].data, b[s.c].dtype, in.numel / width, width};
           if (cuda) {
             TRTX_CHECK_OK(cuda_kernels::ring_shift(p, stream.handle));
           } else {
@@ -403,7 +408,8 @@ class ReferenceExecutor final : public EngineExecutor {
 
 }  // namespace
 
-Result<std::unique_ptr<EngineExecutor>> make_reference_executor(RefEngine engine, const runtime::DeviceContext& device) {
+Result<std::unique_ptr<EngineExecutor>> make_reference_executor(RefEngine engine,
+                                                                const runtime::DeviceContext& device) {
   void* fault = nullptr;
   if (device.target() == runtime::Target::Cuda) {
     TRTX_ASSIGN_OR_RETURN(fault, device.allocate_mapped_flag());

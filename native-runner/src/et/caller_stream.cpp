@@ -24,7 +24,8 @@ bool any_caller_stream() {
 
 CallerStreamGuard::CallerStreamGuard(runtime::StreamRef stream, int device)
     : device_(device < 0 ? 0 : device), previous_(caller_stream(device_)) {
-  if (static_cast<size_t>(device_) >= t_caller_streams.size()) t_caller_streams.resize(static_cast<size_t>(device_) + 1);
+  if (static_cast<size_t>(device_) >= t_caller_streams.size())
+    t_caller_streams.resize(static_cast<size_t>(device_) + 1);
   t_caller_streams[static_cast<size_t>(device_)] = stream;
 }
 

@@ -46,8 +46,7 @@ ArenaFill RunnerDeviceAllocator::fill() const {
   return config_.fill;
 }
 
-executorch::runtime::Result<void*> RunnerDeviceAllocator::allocate(size_t nbytes, DeviceIndex index,
-                                                                   size_t alignment) {
+executorch::runtime::Result<void*> RunnerDeviceAllocator::allocate(size_t nbytes, DeviceIndex index, size_t alignment) {
   const std::string where = "device allocator";
   // The same limits as ExecuTorch's CUDA allocator (backends/cuda/runtime/
   // cuda_allocator.cpp): a power-of-two alignment of at most 256 bytes, which
@@ -58,9 +57,10 @@ executorch::runtime::Result<void*> RunnerDeviceAllocator::allocate(size_t nbytes
         Error::InvalidArgument);
   }
   if (alignment > 256) {
-    return record_failure(fail(trtx::Error::NotSupported, where,
-                               "alignment " + std::to_string(alignment) + " exceeds the 256 bytes cudaMalloc guarantees"),
-                          Error::NotSupported);
+    return record_failure(
+        fail(trtx::Error::NotSupported, where,
+             "alignment " + std::to_string(alignment) + " exceeds the 256 bytes cudaMalloc guarantees"),
+        Error::NotSupported);
   }
   const int device = index < 0 ? 0 : index;
   std::function<void(int)> first_use;
@@ -154,8 +154,8 @@ Error RunnerDeviceAllocator::copy(void* dst, const void* src, size_t n, bool to_
   const void* host_side = to_device ? src : dst;
   if (host_side == nullptr && n != 0) {
     return record_failure(fail(trtx::Error::InvalidArgument, std::string("device allocator ") + what,
-                               std::string("the ") + (to_device ? "source" : "destination") + " (" +
-                                   std::to_string(n) + " bytes) is a null pointer: a tensor with no memory"),
+                               std::string("the ") + (to_device ? "source" : "destination") + " (" + std::to_string(n) +
+                                   " bytes) is a null pointer: a tensor with no memory"),
                           Error::InvalidArgument);
   }
   const runtime::StreamRef stream = current_stream(device);

@@ -23,12 +23,22 @@ const char* et_error_name(executorch::runtime::Error e) {
   using E = executorch::runtime::Error;
   // runtime/core/error.h; names as ExecuTorch spells them.
   static const std::pair<E, const char*> kNames[] = {
-      {E::Ok, "Ok"}, {E::Internal, "Internal"}, {E::InvalidState, "InvalidState"}, {E::EndOfMethod, "EndOfMethod"},
-      {E::NotSupported, "NotSupported"}, {E::NotImplemented, "NotImplemented"}, {E::InvalidArgument, "InvalidArgument"},
-      {E::InvalidType, "InvalidType"}, {E::OperatorMissing, "OperatorMissing"}, {E::NotFound, "NotFound"},
-      {E::MemoryAllocationFailed, "MemoryAllocationFailed"}, {E::AccessFailed, "AccessFailed"},
-      {E::InvalidProgram, "InvalidProgram"}, {E::InvalidExternalData, "InvalidExternalData"},
-      {E::OutOfResources, "OutOfResources"}, {E::DelegateInvalidCompatibility, "DelegateInvalidCompatibility"},
+      {E::Ok, "Ok"},
+      {E::Internal, "Internal"},
+      {E::InvalidState, "InvalidState"},
+      {E::EndOfMethod, "EndOfMethod"},
+      {E::NotSupported, "NotSupported"},
+      {E::NotImplemented, "NotImplemented"},
+      {E::InvalidArgument, "InvalidArgument"},
+      {E::InvalidType, "InvalidType"},
+      {E::OperatorMissing, "OperatorMissing"},
+      {E::NotFound, "NotFound"},
+      {E::MemoryAllocationFailed, "MemoryAllocationFailed"},
+      {E::AccessFailed, "AccessFailed"},
+      {E::InvalidProgram, "InvalidProgram"},
+      {E::InvalidExternalData, "InvalidExternalData"},
+      {E::OutOfResources, "OutOfResources"},
+      {E::DelegateInvalidCompatibility, "DelegateInvalidCompatibility"},
       {E::DelegateMemoryAllocationFailed, "DelegateMemoryAllocationFailed"},
       {E::DelegateInvalidHandle, "DelegateInvalidHandle"}};
   for (const auto& n : kNames) {

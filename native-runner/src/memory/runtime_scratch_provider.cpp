@@ -9,19 +9,29 @@ namespace memory {
 namespace {
 
 Status fromFailure(const Failure& failure) {
-  const MemoryErrorCode code = failure.code == Error::MemoryAllocationFailed ? MemoryErrorCode::kOutOfMemory
-                                                                              : MemoryErrorCode::kDeviceError;
+  const MemoryErrorCode code =
+      failure.code == Error::MemoryAllocationFailed ? MemoryErrorCode::kOutOfMemory : MemoryErrorCode::kDeviceError;
   return Status(code, failure.location + ": " + failure.message);
 }
 
 Failure toFailure(const Status& status, const std::string& location) {
   Error code = Error::CudaError;
   switch (status.code()) {
-    case MemoryErrorCode::kOutOfMemory: code = Error::MemoryAllocationFailed; break;
-    case MemoryErrorCode::kInvalidArgument: code = Error::InvalidArgument; break;
-    case MemoryErrorCode::kBusy: code = Error::InvalidState; break;
-    case MemoryErrorCode::kDeviceError: code = Error::CudaError; break;
-    case MemoryErrorCode::kOk: code = Error::Internal; break;
+    case MemoryErrorCode::kOutOfMemory:
+      code = Error::MemoryAllocationFailed;
+      break;
+    case MemoryErrorCode::kInvalidArgument:
+      code = Error::InvalidArgument;
+      break;
+    case MemoryErrorCode::kBusy:
+      code = Error::InvalidState;
+      break;
+    case MemoryErrorCode::kDeviceError:
+      code = Error::CudaError;
+      break;
+    case MemoryErrorCode::kOk:
+      code = Error::Internal;
+      break;
   }
   return fail(code, location, status.message());
 }
@@ -133,8 +143,8 @@ size_t SharedScratchProvider::capacity() const { return shared_->pool->capacity(
 
 // --- SharedScratchRegistry ---------------------------------------------------
 
-SharedScratchRegistry::SharedScratchRegistry(runtime::Target target, SharedScratchOptions options,
-                                             Allocator* allocator, EventFactory* events)
+SharedScratchRegistry::SharedScratchRegistry(runtime::Target target, SharedScratchOptions options, Allocator* allocator,
+                                             EventFactory* events)
     : shared_(std::make_shared<SharedScratchProvider::Shared>()) {
   shared_->target = target;
   const bool supplied = target == runtime::Target::Cuda && allocator != nullptr && events != nullptr;

@@ -10,10 +10,14 @@ namespace memory {
 
 const char* toString(CapacityReason reason) {
   switch (reason) {
-    case CapacityReason::kGrow: return "grow";
-    case CapacityReason::kShrink: return "shrink";
-    case CapacityReason::kGrowFailed: return "grow_failed";
-    case CapacityReason::kShrinkFailed: return "shrink_failed";
+    case CapacityReason::kGrow:
+      return "grow";
+    case CapacityReason::kShrink:
+      return "shrink";
+    case CapacityReason::kGrowFailed:
+      return "grow_failed";
+    case CapacityReason::kShrinkFailed:
+      return "shrink_failed";
   }
   return "unknown";
 }
@@ -142,8 +146,8 @@ Status SharedScratchPool::handOff(const ScratchLease& lease, StreamHandle stream
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = devices_.find(lease.device);
   if (found == devices_.end() || !found->second.leased || found->second.leaseTicket != lease.ticket) {
-    return Status(MemoryErrorCode::kInvalidArgument, "handOff of a scratch lease that is not outstanding on device " +
-                                                         std::to_string(lease.device));
+    return Status(MemoryErrorCode::kInvalidArgument,
+                  "handOff of a scratch lease that is not outstanding on device " + std::to_string(lease.device));
   }
   DeviceState& s = found->second;
   s.leased = false;
@@ -171,8 +175,8 @@ Status SharedScratchPool::shutdown() {
     DeviceState& s = entry.second;
     if (s.buffer == nullptr && s.event == nullptr) continue;
     if (s.leased && first.ok()) {
-      first = Status(MemoryErrorCode::kBusy, "shutdown with the scratch of device " + std::to_string(device) +
-                                                 " still leased");
+      first = Status(MemoryErrorCode::kBusy,
+                     "shutdown with the scratch of device " + std::to_string(device) + " still leased");
     }
     Status drained = allocator_.synchronizeDevice(device);
     if (!drained.ok()) {

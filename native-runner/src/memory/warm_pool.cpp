@@ -19,11 +19,16 @@ void keepFirst(Status& first, const Status& next) {
 
 const char* toString(PoolState state) {
   switch (state) {
-    case PoolState::kDisabled: return "disabled";
-    case PoolState::kRaised: return "raised";
-    case PoolState::kAlreadyMax: return "already_max";
-    case PoolState::kFailed: return "failed";
-    case PoolState::kRestored: return "restored";
+    case PoolState::kDisabled:
+      return "disabled";
+    case PoolState::kRaised:
+      return "raised";
+    case PoolState::kAlreadyMax:
+      return "already_max";
+    case PoolState::kFailed:
+      return "failed";
+    case PoolState::kRestored:
+      return "restored";
   }
   return "unknown";
 }

@@ -11,8 +11,7 @@ namespace {
 Failure cuda_failure(cudaError_t err, const char* what) {
   // Clear a sticky-free error so later calls are not blamed for this one.
   (void)cudaGetLastError();
-  return fail(Error::CudaError, what,
-              std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err));
+  return fail(Error::CudaError, what, std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err));
 }
 
 cudaMemcpyKind to_kind(CopyKind k) {

@@ -53,8 +53,8 @@ DeviceScope::~DeviceScope() {
 }
 
 // Runs the rest of the enclosing function with this context's device current.
-#define TRTX_DEVICE_SCOPE()                          \
-  DeviceScope device_scope_(target_, device_);        \
+#define TRTX_DEVICE_SCOPE()                    \
+  DeviceScope device_scope_(target_, device_); \
   if (!device_scope_.status().ok()) return Status(device_scope_.status())
 
 Status DeviceContext::activate() const {
@@ -95,7 +95,8 @@ Result<void*> DeviceContext::allocate_uninitialized(size_t bytes, StreamRef stre
   const size_t n = bytes == 0 ? 1 : bytes;
   void* p = n > SIZE_MAX - kAlign ? nullptr : std::aligned_alloc(kAlign, (n + kAlign - 1) / kAlign * kAlign);
   if (p == nullptr) {
-    return fail(Error::MemoryAllocationFailed, "host", "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    return fail(Error::MemoryAllocationFailed, "host",
+                "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
   }
   return p;
 }
@@ -112,7 +113,8 @@ Status DeviceContext::fill(void* ptr, uint8_t byte, size_t n, StreamRef stream) 
 Result<void*> DeviceContext::allocate_host(size_t bytes) {
   void* p = std::calloc(bytes == 0 ? 1 : bytes, 1);
   if (p == nullptr) {
-    return fail(Error::MemoryAllocationFailed, "host", "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    return fail(Error::MemoryAllocationFailed, "host",
+                "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
   }
   return p;
 }

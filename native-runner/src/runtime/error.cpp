@@ -10,7 +10,8 @@ struct NameEntry {
   const char* name;
 };
 
-#define TRTX_NAME(x) {Error::x, #x}
+#define TRTX_NAME(x) \
+  { Error::x, #x }
 constexpr NameEntry kNames[] = {
     TRTX_NAME(Ok),
     TRTX_NAME(Internal),

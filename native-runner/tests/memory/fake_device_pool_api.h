@@ -19,9 +19,9 @@ using trtx::memory::MemoryErrorCode;
 using trtx::memory::Status;
 
 struct PoolCall {
-  std::string op;        // getDevice setDevice getThreshold setThreshold sync trim clearError
-  int device = -1;       // device argument (for sync: the current device)
-  int current = -1;      // the calling thread's current device when called
+  std::string op;    // getDevice setDevice getThreshold setThreshold sync trim clearError
+  int device = -1;   // device argument (for sync: the current device)
+  int current = -1;  // the calling thread's current device when called
   std::uint64_t value = 0;
 };
 
@@ -32,8 +32,8 @@ class FakeDevicePoolApi : public DevicePoolApi {
   // Test setup / inspection (not part of the interface).
   std::vector<std::uint64_t>& thresholds() { return thresholds_; }
   std::vector<std::uint64_t>& reserved() { return reserved_; }
-  std::set<std::string> failOps;   // "getThreshold:0", "setThreshold:1", "setDevice:1", "sync:0", "trim:0"
-  bool errorLatched = false;       // set by a failed call, cleared by clearLastError
+  std::set<std::string> failOps;  // "getThreshold:0", "setThreshold:1", "setDevice:1", "sync:0", "trim:0"
+  bool errorLatched = false;      // set by a failed call, cleared by clearLastError
   std::vector<PoolCall> calls() {
     std::lock_guard<std::mutex> lock(mutex_);
     return calls_;

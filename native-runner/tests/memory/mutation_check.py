@@ -5,6 +5,7 @@ rebuilds once per mutation); run by hand after changing a rule or a test:
 
     python3 native-runner/tests/memory/mutation_check.py [build-dir]
 """
+
 import os
 import shutil
 import subprocess
@@ -18,95 +19,152 @@ SCRATCH_H = "include/trtx/memory/shared_scratch_pool.h"
 
 # (rule, [(file, exact text, replacement), ...]); each text must occur exactly once.
 MUTATIONS = [
-    ("warm: leave a pool already at the maximum alone",
-     [(WARM, "if (status.ok() && current == kMaxThreshold) {", "if (false) {")]),
-    ("warm: raise to the maximum",
-     [(WARM, "api_.setReleaseThreshold(record.device, kMaxThreshold)", "api_.setReleaseThreshold(record.device, 1u << 20)")]),
-    ("warm: remember the previous value",
-     [(WARM, "record.previousThreshold = current;", "record.previousThreshold = 0;")]),
-    ("warm: restore the previous value",
-     [(WARM, "api_.setReleaseThreshold(device, record.previousThreshold)", "Status::success()")]),
-    ("warm: trim on release",
-     [(WARM, "status = api_.trimTo(device, 0);", "status = Status::success();")]),
-    ("warm: synchronize before trimming",
-     [(WARM, "status = api_.synchronizeCurrentDevice();", "status = Status::success();")]),
-    ("warm: switch to each device",
-     [(WARM, "status = api_.setCurrentDevice(device);", "status = Status::success();")]),
-    ("warm: put the caller's device back",
-     [(WARM, "if (callerKnown) {", "if (false) {")]),
-    ("warm: every raised device, not the releasing thread's",
-     [(WARM, "if (!record.ownsRestore) continue;", "if (!record.ownsRestore || record.device != callerDevice) continue;")]),
-    ("warm: clear the CUDA error of a failed configure",
-     [(WARM, "    // unrelated launch check.\n    api_.clearLastError();\n", "    // unrelated launch check.\n")]),
-    ("warm: a failed configure is reported",
-     [(WARM, "record.configureStatus = status;\n    return;", "return;")]),
-    ("warm: restore only when the last handle goes",
-     [(WARM, "if (handles_ > 0 || !options_.enabled)", "if (!options_.enabled)")]),
-    ("warm: --cold-pool makes no calls",
-     [(WARM, "if (!options_.enabled) {\n      record.state", "if (false) {\n      record.state")]),
-    ("warm: unbalanced release is an error",
-     [(WARM, "if (handles_ <= 0) {", "if (false) {")]),
-    ("scratch: grow to the need",
-     [(SCRATCH, "if (bytes > s.capacity) {", "if (bytes > s.capacity && s.capacity == 0) {")]),
-    ("scratch: allocate the new buffer before freeing the old",
-     [(SCRATCH, "  void* fresh = nullptr;\n  if (newBytes > 0) {",
-       "  if (s.buffer != nullptr) { (void)allocator_.synchronizeDevice(device); (void)allocator_.free(device, s.buffer, stream); s.buffer = nullptr; s.capacity = 0; }\n  void* fresh = nullptr;\n  if (newBytes > 0) {")]),
-    ("scratch: drain the device before freeing the old buffer",
-     [(SCRATCH, "Status drained = allocator_.synchronizeDevice(device);\n    if (!drained.ok()) {\n      if (fresh",
-       "Status drained = Status::success();\n    if (!drained.ok()) {\n      if (fresh")]),
-    ("scratch: a failed sync during growth frees the new buffer",
-     [(SCRATCH, "if (fresh != nullptr) (void)allocator_.free(device, fresh, stream);", "")]),
-    ("scratch: hand-off waits on the previous event",
-     [(SCRATCH, "if (s.eventRecorded) {", "if (false) {")]),
-    ("scratch: hand-off never compares stream handles",
-     [(SCRATCH_H, "bool eventRecorded = false;", "bool eventRecorded = false; StreamHandle lastStream = nullptr;"),
-      (SCRATCH, "if (s.eventRecorded) {", "if (s.eventRecorded && stream != s.lastStream) {"),
-      (SCRATCH, "  s.leased = false;\n  Status recorded", "  s.leased = false;\n  s.lastStream = stream;\n  Status recorded")]),
-    ("scratch: hand-off records an event",
-     [(SCRATCH, "Status recorded = events_.record(lease.device, s.event, stream);", "Status recorded = Status::success();")]),
-    ("scratch: a failed wait drains the device",
-     [(SCRATCH, "Status drained = allocator_.synchronizeDevice(device);\n      if (!drained.ok()) {\n        resetWindow(s);",
-       "Status drained = Status::success();\n      if (!drained.ok()) {\n        resetWindow(s);")]),
-    ("scratch: a failed record drains the device",
-     [(SCRATCH, "Status drained = allocator_.synchronizeDevice(lease.device);", "Status drained = Status::success();")]),
-    ("scratch: one lease per device at a time",
-     [(SCRATCH, "if (s.leased) {", "if (false) {")]),
-    ("scratch: one buffer per device",
-     [(SCRATCH, "DeviceState& s = devices_[device];", "DeviceState& s = devices_[0];")]),
-    ("scratch: a failed growth keeps the old buffer",
-     [(SCRATCH, "if (!allocated.ok()) return refuse(allocated.status(), \"allocation\");",
-       "if (!allocated.ok()) { if (s.buffer) (void)allocator_.free(device, s.buffer, stream); s.buffer = nullptr; s.capacity = 0; return refuse(allocated.status(), \"allocation\"); }")]),
-    ("scratch: shutdown drains before freeing",
-     [(SCRATCH, "Status drained = allocator_.synchronizeDevice(device);\n    if (!drained.ok()) {\n      // Freeing",
-       "Status drained = Status::success();\n    if (!drained.ok()) {\n      // Freeing")]),
-    ("reclaim: shrink after 3, not 2",
-     [(SCRATCH, "s.underfilledRun >= options_.shrinkAfter", "s.underfilledRun + 1 >= options_.shrinkAfter")]),
-    ("reclaim: shrink after 3, not 4",
-     [(SCRATCH, "s.underfilledRun >= options_.shrinkAfter", "s.underfilledRun > options_.shrinkAfter")]),
-    ("reclaim: strictly below capacity counts",
-     [(SCRATCH, "} else if (bytes == s.capacity) {\n    resetWindow(s);\n  }", "} else if (bytes + 1 >= s.capacity) {\n    resetWindow(s);\n  }")]),
-    ("reclaim: target is max(floor, window max), not the window max",
-     [(SCRATCH, "std::max(s.floor, s.windowMax)", "s.windowMax")]),
-    ("reclaim: target is max(floor, window max), not the floor",
-     [(SCRATCH, "std::max(s.floor, s.windowMax)", "s.floor")]),
-    ("reclaim: window max tracks the largest need",
-     [(SCRATCH, "s.windowMax = std::max(s.windowMax, bytes);", "s.windowMax = bytes;")]),
-    ("reclaim: exact fit resets the count",
-     [(SCRATCH, "} else if (bytes == s.capacity) {\n    resetWindow(s);\n", "} else if (bytes == s.capacity) {\n")]),
-    ("reclaim: growth and failure reset the count",
-     [(SCRATCH, "  if (bytes > s.capacity) {\n    resetWindow(s);\n", "  if (bytes > s.capacity) {\n")]),
-    ("reclaim: the count restarts after a shrink attempt",
-     [(SCRATCH, "const std::size_t target = std::max(s.floor, s.windowMax);\n      resetWindow(s);",
-       "const std::size_t target = std::max(s.floor, s.windowMax);")]),
-    ("reclaim: floor frozen at the capacity after warm-up",
-     [(SCRATCH, "s.floor = s.capacity;", "s.floor = 0;")]),
-    ("reclaim: no counting during warm-up",
-     [(SCRATCH, "index >= options_.warmupExecutes", "true")]),
-    ("reclaim: grow-only mode never shrinks",
-     [(SCRATCH, "} else if (options_.reclaim && s.floorFrozen) {", "} else if (s.floorFrozen || !options_.reclaim) {"),
-      (SCRATCH, "if (options_.reclaim && !s.floorFrozen && index", "if (!s.floorFrozen && index")]),
-    ("reclaim: capacity events recorded",
-     [(SCRATCH, "capacityEvents_.push_back(CapacityEvent{device, executeIndex, s.capacity, newBytes, reason, note});", "")]),
+    ("warm: leave a pool already at the maximum alone", [(WARM, "if (status.ok() && current == kMaxThreshold) {", "if (false) {")]),
+    (
+        "warm: raise to the maximum",
+        [(WARM, "api_.setReleaseThreshold(record.device, kMaxThreshold)", "api_.setReleaseThreshold(record.device, 1u << 20)")],
+    ),
+    ("warm: remember the previous value", [(WARM, "record.previousThreshold = current;", "record.previousThreshold = 0;")]),
+    ("warm: restore the previous value", [(WARM, "api_.setReleaseThreshold(device, record.previousThreshold)", "Status::success()")]),
+    ("warm: trim on release", [(WARM, "status = api_.trimTo(device, 0);", "status = Status::success();")]),
+    ("warm: synchronize before trimming", [(WARM, "status = api_.synchronizeCurrentDevice();", "status = Status::success();")]),
+    ("warm: switch to each device", [(WARM, "status = api_.setCurrentDevice(device);", "status = Status::success();")]),
+    ("warm: put the caller's device back", [(WARM, "if (callerKnown) {", "if (false) {")]),
+    (
+        "warm: every raised device, not the releasing thread's",
+        [(WARM, "if (!record.ownsRestore) continue;", "if (!record.ownsRestore || record.device != callerDevice) continue;")],
+    ),
+    (
+        "warm: clear the CUDA error of a failed configure",
+        [(WARM, "    // unrelated launch check.\n    api_.clearLastError();\n", "    // unrelated launch check.\n")],
+    ),
+    ("warm: a failed configure is reported", [(WARM, "record.configureStatus = status;\n    return;", "return;")]),
+    ("warm: restore only when the last handle goes", [(WARM, "if (handles_ > 0 || !options_.enabled)", "if (!options_.enabled)")]),
+    ("warm: --cold-pool makes no calls", [(WARM, "if (!options_.enabled) {\n      record.state", "if (false) {\n      record.state")]),
+    ("warm: unbalanced release is an error", [(WARM, "if (handles_ <= 0) {", "if (false) {")]),
+    ("scratch: grow to the need", [(SCRATCH, "if (bytes > s.capacity) {", "if (bytes > s.capacity && s.capacity == 0) {")]),
+    (
+        "scratch: allocate the new buffer before freeing the old",
+        [
+            (
+                SCRATCH,
+                "  void* fresh = nullptr;\n  if (newBytes > 0) {",
+                "  if (s.buffer != nullptr) { (void)allocator_.synchronizeDevice(device); (void)allocator_.free(device, s.buffer, stream); s.buffer = nullptr; s.capacity = 0; }\n  void* fresh = nullptr;\n  if (newBytes > 0) {",
+            )
+        ],
+    ),
+    (
+        "scratch: drain the device before freeing the old buffer",
+        [
+            (
+                SCRATCH,
+                "Status drained = allocator_.synchronizeDevice(device);\n    if (!drained.ok()) {\n      if (fresh",
+                "Status drained = Status::success();\n    if (!drained.ok()) {\n      if (fresh",
+            )
+        ],
+    ),
+    (
+        "scratch: a failed sync during growth frees the new buffer",
+        [(SCRATCH, "if (fresh != nullptr) (void)allocator_.free(device, fresh, stream);", "")],
+    ),
+    ("scratch: hand-off waits on the previous event", [(SCRATCH, "if (s.eventRecorded) {", "if (false) {")]),
+    (
+        "scratch: hand-off never compares stream handles",
+        [
+            (SCRATCH_H, "bool eventRecorded = false;", "bool eventRecorded = false; StreamHandle lastStream = nullptr;"),
+            (SCRATCH, "if (s.eventRecorded) {", "if (s.eventRecorded && stream != s.lastStream) {"),
+            (SCRATCH, "  s.leased = false;\n  Status recorded", "  s.leased = false;\n  s.lastStream = stream;\n  Status recorded"),
+        ],
+    ),
+    (
+        "scratch: hand-off records an event",
+        [(SCRATCH, "Status recorded = events_.record(lease.device, s.event, stream);", "Status recorded = Status::success();")],
+    ),
+    (
+        "scratch: a failed wait drains the device",
+        [
+            (
+                SCRATCH,
+                "Status drained = allocator_.synchronizeDevice(device);\n      if (!drained.ok()) {\n        resetWindow(s);",
+                "Status drained = Status::success();\n      if (!drained.ok()) {\n        resetWindow(s);",
+            )
+        ],
+    ),
+    (
+        "scratch: a failed record drains the device",
+        [(SCRATCH, "Status drained = allocator_.synchronizeDevice(lease.device);", "Status drained = Status::success();")],
+    ),
+    ("scratch: one lease per device at a time", [(SCRATCH, "if (s.leased) {", "if (false) {")]),
+    ("scratch: one buffer per device", [(SCRATCH, "DeviceState& s = devices_[device];", "DeviceState& s = devices_[0];")]),
+    (
+        "scratch: a failed growth keeps the old buffer",
+        [
+            (
+                SCRATCH,
+                'if (!allocated.ok()) return refuse(allocated.status(), "allocation");',
+                'if (!allocated.ok()) { if (s.buffer) (void)allocator_.free(device, s.buffer, stream); s.buffer = nullptr; s.capacity = 0; return refuse(allocated.status(), "allocation"); }',
+            )
+        ],
+    ),
+    (
+        "scratch: shutdown drains before freeing",
+        [
+            (
+                SCRATCH,
+                "Status drained = allocator_.synchronizeDevice(device);\n    if (!drained.ok()) {\n      // Freeing",
+                "Status drained = Status::success();\n    if (!drained.ok()) {\n      // Freeing",
+            )
+        ],
+    ),
+    (
+        "reclaim: shrink after 3, not 2",
+        [(SCRATCH, "s.underfilledRun >= options_.shrinkAfter", "s.underfilledRun + 1 >= options_.shrinkAfter")],
+    ),
+    ("reclaim: shrink after 3, not 4", [(SCRATCH, "s.underfilledRun >= options_.shrinkAfter", "s.underfilledRun > options_.shrinkAfter")]),
+    (
+        "reclaim: strictly below capacity counts",
+        [
+            (
+                SCRATCH,
+                "} else if (bytes == s.capacity) {\n    resetWindow(s);\n  }",
+                "} else if (bytes + 1 >= s.capacity) {\n    resetWindow(s);\n  }",
+            )
+        ],
+    ),
+    ("reclaim: target is max(floor, window max), not the window max", [(SCRATCH, "std::max(s.floor, s.windowMax)", "s.windowMax")]),
+    ("reclaim: target is max(floor, window max), not the floor", [(SCRATCH, "std::max(s.floor, s.windowMax)", "s.floor")]),
+    ("reclaim: window max tracks the largest need", [(SCRATCH, "s.windowMax = std::max(s.windowMax, bytes);", "s.windowMax = bytes;")]),
+    (
+        "reclaim: exact fit resets the count",
+        [(SCRATCH, "} else if (bytes == s.capacity) {\n    resetWindow(s);\n", "} else if (bytes == s.capacity) {\n")],
+    ),
+    (
+        "reclaim: growth and failure reset the count",
+        [(SCRATCH, "  if (bytes > s.capacity) {\n    resetWindow(s);\n", "  if (bytes > s.capacity) {\n")],
+    ),
+    (
+        "reclaim: the count restarts after a shrink attempt",
+        [
+            (
+                SCRATCH,
+                "const std::size_t target = std::max(s.floor, s.windowMax);\n      resetWindow(s);",
+                "const std::size_t target = std::max(s.floor, s.windowMax);",
+            )
+        ],
+    ),
+    ("reclaim: floor frozen at the capacity after warm-up", [(SCRATCH, "s.floor = s.capacity;", "s.floor = 0;")]),
+    ("reclaim: no counting during warm-up", [(SCRATCH, "index >= options_.warmupExecutes", "true")]),
+    (
+        "reclaim: grow-only mode never shrinks",
+        [
+            (SCRATCH, "} else if (options_.reclaim && s.floorFrozen) {", "} else if (s.floorFrozen || !options_.reclaim) {"),
+            (SCRATCH, "if (options_.reclaim && !s.floorFrozen && index", "if (!s.floorFrozen && index"),
+        ],
+    ),
+    (
+        "reclaim: capacity events recorded",
+        [(SCRATCH, "capacityEvents_.push_back(CapacityEvent{device, executeIndex, s.capacity, newBytes, reason, note});", "")],
+    ),
 ]
 
 
@@ -128,8 +186,7 @@ def main():
             shutil.copytree(os.path.join(RUNNER, part), target)
 
     fresh_copy()
-    configured = run(["cmake", "-S", HERE, "-B", build, "-DCMAKE_BUILD_TYPE=Debug",
-                      "-DTRTX_MEMORY_SOURCE_ROOT=" + copy])
+    configured = run(["cmake", "-S", HERE, "-B", build, "-DCMAKE_BUILD_TYPE=Debug", "-DTRTX_MEMORY_SOURCE_ROOT=" + copy])
     if configured.returncode != 0:
         print(configured.stdout)
         return 2

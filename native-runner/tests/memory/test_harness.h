@@ -62,27 +62,27 @@ inline int runAll() {
 
 }  // namespace trtx_test
 
-#define TEST(name)                                                   \
-  static void name();                                                \
-  static ::trtx_test::Registrar name##_registrar(#name, &name);      \
+#define TEST(name)                                              \
+  static void name();                                           \
+  static ::trtx_test::Registrar name##_registrar(#name, &name); \
   static void name()
 
-#define CHECK(cond)                                          \
-  do {                                                       \
-    if (!(cond)) {                                           \
+#define CHECK(cond)                                              \
+  do {                                                           \
+    if (!(cond)) {                                               \
       ::trtx_test::fail(__FILE__, __LINE__, "CHECK(" #cond ")"); \
-      return;                                                \
-    }                                                        \
+      return;                                                    \
+    }                                                            \
   } while (0)
 
-#define CHECK_EQ(a, b)                                                                       \
-  do {                                                                                       \
-    const auto trtx_va = (a);                                                                \
-    const auto trtx_vb = (b);                                                                \
-    if (!(trtx_va == trtx_vb)) {                                                             \
+#define CHECK_EQ(a, b)                                                                                \
+  do {                                                                                                \
+    const auto trtx_va = (a);                                                                         \
+    const auto trtx_vb = (b);                                                                         \
+    if (!(trtx_va == trtx_vb)) {                                                                      \
       ::trtx_test::fail(__FILE__, __LINE__, ::trtx_test::describeNotEqual(#a, #b, trtx_va, trtx_vb)); \
-      return;                                                                                \
-    }                                                                                        \
+      return;                                                                                         \
+    }                                                                                                 \
   } while (0)
 
 #define TEST_MAIN() \

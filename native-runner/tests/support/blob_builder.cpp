@@ -48,8 +48,8 @@ std::vector<uint8_t> build_reference_engine(const RefEngineSpec& spec) {
                                              trtx_ref::CreateAttendDirect(b, &s.caches, s.a, s.b).Union()));
         break;
       case RefStepSpec::Kind::RingShift:
-        steps.push_back(trtx_ref::CreateStep(b, trtx_ref::Op::RingShift,
-                                             trtx_ref::CreateRingShift(b, s.a, s.b, s.c).Union()));
+        steps.push_back(
+            trtx_ref::CreateStep(b, trtx_ref::Op::RingShift, trtx_ref::CreateRingShift(b, s.a, s.b, s.c).Union()));
         break;
     }
   }

@@ -51,45 +51,45 @@ inline int run_all(const char* filter = nullptr) {
 
 #define TRTX_TEST_CAT2(a, b) a##b
 #define TRTX_TEST_CAT(a, b) TRTX_TEST_CAT2(a, b)
-#define TEST(name)                                                                          \
-  static void name();                                                                       \
-  static ::trtx::test::Registrar TRTX_TEST_CAT(registrar_, name)(#name, name);              \
+#define TEST(name)                                                             \
+  static void name();                                                          \
+  static ::trtx::test::Registrar TRTX_TEST_CAT(registrar_, name)(#name, name); \
   static void name()
 
-#define CHECK(cond)                                                                     \
-  do {                                                                                  \
+#define CHECK(cond)                                                                    \
+  do {                                                                                 \
     if (!(cond)) ::trtx::test::report_failure(__FILE__, __LINE__, "CHECK(" #cond ")"); \
   } while (0)
 
-#define CHECK_EQ(a, b)                                                                              \
-  do {                                                                                              \
-    auto trtx_a_ = (a);                                                                             \
-    auto trtx_b_ = (b);                                                                             \
-    if (!(trtx_a_ == trtx_b_)) {                                                                    \
-      ::trtx::test::report_failure(__FILE__, __LINE__, "CHECK_EQ(" #a ", " #b ")");                 \
-    }                                                                                               \
+#define CHECK_EQ(a, b)                                                              \
+  do {                                                                              \
+    auto trtx_a_ = (a);                                                             \
+    auto trtx_b_ = (b);                                                             \
+    if (!(trtx_a_ == trtx_b_)) {                                                    \
+      ::trtx::test::report_failure(__FILE__, __LINE__, "CHECK_EQ(" #a ", " #b ")"); \
+    }                                                                               \
   } while (0)
 
 // Checks a Result/Status is ok, printing its failure otherwise.
-#define CHECK_OK(expr)                                                                                        \
-  do {                                                                                                        \
-    const auto& trtx_r_ = (expr);                                                                                  \
-    if (!trtx_r_.ok()) {                                                                                      \
-      ::trtx::test::report_failure(__FILE__, __LINE__,                                                        \
-                                   std::string("CHECK_OK(" #expr "): ") + ::trtx::error_name(trtx_r_.error()) + \
-                                       ": " + trtx_r_.failure().location + ": " + trtx_r_.failure().message); \
-    }                                                                                                         \
+#define CHECK_OK(expr)                                                                                                 \
+  do {                                                                                                                 \
+    const auto& trtx_r_ = (expr);                                                                                      \
+    if (!trtx_r_.ok()) {                                                                                               \
+      ::trtx::test::report_failure(__FILE__, __LINE__,                                                                 \
+                                   std::string("CHECK_OK(" #expr "): ") + ::trtx::error_name(trtx_r_.error()) + ": " + \
+                                       trtx_r_.failure().location + ": " + trtx_r_.failure().message);                 \
+    }                                                                                                                  \
   } while (0)
 
 // Checks a Result/Status failed with `code`.
-#define CHECK_ERR(expr, code)                                                                                  \
-  do {                                                                                                         \
-    const auto& trtx_r_ = (expr);                                                                                   \
-    if (trtx_r_.ok()) {                                                                                        \
-      ::trtx::test::report_failure(__FILE__, __LINE__, "CHECK_ERR(" #expr "): succeeded, expected " #code);  \
-    } else if (trtx_r_.error() != (code)) {                                                                   \
-      ::trtx::test::report_failure(__FILE__, __LINE__,                                                         \
+#define CHECK_ERR(expr, code)                                                                                        \
+  do {                                                                                                               \
+    const auto& trtx_r_ = (expr);                                                                                    \
+    if (trtx_r_.ok()) {                                                                                              \
+      ::trtx::test::report_failure(__FILE__, __LINE__, "CHECK_ERR(" #expr "): succeeded, expected " #code);          \
+    } else if (trtx_r_.error() != (code)) {                                                                          \
+      ::trtx::test::report_failure(__FILE__, __LINE__,                                                               \
                                    std::string("CHECK_ERR(" #expr "): got ") + ::trtx::error_name(trtx_r_.error()) + \
-                                       " (" + trtx_r_.failure().message + "), expected " #code);             \
-    }                                                                                                          \
+                                       " (" + trtx_r_.failure().message + "), expected " #code);                     \
+    }                                                                                                                \
   } while (0)

@@ -4,7 +4,16 @@
 // diagnostic like any other (exit 1), not a crash. The checking and the
 // reports are src/checks/files.ts; this file prints them.
 import { Option, type Command } from 'commander';
-import { checkFile, checkOneOf, failsCheck, filesReport, reportOf, type CheckedFile, type FileCheck, type FileCheckOptions } from '../../checks/files.js';
+import {
+  checkFile,
+  checkOneOf,
+  failsCheck,
+  filesReport,
+  reportOf,
+  type CheckedFile,
+  type FileCheck,
+  type FileCheckOptions,
+} from '../../checks/files.js';
 import { parseRuntimes, describeRuntime, type RuntimeRules } from '../../checks/runtime-rules.js';
 import { referenceEngineLine } from '../../tensorrt/engine-kind.js';
 import { toSarif } from '../../report/sarif.js';
@@ -46,7 +55,11 @@ function renderFile(file: string, result: FileCheck, strict: boolean, ctx: Pick<
  * file; --format sarif stays one file's log.
  */
 async function checkMany(ctx: Ctx, files: string[], opts: FileCheckOptions & { format?: CheckFormat }): Promise<number> {
-  if (opts.format === 'sarif') throw usage('--format sarif writes the log of one file', 'check one file per run for SARIF, or use --format github or --json for several');
+  if (opts.format === 'sarif')
+    throw usage(
+      '--format sarif writes the log of one file',
+      'check one file per run for SARIF, or use --format github or --json for several',
+    );
   const s = styler(ctx);
   const github = opts.format === 'github';
   const entries: CheckedFile[] = [];
@@ -65,7 +78,10 @@ async function checkMany(ctx: Ctx, files: string[], opts: FileCheckOptions & { f
       continue;
     }
     if (entries.length > 1) ctx.print();
-    if ('refusal' in entry) ctx.print(`${s('bold', file)}: ${s('red', 'not checked')}: ${entry.refusal.error.code}: ${entry.refusal.error.location ? entry.refusal.error.location + ': ' : ''}${entry.refusal.error.message}`);
+    if ('refusal' in entry)
+      ctx.print(
+        `${s('bold', file)}: ${s('red', 'not checked')}: ${entry.refusal.error.code}: ${entry.refusal.error.location ? entry.refusal.error.location + ': ' : ''}${entry.refusal.error.message}`,
+      );
     else for (const l of renderFile(file, entry.result, opts.strict, ctx, opts.runtime)) ctx.print(l);
   }
   const doc = filesReport(entries, opts);
@@ -91,7 +107,12 @@ export function registerCheck(program: Command): void {
     .description('prove a .pte is sound before it reaches a device: structure, TensorRT blobs, compile specs, arity, devices')
     .argument('<files...>', 'the .pte program(s)')
     .option('--json', 'machine-readable output (schemas/check.schema.json); the same as --format json')
-    .addOption(new Option('--format <format>', 'text, json (schemas/check.schema.json), sarif (SARIF 2.1.0 for code scanning; one file) or github (workflow-command annotations)').choices(CHECK_FORMATS))
+    .addOption(
+      new Option(
+        '--format <format>',
+        'text, json (schemas/check.schema.json), sarif (SARIF 2.1.0 for code scanning; one file) or github (workflow-command annotations)',
+      ).choices(CHECK_FORMATS),
+    )
     .option('--strict', 'warnings fail the check too (exit 1)')
     .option('--zero-copy-kv', 'require every KV cache to be zero-copy')
     .option(
@@ -108,7 +129,8 @@ export function registerCheck(program: Command): void {
     })
     .action(
       action<CheckOptions>(async (ctx, opts, files) => {
-        if (opts.json && opts.format !== undefined && opts.format !== 'json') throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
+        if (opts.json && opts.format !== undefined && opts.format !== 'json')
+          throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
         const runtime = parseRuntimes(opts.runtime);
         const strict = Boolean(opts.strict);
         const zeroCopyKv = Boolean(opts.zeroCopyKv);

@@ -37,7 +37,12 @@ export function percentLess(before: number, after: number): string {
 export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
   const s = styler(ctx);
   const v = r.verify;
-  const where = v.device === null ? 'nowhere (the check refused it)' : v.device.kind === 'cuda' ? `on the GPU (${v.device.name})` : 'on the CPU (no GPU here)';
+  const where =
+    v.device === null
+      ? 'nowhere (the check refused it)'
+      : v.device.kind === 'cuda'
+        ? `on the GPU (${v.device.name})`
+        : 'on the CPU (no GPU here)';
   const before = r.staging.before.h2d + r.staging.before.d2h;
   const after = r.staging.after.h2d + r.staging.after.d2h;
   const title =
@@ -52,18 +57,25 @@ export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
     s('bold', 'what changed'),
     ...r.rewrite.map((l) => `  ${l}`),
     `  staging per decode step: ${b(r.staging.before.h2d)} in + ${b(r.staging.before.d2h)} out -> ${b(r.staging.after.h2d)} in + ${b(r.staging.after.d2h)} out (${percentLess(before, after)})`,
-    ...r.budgets.map((x) => `  budget ${x.method} delegate ${x.delegate}: ${x.bytes === null ? 'automatic' : formatIEC(BigInt(x.bytes))} per engine`),
+    ...r.budgets.map(
+      (x) => `  budget ${x.method} delegate ${x.delegate}: ${x.bytes === null ? 'automatic' : formatIEC(BigInt(x.bytes))} per engine`,
+    ),
     '',
     s('bold', 'check'),
     `  ${r.check.errors === 0 ? s('green', 'clean') : s('red', 'FAILED')}: ${r.check.line}`,
-    ...r.check.diagnostics.flatMap((d) => [`  ${s(d.severity === 'error' ? 'red' : 'yellow', d.severity)} ${s('bold', d.code)}  ${d.location}`, `    ${d.message}`]),
+    ...r.check.diagnostics.flatMap((d) => [
+      `  ${s(d.severity === 'error' ? 'red' : 'yellow', d.severity)} ${s('bold', d.code)}  ${d.location}`,
+      `    ${d.message}`,
+    ]),
     '',
     s('bold', `verify ${where}`),
     `  the zero-copy caches live in device memory, which ExecuTorch does not clear: the demo initialises them after each load, as an application must (--init-device-buffers)`,
     ...(v.memory ? renderMemory(v.memory, v.options.init_device_buffers) : []),
     ...v.assertions.map((a) => `  ${a.ok ? s('green', 'ok  ') : s('red', 'FAIL')} ${a.name}`),
     '',
-    r.ok ? s('green', `done: the zero-copy program computes what the staged one does, ${where}, without the cache copies`) : s('red', 'the demo found a problem (see FAIL above)'),
+    r.ok
+      ? s('green', `done: the zero-copy program computes what the staged one does, ${where}, without the cache copies`)
+      : s('red', 'the demo found a problem (see FAIL above)'),
     s('dim', `next: trtx inspect ${shownPath(r.zero_copy)}   trtx diff ${shownPath(r.staged)} ${shownPath(r.zero_copy)}`),
   ];
   return lines;
@@ -74,8 +86,15 @@ export function registerDemo(program: Command): void {
     .command('demo')
     .description('the main job end to end on a bundled example: rewrite a staged KV decoder, check it, verify it')
     .option('--out <dir>', 'where to write the example programs', 'trtx-demo')
-    .addOption(new Option('--scale <scale>', "'small', or 'seed' for the seed's 30-layer model (577 MB of cache per step)").choices(['small', 'seed']).default('small'))
-    .option('--from-pytorch', "start from the bundled PyTorch decoder: export it with ExecuTorch and the reference lowering (trtx's managed Python environment, made on first use), then rewrite, check and verify")
+    .addOption(
+      new Option('--scale <scale>', "'small', or 'seed' for the seed's 30-layer model (577 MB of cache per step)")
+        .choices(['small', 'seed'])
+        .default('small'),
+    )
+    .option(
+      '--from-pytorch',
+      "start from the bundled PyTorch decoder: export it with ExecuTorch and the reference lowering (trtx's managed Python environment, made on first use), then rewrite, check and verify",
+    )
     .option('--json', 'machine-readable output')
     .addHelpText('after', '\nExamples:\n  npx trtx demo\n  npx trtx demo --scale seed --out /tmp/demo\n  npx trtx demo --from-pytorch')
     .action(

@@ -3,7 +3,16 @@ import type { Command } from 'commander';
 import { openPte, type PteFile } from '../../pte/open.js';
 import { TrtxError, isTrtxError } from '../../util/errors.js';
 import { diffPte } from '../../diff/diff.js';
-import type { DelegateDiff, DiffReport, FieldChange, InstructionChange, MethodDiff, SpecValue, StagingCounts, TensorPlace } from '../../diff/report.js';
+import type {
+  DelegateDiff,
+  DiffReport,
+  FieldChange,
+  InstructionChange,
+  MethodDiff,
+  SpecValue,
+  StagingCounts,
+  TensorPlace,
+} from '../../diff/report.js';
 import { formatIEC } from '../../util/size.js';
 import { memoryPlan } from '../../html/plan.js';
 import { renderDiffHtml } from '../../html/diff-page.js';
@@ -84,7 +93,13 @@ function delegateLines(d: DelegateDiff, s: S): string[] {
     else if (c.change === 'removed') lines.push('    ' + m.del(`spec ${key} = ${specText(c.before!)}`));
     else lines.push('    ' + m.mod(`spec ${key}: ${specText(c.before!)} -> ${specText(c.after!)}`));
   }
-  lines.push(...fieldLines(d.blob.map((f) => ({ ...f, field: `blob ${f.field}` })), s, '    '));
+  lines.push(
+    ...fieldLines(
+      d.blob.map((f) => ({ ...f, field: `blob ${f.field}` })),
+      s,
+      '    ',
+    ),
+  );
   return lines;
 }
 
@@ -117,7 +132,9 @@ function methodLines(md: MethodDiff, s: S): string[] {
     else {
       const dev = a.before.device === a.after.device ? where : `${a.before.device} -> ${a.after.device}`;
       const delta = a.after.size - a.before.size;
-      lines.push('  ' + m.mod(`arena ${a.index} (${dev}): ${iec(a.before.size)} -> ${iec(a.after.size)}${delta ? ` (${signedIec(delta)})` : ''}`));
+      lines.push(
+        '  ' + m.mod(`arena ${a.index} (${dev}): ${iec(a.before.size)} -> ${iec(a.after.size)}${delta ? ` (${signedIec(delta)})` : ''}`),
+      );
     }
   }
   for (const t of md.tensors) {
@@ -140,7 +157,11 @@ export function renderDiff(r: DiffReport, ctx: Pick<Ctx, 'color'>): string[] {
     if (r.segments.count) lines.push('  ' + m.mod(`count: ${r.segments.count.before} -> ${r.segments.count.after}`));
     lines.push(
       ...fieldLines(
-        r.segments.sizes.map((c) => ({ field: `segment ${c.index}`, before: c.before === null ? null : iec(c.before), after: c.after === null ? null : iec(c.after) })),
+        r.segments.sizes.map((c) => ({
+          field: `segment ${c.index}`,
+          before: c.before === null ? null : iec(c.before),
+          after: c.after === null ? null : iec(c.after),
+        })),
         s,
         '  ',
       ),
@@ -181,7 +202,12 @@ async function openSide(path: string): Promise<PteFile> {
   }
 }
 
-async function diffFiles(a: string, b: string, method: string | undefined, html: boolean): Promise<{ report: DiffReport; page: string | null }> {
+async function diffFiles(
+  a: string,
+  b: string,
+  method: string | undefined,
+  html: boolean,
+): Promise<{ report: DiffReport; page: string | null }> {
   const pa = await openSide(a);
   try {
     const pb = await openSide(b);
@@ -218,7 +244,9 @@ export function registerDiff(program: Command): void {
           const size = await writeReport(opts.html, page, [a, b]);
           // With --html the page is the output; --json still prints the document.
           if (!ctx.json) {
-            ctx.print(`wrote ${opts.html} (${iec(size)}): ${report.equivalent ? 'no differences in meaning' : `${report.changes} change(s)`}, memory plans side by side`);
+            ctx.print(
+              `wrote ${opts.html} (${iec(size)}): ${report.equivalent ? 'no differences in meaning' : `${report.changes} change(s)`}, memory plans side by side`,
+            );
             return code;
           }
         }

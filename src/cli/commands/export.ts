@@ -33,7 +33,10 @@ const collect = (v: string, acc: string[] = []) => [...acc, v];
 function outputFor(model: string, opts: ExportCliOptions): string {
   const output = opts.output ?? defaultOutput(model);
   if (samePath(output, splitModelRef(model).path)) {
-    throw new TrtxError('EXPORT_OUTPUT_IS_MODEL', output, 'the output would replace the model it is exported from', { kind: 'usage', hint: 'name another file with -o OUT' });
+    throw new TrtxError('EXPORT_OUTPUT_IS_MODEL', output, 'the output would replace the model it is exported from', {
+      kind: 'usage',
+      hint: 'name another file with -o OUT',
+    });
   }
   if (opts.output === undefined && !opts.force && existsSync(output)) {
     throw new TrtxError('EXPORT_OUTPUT_EXISTS', output, 'already exists (the default output: the model\u2019s name with .pte)', {
@@ -69,8 +72,15 @@ export function registerExport(program: Command): void {
     .option('--zero-copy-kv', 'engines update their KV caches in place (no staging copies)')
     .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or methods share')
     .option('--method <name>', 'a method to export (repeat for prefill and decode)', collect)
-    .option('--engine <kind>', 'tensorrt: TensorRT plans built by Torch-TensorRT (default); reference: trtx reference engines, no TensorRT needed', 'tensorrt')
-    .option('--python <path>', "the Python with torch, executorch (and torch_tensorrt for --engine tensorrt); default $TRTX_PYTHON, else trtx's managed environment")
+    .option(
+      '--engine <kind>',
+      'tensorrt: TensorRT plans built by Torch-TensorRT (default); reference: trtx reference engines, no TensorRT needed',
+      'tensorrt',
+    )
+    .option(
+      '--python <path>',
+      "the Python with torch, executorch (and torch_tensorrt for --engine tensorrt); default $TRTX_PYTHON, else trtx's managed environment",
+    )
     .option('--timeout <seconds>', 'stop the export after this long')
     .option('--allow-pickle', 'accept a pickled nn.Module (runs its code: only for files you trust)')
     .option('--json', 'machine-readable output')
@@ -92,7 +102,8 @@ export function registerExport(program: Command): void {
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
         let timeoutMs: number | undefined;
         if (opts.timeout !== undefined) {
-          if (!/^[0-9]+(\.[0-9]+)?$/.test(opts.timeout) || Number(opts.timeout) <= 0) throw usage(`--timeout ${JSON.stringify(opts.timeout)} is not a number of seconds`);
+          if (!/^[0-9]+(\.[0-9]+)?$/.test(opts.timeout) || Number(opts.timeout) <= 0)
+            throw usage(`--timeout ${JSON.stringify(opts.timeout)} is not a number of seconds`);
           timeoutMs = Math.round(Number(opts.timeout) * 1000);
         }
         // Ctrl-C reaches trtx, not the bridge (it runs in its own process group): forward it.
@@ -122,7 +133,8 @@ export function registerExport(program: Command): void {
             signal: ac.signal,
             onEvent: (e) => {
               if (e.event === 'progress') bar.update(Math.round(e.fraction * 100), 100, e.stage + (e.message ? `: ${e.message}` : ''));
-              if (e.event === 'progress' && !ctx.stderrIsTTY) ctx.log.info(`${e.stage} ${Math.round(e.fraction * 100)}%${e.message ? ': ' + e.message : ''}`);
+              if (e.event === 'progress' && !ctx.stderrIsTTY)
+                ctx.log.info(`${e.stage} ${Math.round(e.fraction * 100)}%${e.message ? ': ' + e.message : ''}`);
               if (e.event === 'warning') ctx.log.warn(`${e.code ? e.code + ': ' : ''}${e.message}`);
             },
             onStderr: (t) => ctx.log.debug(t.trimEnd()),
@@ -133,14 +145,18 @@ export function registerExport(program: Command): void {
             return EXIT_OK;
           }
           ctx.print(`wrote ${output} (${formatIEC(BigInt(summary.file_size))}) from ${model}`);
-          if (summary.engine === 'reference') ctx.print('  engines: trtx reference engines (--engine reference), not TensorRT plans: the program runs in trtx verify, not on TensorRT');
+          if (summary.engine === 'reference')
+            ctx.print(
+              '  engines: trtx reference engines (--engine reference), not TensorRT plans: the program runs in trtx verify, not on TensorRT',
+            );
           ctx.print(
             `  python ${summary.python.version} (${summary.python.source}): torch ${summary.versions.torch ?? '?'}, ` +
               `${summary.engine === 'reference' ? '' : `torch_tensorrt ${summary.versions.torch_tensorrt ?? '?'}, `}executorch ${summary.versions.executorch ?? '?'}`,
           );
           for (const m of summary.methods) ctx.print(`  method ${m.name}`);
           if (summary.bridge.zero_copy_kv_path === 'torch_tensorrt') ctx.print('  zero-copy KV: Torch-TensorRT exported it (zero_copy_kv)');
-          if (summary.bridge.zero_copy_kv_path === 'trtx') ctx.print('  zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
+          if (summary.bridge.zero_copy_kv_path === 'trtx')
+            ctx.print('  zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
           for (const p of summary.passes) for (const l of p.lines) ctx.print(`  ${l}`);
           const warnings = summary.diagnostics.filter((d) => d.severity === 'warning');
           ctx.print(`  checks: ${warnings.length ? `${warnings.length} warning(s)` : 'clean'}`);

@@ -31,10 +31,17 @@ export function registerFixtures(program: Command): void {
         }
         const width = Math.max(...files.map((f) => f.file.length));
         for (const f of files) {
-          ctx.print(`${f.file.padEnd(width)}  ${formatIEC(BigInt(f.bytes)).padStart(10)}  ${f.sound ? s('green', 'sound ') : s('yellow', 'broken')}  ${f.description}`);
+          ctx.print(
+            `${f.file.padEnd(width)}  ${formatIEC(BigInt(f.bytes)).padStart(10)}  ${f.sound ? s('green', 'sound ') : s('yellow', 'broken')}  ${f.description}`,
+          );
         }
         const broken = files.filter((f) => !f.sound).length;
-        ctx.print(s('bold', `wrote ${files.length} program${files.length === 1 ? '' : 's'} to ${dir} (${files.length - broken} sound, ${broken} broken)`));
+        ctx.print(
+          s(
+            'bold',
+            `wrote ${files.length} program${files.length === 1 ? '' : 's'} to ${dir} (${files.length - broken} sound, ${broken} broken)`,
+          ),
+        );
         return EXIT_OK;
       }),
     );

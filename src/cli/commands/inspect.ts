@@ -31,7 +31,9 @@ function delegateLines(d: DelegateSummary): string[] {
     else {
       const t = d.tensorrt;
       const kind = t.engine === 'reference' ? 'trtx reference engine' : t.engine === 'tensorrt' ? 'TensorRT plan' : 'engine';
-      lines.push(`    blob ${t.magic}: ${kind} ${iec(t.engine_size)}, inputs ${t.inputs.join(', ') || '-'}; outputs ${t.outputs.join(', ') || '-'}`);
+      lines.push(
+        `    blob ${t.magic}: ${kind} ${iec(t.engine_size)}, inputs ${t.inputs.join(', ') || '-'}; outputs ${t.outputs.join(', ') || '-'}`,
+      );
       for (const a of t.aliased) lines.push(`    alias ${a.output} -> ${a.input} (${a.kind})`);
     }
   }
@@ -41,7 +43,7 @@ function delegateLines(d: DelegateSummary): string[] {
       ? `invalid: ${s.error}`
       : dec?.budget_bytes !== undefined
         ? `${dec.budget_bytes} bytes (${dec.budget_iec})`
-        : dec?.target_device ?? (dec?.zero_copy_kv ? dec.zero_copy_kv.join(', ') : s.raw);
+        : (dec?.target_device ?? (dec?.zero_copy_kv ? dec.zero_copy_kv.join(', ') : s.raw));
     lines.push(`    spec ${s.key ?? '(no key)'} = ${shown}`);
   }
   return lines;
@@ -57,7 +59,9 @@ function methodLines(m: MethodSummary, s: ReturnType<typeof styler>): string[] {
   for (const a of m.arenas) if (a.index > 0) lines.push(`  arena ${a.index}: ${iec(a.size)} on ${a.device}`);
   for (const d of m.delegates) lines.push(...delegateLines(d));
   const st = m.staging;
-  lines.push(`  staging per execution: host->device ${iec(st.host_to_device_bytes)}, device->host ${iec(st.device_to_host_bytes)} (${st.copies} copies)`);
+  lines.push(
+    `  staging per execution: host->device ${iec(st.host_to_device_bytes)}, device->host ${iec(st.device_to_host_bytes)} (${st.copies} copies)`,
+  );
   return lines;
 }
 
@@ -85,8 +89,14 @@ export function registerInspect(program: Command): void {
     .argument('<file>', 'the .pte program')
     .option('--method <name>', 'only this method')
     .option('--json', 'machine-readable output (schemas/inspect.schema.json)')
-    .option('--html <out.html>', 'also write the memory plan as one self-contained HTML page (arenas to scale, tensors, bindings, staging copies)')
-    .addHelpText('after', '\nExamples:\n  trtx inspect model.pte\n  trtx inspect model.pte --method decode --json\n  trtx inspect model.pte --html model.html')
+    .option(
+      '--html <out.html>',
+      'also write the memory plan as one self-contained HTML page (arenas to scale, tensors, bindings, staging copies)',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  trtx inspect model.pte\n  trtx inspect model.pte --method decode --json\n  trtx inspect model.pte --html model.html',
+    )
     .action(
       action<InspectOptions>(async (ctx, opts, [file]) => {
         if (opts.html !== undefined) await checkReportTarget(opts.html, [file]);

@@ -68,7 +68,9 @@ function describeWrite(w: RewriteWrite, input: string): string[] {
   if (w.mode === 'unchanged') return [`${input}: nothing changed, file left untouched`];
   if (w.mode === 'in-place') {
     const r = w.result;
-    return [`rewrote ${r.path} in place: program head ${formatIEC(BigInt(r.bytesWritten))} rewritten, segments untouched (${formatIEC(BigInt(r.fileSize))} file)`];
+    return [
+      `rewrote ${r.path} in place: program head ${formatIEC(BigInt(r.bytesWritten))} rewritten, segments untouched (${formatIEC(BigInt(r.fileSize))} file)`,
+    ];
   }
   const r = w.result;
   const lines = w.fallback ? [`cannot rewrite in place (${w.fallback}); fell back to a full atomic rewrite`] : [];
@@ -89,8 +91,14 @@ export function registerRewrite(program: Command): void {
     .option('--method <name>', 'only delegates of this method (with --budget/--clear-budget)')
     .option('--delegate <index>', 'only the delegate with this index (with --budget/--clear-budget)')
     .option('--zero-copy-kv', 'un-stage KV caches: each TensorRT engine updates its cache in place on the device (docs/zero-copy-kv.md)')
-    .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or two methods share, recording the decision (shared_kv_cache)')
-    .option('--runtime <name...>', 'whose rules the check after the rewrite applies (as trtx check --runtime); a cache shared between methods needs custom-memory')
+    .option(
+      '--share-cache',
+      'with --zero-copy-kv: allow a cache two engines or two methods share, recording the decision (shared_kv_cache)',
+    )
+    .option(
+      '--runtime <name...>',
+      'whose rules the check after the rewrite applies (as trtx check --runtime); a cache shared between methods needs custom-memory',
+    )
     .option('--json', 'machine-readable output')
     .addHelpText(
       'after',
@@ -113,11 +121,15 @@ export function registerRewrite(program: Command): void {
             force: Boolean(opts.force),
             wait: opts.wait !== false,
             command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
-            onWait: (holder) => ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
+            onWait: (holder) =>
+              ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
             onProgress: (done, total) => (progress ??= startProgress(ctx, `writing ${output}`, { bytes: true })).update(done, total),
           },
           onChecked: ({ reports, checked }) => {
-            warnings = [...reports.flatMap((r) => r.warnings), ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.location}: ${d.message}`)];
+            warnings = [
+              ...reports.flatMap((r) => r.warnings),
+              ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.location}: ${d.message}`),
+            ];
             for (const w of warnings) ctx.log.warn(w);
           },
         }).catch((e: unknown) => {
@@ -129,7 +141,14 @@ export function registerRewrite(program: Command): void {
         });
         if (outcome.refused) {
           const { checked } = outcome;
-          if (!ctx.json) printDiagnostics(renderDiagnostics(checked.diagnostics.filter((d) => d.severity === 'error'), outcome.program, { color: false }));
+          if (!ctx.json)
+            printDiagnostics(
+              renderDiagnostics(
+                checked.diagnostics.filter((d) => d.severity === 'error'),
+                outcome.program,
+                { color: false },
+              ),
+            );
           throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {
             hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
             diagnostics: checked.diagnostics,

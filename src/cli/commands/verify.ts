@@ -33,12 +33,20 @@ const bytes = (n: number) => formatIEC(BigInt(n));
 export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[] {
   const s = styler(ctx);
   const where = r.device === null ? 'nothing ran' : r.device.kind === 'cuda' ? `GPU ${r.device.name}` : 'CPU (no GPU used)';
-  const lines = [`${s('bold', r.file)}: ${r.mode}, ${r.steps} steps of ${r.methods.join(', ')}; runtime rules ${describeRuntime(r.runtime)}`];
+  const lines = [
+    `${s('bold', r.file)}: ${r.mode}, ${r.steps} steps of ${r.methods.join(', ')}; runtime rules ${describeRuntime(r.runtime)}`,
+  ];
   if (r.check.refused) {
     lines.push(`  check: ${r.check.summary.line}`);
     for (const file of [...new Set(r.check.diagnostics.map((d) => d.file))]) {
       lines.push(`  ${s('bold', file)}`);
-      lines.push(...renderDiagnostics(r.check.diagnostics.filter((d) => d.file === file), null, ctx).map((l) => `    ${l}`));
+      lines.push(
+        ...renderDiagnostics(
+          r.check.diagnostics.filter((d) => d.file === file),
+          null,
+          ctx,
+        ).map((l) => `    ${l}`),
+      );
     }
     lines.push(s('red', `refused: the check found ${r.check.summary.line}; nothing was run`));
     return lines;
@@ -59,7 +67,9 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   if (reference) lines.push(`  ${reference}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
   if (r.options.twin_contract) {
-    lines.push('  the zero-copy twin keeps its caches in device memory, which ExecuTorch does not clear: it runs initialised after each load, as its contract makes the application do (docs/zero-copy-kv.md); one more run leaves them poisoned to show whether that is needed');
+    lines.push(
+      '  the zero-copy twin keeps its caches in device memory, which ExecuTorch does not clear: it runs initialised after each load, as its contract makes the application do (docs/zero-copy-kv.md); one more run leaves them poisoned to show whether that is needed',
+    );
   }
   const mainRun = (x: (typeof r.runs)[number]) => x.init_device_buffers === (r.options.init_device_buffers || r.options.twin_contract);
   for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === r.runs[0].caller_stream && mainRun(x))) {
@@ -68,12 +78,19 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   }
   for (const b of r.budgets) {
     const eff = b.effective === null ? 'automatic' : formatIEC(BigInt(b.effective));
-    lines.push(`  budget ${b.method} delegate ${b.delegate}: ${eff} (${b.source}${b.clamped ? ', clamped to the streamable size' : ''}${b.ignored ? `, ignored: ${b.ignored}` : ''})`);
+    lines.push(
+      `  budget ${b.method} delegate ${b.delegate}: ${eff} (${b.source}${b.clamped ? ', clamped to the streamable size' : ''}${b.ignored ? `, ignored: ${b.ignored}` : ''})`,
+    );
   }
   if (r.memory) lines.push(...renderMemory(r.memory, r.options.init_device_buffers || r.options.twin_contract));
-  for (const a of r.assertions) lines.push(`  ${a.ok ? s('green', 'ok  ') : s('red', 'FAIL')} ${a.name}${a.detail ? s('dim', ` (${a.detail})`) : ''}`);
+  for (const a of r.assertions)
+    lines.push(`  ${a.ok ? s('green', 'ok  ') : s('red', 'FAIL')} ${a.name}${a.detail ? s('dim', ` (${a.detail})`) : ''}`);
   const failed = r.assertions.filter((a) => !a.ok).length;
-  lines.push(failed ? s('red', `${failed} of ${r.assertions.length} checks failed`) : s('green', `verified: ${r.assertions.length} checks passed on ${where}`));
+  lines.push(
+    failed
+      ? s('red', `${failed} of ${r.assertions.length} checks failed`)
+      : s('green', `verified: ${r.assertions.length} checks passed on ${where}`),
+  );
   return lines;
 }
 
@@ -83,10 +100,16 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
  * usage error that lists what it found, never a guess.
  */
 async function soleProgramHere(): Promise<string> {
-  const found = (await readdir('.', { withFileTypes: true })).filter((e) => e.isFile() && e.name.endsWith('.pte')).map((e) => e.name).sort();
+  const found = (await readdir('.', { withFileTypes: true }))
+    .filter((e) => e.isFile() && e.name.endsWith('.pte'))
+    .map((e) => e.name)
+    .sort();
   if (found.length === 1) return found[0]!;
   if (found.length === 0) throw usage('no file named and no .pte in the current folder', 'name the program: trtx verify FILE');
-  throw usage(`no file named and ${found.length} .pte files in the current folder (${found.slice(0, 5).join(', ')}${found.length > 5 ? ', ...' : ''})`, 'name the program: trtx verify FILE');
+  throw usage(
+    `no file named and ${found.length} .pte files in the current folder (${found.slice(0, 5).join(', ')}${found.length > 5 ? ', ...' : ''})`,
+    'name the program: trtx verify FILE',
+  );
 }
 
 export function registerVerify(program: Command): void {
@@ -96,15 +119,26 @@ export function registerVerify(program: Command): void {
     .argument('[file]', 'the .pte program (default: the one .pte in the current folder)')
     .option('--zero-copy-kv', 'prove zero-copy KV: derive the zero-copy twin of a staged program and compare both, step by step')
     .option('--steps <n>', 'decode steps per run', '4')
-    .addOption(new Option('--caller-stream <mode>', 'execute with a caller stream, without, or both').choices(['on', 'off', 'both']).default('both'))
+    .addOption(
+      new Option('--caller-stream <mode>', 'execute with a caller stream, without, or both').choices(['on', 'off', 'both']).default('both'),
+    )
     .option('--budget <size>', 'load-time weight-streaming budget (overrides the baked spec)')
     .addOption(new Option('--device <kind>', 'force the CPU or the GPU (default: the GPU when there is one)').choices(['cpu', 'cuda']))
     .option('--runtime <name...>', 'whose rules apply (as trtx check --runtime): zero-copy-trt|stock-trt, et-module|custom-memory')
-    .option('--init-device-buffers', 'zero device-resident buffers after each load, as a correct application must (default: they stay poisoned)')
+    .option(
+      '--init-device-buffers',
+      'zero device-resident buffers after each load, as a correct application must (default: they stay poisoned)',
+    )
     .option('--shared-scratch', 'one activation scratch buffer per device backs every engine (default: private per engine)')
     .option('--cold-pool', 'leave the device pool cold (default: its release threshold is raised while the program is loaded)')
     .option('--json', 'machine-readable output (schemas/verify.schema.json); the same as --format json')
-    .addOption(new Option('--format <format>', 'text, json (schemas/verify.schema.json) or junit (JUnit XML, one test case per check)').choices(['text', 'json', 'junit']))
+    .addOption(
+      new Option('--format <format>', 'text, json (schemas/verify.schema.json) or junit (JUnit XML, one test case per check)').choices([
+        'text',
+        'json',
+        'junit',
+      ]),
+    )
     .addHelpText(
       'after',
       '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU).\n\nExamples:\n  trtx verify model.pte\n  trtx verify --zero-copy-kv                      (the one .pte in this folder)\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
@@ -116,7 +150,8 @@ export function registerVerify(program: Command): void {
     .action(
       action<VerifyOptions>(async (ctx, opts, [named]) => {
         const file = named ?? (await soleProgramHere());
-        if (opts.json && opts.format !== undefined && opts.format !== 'json') throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
+        if (opts.json && opts.format !== undefined && opts.format !== 'json')
+          throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
         const started = new Date();
         const t0 = process.hrtime.bigint();
         const steps = Number(opts.steps);
@@ -138,7 +173,10 @@ export function registerVerify(program: Command): void {
           onProgress: (m) => ctx.log.debug(m),
           onRunnerBuild: runnerBuildProgress(ctx),
         });
-        if (opts.format === 'junit') ctx.printDocument(toJunit(result, { started, seconds: Number(process.hrtime.bigint() - t0) / 1e9, hostname: hostname() }).trimEnd());
+        if (opts.format === 'junit')
+          ctx.printDocument(
+            toJunit(result, { started, seconds: Number(process.hrtime.bigint() - t0) / 1e9, hostname: hostname() }).trimEnd(),
+          );
         else if (ctx.json) ctx.emitJson(result);
         else for (const l of renderVerify(result, ctx)) ctx.print(l);
         return result.ok ? EXIT_OK : EXIT_CHECK;

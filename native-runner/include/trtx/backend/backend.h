@@ -31,11 +31,11 @@ BudgetResolution resolve_budget(std::optional<uint64_t> option, std::optional<ui
 /// since init.
 struct DelegateInfo {
   std::string method;
-  size_t index = 0;          // the delegate's place among its method's delegates
+  size_t index = 0;  // the delegate's place among its method's delegates
   std::string backend_id;
-  std::string engine;        // reference-cpu | reference-cuda
+  std::string engine;  // reference-cpu | reference-cuda
   int target_device = 0;
-  std::string elision;       // staged | zero-copy | none; empty before the first execute
+  std::string elision;  // staged | zero-copy | none; empty before the first execute
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<std::string> aliased_outputs;
@@ -46,8 +46,8 @@ struct DelegateInfo {
   uint64_t executes = 0;
   uint64_t syncs_performed = 0;
   uint64_t syncs_skipped = 0;
-  uint64_t waits = 0;   // executes that waited on the previous enqueue's event
-  uint64_t drains = 0;  // teardowns that waited on an enqueue still in flight
+  uint64_t waits = 0;            // executes that waited on the previous enqueue's event
+  uint64_t drains = 0;           // teardowns that waited on an enqueue still in flight
   runtime::CopyCounters copies;  // staging and reflect traffic of this delegate
 };
 

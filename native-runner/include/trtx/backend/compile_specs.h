@@ -27,8 +27,8 @@ struct CompileSpecView {
 Result<uint64_t> parse_budget_bytes(std::string_view text, const std::string& where);
 
 struct TrtCompileSpecs {
-  std::optional<int> target_device;          // N of a cuda target (unset for cpu)
-  std::optional<uint64_t> budget;            // weight_streaming_budget
+  std::optional<int> target_device;                      // N of a cuda target (unset for cpu)
+  std::optional<uint64_t> budget;                        // weight_streaming_budget
   std::optional<std::vector<std::string>> zero_copy_kv;  // elided output names
 };
 

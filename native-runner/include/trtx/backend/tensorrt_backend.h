@@ -14,11 +14,11 @@
 // n_in + n_out arguments ("expected at least N args").
 #pragma once
 
+#include <executorch/runtime/backend/interface.h>
+
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <executorch/runtime/backend/interface.h>
 
 #include "trtx/backend/backend.h"
 #include "trtx/runtime/result.h"

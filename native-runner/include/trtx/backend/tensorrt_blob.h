@@ -42,14 +42,14 @@ struct TrtBinding {
   bool is_input = false;
   bool has_dtype = false;
   std::string dtype;
-  bool has_shape = false;       // a non-empty shape was recorded
+  bool has_shape = false;      // a non-empty shape was recorded
   std::vector<int64_t> shape;  // -1 marks a dynamic extent
 };
 
 struct TrtAlias {
   std::string output;
   std::string input;
-  std::string kind;  // kv_cache_update | user
+  std::string kind;           // kv_cache_update | user
   size_t output_binding = 0;  // index into TrtBlob::bindings
   size_t input_binding = 0;
 };

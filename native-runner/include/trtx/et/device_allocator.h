@@ -13,14 +13,14 @@
 // made (a tensor tagged CUDA in a host arena) is refused on both targets.
 #pragma once
 
+#include <executorch/runtime/core/device_allocator.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <vector>
-
-#include <executorch/runtime/core/device_allocator.h>
 
 #include "trtx/runtime/device.h"
 #include "trtx/runtime/result.h"
@@ -59,10 +59,8 @@ class RunnerDeviceAllocator final : public executorch::runtime::DeviceAllocator 
 
   executorch::runtime::Result<void*> allocate(size_t nbytes, DeviceIndex index, size_t alignment) override;
   void deallocate(void* ptr, DeviceIndex index) override;
-  executorch::runtime::Error copy_host_to_device(void* dst, const void* src, size_t nbytes,
-                                                 DeviceIndex index) override;
-  executorch::runtime::Error copy_device_to_host(void* dst, const void* src, size_t nbytes,
-                                                 DeviceIndex index) override;
+  executorch::runtime::Error copy_host_to_device(void* dst, const void* src, size_t nbytes, DeviceIndex index) override;
+  executorch::runtime::Error copy_device_to_host(void* dst, const void* src, size_t nbytes, DeviceIndex index) override;
   executorch::runtime::etensor::DeviceType device_type() const override {
     return executorch::runtime::etensor::DeviceType::CUDA;
   }

@@ -5,9 +5,9 @@
 // "Internal".
 #pragma once
 
-#include <optional>
-
 #include <executorch/runtime/core/error.h>
+
+#include <optional>
 
 #include "trtx/runtime/error.h"
 

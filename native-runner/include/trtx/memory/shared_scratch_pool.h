@@ -39,11 +39,11 @@ struct SharedScratchOptions {
 
 struct ScratchLease {
   int device = -1;
-  void* pointer = nullptr;      // nullptr only when capacity is 0
-  std::size_t bytes = 0;        // what was asked for
-  std::size_t capacity = 0;     // what the buffer holds (>= bytes)
+  void* pointer = nullptr;   // nullptr only when capacity is 0
+  std::size_t bytes = 0;     // what was asked for
+  std::size_t capacity = 0;  // what the buffer holds (>= bytes)
   std::uint64_t executeIndex = 0;
-  std::uint64_t ticket = 0;     // matches handOff to this acquire
+  std::uint64_t ticket = 0;  // matches handOff to this acquire
 };
 
 enum class CapacityReason { kGrow, kShrink, kGrowFailed, kShrinkFailed };
@@ -74,8 +74,7 @@ struct ScratchDeviceStats {
 // buffer per stream).
 class SharedScratchPool {
  public:
-  SharedScratchPool(Allocator& allocator, EventFactory& events,
-                    SharedScratchOptions options = SharedScratchOptions());
+  SharedScratchPool(Allocator& allocator, EventFactory& events, SharedScratchOptions options = SharedScratchOptions());
   // Calls shutdown() if the owner did not.
   ~SharedScratchPool();
 

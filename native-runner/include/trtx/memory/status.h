@@ -18,11 +18,16 @@ enum class MemoryErrorCode : int {
 
 inline const char* toString(MemoryErrorCode code) {
   switch (code) {
-    case MemoryErrorCode::kOk: return "ok";
-    case MemoryErrorCode::kInvalidArgument: return "invalid_argument";
-    case MemoryErrorCode::kOutOfMemory: return "out_of_memory";
-    case MemoryErrorCode::kDeviceError: return "device_error";
-    case MemoryErrorCode::kBusy: return "busy";
+    case MemoryErrorCode::kOk:
+      return "ok";
+    case MemoryErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case MemoryErrorCode::kOutOfMemory:
+      return "out_of_memory";
+    case MemoryErrorCode::kDeviceError:
+      return "device_error";
+    case MemoryErrorCode::kBusy:
+      return "busy";
   }
   return "unknown";
 }
@@ -47,7 +52,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}       // NOLINT(google-explicit-constructor)
   Result(Status error) : status_(std::move(error)) {  // NOLINT(google-explicit-constructor)
     if (status_.ok()) status_ = Status(MemoryErrorCode::kInvalidArgument, "error Result built from an ok Status");
   }

@@ -34,10 +34,10 @@ const char* toString(PoolState state);
 struct WarmPoolDeviceRecord {
   int device = -1;
   PoolState state = PoolState::kDisabled;
-  bool ownsRestore = false;                 // true while raised by us and not yet restored
-  std::uint64_t previousThreshold = 0;      // meaningful when state is kRaised or kRestored
-  Status configureStatus;                   // why configuring failed (kFailed)
-  Status releaseStatus;                     // first failure while restoring / trimming
+  bool ownsRestore = false;             // true while raised by us and not yet restored
+  std::uint64_t previousThreshold = 0;  // meaningful when state is kRaised or kRestored
+  Status configureStatus;               // why configuring failed (kFailed)
+  Status releaseStatus;                 // first failure while restoring / trimming
   bool restored = false;
   bool trimmed = false;
 };

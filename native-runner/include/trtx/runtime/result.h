@@ -74,20 +74,19 @@ inline Status ok_status() { return Status(); }
 }  // namespace trtx
 
 // Propagates a failure from an expression yielding Result<...>.
-#define TRTX_CHECK_OK(expr)                   \
-  do {                                        \
-    auto trtx_status_ = (expr);               \
-    if (!trtx_status_.ok()) {                 \
-      return trtx_status_.take_failure();     \
-    }                                         \
+#define TRTX_CHECK_OK(expr)               \
+  do {                                    \
+    auto trtx_status_ = (expr);           \
+    if (!trtx_status_.ok()) {             \
+      return trtx_status_.take_failure(); \
+    }                                     \
   } while (0)
 
 #define TRTX_CONCAT_INNER_(a, b) a##b
 #define TRTX_CONCAT_(a, b) TRTX_CONCAT_INNER_(a, b)
 
 // `TRTX_ASSIGN_OR_RETURN(auto x, f())` binds the value or returns the failure.
-#define TRTX_ASSIGN_OR_RETURN(lhs, expr) \
-  TRTX_ASSIGN_OR_RETURN_IMPL_(TRTX_CONCAT_(trtx_result_, __LINE__), lhs, expr)
+#define TRTX_ASSIGN_OR_RETURN(lhs, expr) TRTX_ASSIGN_OR_RETURN_IMPL_(TRTX_CONCAT_(trtx_result_, __LINE__), lhs, expr)
 #define TRTX_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                                \
   if (!tmp.ok()) {                                  \

@@ -63,8 +63,9 @@ def _write_back(program):
     nodes = [n for n in graph.nodes if n.op != "output"] + made
     nodes.append(Node("output", "output", "output", (tuple(new_values),)))
     final_signature = type(signature)(input_specs=list(signature.input_specs), output_specs=specs)
-    return ExportedProgram(GraphModule(Graph(nodes), program.graph_module.label + ":final"), final_signature,
-                           origin=program.origin + ":final")
+    return ExportedProgram(
+        GraphModule(Graph(nodes), program.graph_module.label + ":final"), final_signature, origin=program.origin + ":final"
+    )
 
 
 class ExecutorchProgramManager:

@@ -21,9 +21,7 @@ def _has_exir():
 if not _has_exir():
 
     def __getattr__(name):
-        raise ImportError(
-            f"Cannot access torch_tensorrt.executorch.{name}: ExecuTorch with executorch.exir is required."
-        )
+        raise ImportError(f"Cannot access torch_tensorrt.executorch.{name}: ExecuTorch with executorch.exir is required.")
 
 else:
 
@@ -72,16 +70,12 @@ else:
         return EdgeProgramManager({name: kv_method_program(name, zero_copy_kv) for name in names})
 
     _dropped = [
-        name
-        for name, knob in (("zero_copy_kv", "no_zero_copy"), ("weight_streaming_budget_per_engine", "no_budget"))
-        if feature_off(knob)
+        name for name, knob in (("zero_copy_kv", "no_zero_copy"), ("weight_streaming_budget_per_engine", "no_budget")) if feature_off(knob)
     ]
     if _dropped:
         # An older torch_tensorrt: the keyword is not in the signature at all.
         _full = inspect.signature(export)
-        export.__signature__ = _full.replace(
-            parameters=[p for p in _full.parameters.values() if p.name not in _dropped]
-        )
+        export.__signature__ = _full.replace(parameters=[p for p in _full.parameters.values() if p.name not in _dropped])
 
     if not feature_off("no_zero_copy"):
 

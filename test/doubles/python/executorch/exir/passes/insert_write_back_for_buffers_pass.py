@@ -23,6 +23,5 @@ if not feature_off("no_lineage"):
 
     def _inplace_lineage(output_arg, gs, kind):
         result = _lineage_rule(output_arg, gs, kind)
-        record("executorch.exir.passes.insert_write_back_for_buffers_pass._inplace_lineage",
-               value=output_arg.name, result=result)
+        record("executorch.exir.passes.insert_write_back_for_buffers_pass._inplace_lineage", value=output_arg.name, result=result)
         return result
