@@ -41,7 +41,7 @@ def pct(xs, q):
     if not xs:
         return float("nan")
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
 
 
 def digests(r):
@@ -78,7 +78,7 @@ def main():
     seed = {}
     for cs in ("off", "on"):
         for prog in ("staged", "zero-copy"):
-            r = load(d, "seed.%s.%s.json" % (prog, cs))
+            r = load(d, f"seed.{prog}.{cs}.json")
             t = timed(r, warmup)
             h2d, d2h, d2d = per_step_bytes(r, warmup)
             seed[(prog, cs)] = {
@@ -118,13 +118,13 @@ def main():
 
     # Issue 7: six engines with equal scratch, and multi-engine.pte: private vs shared.
     def scratch_table(title, prefix, variants):
-        out.append("### %s\n" % title)
+        out.append(f"### {title}\n")
         out.append("| variant | status | scratch mode | peak scratch B | buffers | median step us | outputs identical to private |")
         out.append("|---|---|---|---:|---:|---:|---|")
         rows = {}
         for v in variants:
-            rp = load(d, "%s.private%s.json" % (prefix, v))
-            rs = load(d, "%s.shared%s.json" % (prefix, v))
+            rp = load(d, f"{prefix}.private{v}.json")
+            rs = load(d, f"{prefix}.shared{v}.json")
             for mode, r in (("private", rp), ("shared", rs)):
                 sc = r["memory"]["scratch"] if r else {"peak_bytes": 0, "peak_buffers": 0}
                 same = "-" if mode == "private" else ("yes" if rp and rs and digests(rp) == digests(rs) else "NO")
@@ -132,7 +132,7 @@ def main():
                     "| %s | %s | %s | %d | %d | %.1f | %s |"
                     % (v.strip(".") or "-", status(r), mode, sc["peak_bytes"], sc["peak_buffers"], med(timed(r, warmup)), same)
                 )
-                rows["%s%s" % (mode, v)] = {
+                rows[f"{mode}{v}"] = {
                     "status": status(r),
                     "peak_bytes": sc["peak_bytes"],
                     "peak_buffers": sc["peak_buffers"],
@@ -142,8 +142,8 @@ def main():
                 }
             if rp and rs and rp["memory"]["scratch"]["peak_bytes"]:
                 frac = 1 - rs["memory"]["scratch"]["peak_bytes"] / rp["memory"]["scratch"]["peak_bytes"]
-                out.append("| %s | reclaimed | | %.4f of private | | | |" % (v.strip(".") or "-", frac))
-                rows["reclaimed%s" % v] = frac
+                out.append("| {} | reclaimed | | {:.4f} of private | | | |".format(v.strip(".") or "-", frac))
+                rows[f"reclaimed{v}"] = frac
         out.append("")
         return rows
 
@@ -160,26 +160,25 @@ def main():
     for scratch in ("private", "shared"):
         for state in ("persistent", "fresh"):
             for p in ("1", "2"):
-                w = load(d, "m25.%s.%s.warm.%s.json" % (scratch, state, p))
-                c = load(d, "m25.%s.%s.cold.%s.json" % (scratch, state, p))
+                w = load(d, f"m25.{scratch}.{state}.warm.{p}.json")
+                c = load(d, f"m25.{scratch}.{state}.cold.{p}.json")
                 if w is None and c is None:
                     continue
                 tw, tc = timed(w, warmup), timed(c, warmup)
                 ratio = med(tc) / med(tw) if tw and tc else float("nan")
                 pool = w["memory"]["pool"] if w else None
                 at_load = ",".join("%d:%s" % (x["device"], x["state_at_load"]) for x in pool["devices"]) if pool else "-"
-                calls = "%s / %s" % (pool["api_calls"] if pool else "-", c["memory"]["pool"]["api_calls"] if c else "-")
+                calls = "{} / {}".format(pool["api_calls"] if pool else "-", c["memory"]["pool"]["api_calls"] if c else "-")
                 same = "yes" if w and c and digests(w) == digests(c) else "NO"
-                st = "" if status(w) == "ok" and status(c) == "ok" else " (%s / %s)" % (status(w), status(c))
+                st = "" if status(w) == "ok" and status(c) == "ok" else f" ({status(w)} / {status(c)})"
                 aw = w["memory"]["device_arenas"] if w else None
                 ac = c["memory"]["device_arenas"] if c else None
-                alloc = "%s / %s" % (
-                    "%.2f" % aw["allocate_call_us"]["median"] if aw and aw["allocate_call_us"]["median"] is not None else "-",
-                    "%.2f" % ac["allocate_call_us"]["median"] if ac and ac["allocate_call_us"]["median"] is not None else "-",
+                alloc = "{} / {}".format(
+                    "{:.2f}".format(aw["allocate_call_us"]["median"]) if aw and aw["allocate_call_us"]["median"] is not None else "-",
+                    "{:.2f}".format(ac["allocate_call_us"]["median"]) if ac and ac["allocate_call_us"]["median"] is not None else "-",
                 )
                 out.append(
-                    "| %s | %s%s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %s | %s | %s | %s | %s |"
-                    % (
+                    "| {} | {}{} | {} | {:.1f} | {:.1f} | {:.2f}x | {:.1f} | {:.1f} | {} | {} | {} | {} | {} |".format(
                         scratch,
                         state,
                         st,

@@ -28,10 +28,9 @@ import os
 import platform
 import sys
 import time
-from typing import Any, Dict, List
+from typing import Any
 
 import torch
-
 from trtx_bridge.reference import executorch_config, lower
 
 from .models import CORPUS, CorpusModel, build_module, export_methods
@@ -49,11 +48,11 @@ def _write(program: Any, path: str) -> int:
     return os.path.getsize(path)
 
 
-def _describe_inputs(inputs: Any) -> List[Dict[str, Any]]:
+def _describe_inputs(inputs: Any) -> list[dict[str, Any]]:
     return [{"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)} for t in inputs]
 
 
-def _options(model: CorpusModel) -> Dict[str, Dict[str, Any]]:
+def _options(model: CorpusModel) -> dict[str, dict[str, Any]]:
     return {name: {"torch_executed_ops": model.torch_executed_ops, "min_block_size": model.min_block_size} for name in model.methods}
 
 
@@ -61,8 +60,8 @@ def _config(model: CorpusModel) -> Any:
     return executorch_config(initialized_buffers=model.initialized_buffers, share_mutable_buffers=model.share_mutable_buffers)
 
 
-def build_model(model: CorpusModel, out: str) -> Dict[str, Any]:
-    files: Dict[str, str] = {}
+def build_model(model: CorpusModel, out: str) -> dict[str, Any]:
+    files: dict[str, str] = {}
     for variant, delegate in (("reference", True), ("portable", False)):
         name = f"{model.name}.pte" if delegate else f"{model.name}.portable.pte"
         programs = export_methods(model)
@@ -84,7 +83,6 @@ def build_mixed(model: CorpusModel, out: str) -> str:
     """CPU methods on XNNPACK beside a GPU method on the reference TensorRT lowering."""
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
-
     from trtx_bridge.reference.lower import check_backend
     from trtx_bridge.reference.partitioner import ReferencePartitioner
 
@@ -118,7 +116,7 @@ def save_archive(model: CorpusModel, out: str) -> str:
     return name
 
 
-def main(argv: List[str]) -> int:
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m corpus.build")
     parser.add_argument("out")
     parser.add_argument("--only", action="append", default=[], help="build only these models (repeat)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable
 
 import torch
 from torch import nn
@@ -161,7 +161,7 @@ class Stateful(nn.Module):
         return self.head(h / self.running_scale) + self.step
 
 
-def _example(t: int, start: int = 0, seed: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
+def _example(t: int, start: int = 0, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     return torch.randn(1, t, DIM, generator=g), torch.arange(start, start + t, dtype=torch.long)
 
@@ -172,19 +172,19 @@ class CorpusModel:
     description: str
     make: Callable[[], nn.Module]
     # method name -> example inputs
-    methods: Dict[str, Tuple[torch.Tensor, ...]]
-    torch_executed_ops: Tuple[str, ...] = ()
+    methods: dict[str, tuple[torch.Tensor, ...]]
+    torch_executed_ops: tuple[str, ...] = ()
     min_block_size: int = 1
-    initialized_buffers: Tuple[str, ...] = ()
+    initialized_buffers: tuple[str, ...] = ()
     share_mutable_buffers: bool = False
-    options: Dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
 
 
-def _decoder_methods() -> Dict[str, Tuple[torch.Tensor, ...]]:
+def _decoder_methods() -> dict[str, tuple[torch.Tensor, ...]]:
     return {"prefill": _example(PREFILL), "decode": _example(1, start=PREFILL)}
 
 
-CORPUS: List[CorpusModel] = [
+CORPUS: list[CorpusModel] = [
     CorpusModel(
         "llama",
         "Llama-style decoder (2 layers), static KV caches, prefill and decode",
@@ -229,7 +229,7 @@ def build_module(model: CorpusModel) -> nn.Module:
     return module
 
 
-def export_methods(model: CorpusModel) -> Dict[str, Any]:
+def export_methods(model: CorpusModel) -> dict[str, Any]:
     """torch.export each method of one module instance (their buffers are the same tensors)."""
     module = build_module(model)
     with torch.no_grad():

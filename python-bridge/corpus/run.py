@@ -16,14 +16,14 @@ import argparse
 import hashlib
 import json
 import sys
-from typing import Any, Dict, List
+from typing import Any
 
 import torch
 
 from .models import CORPUS, DIM
 
 
-def _inputs(method: str, step: int, model: Any) -> List[torch.Tensor]:
+def _inputs(method: str, step: int, model: Any) -> list[torch.Tensor]:
     x, pos = model.methods[method]
     g = torch.Generator().manual_seed(1000 + step)
     t = x.shape[1]
@@ -31,7 +31,7 @@ def _inputs(method: str, step: int, model: Any) -> List[torch.Tensor]:
     return [torch.randn(1, t, DIM, generator=g), torch.arange(start, start + t, dtype=torch.long)]
 
 
-def _describe(value: Any) -> Dict[str, Any]:
+def _describe(value: Any) -> dict[str, Any]:
     t = value.contiguous()
     raw = t.numpy().tobytes()
     return {
@@ -42,7 +42,7 @@ def _describe(value: Any) -> Dict[str, Any]:
     }
 
 
-def run_program(path: str, model: Any, methods: List[str], steps: int) -> Dict[str, Any]:
+def run_program(path: str, model: Any, methods: list[str], steps: int) -> dict[str, Any]:
     from executorch.runtime import Runtime
 
     program = Runtime.get().load_program(path)
@@ -57,7 +57,7 @@ def run_program(path: str, model: Any, methods: List[str], steps: int) -> Dict[s
     return {"program": path, "calls": calls}
 
 
-def main(argv: List[str]) -> int:
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m corpus.run")
     parser.add_argument("model")
     parser.add_argument("pte", nargs="+")

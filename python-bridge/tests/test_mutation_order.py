@@ -7,12 +7,14 @@ ExecuTorch's insert_write_back_for_buffers_pass, which is the behaviour the
 reorder exists for.
 """
 
+from __future__ import annotations
+
 import enum
 import sys
 import types
 import unittest
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import Any
 
 from trtx_bridge import mutation_order
 from trtx_bridge.mutation_order import (
@@ -67,11 +69,11 @@ class Arg:
 class Spec:
     kind: Any
     arg: Arg
-    target: Optional[str]
+    target: str | None
 
 
 class Signature:
-    def __init__(self, input_specs: List[Spec], output_specs: List[Spec]):
+    def __init__(self, input_specs: list[Spec], output_specs: list[Spec]):
         self.input_specs = input_specs
         self.output_specs = output_specs
 
@@ -85,7 +87,7 @@ class Signature:
 
 
 class Graph:
-    def __init__(self, nodes: List[Node]):
+    def __init__(self, nodes: list[Node]):
         self.nodes = nodes
 
     def output_node(self) -> Node:
@@ -111,7 +113,7 @@ class Program:
         return self._graph_signature
 
 
-def kv_program(zero_copy: bool = True, extra_first: Optional[Spec] = None) -> Program:
+def kv_program(zero_copy: bool = True, extra_first: Spec | None = None) -> Program:
     """k/v caches an engine writes in place, and a conv state copied back.
 
     Output order k, v, conv: what the Edge program has after
@@ -174,7 +176,7 @@ def write_back(program: Program) -> Program:
     return Program(Graph(nodes), Signature(signature.input_specs, specs))
 
 
-def order(program: Program) -> List[str]:
+def order(program: Program) -> list[str]:
     return [s.target or s.arg.name for s in program.graph_signature.output_specs]
 
 

@@ -54,7 +54,6 @@ def main() -> int:
     args = parser.parse_args()
 
     import torch
-
     from trtx_bridge.signature import describe_signature
 
     torch.manual_seed(0)

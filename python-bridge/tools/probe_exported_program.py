@@ -54,7 +54,6 @@ def main() -> int:
     args = parser.parse_args()
 
     import torch
-
     from trtx_bridge.mutation_order import fallback_inplace_lineage, plan_copyback_order, resolve_lineage
     from trtx_bridge.signature import describe_signature
     from trtx_bridge.sniff import sniff_model_file

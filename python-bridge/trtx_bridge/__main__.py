@@ -50,7 +50,8 @@ def main() -> int:
     from .errors import BridgeError, describe_exception
 
     try:
-        if sys.version_info < (3, 9):
+        # An older interpreter gets the bridge's own error, not a traceback.
+        if sys.version_info < (3, 9):  # noqa: UP036
             raise BridgeError(
                 "PYTHON_VERSION",
                 f"Python {sys.version.split()[0]} is too old for the bridge",
@@ -73,7 +74,7 @@ def main() -> int:
         log.debug("bridge error %s", exc.type, exc_info=True)
         channel.error(exc.type, exc.message, exc.hint, exc.stage)
         return 1
-    except Exception as exc:  # noqa: BLE001 - every failure becomes an event
+    except Exception as exc:
         log.exception("unexpected failure")
         channel.error(
             "INTERNAL",

@@ -13,11 +13,11 @@ import json
 import os
 import sys
 import threading
-from typing import Any, Dict, Optional
+from typing import Any
 
 from . import BRIDGE_VERSION, PROTOCOL_VERSION
 
-_current: Optional["Channel"] = None
+_current: Channel | None = None
 
 
 class Channel:
@@ -33,7 +33,7 @@ class Channel:
                 written = os.write(self._fd, view)
                 view = view[written:]
 
-    def send(self, event: Dict[str, Any]) -> None:
+    def send(self, event: dict[str, Any]) -> None:
         # ASCII escapes keep a path with undecodable bytes (a lone surrogate in
         # Python) encodable; allow_nan=False because NaN is not JSON.
         line = json.dumps(event, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
@@ -54,29 +54,29 @@ class Channel:
             }
         )
 
-    def progress(self, stage: str, fraction: float, message: Optional[str] = None) -> None:
+    def progress(self, stage: str, fraction: float, message: str | None = None) -> None:
         # A bar that moves backwards looks broken; stages are reported in order,
         # so clamp rather than trust every caller's arithmetic.
         fraction = min(1.0, max(self._last_fraction, float(fraction)))
         self._last_fraction = fraction
-        event: Dict[str, Any] = {"event": "progress", "stage": stage, "fraction": round(fraction, 4)}
+        event: dict[str, Any] = {"event": "progress", "stage": stage, "fraction": round(fraction, 4)}
         if message:
             event["message"] = message
         self.send(event)
 
-    def warning(self, message: str, code: Optional[str] = None) -> None:
-        event: Dict[str, Any] = {"event": "warning", "message": message}
+    def warning(self, message: str, code: str | None = None) -> None:
+        event: dict[str, Any] = {"event": "warning", "message": message}
         if code:
             event["code"] = code
         self.send(event)
 
-    def result(self, payload: Dict[str, Any]) -> None:
+    def result(self, payload: dict[str, Any]) -> None:
         event = {"event": "result"}
         event.update(payload)
         self.send(event)
 
-    def error(self, type_: str, message: str, hint: str, stage: Optional[str] = None) -> None:
-        event: Dict[str, Any] = {"event": "error", "type": type_, "message": message, "hint": hint}
+    def error(self, type_: str, message: str, hint: str, stage: str | None = None) -> None:
+        event: dict[str, Any] = {"event": "error", "type": type_, "message": message, "hint": hint}
         if stage:
             event["stage"] = stage
         self.send(event)

@@ -11,7 +11,7 @@ import inspect
 import logging
 import platform
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from .errors import BridgeError, describe_exception
 
@@ -51,7 +51,7 @@ def _missing_name(exc: ModuleNotFoundError, fallback: str) -> str:
     return name.split(".")[0]
 
 
-def _install_hint(missing: List[str]) -> str:
+def _install_hint(missing: list[str]) -> str:
     ordered = sorted(set(missing), key=lambda n: (list(PIP_NAMES).index(n) if n in PIP_NAMES else 99, n))
     packages = " ".join(PIP_NAMES.get(name, name.replace("_", "-")) for name in ordered)
     hint = (
@@ -63,12 +63,12 @@ def _install_hint(missing: List[str]) -> str:
     return hint
 
 
-def import_required(engine: str = "tensorrt") -> Dict[str, Any]:
+def import_required(engine: str = "tensorrt") -> dict[str, Any]:
     """Import what ``engine`` needs (torch, torch_tensorrt, executorch; no
     torch_tensorrt for the reference lowering), or raise naming what is missing."""
-    modules: Dict[str, Any] = {}
-    missing: List[str] = []
-    broken: List[str] = []
+    modules: dict[str, Any] = {}
+    missing: list[str] = []
+    broken: list[str] = []
     for name in _REQUIRED_REFERENCE if engine == "reference" else _REQUIRED:
         top = name.split(".")[0]
         if top in missing:
@@ -100,7 +100,7 @@ def import_required(engine: str = "tensorrt") -> Dict[str, Any]:
         return modules
     try:
         modules["torch_tensorrt.executorch"] = importlib.import_module("torch_tensorrt.executorch")
-        export = getattr(modules["torch_tensorrt.executorch"], "export")
+        export = modules["torch_tensorrt.executorch"].export
     except ModuleNotFoundError as exc:
         raise BridgeError(
             "IMPORT_MISSING",
@@ -120,7 +120,7 @@ def import_required(engine: str = "tensorrt") -> Dict[str, Any]:
     return modules
 
 
-def _parameters(func: Any) -> Dict[str, Any]:
+def _parameters(func: Any) -> dict[str, Any]:
     try:
         return dict(inspect.signature(func).parameters)
     except (TypeError, ValueError):
@@ -136,7 +136,7 @@ def _upstream_lineage() -> bool:
         return False
 
 
-def capabilities(modules: Dict[str, Any]) -> Dict[str, bool]:
+def capabilities(modules: dict[str, Any]) -> dict[str, bool]:
     """What the installed Torch-TensorRT / ExecuTorch can do, read off their API.
 
     Read from signatures rather than versions: the zero-copy work (pytorch/TensorRT
@@ -162,7 +162,7 @@ def capabilities(modules: Dict[str, Any]) -> Dict[str, bool]:
     }
 
 
-def _installed_version(dist: str) -> Optional[str]:
+def _installed_version(dist: str) -> str | None:
     try:
         from importlib import metadata
 
@@ -171,7 +171,7 @@ def _installed_version(dist: str) -> Optional[str]:
         return None
 
 
-def versions(modules: Dict[str, Any]) -> Dict[str, Optional[str]]:
+def versions(modules: dict[str, Any]) -> dict[str, str | None]:
     ttx = modules.get("torch_tensorrt")
     return {
         "python": platform.python_version(),
@@ -182,7 +182,7 @@ def versions(modules: Dict[str, Any]) -> Dict[str, Optional[str]]:
     }
 
 
-def check(engine: str = "tensorrt") -> Dict[str, Any]:
+def check(engine: str = "tensorrt") -> dict[str, Any]:
     """The ``check_only`` result payload."""
     modules = import_required(engine)
     return {

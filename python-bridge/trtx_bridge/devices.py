@@ -11,7 +11,7 @@ placement for the mapping path, so both paths trace on the same device.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict
+from typing import Any
 
 
 def export_device() -> Any:
@@ -27,7 +27,7 @@ def export_device() -> Any:
     return torch.device("cuda", torch.cuda.current_device())
 
 
-def on_device(value: Any, device: Any, modules: Dict[str, Any]) -> Any:
+def on_device(value: Any, device: Any, modules: dict[str, Any]) -> Any:
     """The example inputs on ``device``, as _export.py's _to_torch_inputs moves them."""
     import torch
 

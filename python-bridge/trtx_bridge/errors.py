@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 
 class BridgeError(Exception):
     """A failure with a stable type, a one-line message and what to do next.
@@ -13,7 +11,7 @@ class BridgeError(Exception):
     match on codes.
     """
 
-    def __init__(self, type_: str, message: str, hint: str, *, stage: Optional[str] = None):
+    def __init__(self, type_: str, message: str, hint: str, *, stage: str | None = None):
         super().__init__(message)
         self.type = type_
         self.message = message

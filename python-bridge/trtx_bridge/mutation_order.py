@@ -34,7 +34,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable
 
 from .signature import kind_name
 
@@ -77,7 +77,7 @@ def fallback_inplace_lineage(value: Any, signature: Any, kind: Any) -> bool:
     return target in signature.user_inputs
 
 
-def resolve_lineage() -> Tuple[Lineage, str]:
+def resolve_lineage() -> tuple[Lineage, str]:
     """Upstream's predicate when importable, else the stand-in; and which."""
     try:
         from executorch.exir.passes.insert_write_back_for_buffers_pass import _inplace_lineage
@@ -100,15 +100,15 @@ def output_node(graph: Any) -> Any:
 class CopybackOrderPlan:
     """What ``order_copyback_mutations_first`` would do to one program."""
 
-    slots: List[int]  # output positions that hold a mutation spec, ascending
-    order: List[int]  # original position to place in each slot, same length
-    copy_back: List[str]  # mutation targets that get a copy, in new order
-    in_place: List[str]  # mutation targets that get none, in new order
+    slots: list[int]  # output positions that hold a mutation spec, ascending
+    order: list[int]  # original position to place in each slot, same length
+    copy_back: list[str]  # mutation targets that get a copy, in new order
+    in_place: list[str]  # mutation targets that get none, in new order
     moved: int  # slots whose value changes
-    residual: List[str] = field(default_factory=list)  # reasons the pairing stays crossed
+    residual: list[str] = field(default_factory=list)  # reasons the pairing stays crossed
 
 
-def _outputs_and_specs(program: Any) -> Tuple[Any, List[Any], List[Any]]:
+def _outputs_and_specs(program: Any) -> tuple[Any, list[Any], list[Any]]:
     graph = program.graph_module.graph
     out = output_node(graph)
     values = list(out.args[0])
@@ -120,13 +120,13 @@ def _outputs_and_specs(program: Any) -> Tuple[Any, List[Any], List[Any]]:
     return out, values, specs
 
 
-def plan_copyback_order(program: Any, lineage: Optional[Lineage] = None) -> CopybackOrderPlan:
+def plan_copyback_order(program: Any, lineage: Lineage | None = None) -> CopybackOrderPlan:
     is_inplace = lineage or resolve_lineage()[0]
     _, values, specs = _outputs_and_specs(program)
     signature = program.graph_signature
     slots = [i for i, spec in enumerate(specs) if kind_name(spec.kind) in MUTATION_KINDS]
-    copy_slots: List[int] = []
-    inplace_slots: List[int] = []
+    copy_slots: list[int] = []
+    inplace_slots: list[int] = []
     for i in slots:
         if is_inplace(values[i], signature, specs[i].kind):
             inplace_slots.append(i)
@@ -136,7 +136,7 @@ def plan_copyback_order(program: Any, lineage: Optional[Lineage] = None) -> Copy
     # the copy prefix and the tail, so the groups' own order must not change.
     order = copy_slots + inplace_slots
     moved = sum(1 for slot, src in zip(slots, order) if slot != src)
-    residual: List[str] = []
+    residual: list[str] = []
     # The copy-free mutations pair with the head of the tail, which is every
     # non-copy output in graph order. Any non-mutation output before the last
     # mutation slot (an effect token, say) sits in that head and shifts them.
@@ -184,7 +184,7 @@ def apply_copyback_order(program: Any, plan: CopybackOrderPlan) -> int:
     return plan.moved
 
 
-def order_copyback_mutations_first(program: Any, lineage: Optional[Lineage] = None) -> int:
+def order_copyback_mutations_first(program: Any, lineage: Lineage | None = None) -> int:
     """Reorder one Edge program's mutation outputs in place; return how many moved.
 
     The output node's values and ``graph_signature.output_specs`` are permuted
@@ -204,7 +204,7 @@ def _is_copy(node: Any) -> bool:
     return str(target).startswith("aten.copy_")
 
 
-def crossed_mutations(program: Any) -> List[str]:
+def crossed_mutations(program: Any) -> list[str]:
     """Check a FINALIZED program's mutation map against its graph.
 
     After ``to_executorch`` every BUFFER_MUTATION spec names either an
@@ -215,7 +215,7 @@ def crossed_mutations(program: Any) -> List[str]:
     signature = program.graph_signature
     by_name = {node.name: node for node in program.graph_module.graph.nodes}
     buffers = dict(signature.inputs_to_buffers)
-    problems: List[str] = []
+    problems: list[str] = []
     for spec in signature.output_specs:
         if kind_name(spec.kind) != "BUFFER_MUTATION":
             continue
@@ -233,7 +233,7 @@ def crossed_mutations(program: Any) -> List[str]:
     return problems
 
 
-def predicted_crossings(edge_program: Any) -> List[str]:
+def predicted_crossings(edge_program: Any) -> list[str]:
     """The mutation map ``to_executorch`` will give an Edge program, checked.
 
     Runs ExecuTorch's own ``insert_write_back_for_buffers_pass`` on a deep

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from . import PROTOCOL_VERSION
 from .channel import Channel
 from .deps import capabilities, import_required, versions
+from .devices import export_device, on_device
 from .errors import BridgeError, describe_exception
 from .mutation_order import apply_copyback_order, plan_copyback_order, predicted_crossings, resolve_lineage
-from .devices import export_device, on_device
 from .request import Request
 from .signature import describe_signature
 from .sources import MethodSource, load_sources
@@ -46,7 +46,7 @@ _STAGE_START = {
 }
 
 
-def _stage(channel: Channel, stage: str, message: Optional[str] = None) -> None:
+def _stage(channel: Channel, stage: str, message: str | None = None) -> None:
     channel.progress(stage, _STAGE_START[stage], message)
 
 
@@ -55,7 +55,7 @@ def _fail(type_: str, stage: str, what: str, exc: BaseException, hint: str) -> B
     return BridgeError(type_, f"{what}: {describe_exception(exc)}", hint, stage=stage)
 
 
-def run(request: Request, channel: Channel) -> Dict[str, Any]:
+def run(request: Request, channel: Channel) -> dict[str, Any]:
     reference = request.engine == "reference"
     _stage(channel, "check", "importing torch, executorch" if reference else "importing torch, torch_tensorrt, executorch")
     modules = import_required(request.engine)
@@ -132,7 +132,7 @@ def run(request: Request, channel: Channel) -> Dict[str, Any]:
     }
 
 
-def _method_names(program: Any, fallback: List[str]) -> List[str]:
+def _method_names(program: Any, fallback: list[str]) -> list[str]:
     found = getattr(program, "methods", None)
     if not found:
         return fallback
@@ -141,7 +141,7 @@ def _method_names(program: Any, fallback: List[str]) -> List[str]:
     return ordered + sorted(n for n in found if n not in ordered)
 
 
-def _example_inputs(program: Any, origin: str) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+def _example_inputs(program: Any, origin: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Example inputs for an already-exported program (an archive, say).
 
     torch.export.save stores the inputs it traced with; compile needs them.
@@ -159,10 +159,10 @@ def _example_inputs(program: Any, origin: str) -> Tuple[Tuple[Any, ...], Dict[st
     )
 
 
-def _trace(sources: List[MethodSource], channel: Channel) -> Dict[str, Any]:
+def _trace(sources: list[MethodSource], channel: Channel) -> dict[str, Any]:
     import torch
 
-    programs: Dict[str, Any] = {}
+    programs: dict[str, Any] = {}
     to_trace = [s for s in sources if s.exported_program is None]
     if to_trace:
         _stage(channel, "trace", "torch.export.export")
@@ -179,7 +179,7 @@ def _trace(sources: List[MethodSource], channel: Channel) -> Dict[str, Any]:
                 kwargs=source.example_kwarg_inputs or None,
                 dynamic_shapes=source.dynamic_shapes,
             )
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise _fail(
                 "TRACE",
                 "trace",
@@ -192,15 +192,15 @@ def _trace(sources: List[MethodSource], channel: Channel) -> Dict[str, Any]:
 
 
 def _compile(
-    sources: List[MethodSource],
-    programs: Dict[str, Any],
+    sources: list[MethodSource],
+    programs: dict[str, Any],
     request: Request,
-    modules: Dict[str, Any],
+    modules: dict[str, Any],
     channel: Channel,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     torch_tensorrt = modules["torch_tensorrt"]
     streaming = request.budget_bytes is not None
-    compiled: Dict[str, Any] = {}
+    compiled: dict[str, Any] = {}
     span = _STAGE_START["lower"] - _STAGE_START["compile"]
     for index, source in enumerate(sources):
         channel.progress(
@@ -216,7 +216,7 @@ def _compile(
                 enable_weight_streaming=streaming,
                 **source.compile_options,
             )
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise _fail(
                 "COMPILE",
                 "compile",
@@ -229,16 +229,16 @@ def _compile(
 
 
 def _lower(
-    sources: List[MethodSource],
-    compiled: Dict[str, Any],
+    sources: list[MethodSource],
+    compiled: dict[str, Any],
     request: Request,
-    modules: Dict[str, Any],
-    caps: Dict[str, bool],
+    modules: dict[str, Any],
+    caps: dict[str, bool],
     channel: Channel,
-    zero_copy_path: Optional[str],
-) -> Tuple[Any, bool]:
+    zero_copy_path: str | None,
+) -> tuple[Any, bool]:
     export = modules["export"]
-    kwargs: Dict[str, Any] = {}
+    kwargs: dict[str, Any] = {}
     budget_baked = False
     if request.budget_bytes is not None:
         if caps["weight_streaming_budget"]:
@@ -287,7 +287,7 @@ def _lower(
             edge = export(mapping, **kwargs)
     except BridgeError:
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise _fail(
             "LOWER",
             "lower",
@@ -299,7 +299,7 @@ def _lower(
     return edge, budget_baked
 
 
-def _order_mutations(edge: Any, channel: Channel) -> Dict[str, Dict[str, Any]]:
+def _order_mutations(edge: Any, channel: Channel) -> dict[str, dict[str, Any]]:
     lineage, which = resolve_lineage()
     if which != "executorch":
         channel.warning(
@@ -307,7 +307,7 @@ def _order_mutations(edge: Any, channel: Channel) -> Dict[str, Dict[str, Any]]:
             "predicate, which may disagree with this executorch's write-back pass",
             code="LINEAGE_FALLBACK",
         )
-    out: Dict[str, Dict[str, Any]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for name in sorted(edge.methods):
         program = edge.exported_program(name)
         try:
@@ -329,7 +329,7 @@ def _order_mutations(edge: Any, channel: Channel) -> Dict[str, Dict[str, Any]]:
     return out
 
 
-def _finalize(edge: Any, request: Request, zero_copy_path: Optional[str], modules: Dict[str, Any]) -> Any:
+def _finalize(edge: Any, request: Request, zero_copy_path: str | None, modules: dict[str, Any]) -> Any:
     from executorch.exir import ExecutorchBackendConfig
 
     if request.engine == "reference":
@@ -346,7 +346,7 @@ def _finalize(edge: Any, request: Request, zero_copy_path: Optional[str], module
         config = modules["torch_tensorrt.executorch"].zero_copy_backend_config(config)
     try:
         return edge.to_executorch(config)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise _fail(
             "FINALIZE",
             "finalize",
@@ -356,14 +356,14 @@ def _finalize(edge: Any, request: Request, zero_copy_path: Optional[str], module
         ) from exc
 
 
-def _verify(program: Any, zero_copy_path: Optional[str], modules: Dict[str, Any], caps: Dict[str, bool], channel: Channel) -> None:
+def _verify(program: Any, zero_copy_path: str | None, modules: dict[str, Any], caps: dict[str, bool], channel: Channel) -> None:
     # A staged export (zero_copy_path "trtx") is not zero-copy yet: trtx checks
     # the program after its own rewrite.
     if zero_copy_path == "torch_tensorrt":
         if caps["check_zero_copy_kv"]:
             try:
                 modules["torch_tensorrt.executorch"].check_zero_copy_kv(program)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise _fail(
                     "ZERO_COPY_CHECK",
                     "verify",

@@ -9,7 +9,7 @@ any other option is reported and ignored, since no TensorRT engine is built.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 from .channel import Channel
 from .errors import BridgeError, describe_exception
@@ -19,12 +19,12 @@ from .sources import MethodSource
 HONOURED_OPTIONS = ("torch_executed_ops", "min_block_size")
 
 
-def lower_sources(sources: List[MethodSource], programs: Dict[str, Any], request: Request, channel: Channel) -> Tuple[Any, bool]:
+def lower_sources(sources: list[MethodSource], programs: dict[str, Any], request: Request, channel: Channel) -> tuple[Any, bool]:
     from .reference import lower
     from .reference.lower import BackendConflict
     from .reference.plan import ReferenceLoweringError
 
-    options: Dict[str, Dict[str, Any]] = {}
+    options: dict[str, dict[str, Any]] = {}
     for source in sources:
         ignored = sorted(k for k in source.compile_options if k not in HONOURED_OPTIONS)
         if ignored:
@@ -48,7 +48,7 @@ def lower_sources(sources: List[MethodSource], programs: Dict[str, Any], request
             "or export with --engine tensorrt where Torch-TensorRT is installed.",
             stage="lower",
         ) from exc
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise BridgeError(
             "LOWER",
             f"to_edge_transform_and_lower with the reference partitioner failed: {describe_exception(exc)}",

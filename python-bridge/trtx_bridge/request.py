@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import Any
 
 from . import PROTOCOL_VERSION
 from .errors import BridgeError
@@ -39,8 +39,8 @@ _HINT = "This is a bug in the program that drives the bridge (trtx sends a valid
 class Request:
     model: str
     output: str
-    methods: Optional[List[str]]
-    budget_bytes: Optional[int]
+    methods: list[str] | None
+    budget_bytes: int | None
     zero_copy_kv: bool
     allow_pickle: bool
     check_only: bool
@@ -99,7 +99,7 @@ def parse_request(raw: bytes) -> Request:
         if len(set(methods)) != len(methods):
             raise _bad("methods repeats a name")
     budget = data["budget_bytes"]
-    budget_value: Optional[int] = None
+    budget_value: int | None = None
     if budget is not None:
         # A string, not a number: byte counts past 2**53 do not survive a JSON
         # number on the JavaScript side.

@@ -7,19 +7,19 @@ doubles' stand-ins, through the same attributes (``input_specs``,
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 
 def kind_name(kind: Any) -> str:
     return str(getattr(kind, "name", kind))
 
 
-def _arg_name(arg: Any) -> Optional[str]:
+def _arg_name(arg: Any) -> str | None:
     name = getattr(arg, "name", None)
     return name if isinstance(name, str) else None
 
 
-def _spec(spec: Any) -> Dict[str, Any]:
+def _spec(spec: Any) -> dict[str, Any]:
     target = getattr(spec, "target", None)
     return {
         "kind": kind_name(getattr(spec, "kind", None)),
@@ -28,7 +28,7 @@ def _spec(spec: Any) -> Dict[str, Any]:
     }
 
 
-def describe_signature(signature: Any) -> Dict[str, Any]:
+def describe_signature(signature: Any) -> dict[str, Any]:
     inputs = [_spec(s) for s in signature.input_specs]
     outputs = [_spec(s) for s in signature.output_specs]
     return {
@@ -47,7 +47,7 @@ def describe_signature(signature: Any) -> Dict[str, Any]:
     }
 
 
-def mutation_targets(signature: Any) -> List[str]:
+def mutation_targets(signature: Any) -> list[str]:
     return [
         s.target
         for s in signature.output_specs

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import zipfile
 from dataclasses import dataclass
-from typing import List, Optional
 
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 
@@ -30,7 +29,7 @@ class Sniffed:
     detail: str
 
 
-def _relative_names(names: List[str]) -> List[str]:
+def _relative_names(names: list[str]) -> list[str]:
     # torch's zip writers put every record under one top-level folder named
     # after the file ("archive/", "model/"); the flat EP format does not.
     out = []
@@ -87,7 +86,7 @@ class ModelRef:
     """What the request's ``model`` names: a file, or ``file.py:factory``."""
 
     path: str
-    factory: Optional[str]
+    factory: str | None
 
 
 def parse_model_ref(model: str) -> ModelRef:

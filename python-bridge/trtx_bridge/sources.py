@@ -19,7 +19,7 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from .errors import BridgeError, describe_exception
 from .sniff import parse_model_ref, sniff_model_file
@@ -47,14 +47,14 @@ class MethodSource:
     name: str
     exported_program: Any = None
     module: Any = None
-    example_inputs: Tuple[Any, ...] = ()
-    example_kwarg_inputs: Dict[str, Any] = field(default_factory=dict)
+    example_inputs: tuple[Any, ...] = ()
+    example_kwarg_inputs: dict[str, Any] = field(default_factory=dict)
     dynamic_shapes: Any = None
-    compile_options: Dict[str, Any] = field(default_factory=dict)
+    compile_options: dict[str, Any] = field(default_factory=dict)
     origin: str = ""
 
 
-def load_sources(model: str, methods: Optional[List[str]], allow_pickle: bool) -> List[MethodSource]:
+def load_sources(model: str, methods: list[str] | None, allow_pickle: bool) -> list[MethodSource]:
     ref = parse_model_ref(model)
     if not os.path.exists(ref.path):
         raise BridgeError(
@@ -83,7 +83,7 @@ def load_sources(model: str, methods: Optional[List[str]], allow_pickle: bool) -
     return _load_file(ref.path, methods, allow_pickle)
 
 
-def _load_file(path: str, methods: Optional[List[str]], allow_pickle: bool) -> List[MethodSource]:
+def _load_file(path: str, methods: list[str] | None, allow_pickle: bool) -> list[MethodSource]:
     sniffed = sniff_model_file(path)
     name = os.path.basename(path)
     if sniffed.kind == "exported_program":
@@ -91,7 +91,7 @@ def _load_file(path: str, methods: Optional[List[str]], allow_pickle: bool) -> L
 
         try:
             program = torch.export.load(path)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             _LOG.error("torch.export.load failed", exc_info=exc)
             raise BridgeError(
                 "MODEL_LOAD",
@@ -124,7 +124,7 @@ def _load_file(path: str, methods: Optional[List[str]], allow_pickle: bool) -> L
         _LOG.warning("unpickling %s because allow_pickle was given", path)
         try:
             value = torch.load(path, weights_only=False)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             _LOG.error("torch.load failed", exc_info=exc)
             raise BridgeError(
                 "MODEL_LOAD",
@@ -167,7 +167,7 @@ def _call_factory(path: str, attr: str) -> Any:
         spec.loader.exec_module(module)
     except BridgeError:
         raise
-    except BaseException as exc:  # noqa: BLE001 - SystemExit from user code is a failure too
+    except BaseException as exc:
         _LOG.error("importing the factory file failed", exc_info=exc)
         raise BridgeError(
             "FACTORY",
@@ -189,7 +189,7 @@ def _call_factory(path: str, attr: str) -> Any:
         raise BridgeError("FACTORY", f"{attr} in {os.path.basename(path)} is not callable", _FACTORY_HINT, stage="load")
     try:
         return target()
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         _LOG.error("the factory raised", exc_info=exc)
         raise BridgeError(
             "FACTORY",
@@ -199,7 +199,7 @@ def _call_factory(path: str, attr: str) -> Any:
         ) from exc
 
 
-def _normalize(value: Any, origin: str) -> Dict[str, MethodSource]:
+def _normalize(value: Any, origin: str) -> dict[str, MethodSource]:
     """Read a factory's (or an unpickled file's) value into sources by method."""
     if isinstance(value, dict) and "methods" in value:
         extra = sorted(set(value) - {"methods"})
@@ -213,7 +213,7 @@ def _normalize(value: Any, origin: str) -> Dict[str, MethodSource]:
         methods = value["methods"]
         if not isinstance(methods, dict) or not methods:
             raise BridgeError("FACTORY", f"{origin}: 'methods' must be a non-empty dict", _FACTORY_HINT, stage="load")
-        out: Dict[str, MethodSource] = {}
+        out: dict[str, MethodSource] = {}
         for name, item in methods.items():
             if not isinstance(name, str) or not name.isidentifier():
                 raise BridgeError("FACTORY", f"{origin}: method name {name!r} is not an identifier", _FACTORY_HINT, stage="load")
@@ -294,7 +294,7 @@ def _one_method(value: Any, name: str, origin: str) -> MethodSource:
     return source
 
 
-def _select(found: Dict[str, MethodSource], methods: Optional[List[str]]) -> List[MethodSource]:
+def _select(found: dict[str, MethodSource], methods: list[str] | None) -> list[MethodSource]:
     """Apply the request's method names.
 
     With one program, a single requested name renames it (an archive holds one

@@ -32,7 +32,8 @@ from __future__ import annotations
 import json
 import struct
 import sys
-from typing import Any, Dict, List, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 HEADER_FORMAT = "<4sIIIQ8s"
 HEADER_SIZE = struct.calcsize(HEADER_FORMAT)
@@ -41,8 +42,8 @@ ENGINE_ALIGNMENT = 16
 
 
 def metadata_json(
-    io_bindings: Sequence[Dict[str, Any]],
-    aliased_io: Dict[str, Tuple[str, str]],
+    io_bindings: Sequence[dict[str, Any]],
+    aliased_io: dict[str, tuple[str, str]],
     hardware_compatible: bool = False,
     device_id: int = 0,
     serialized_metadata: str = "",
@@ -83,8 +84,8 @@ def serialize_blob(engine: bytes, metadata: bytes, aliased: bool) -> bytes:
     return header + metadata + b"\x00" * (engine_offset - HEADER_SIZE - len(metadata)) + engine
 
 
-def blob_for_case(case: Dict[str, Any]) -> bytes:
-    aliased: Dict[str, Tuple[str, str]] = {}
+def blob_for_case(case: dict[str, Any]) -> bytes:
+    aliased: dict[str, tuple[str, str]] = {}
     for out, inp, kind in case.get("aliased_io", []):
         aliased[out] = (inp, kind)
     metadata = metadata_json(
@@ -98,7 +99,7 @@ def blob_for_case(case: Dict[str, Any]) -> bytes:
     return serialize_blob(bytes.fromhex(case.get("engine_hex", "")), metadata, bool(aliased))
 
 
-def main(argv: List[str]) -> int:
+def main(argv: list[str]) -> int:
     if len(argv) > 1:
         sys.stderr.write("usage: python -m trtx_bridge.tensorrt_blob < cases.json > blobs.json\n")
         return 2

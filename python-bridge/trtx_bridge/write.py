@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any, Dict
+from typing import Any
 
 from .errors import BridgeError, describe_exception
 
 
-def write_program(program: Any, path: str) -> Dict[str, Any]:
+def write_program(program: Any, path: str) -> dict[str, Any]:
     try:
         with open(path, "wb") as handle:
             program.write_to_file(handle)

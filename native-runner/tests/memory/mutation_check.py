@@ -169,7 +169,7 @@ MUTATIONS = [
 
 
 def run(cmd, cwd=None):
-    return subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
 
 
 def main():
@@ -201,22 +201,24 @@ def main():
         fresh_copy()
         for rel, old, new in edits:
             path = os.path.join(copy, rel)
-            text = open(path).read()
+            with open(path) as f:
+                text = f.read()
             if text.count(old) != 1:
                 print("MUTATION DOES NOT APPLY (%d matches): %s" % (text.count(old), rule))
                 return 2
-            open(path, "w").write(text.replace(old, new))
+            with open(path, "w") as f:
+                f.write(text.replace(old, new))
         built = run(["cmake", "--build", build, "-j2"])
         if built.returncode != 0:
-            print("DOES NOT COMPILE  %s" % rule)
+            print(f"DOES NOT COMPILE  {rule}")
             survived.append(rule)
             continue
         result = run(["ctest", "--test-dir", build])
         if result.returncode == 0:
-            print("SURVIVED          %s" % rule)
+            print(f"SURVIVED          {rule}")
             survived.append(rule)
         else:
-            print("killed            %s" % rule)
+            print(f"killed            {rule}")
     fresh_copy()
     print("%d mutations, %d killed, %d survived" % (len(MUTATIONS), len(MUTATIONS) - len(survived), len(survived)))
     return 1 if survived else 0

@@ -9,7 +9,7 @@ class of the same name (Torch-TensorRT's, when imported) would be found first.
 
 from __future__ import annotations
 
-from typing import List, final
+from typing import final
 
 from executorch.exir.backend.backend_details import BackendDetails, CompileSpec, PreprocessResult
 
@@ -21,6 +21,6 @@ from .plan import plan_engine
 @final
 class TensorRTBackend(BackendDetails):
     @staticmethod
-    def preprocess(edge_program, compile_specs: List[CompileSpec]) -> PreprocessResult:
+    def preprocess(edge_program, compile_specs: list[CompileSpec]) -> PreprocessResult:
         plan = plan_engine(edge_program, compile_specs)
         return PreprocessResult(processed_bytes=serialize_blob(encode_engine(plan.engine), plan.metadata))

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass, field
-from typing import List, Tuple
 
 MAGIC = b"TR01"
 MAGIC_ALIASED_IO = b"TR02"
@@ -38,9 +37,9 @@ class Binding:
 
 @dataclass
 class BlobMetadata:
-    bindings: List[Binding] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
     # (output binding, input binding, kind), in the order the engine recorded them.
-    aliased_io: List[Tuple[str, str, str]] = field(default_factory=list)
+    aliased_io: list[tuple[str, str, str]] = field(default_factory=list)
     hardware_compatible: bool = False
     device_id: int = 0
     serialized_metadata: str = ""

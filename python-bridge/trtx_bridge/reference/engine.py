@@ -16,7 +16,7 @@ TypeScript writer does, so the bytes mean the same to every reader.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Union
+from typing import Union
 
 import flatbuffers
 
@@ -46,7 +46,7 @@ class KvWrite:
 
 @dataclass
 class Attend:
-    caches: List[int]
+    caches: list[int]
     query: int
     output: int
 
@@ -71,8 +71,8 @@ class ScratchNeed:
 
 @dataclass
 class Engine:
-    steps: List[Step] = field(default_factory=list)
-    scratch: Optional[ScratchNeed] = None
+    steps: list[Step] = field(default_factory=list)
+    scratch: ScratchNeed | None = None
     streamable_weight_bytes: int = 0
     weight_streaming: bool = False
 

@@ -16,7 +16,8 @@ and buffers shared between methods are ExecuTorch's own switches
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .partitioner import BACKEND_ID, DEFAULT_MIN_BLOCK_SIZE, ReferencePartitioner
 
@@ -42,8 +43,8 @@ def check_backend() -> None:
 def lower(
     programs: Mapping[str, Any],
     *,
-    weight_streaming_budget: Optional[int] = None,
-    options: Optional[Mapping[str, Mapping[str, Any]]] = None,
+    weight_streaming_budget: int | None = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
     target_device: str = "cuda:0",
     delegate: bool = True,
 ) -> Any:
@@ -55,7 +56,7 @@ def lower(
     """
     from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 
-    partitioners: Optional[Dict[str, list]] = None
+    partitioners: dict[str, list] | None = None
     if delegate:
         check_backend()
         partitioners = {}
@@ -83,7 +84,7 @@ def executorch_config(*, initialized_buffers: Sequence[str] = (), share_mutable_
 
     # Names on mutable buffers (fully_qualified_name) let trtx and its runner
     # say which cache is which; ExecuTorch omits them unless asked.
-    kwargs: Dict[str, Any] = {"enable_non_cpu_memory_planning": True, "emit_mutable_buffer_names": True}
+    kwargs: dict[str, Any] = {"enable_non_cpu_memory_planning": True, "emit_mutable_buffer_names": True}
     if initialized_buffers:
         kwargs["passes"] = [InitializedMutableBufferPass(list(initialized_buffers))]
     if share_mutable_buffers:

@@ -20,7 +20,8 @@ the same facts from the compiled engine).
 from __future__ import annotations
 
 import operator
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
+from typing import Callable
 
 import torch
 from executorch.exir.backend.compile_spec_schema import CompileSpec
@@ -57,7 +58,7 @@ class _Supported(OperatorSupportBase):
         super().__init__()
         self.excluded = set(excluded)
 
-    def is_node_supported(self, submodules: Dict[str, torch.nn.Module], node: torch.fx.Node) -> bool:
+    def is_node_supported(self, submodules: dict[str, torch.nn.Module], node: torch.fx.Node) -> bool:
         if node.op != "call_function":
             return False
         if node.target is operator.getitem:
@@ -71,14 +72,14 @@ class ReferencePartitioner(Partitioner):
         self,
         *,
         target_device: str = "cuda:0",
-        weight_streaming_budget: Optional[int] = None,
+        weight_streaming_budget: int | None = None,
         torch_executed_ops: Sequence[object] = (),
         min_block_size: int = DEFAULT_MIN_BLOCK_SIZE,
     ) -> None:
         super().__init__()
         # Compile specs in Torch-TensorRT's order: the budget export() appends
         # to the caller's specs, then the target_device the partitioner adds.
-        specs: List[CompileSpec] = []
+        specs: list[CompileSpec] = []
         if weight_streaming_budget is not None:
             if isinstance(weight_streaming_budget, bool) or not 0 <= int(weight_streaming_budget) < 1 << 63:
                 raise ValueError(f"weight_streaming_budget {weight_streaming_budget!r} is not a byte count in [0, 2**63)")
@@ -93,7 +94,7 @@ class ReferencePartitioner(Partitioner):
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         gm = exported_program.graph_module
         proposer = CapabilityBasedPartitioner(gm, _Supported(self.excluded), allows_single_node_partition=True)
-        tags: Dict[str, DelegationSpec] = {}
+        tags: dict[str, DelegationSpec] = {}
         for partition in proposer.propose_partitions():
             ops = [n for n in partition.nodes if n.target is not operator.getitem]
             kept_whole = any(op_name(n.target) == KEPT_WHOLE for n in ops)
@@ -126,7 +127,7 @@ class ReferencePartitioner(Partitioner):
                 node.meta[MUTATES_META] = fqn
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
-    def ops_to_not_decompose(self, ep: ExportedProgram) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
+    def ops_to_not_decompose(self, ep: ExportedProgram) -> tuple[list[torch._ops.OpOverload], Callable[[torch.fx.Node], bool] | None]:
         # An index_copy Torch-TensorRT would lower to its KV-cache layer is
         # kept whole, so the backend sees the update it aliases; every other
         # one decomposes (Torch-TensorRT's fallback converter is a scatter,

@@ -27,9 +27,8 @@ what the engine reads, writes in place and returns is.
 
 from __future__ import annotations
 
-import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch.export.graph_signature import InputKind
@@ -66,7 +65,7 @@ def _schema_name(target: object) -> str:
     return str(schema.name) if schema is not None else ""
 
 
-def _val(node: torch.fx.Node) -> Optional[torch.Tensor]:
+def _val(node: torch.fx.Node) -> torch.Tensor | None:
     value = node.meta.get("val")
     return value if isinstance(value, torch.Tensor) else None
 
@@ -84,7 +83,7 @@ def _device_id(compile_specs: Sequence[object]) -> int:
     return 0
 
 
-def _position_input(node: object, inputs: Dict[torch.fx.Node, int]) -> Optional[torch.fx.Node]:
+def _position_input(node: object, inputs: dict[torch.fx.Node, int]) -> torch.fx.Node | None:
     """The engine input a write position comes from, through ops that do not change it."""
     seen = 0
     while isinstance(node, torch.fx.Node) and seen < 8:
@@ -111,7 +110,7 @@ def kv_update_shape(node: torch.fx.Node) -> bool:
     return source_val.shape[2] == 1 and cache_val.shape[0] == 1
 
 
-def _kv_update(node: torch.fx.Node, inputs: Dict[torch.fx.Node, int]) -> Optional[Tuple[torch.fx.Node, torch.fx.Node]]:
+def _kv_update(node: torch.fx.Node, inputs: dict[torch.fx.Node, int]) -> tuple[torch.fx.Node, torch.fx.Node] | None:
     """(cache input, position input) when ``node`` is a KVCacheUpdate in Torch-TensorRT's sense."""
     if not kv_update_shape(node) or node.args[0] not in inputs:
         return None
@@ -142,7 +141,7 @@ def plan_engine(edge_program: object, compile_specs: Sequence[object]) -> Engine
     gm = edge_program.graph_module
     sig = edge_program.graph_signature
     placeholders = {n.name: n for n in gm.graph.nodes if n.op == "placeholder"}
-    runtime: List[torch.fx.Node] = []
+    runtime: list[torch.fx.Node] = []
     weights = 0
     for spec in sig.input_specs:
         node = placeholders[spec.arg.name]
@@ -152,7 +151,7 @@ def plan_engine(edge_program: object, compile_specs: Sequence[object]) -> Engine
             weights += _nbytes(_val(node))
     inputs = {node: i for i, node in enumerate(runtime)}
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
-    outputs: List[torch.fx.Node] = list(output_node.args[0])
+    outputs: list[torch.fx.Node] = list(output_node.args[0])
     if len(outputs) != len(sig.output_specs):
         raise ReferenceLoweringError("the partition's outputs and its signature disagree")
     if len(set(outputs)) != len(outputs) or any(o in inputs for o in outputs):
@@ -184,11 +183,11 @@ def plan_engine(edge_program: object, compile_specs: Sequence[object]) -> Engine
                 return inputs[node]
         return inputs[exclude]
 
-    aliased: List[Tuple[str, str, str]] = []
-    writes: List[Step] = []
-    states: List[Step] = []
-    reads: List[Step] = []
-    caches: List[int] = []
+    aliased: list[tuple[str, str, str]] = []
+    writes: list[Step] = []
+    states: list[Step] = []
+    reads: list[Step] = []
+    caches: list[int] = []
     for i, node in enumerate(outputs):
         out = n_in + i
         fqn = node.meta.get(MUTATES_META)
@@ -206,7 +205,7 @@ def plan_engine(edge_program: object, compile_specs: Sequence[object]) -> Engine
                 states.append(RingShift(inputs[state], source_for(state), out))
                 continue
         reads.append(out)  # resolved below, once every cache is known
-    read_steps: List[Step] = []
+    read_steps: list[Step] = []
     attend_over = caches or [inputs[n] for n in buffers if is_float(n)]
     for out in reads:
         value = _val(outputs[out - n_in])

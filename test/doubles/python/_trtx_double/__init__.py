@@ -29,12 +29,12 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 STAGES = ("load", "compile", "lower", "finalize", "write")
 
 
-def _env_list(name: str) -> List[str]:
+def _env_list(name: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
@@ -164,7 +164,7 @@ class Node:
 
 
 class Graph:
-    def __init__(self, nodes: List[Node]):
+    def __init__(self, nodes: list[Node]):
         self.nodes = nodes
 
     def output_node(self) -> Node:
@@ -179,12 +179,12 @@ class GraphModule:
         self.graph = graph
         self.label = label
         self.recompiles = 0
-        self.meta: Dict[str, Any] = {}
+        self.meta: dict[str, Any] = {}
 
     def recompile(self) -> None:
         self.recompiles += 1
 
-    def _double_summary(self) -> Dict[str, Any]:
+    def _double_summary(self) -> dict[str, Any]:
         return {"graph_module": self.label}
 
 
@@ -233,5 +233,5 @@ def kv_method_program(method: str, zero_copy: bool) -> Any:
     return ExportedProgram(GraphModule(graph, f"edge:{method}"), signature, origin=f"edge:{method}")
 
 
-def mutation_order(program: Any) -> List[Optional[str]]:
+def mutation_order(program: Any) -> list[str | None]:
     return [s.target for s in program.graph_signature.output_specs if s.kind.name == "BUFFER_MUTATION"]

@@ -3,7 +3,7 @@
 import copy
 import os
 from dataclasses import dataclass, field
-from typing import Any, List
+from typing import Any
 
 from _trtx_double import COPY_, Graph, GraphModule, Node, fault, mutation_order, record
 
@@ -15,7 +15,7 @@ class EdgeCompileConfig:
 
 @dataclass
 class ExecutorchBackendConfig:
-    passes: List[Any] = field(default_factory=list)
+    passes: list[Any] = field(default_factory=list)
     to_out_var_pass: Any = "ToOutVarPass"
     run_reinplace_pass: bool = False
     enable_non_cpu_memory_planning: bool = True
@@ -34,8 +34,9 @@ def _write_back(program):
     program finalized without trtx's reordering comes out crossed, as it does
     upstream.
     """
-    from executorch.exir.passes.insert_write_back_for_buffers_pass import _lineage_rule
     from torch.export import ExportedProgram
+
+    from executorch.exir.passes.insert_write_back_for_buffers_pass import _lineage_rule
 
     signature = program.graph_signature
     graph = program.graph_module.graph

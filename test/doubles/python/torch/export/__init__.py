@@ -4,7 +4,8 @@ from _trtx_double import fault, record
 
 
 class ExportedProgram:
-    def __init__(self, graph_module=None, graph_signature=None, origin="", example_inputs=None):
+    # graph_signature: torch's keyword; the submodule of that name is imported at the end.
+    def __init__(self, graph_module=None, graph_signature=None, origin="", example_inputs=None):  # noqa: F811
         self.graph_module = graph_module
         self._graph_signature = graph_signature
         self.origin = origin
@@ -47,4 +48,4 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, **rest)
     return _user_program(f"traced:{type(mod).__name__}", (tuple(args), dict(kwargs or {})))
 
 
-from . import graph_signature  # noqa: E402,F401
+from . import graph_signature  # noqa: F401

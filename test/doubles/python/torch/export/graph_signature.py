@@ -1,8 +1,10 @@
 """TEST DOUBLE of torch.export.graph_signature. See ../../README.md."""
 
+from __future__ import annotations
+
 import enum
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import Any
 
 
 class InputKind(enum.Enum):
@@ -33,20 +35,20 @@ class TensorArgument:
 class InputSpec:
     kind: InputKind
     arg: Any
-    target: Optional[str]
+    target: str | None
 
 
 @dataclass
 class OutputSpec:
     kind: OutputKind
     arg: Any
-    target: Optional[str]
+    target: str | None
 
 
 @dataclass
 class ExportGraphSignature:
-    input_specs: List[InputSpec]
-    output_specs: List[OutputSpec]
+    input_specs: list[InputSpec]
+    output_specs: list[OutputSpec]
 
     @property
     def user_inputs(self):

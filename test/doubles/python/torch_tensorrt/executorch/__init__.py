@@ -8,7 +8,7 @@ import dataclasses
 import importlib.util
 import inspect
 
-from _trtx_double import feature_off, fault, kv_method_program, record
+from _trtx_double import fault, feature_off, kv_method_program, record
 
 
 def _has_exir():
