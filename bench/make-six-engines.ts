@@ -29,7 +29,7 @@ function equalScratch(n: number, bytes: number): ProgramSpec {
 
 async function main(): Promise<void> {
   const i = process.argv.indexOf('--out');
-  const out = resolve(i >= 0 ? process.argv[i + 1]! : '.device/bench');
+  const out = resolve(i >= 0 ? process.argv[i + 1] : '.device/bench');
   mkdirSync(out, { recursive: true });
   const files: [string, ProgramSpec][] = [
     ['six-engines-equal.pte', equalScratch(6, SEED_SCRATCH_BYTES)],

@@ -3,7 +3,7 @@
 // methods) and the order (copy-back ordering before to_executorch).
 
 import { describe, expect, it } from 'vitest';
-import type { BridgeEvent, ExportResult } from '../src/bridge/protocol.js';
+import type { BridgeEvent } from '../src/bridge/protocol.js';
 import { BridgeFailure, runBridge } from '../src/bridge/run.js';
 import { doubleEnv, exportRequest, MODELS_DIR, PYTHON, readCalls, workspace, type Call, type Workspace } from './helpers/bridge.js';
 
@@ -14,7 +14,7 @@ async function exportWith(ws: Workspace, over: Parameters<typeof exportRequest>[
   const events: BridgeEvent[] = [];
   const result = await runBridge(exportRequest(ws, over), { python: PYTHON, env: doubleEnv(ws, knobs), onEvent: (e) => events.push(e) });
   if (result.mode !== 'export') throw new Error('expected an export result');
-  return { result: result as ExportResult, events, calls: readCalls(ws) };
+  return { result: result, events, calls: readCalls(ws) };
 }
 
 async function failure(p: Promise<unknown>): Promise<BridgeFailure> {
@@ -47,13 +47,13 @@ describe('bridge calls: budget and zero-copy KV', () => {
       'executorch.exir.ExecutorchProgramManager.write_to_file',
     ]);
     const [compile] = named(calls, 'torch_tensorrt.dynamo.compile');
-    expect(compile!.args).toMatchObject({
+    expect(compile.args).toMatchObject({
       exported_program: { program: 'archive:model.pt2' },
       arg_inputs: [{ tensor: [1, 4] }],
       enable_weight_streaming: true,
     });
     const [lower] = named(calls, 'torch_tensorrt.executorch.export');
-    expect(lower!.args).toMatchObject({
+    expect(lower.args).toMatchObject({
       source: { graph_module: 'trt:archive:model.pt2' },
       arg_inputs: [{ tensor: [1, 4] }],
       zero_copy_kv: true,
@@ -65,16 +65,16 @@ describe('bridge calls: budget and zero-copy KV', () => {
     // copy-back buffer is first when to_executorch sees the program, and
     // upstream's predicate was asked before that.
     const [finalize] = named(calls, 'executorch.exir.EdgeProgramManager.to_executorch');
-    expect(finalize!.args.mutation_order).toEqual({ forward: ['conv_state', 'k_cache', 'v_cache'] });
-    expect(finalize!.args.config).toMatchObject({ to_out_var_pass: 'unstage_aliased_buffers_pass' });
+    expect(finalize.args.mutation_order).toEqual({ forward: ['conv_state', 'k_cache', 'v_cache'] });
+    expect(finalize.args.config).toMatchObject({ to_out_var_pass: 'unstage_aliased_buffers_pass' });
     const lineage = calls.map((c, i) => (c.call === LINEAGE ? i : -1)).filter((i) => i >= 0);
     expect(lineage.length).toBeGreaterThan(0);
     expect(Math.max(...lineage)).toBeLessThan(index(calls, 'executorch.exir.EdgeProgramManager.to_executorch'));
 
     const [method] = result.methods;
-    expect(method!.mutations).toEqual({ copy_back: ['conv_state'], in_place: ['k_cache', 'v_cache'], reordered: 3 });
+    expect(method.mutations).toEqual({ copy_back: ['conv_state'], in_place: ['k_cache', 'v_cache'], reordered: 3 });
     // With the order fixed, the finalized mutation map pairs every buffer with its own write.
-    expect(method!.signature.buffers_to_mutate).toEqual({ copy__default: 'conv_state', b_k_cache: 'k_cache', b_v_cache: 'v_cache' });
+    expect(method.signature.buffers_to_mutate).toEqual({ copy__default: 'conv_state', b_k_cache: 'k_cache', b_v_cache: 'v_cache' });
     expect(warnings(events)).toEqual([]);
     expect(result.zero_copy_kv).toBe(true);
     expect(result.zero_copy_kv_path).toBe('torch_tensorrt');
@@ -84,8 +84,8 @@ describe('bridge calls: budget and zero-copy KV', () => {
   it('without a budget or zero-copy, compiles without streaming and leaves the staged order alone', async () => {
     const ws = workspace();
     const { result, calls } = await exportWith(ws);
-    expect(named(calls, 'torch_tensorrt.dynamo.compile')[0]!.args.enable_weight_streaming).toBe(false);
-    expect(named(calls, 'torch_tensorrt.executorch.export')[0]!.args).toMatchObject({
+    expect(named(calls, 'torch_tensorrt.dynamo.compile')[0].args.enable_weight_streaming).toBe(false);
+    expect(named(calls, 'torch_tensorrt.executorch.export')[0].args).toMatchObject({
       zero_copy_kv: false,
       weight_streaming_budget_per_engine: null,
     });
@@ -93,9 +93,9 @@ describe('bridge calls: budget and zero-copy KV', () => {
     expect(named(calls, 'torch_tensorrt.executorch.zero_copy_backend_config')).toEqual([]);
     expect(named(calls, 'torch_tensorrt.executorch.check_zero_copy_kv')).toEqual([]);
     const [finalize] = named(calls, 'executorch.exir.EdgeProgramManager.to_executorch');
-    expect(finalize!.args.mutation_order).toEqual({ forward: ['k_cache', 'v_cache', 'conv_state'] });
-    expect(finalize!.args.config).toMatchObject({ to_out_var_pass: 'ToOutVarPass' });
-    expect(result.methods[0]!.mutations).toEqual({ copy_back: ['k_cache', 'v_cache', 'conv_state'], in_place: [], reordered: 0 });
+    expect(finalize.args.mutation_order).toEqual({ forward: ['k_cache', 'v_cache', 'conv_state'] });
+    expect(finalize.args.config).toMatchObject({ to_out_var_pass: 'ToOutVarPass' });
+    expect(result.methods[0].mutations).toEqual({ copy_back: ['k_cache', 'v_cache', 'conv_state'], in_place: [], reordered: 0 });
     expect(result.weight_streaming).toEqual({ budget_bytes: null, enabled_at_compile: false, budget_baked: false });
   });
 
@@ -103,10 +103,10 @@ describe('bridge calls: budget and zero-copy KV', () => {
     const ws = workspace();
     const { result, events, calls } = await exportWith(ws, { zero_copy_kv: true }, { TRTX_DOUBLE_FEATURES: 'no_zero_copy' });
     // The keyword is not in this export's signature: not passed, nothing zero-copy asked of Torch-TensorRT.
-    expect(named(calls, 'torch_tensorrt.executorch.export')[0]!.args).toMatchObject({ zero_copy_kv: false });
+    expect(named(calls, 'torch_tensorrt.executorch.export')[0].args).toMatchObject({ zero_copy_kv: false });
     expect(named(calls, 'torch_tensorrt.executorch.zero_copy_backend_config')).toEqual([]);
     expect(named(calls, 'torch_tensorrt.executorch.check_zero_copy_kv')).toEqual([]);
-    expect(named(calls, 'executorch.exir.EdgeProgramManager.to_executorch')[0]!.args.config).toMatchObject({
+    expect(named(calls, 'executorch.exir.EdgeProgramManager.to_executorch')[0].args.config).toMatchObject({
       to_out_var_pass: 'ToOutVarPass',
     });
     expect(warnings(events)).toEqual(['ZERO_COPY_STAGED']);
@@ -116,8 +116,8 @@ describe('bridge calls: budget and zero-copy KV', () => {
   it('still builds for streaming when torch_tensorrt cannot bake the budget, and says so', async () => {
     const ws = workspace();
     const { result, events, calls } = await exportWith(ws, { budget_bytes: '1073741824' }, { TRTX_DOUBLE_FEATURES: 'no_budget' });
-    expect(named(calls, 'torch_tensorrt.dynamo.compile')[0]!.args.enable_weight_streaming).toBe(true);
-    expect(named(calls, 'torch_tensorrt.executorch.export')[0]!.args.weight_streaming_budget_per_engine).toBeNull();
+    expect(named(calls, 'torch_tensorrt.dynamo.compile')[0].args.enable_weight_streaming).toBe(true);
+    expect(named(calls, 'torch_tensorrt.executorch.export')[0].args.weight_streaming_budget_per_engine).toBeNull();
     expect(warnings(events)).toEqual(['BUDGET_NOT_BAKED']);
     expect(result.weight_streaming).toEqual({ budget_bytes: '1073741824', enabled_at_compile: true, budget_baked: false });
   });
@@ -134,10 +134,10 @@ describe('bridge calls: budget and zero-copy KV', () => {
     const { result, events, calls } = await exportWith(ws, { zero_copy_kv: true }, { TRTX_DOUBLE_FEATURES: 'no_lineage' });
     expect(warnings(events)).toEqual(['LINEAGE_FALLBACK']);
     expect(named(calls, LINEAGE)).toEqual([]);
-    expect(named(calls, 'executorch.exir.EdgeProgramManager.to_executorch')[0]!.args.mutation_order).toEqual({
+    expect(named(calls, 'executorch.exir.EdgeProgramManager.to_executorch')[0].args.mutation_order).toEqual({
       forward: ['conv_state', 'k_cache', 'v_cache'],
     });
-    expect(result.methods[0]!.signature.buffers_to_mutate).toEqual({
+    expect(result.methods[0].signature.buffers_to_mutate).toEqual({
       copy__default: 'conv_state',
       b_k_cache: 'k_cache',
       b_v_cache: 'v_cache',
@@ -163,36 +163,36 @@ describe('bridge calls: methods', () => {
       [{ tensor: [1, 1], dtype: 'float32', device: 'cuda:0' }],
     ]);
     const [lower] = named(calls, 'torch_tensorrt.executorch.export');
-    expect(Object.keys(lower!.args.source as object)).toEqual(['prefill', 'decode']);
-    expect(lower!.args.arg_inputs).toBeNull();
-    expect(named(calls, 'executorch.exir.EdgeProgramManager.to_executorch')[0]!.args.mutation_order).toEqual({
+    expect(Object.keys(lower.args.source as object)).toEqual(['prefill', 'decode']);
+    expect(lower.args.arg_inputs).toBeNull();
+    expect(named(calls, 'executorch.exir.EdgeProgramManager.to_executorch')[0].args.mutation_order).toEqual({
       decode: ['conv_state', 'k_cache', 'v_cache'],
       prefill: ['conv_state', 'k_cache', 'v_cache'],
     });
     expect(result.methods.map((m) => m.name)).toEqual(['prefill', 'decode']);
-    expect(named(calls, 'torch_tensorrt.executorch.check_zero_copy_kv')[0]!.args.methods).toEqual(['decode', 'prefill']);
+    expect(named(calls, 'torch_tensorrt.executorch.check_zero_copy_kv')[0].args.methods).toEqual(['decode', 'prefill']);
   });
 
   it('exports only the methods asked for, in the order asked', async () => {
     const ws = workspace();
     const { result, calls } = await exportWith(ws, { model: `${FACTORY}:make`, methods: ['decode'] });
     expect(named(calls, 'torch_tensorrt.dynamo.compile')).toHaveLength(1);
-    expect(Object.keys(named(calls, 'torch_tensorrt.executorch.export')[0]!.args.source as object)).toEqual(['decode']);
+    expect(Object.keys(named(calls, 'torch_tensorrt.executorch.export')[0].args.source as object)).toEqual(['decode']);
     expect(result.methods.map((m) => m.name)).toEqual(['decode']);
   });
 
   it('names the single method of an archive', async () => {
     const ws = workspace();
     const { result, calls } = await exportWith(ws, { methods: ['decode'] });
-    expect(Object.keys(named(calls, 'torch_tensorrt.executorch.export')[0]!.args.source as object)).toEqual(['decode']);
+    expect(Object.keys(named(calls, 'torch_tensorrt.executorch.export')[0].args.source as object)).toEqual(['decode']);
     expect(result.methods.map((m) => m.name)).toEqual(['decode']);
   });
 
   it('takes a factory returning (module, example_inputs)', async () => {
     const ws = workspace();
     const { result, calls } = await exportWith(ws, { model: `${FACTORY}:single` });
-    expect(named(calls, 'torch.export.export')[0]!.args).toMatchObject({ mod: { module: 'Step' }, args: [{ tensor: [2, 3] }] });
-    expect(named(calls, 'torch_tensorrt.executorch.export')[0]!.args.source).toEqual({ graph_module: 'trt:traced:Step' });
+    expect(named(calls, 'torch.export.export')[0].args).toMatchObject({ mod: { module: 'Step' }, args: [{ tensor: [2, 3] }] });
+    expect(named(calls, 'torch_tensorrt.executorch.export')[0].args.source).toEqual({ graph_module: 'trt:traced:Step' });
     expect(result.methods.map((m) => m.name)).toEqual(['forward']);
   });
 

@@ -183,7 +183,7 @@ describe('refusals of the ExecuTorch runtime', () => {
     );
   });
 
-  it('accepts initial state that lies inside its segment, and an offset exactly at the end of the constant segment', async () => {
+  it('accepts initial state that lies inside its segment, and an offset exactly at the end of the constant segment', () => {
     const spec = kvDecoder({ mode: 'staged', cacheInitialState: true });
     const built = buildProgram(spec);
     expect(built.program.mutableDataSegments.length).toBeGreaterThan(0);

@@ -149,7 +149,7 @@ describe('trtx check', () => {
   it('bin/trtx runs it with the same exit code', () => {
     const bin = resolve(fileURLToPath(new URL('../bin/trtx', import.meta.url)));
     let code = 0;
-    let stdout = '';
+    let stdout: string;
     try {
       stdout = execFileSync(process.execPath, [bin, 'check', broken, '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     } catch (e) {

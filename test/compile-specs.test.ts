@@ -343,6 +343,6 @@ describe('setSpec / removeSpec', () => {
     expect(after).toEqual([dup[1], dup[3]]);
     expect(removeSpec(base(), 'missing')).toEqual(base());
     expect(getSpec(after, SPEC_WEIGHT_STREAMING_BUDGET)).toBeUndefined();
-    expect(dec.decode(getSpec(dup, SPEC_WEIGHT_STREAMING_BUDGET)!)).toBe('1');
+    expect(dec.decode(getSpec(dup, SPEC_WEIGHT_STREAMING_BUDGET))).toBe('1');
   });
 });

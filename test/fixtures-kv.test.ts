@@ -126,7 +126,7 @@ describe('staged KV decoder', () => {
   it('prefill writes a few positions, each from its own position input, and needs more scratch', () => {
     const prefill = viewMethod(built, 'prefill');
     expect(prefill.inputs).toEqual(['x', 'pos_0', 'pos_1', 'pos_2']);
-    const { parsed, engine } = engineOf(prefill, 'kv');
+    const { engine } = engineOf(prefill, 'kv');
     const writes = engine.steps.filter((s) => s.op === 'KvWrite');
     expect(writes.length).toBe(3 * 4);
     expect(new Set(writes.map((s) => (s.op === 'KvWrite' ? s.position : -1)))).toEqual(new Set([5, 6, 7]));

@@ -90,7 +90,7 @@ describe('memory plan model', () => {
     writeSparsePte(big, kvDecoder({ mode: 'staged' }), 2 * 1024 ** 3);
     const pte = await openPte(big);
     const reads: [number, number][] = [];
-    const read = pte.readRange;
+    const read = pte.readRange.bind(pte);
     pte.readRange = (offset, length) => {
       reads.push([offset, length]);
       return read(offset, length);

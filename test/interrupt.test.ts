@@ -144,7 +144,7 @@ describe('trtx demo, interrupted', () => {
         expect(left.filter((f) => !/^kv-decode-small-(staged|zero-copy)\.pte$/.test(f))).toEqual([]);
         for (const f of left) await (await openPte(join(work, 'demo', f))).close();
         expect(await eventually(() => processesMentioning(tmp).length === 0, 5000)).toBe(true);
-        expectStoppedBy(r!, p!, signal);
+        expectStoppedBy(r, p, signal);
       });
     }
   }

@@ -42,7 +42,7 @@ describe('withLock', () => {
     writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid, host: hostname(), started: 'then', purpose: 'building' }));
     let waited = false;
     const t0 = Date.now();
-    const r = await withLock(lock, async () => 'ran', { onWait: () => (waited = true), pollMs: 20 });
+    const r = await withLock(lock, () => Promise.resolve('ran'), { onWait: () => (waited = true), pollMs: 20 });
     expect(r).toBe('ran');
     expect(waited).toBe(false);
     expect(Date.now() - t0).toBeLessThan(2000);
@@ -54,7 +54,7 @@ describe('withLock', () => {
     writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname(), started: 'now', purpose: 'building' }));
     const seen: Array<number | undefined> = [];
     setTimeout(() => rmSync(lock, { recursive: true, force: true }), 150);
-    const r = await withLock(lock, async () => 'ran', { onWait: (o) => seen.push(o?.pid), pollMs: 20 });
+    const r = await withLock(lock, () => Promise.resolve('ran'), { onWait: (o) => seen.push(o?.pid), pollMs: 20 });
     expect(r).toBe('ran');
     expect(seen).toEqual([process.pid]);
   });
@@ -64,7 +64,7 @@ describe('withLock', () => {
     mkdirSync(lock);
     writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname(), started: 'now', purpose: '' }));
     let ran = false;
-    const r = await withLock(lock, async () => (ran = true), { done: () => true, pollMs: 20 });
+    const r = await withLock(lock, () => Promise.resolve((ran = true)), { done: () => true, pollMs: 20 });
     expect(r).toBeNull();
     expect(ran).toBe(false);
   });
@@ -72,7 +72,7 @@ describe('withLock', () => {
   it('an owner record that never appears is stale after the grace period', async () => {
     const lock = join(tempDir(), 'x.lock');
     mkdirSync(lock);
-    const r = await withLock(lock, async () => 'ran', { unreadableStaleMs: 100, pollMs: 20 });
+    const r = await withLock(lock, () => Promise.resolve('ran'), { unreadableStaleMs: 100, pollMs: 20 });
     expect(r).toBe('ran');
   });
 

@@ -124,7 +124,7 @@ describe('trtx inspect', () => {
   });
 
   it('stateful: the initialized buffers carry their state in the program, the caches do not', async () => {
-    await withPte(ref('stateful'), async (pte) => {
+    await withPte(ref('stateful'), (pte) => {
       const plan = pte.program.executionPlan[0];
       const named = plan.values.flatMap((_, i) => {
         const t = tensorAt(plan, i);

@@ -21,11 +21,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** What @actions/core writes to stdout for this annotation. */
 function reference(file: string, d: Diagnostic): string {
   let out = '';
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- saved to be put back as is, never called detached
   const write = process.stdout.write;
-  process.stdout.write = ((chunk: string) => {
+  process.stdout.write = (chunk: string) => {
     out += chunk;
     return true;
-  }) as typeof process.stdout.write;
+  };
   try {
     const fn = d.severity === 'error' ? core.error : d.severity === 'warning' ? core.warning : core.notice;
     fn(`${d.message}\nhint: ${d.hint}`, { title: `${d.code} at ${d.location || 'program'}`, file });

@@ -87,7 +87,7 @@ describe('a second writer', () => {
       env: { NO_COLOR: '1' },
     });
     let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
       for (let i = 0; i < 200 && !stderr.includes('waiting for the writer'); i++) await new Promise((r) => setTimeout(r, 50));
       expect(stderr).toContain(`waiting for the writer that holds ${file}: trtx pid ${process.pid}`);
@@ -117,7 +117,7 @@ describe('a second writer', () => {
       },
     );
     let out = '';
-    holder.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    holder.stdout.on('data', (d: Buffer) => (out += d.toString()));
     for (let i = 0; i < 200 && !out.includes('held'); i++) await new Promise((r) => setTimeout(r, 50));
     expect(out).toContain('held');
     expect((await runCli(['rewrite', file, '--in-place', '--budget', '1GiB', '--no-wait'])).code).toBe(2);

@@ -52,7 +52,7 @@ describe('sourceHash', () => {
 });
 
 describe('the CUDA half', () => {
-  const probe = (gpu: boolean, nvcc: boolean) => ({ gpuVisible: async () => gpu, nvccFound: async () => nvcc });
+  const probe = (gpu: boolean, nvcc: boolean) => ({ gpuVisible: () => Promise.resolve(gpu), nvccFound: () => Promise.resolve(nvcc) });
   it('is built when a GPU is visible, never merely because nvcc exists', async () => {
     expect((await decideCuda('auto', probe(false, true))).cuda).toBe(false);
     expect((await decideCuda('auto', probe(true, true))).cuda).toBe(true);

@@ -48,8 +48,8 @@ function unchanged(r: RunnerResult): string[] {
   const d = digests(r);
   const out: string[] = [];
   for (let i = 1; i < d.length; i++) {
-    if (d[i]!.method !== d[i - 1]!.method) continue;
-    for (const [name, digest] of Object.entries(d[i]!.buffers)) if (d[i - 1]!.buffers[name] === digest) out.push(name);
+    if (d[i].method !== d[i - 1].method) continue;
+    for (const [name, digest] of Object.entries(d[i].buffers)) if (d[i - 1].buffers[name] === digest) out.push(name);
   }
   return [...new Set(out)];
 }
@@ -66,7 +66,7 @@ describe('the fixture catalogue on the CPU', () => {
       if (OTHER_BACKEND.has(e.file)) {
         // Not a failed program: it cannot run here.
         expect(r.exitCode, e.file).toBe(3);
-        expect(r.report.errors[0]!.code, e.file).toBe('BackendMissing');
+        expect(r.report.errors[0].code, e.file).toBe('BackendMissing');
       } else {
         expect(r.exitCode, `${e.file}: ${r.stderr}`).toBe(0);
         expect(
@@ -87,7 +87,7 @@ describe('the fixture catalogue on the CPU', () => {
         r.report.errors.map((x) => x.code),
         e.file,
       ).toEqual([e.expect!.code]);
-      expect(r.report.errors[0]!.location, e.file).toMatch(/\.delegates\[\d+\]\.blob\./);
+      expect(r.report.errors[0].location, e.file).toMatch(/\.delegates\[\d+\]\.blob\./);
     }
   });
 
@@ -109,8 +109,8 @@ describe('the fixture catalogue on the CPU', () => {
       const r = results.get(file);
       expect(r, file).toBeDefined();
       expect(r!.exitCode, file).toBe(1);
-      expect(r!.report.errors[0]!.code, file).toBe(code);
-      expect(r!.report.errors[0]!.location, file).not.toBe('');
+      expect(r!.report.errors[0].code, file).toBe(code);
+      expect(r!.report.errors[0].location, file).not.toBe('');
     }
   });
 
@@ -121,7 +121,7 @@ describe('the fixture catalogue on the CPU', () => {
 
   it("explains a kernel refusal with the runtime's own check", () => {
     const r = results.get('broken-leftover-staging-copy.pte')!;
-    expect(r.report.errors[0]!.message).toMatch(/_h2d_copy: source tensor must be on CPU/);
+    expect(r.report.errors[0].message).toMatch(/_h2d_copy: source tensor must be on CPU/);
   });
 
   it('shows a lost update and a write-back into a zero-copy cache as a buffer that stops changing', () => {
@@ -138,7 +138,7 @@ describe('the fixture catalogue on the CPU', () => {
       runRunner(join(dir, file), { runner, device: 'cpu', steps: 3, initDeviceBuffers: true, ...o });
     const twin = await run('kv-decode-two-engine-staged.pte', { callerStream: false });
     expect(twin.exitCode).toBe(0);
-    const step = (r: RunnerResult) => r.report.methods.find((m) => m.name === 'decode')!.steps[0]!;
+    const step = (r: RunnerResult) => r.report.methods.find((m) => m.name === 'decode')!.steps[0];
     for (const callerStream of [false, true]) {
       const oneGpu = await run('kv-decode-two-engine-zero-copy.pte', { callerStream });
       for (const file of ['kv-decode-two-gpu-staged.pte', 'kv-decode-two-gpu-zero-copy.pte']) {

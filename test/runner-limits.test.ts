@@ -35,8 +35,7 @@ async function run(file: string, ...args: string[]) {
     env: { ASAN_OPTIONS: 'allocator_may_return_null=1:exitcode=86', UBSAN_OPTIONS: 'halt_on_error=1:exitcode=87' },
   });
   const [exit, rssKiB] = r.stdout.trim().split(/\s+/).map(Number);
-  let doc: { errors: { code: string; location: string; message: string }[]; exit_code: number; program: { methods: string[] } } | null =
-    null;
+  let doc: { errors: { code: string; location: string; message: string }[]; exit_code: number; program: { methods: string[] } } | null;
   try {
     doc = JSON.parse((await import('node:fs')).readFileSync(report, 'utf8'));
   } catch {

@@ -74,7 +74,7 @@ describe('an interrupted runner build and the next command', () => {
     await interruptAndExpectClean(first, cache, tmp);
 
     // 2. A holder killed outright (SIGKILL, a crash, a closed terminal) leaves its lock: its pid no longer exists.
-    const dead = spawnSync('true').pid!;
+    const dead = spawnSync('true').pid;
     mkdirSync(join(cache, lock));
     writeFileSync(
       join(cache, lock, 'owner.json'),

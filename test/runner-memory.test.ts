@@ -56,10 +56,10 @@ describe('--shared-scratch', () => {
       expect(shared.options.shared_scratch).toBe(true);
 
       // multiEngine(3) asks for 1, 2 and 3 MiB of scratch.
-      const needs = priv.methods[0]!.delegates.map((d) => d.scratch_bytes);
+      const needs = priv.methods[0].delegates.map((d) => d.scratch_bytes);
       expect(needs).toEqual([1 * MiB, 2 * MiB, 3 * MiB]);
       expect(priv.memory.scratch).toMatchObject({ mode: 'private', peak_bytes: 6 * MiB, peak_buffers: 3, devices: [] });
-      expect(priv.methods[0]!.delegates.map((d) => d.scratch_capacity)).toEqual(needs);
+      expect(priv.methods[0].delegates.map((d) => d.scratch_capacity)).toEqual(needs);
 
       const s = shared.memory.scratch;
       expect(s).toMatchObject({
@@ -72,7 +72,7 @@ describe('--shared-scratch', () => {
         handoff_failures: 0,
       });
       expect(s.devices).toEqual([{ device: 0, capacity: 3 * MiB, peak_capacity: 3 * MiB, floor: 3 * MiB, executes: 12 }]);
-      expect(shared.methods[0]!.delegates.map((d) => d.scratch_capacity)).toEqual([3 * MiB, 3 * MiB, 3 * MiB]);
+      expect(shared.methods[0].delegates.map((d) => d.scratch_capacity)).toEqual([3 * MiB, 3 * MiB, 3 * MiB]);
       // Grown within the first step; a steady program never shrinks below its floor.
       expect(s.capacity_events.map((e) => [e.execute_index, e.from, e.to, e.reason])).toEqual([
         [0, 0, 1 * MiB, 'grow'],
@@ -97,7 +97,7 @@ describe('--shared-scratch', () => {
   it('keeps the device buffer across --fresh-state reloads, where private scratch is reallocated', async () => {
     const shared = await run(multi, { steps: 3, freshState: true, sharedScratch: true });
     expect(shared.memory.scratch.capacity_events).toHaveLength(3);
-    expect(shared.memory.scratch.devices[0]!.executes).toBe(9);
+    expect(shared.memory.scratch.devices[0].executes).toBe(9);
     const priv = await run(multi, { steps: 3, freshState: true });
     expect(digests(shared)).toEqual(digests(priv));
     expect(priv.memory.scratch.peak_bytes).toBe(6 * MiB);

@@ -83,11 +83,11 @@ describe('staged vs zero-copy', () => {
       }
       expect(results[1]).toEqual(results[0]);
       // Every cache changes at every step, in every method.
-      const steps = results[0]!;
+      const steps = results[0];
       for (let i = 1; i < steps.length; i++) {
-        if (steps[i]!.method !== steps[i - 1]!.method) continue;
-        for (const [buffer, digest] of Object.entries(steps[i]!.buffers)) {
-          expect(digest, `${steps[i]!.method} step ${i} ${buffer}`).not.toBe(steps[i - 1]!.buffers[buffer]);
+        if (steps[i].method !== steps[i - 1].method) continue;
+        for (const [buffer, digest] of Object.entries(steps[i].buffers)) {
+          expect(digest, `${steps[i].method} step ${i} ${buffer}`).not.toBe(steps[i - 1].buffers[buffer]);
         }
       }
     });
@@ -98,60 +98,60 @@ describe('staged vs zero-copy', () => {
     const persistent = digests((await runApp(zeroCopy, { steps: 3, methods: ['decode'] })).report);
     const fresh = digests((await runApp(zeroCopy, { steps: 3, methods: ['decode'], freshState: true })).report);
     expect(fresh[0]).toEqual(persistent[0]);
-    expect(fresh[1]!.outputs).not.toEqual(persistent[1]!.outputs);
-    expect(fresh[2]!.buffers).not.toEqual(persistent[2]!.buffers);
+    expect(fresh[1].outputs).not.toEqual(persistent[1].outputs);
+    expect(fresh[2].buffers).not.toEqual(persistent[2].buffers);
   });
 
   it('reports the elision mode read from arity and the traffic it saves', async () => {
     const { staged, zeroCopy } = paths.get('kv')!;
-    const a = (await run(staged, { methods: ['decode'] })).report.methods[0]!;
-    const b = (await run(zeroCopy, { methods: ['decode'] })).report.methods[0]!;
+    const a = (await run(staged, { methods: ['decode'] })).report.methods[0];
+    const b = (await run(zeroCopy, { methods: ['decode'] })).report.methods[0];
     expect(a.delegates.map((d) => d.elision)).toEqual(['staged']);
     expect(b.delegates.map((d) => d.elision)).toEqual(['zero-copy']);
-    expect(b.delegates[0]!.zero_copy_kv).toEqual(b.delegates[0]!.aliased_outputs);
-    expect(a.delegates[0]!.zero_copy_kv).toBeNull();
-    const cacheBytes = b.steps[0]!.buffers.reduce((n, x) => n + 4 * x.sizes.reduce((p, d) => p * d, 1), 0);
-    expect(a.steps[0]!.h2d_bytes - b.steps[0]!.h2d_bytes).toBe(cacheBytes);
-    expect(a.steps[0]!.d2h_bytes - b.steps[0]!.d2h_bytes).toBe(cacheBytes);
-    expect(b.steps[0]!.buffers.every((x) => x.placement === 'device')).toBe(true);
-    expect(a.steps[0]!.buffers.every((x) => x.placement === 'host')).toBe(true);
+    expect(b.delegates[0].zero_copy_kv).toEqual(b.delegates[0].aliased_outputs);
+    expect(a.delegates[0].zero_copy_kv).toBeNull();
+    const cacheBytes = b.steps[0].buffers.reduce((n, x) => n + 4 * x.sizes.reduce((p, d) => p * d, 1), 0);
+    expect(a.steps[0].h2d_bytes - b.steps[0].h2d_bytes).toBe(cacheBytes);
+    expect(a.steps[0].d2h_bytes - b.steps[0].d2h_bytes).toBe(cacheBytes);
+    expect(b.steps[0].buffers.every((x) => x.placement === 'device')).toBe(true);
+    expect(a.steps[0].buffers.every((x) => x.placement === 'host')).toBe(true);
   });
 });
 
 describe('caller stream', () => {
   it('zero-copy under a caller stream skips the sync, waits on the next execute, and drains at teardown', async () => {
     const { zeroCopy, staged } = paths.get('kv')!;
-    const z = (await run(zeroCopy, { steps: 3, methods: ['decode'], callerStream: true })).report.methods[0]!.delegates[0]!;
+    const z = (await run(zeroCopy, { steps: 3, methods: ['decode'], callerStream: true })).report.methods[0].delegates[0];
     expect(z).toMatchObject({ executes: 3, syncs_skipped: 3, syncs_performed: 0, waits: 2, drains: 1 });
-    const off = (await run(zeroCopy, { steps: 3, methods: ['decode'], callerStream: false })).report.methods[0]!.delegates[0]!;
+    const off = (await run(zeroCopy, { steps: 3, methods: ['decode'], callerStream: false })).report.methods[0].delegates[0];
     expect(off).toMatchObject({ syncs_skipped: 0, syncs_performed: 3, waits: 0, drains: 0 });
     // A staged delegate has a pending reflect: it synchronizes whatever the stream.
-    const s = (await run(staged, { steps: 3, methods: ['decode'], callerStream: true })).report.methods[0]!;
+    const s = (await run(staged, { steps: 3, methods: ['decode'], callerStream: true })).report.methods[0];
     expect(s.delegates[0]).toMatchObject({ syncs_skipped: 0, syncs_performed: 3, drains: 0 });
-    expect(s.steps.every((st) => st.delegates[0]!.syncs_performed === 1 && st.delegates[0]!.d2d_bytes > 0)).toBe(true);
+    expect(s.steps.every((st) => st.delegates[0].syncs_performed === 1 && st.delegates[0].d2d_bytes > 0)).toBe(true);
   });
 });
 
 describe('weight-streaming budget', () => {
   it('resolves per engine: spec, option over spec, clamp, and an engine that cannot stream', async () => {
     const path = await file('multi-engine.pte', multiEngine(3));
-    const spec = (await run(path)).report.methods[0]!.delegates.map((d) => d.budget);
+    const spec = (await run(path)).report.methods[0].delegates.map((d) => d.budget);
     expect(spec.map((b) => b.source)).toEqual(['spec', 'spec', 'spec']);
     expect(spec[0]).toMatchObject({ clamped: true, ignored: null, streaming: true });
-    expect(spec[0]!.effective).toBe(spec[0]!.streamable_bytes);
+    expect(spec[0].effective).toBe(spec[0].streamable_bytes);
     expect(spec[2]).toMatchObject({ streaming: false, effective: null });
-    expect(spec[2]!.ignored).toMatch(/not built with weight streaming/);
+    expect(spec[2].ignored).toMatch(/not built with weight streaming/);
 
     const option = (await run(path, { budget: 1024n })).report;
     expect(option.options.budget).toBe('1024');
-    expect(option.methods[0]!.delegates.map((d) => [d.budget.source, d.budget.requested, d.budget.effective])).toEqual([
+    expect(option.methods[0].delegates.map((d) => [d.budget.source, d.budget.requested, d.budget.effective])).toEqual([
       ['option', '1024', '1024'],
       ['option', '1024', '1024'],
       ['option', '1024', null],
     ]);
 
     const automatic = (await run(await file('multi-engine-auto.pte', multiEngine(2, { budget: null })))).report;
-    const b = automatic.methods[0]!.delegates[0]!.budget;
+    const b = automatic.methods[0].delegates[0].budget;
     expect(b).toMatchObject({ source: 'automatic', requested: null, clamped: false });
     expect(b.effective).toBe(b.streamable_bytes);
   });
@@ -166,11 +166,11 @@ describe('what the ExecuTorch runtime does, and the runner does not soften', () 
     const arenas = poisoned.report.memory.device_arenas;
     expect(arenas).toMatchObject({ allocator: 'host', fill: 'poison', init_device_buffers: false, zeroed_bytes: 0 });
     expect(arenas.filled_bytes).toBeGreaterThan(0);
-    expect(poisoned.report.methods[0]!.initialised_buffers).toBe(0);
+    expect(poisoned.report.methods[0].initialised_buffers).toBe(0);
     // The caches start as 0xFF (NaN) and Attend sums over all of them.
-    expect(digests(poisoned.report)[0]!.outputs).not.toEqual(reference[0]!.outputs);
+    expect(digests(poisoned.report)[0].outputs).not.toEqual(reference[0].outputs);
     const initialised = await runApp(zeroCopy, { steps: 2, methods: ['decode'] });
-    expect(initialised.report.methods[0]!.initialised_buffers).toBe(4);
+    expect(initialised.report.methods[0].initialised_buffers).toBe(4);
     expect(initialised.report.memory.device_arenas.zeroed_bytes).toBeGreaterThan(0);
     expect(digests(initialised.report)).toEqual(reference);
   });
@@ -182,9 +182,9 @@ describe('what the ExecuTorch runtime does, and the runner does not soften', () 
     );
     const r = await run(path, { initDeviceBuffers: true });
     expect(r.exitCode).toBe(1);
-    expect(r.report.errors[0]!.code).toBe('DeviceInitialState');
-    expect(r.report.errors[0]!.message).toMatch(/planned in a CUDA arena/);
-    expect(r.report.methods[0]!.steps).toEqual([]);
+    expect(r.report.errors[0].code).toBe('DeviceInitialState');
+    expect(r.report.errors[0].message).toMatch(/planned in a CUDA arena/);
+    expect(r.report.methods[0].steps).toEqual([]);
     // Staged, the same initial state lives in a host arena and loads.
     const staged = await run(
       await file('kv-initial-state-staged.pte', kvDecoder({ mode: 'staged', cacheInitialState: true, methods: ['decode'] })),
@@ -200,7 +200,7 @@ describe('what the ExecuTorch runtime does, and the runner does not soften', () 
       expect(r.exitCode).toBe(1);
       expect(r.report.options.share_arenas).toBe(true);
       expect(r.report.errors[0]).toMatchObject({ code: 'NotSupported' });
-      expect(r.report.errors[0]!.message).toMatch(/share_memory_arenas/);
+      expect(r.report.errors[0].message).toMatch(/share_memory_arenas/);
     }
     // Host arenas alone share.
     expect((await run(corpusPath('add'), { shareArenas: true })).exitCode).toBe(0);
@@ -210,9 +210,9 @@ describe('what the ExecuTorch runtime does, and the runner does not soften', () 
     const { staged, zeroCopy } = paths.get('kv')!;
     const r = await runApp(zeroCopy, { trtRuntime: 'stock', methods: ['decode'] });
     expect(r.exitCode).toBe(1);
-    expect(r.report.errors[0]!.code).toBe('DelegateArity');
-    expect(r.report.errors[0]!.message).toMatch(/expected at least 11 args/);
-    expect(r.report.methods[0]!.delegates[0]!.zero_copy_kv).toBeNull();
+    expect(r.report.errors[0].code).toBe('DelegateArity');
+    expect(r.report.errors[0].message).toMatch(/expected at least 11 args/);
+    expect(r.report.methods[0].delegates[0].zero_copy_kv).toBeNull();
     expect((await runApp(staged, { trtRuntime: 'stock', methods: ['decode'] })).exitCode).toBe(0);
   });
 
@@ -220,7 +220,7 @@ describe('what the ExecuTorch runtime does, and the runner does not soften', () 
     const path = await file('host-planned.pte', catalogueEntry('broken-host-planned-arena.pte').build());
     const r = await run(path, { initDeviceBuffers: true });
     expect(r.exitCode).toBe(1);
-    expect(r.report.errors[0]!.message).toMatch(/not device memory: a tensor tagged CUDA lives in a host arena/);
+    expect(r.report.errors[0].message).toMatch(/not device memory: a tensor tagged CUDA lives in a host arena/);
     expect(r.report.memory.device_arenas.refused_copies).toBeGreaterThan(0);
   });
 });
@@ -236,20 +236,20 @@ describe('cannot run here (exit 3), not a failed program', () => {
     const r = await run(await file('real-plan.pte', spec));
     expect(r.exitCode).toBe(3);
     expect(r.report.errors.map((e) => e.code)).toEqual(['EngineNotExecutable']);
-    expect(r.report.errors[0]!.location).toBe('forward.delegates[0].engine');
+    expect(r.report.errors[0].location).toBe('forward.delegates[0].engine');
   });
 
   it('a backend the runner does not have', async () => {
     const r = await run(await file('beside-cuda.pte', catalogueEntry('trt-beside-cuda.pte').build()));
     expect(r.exitCode).toBe(3);
     expect(r.report.errors[0]).toMatchObject({ code: 'BackendMissing' });
-    expect(r.report.errors[0]!.message).toMatch(/CudaBackend/);
+    expect(r.report.errors[0].message).toMatch(/CudaBackend/);
   });
 
   it('--device cuda without CUDA', async () => {
     const r = await run(paths.get('kv')!.staged, { device: 'cuda' });
     expect(r.exitCode).toBe(3);
-    expect(r.report.errors[0]!.code).toBe('DeviceUnavailable');
+    expect(r.report.errors[0].code).toBe('DeviceUnavailable');
   });
 });
 
@@ -257,7 +257,7 @@ describe('refusals', () => {
   it('a missing file is an error with a report (exit 1)', async () => {
     const r = await run(join(dir, 'missing.pte'));
     expect(r.exitCode).toBe(1);
-    expect(r.report.errors[0]!.code).toBe('AccessFailed');
+    expect(r.report.errors[0].code).toBe('AccessFailed');
     expect(r.report.program.methods).toEqual([]);
   });
 
@@ -276,7 +276,7 @@ describe('the ExecuTorch corpus', () => {
     for (const s of [0, 1]) {
       const v = (((7 * s) % 29) - 14) / 16;
       const out = new Float32Array([v + v]);
-      expect(r.report.methods[0]!.steps[s]!.outputs[0]!.digest).toBe(fnv1a64(new Uint8Array(out.buffer)));
+      expect(r.report.methods[0].steps[s].outputs[0].digest).toBe(fnv1a64(new Uint8Array(out.buffer)));
     }
   });
 
@@ -289,15 +289,15 @@ describe('the ExecuTorch corpus', () => {
     const r = await run(corpusPath('module-linear-inline-constants'));
     expect(r.exitCode).toBe(1);
     expect(r.report.errors[0]).toMatchObject({ code: 'InvalidProgram' });
-    expect(r.report.errors[0]!.message).toMatch(/constant_buffer path/);
+    expect(r.report.errors[0].message).toMatch(/constant_buffer path/);
   });
 
   it('names the operators it has no kernel for', async () => {
     const r = await run(corpusPath('keyword-spotting-cortex-m'));
     expect(r.exitCode).toBe(1);
-    expect(r.report.errors[0]!.code).toBe('OperatorMissing');
-    expect(r.report.errors[0]!.message).toContain('no kernel for cortex_m::quantize_per_tensor.out');
-    expect(r.report.errors[0]!.message).toContain('cortex_m::quantized_conv2d.out');
+    expect(r.report.errors[0].code).toBe('OperatorMissing');
+    expect(r.report.errors[0].message).toContain('no kernel for cortex_m::quantize_per_tensor.out');
+    expect(r.report.errors[0].message).toContain('cortex_m::quantized_conv2d.out');
   });
 });
 

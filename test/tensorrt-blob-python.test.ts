@@ -125,8 +125,8 @@ describe('blobs from the Python serializer', () => {
     const runner = await testRunner();
     let accepted = 0;
     let escapedRefused = 0;
-    await fc.assert(
-      fc.asyncProperty(fc.array(caseArb, { minLength: 60, maxLength: 60 }), async (cases) => {
+    fc.assert(
+      fc.property(fc.array(caseArb, { minLength: 60, maxLength: 60 }), (cases) => {
         const blobs = pythonBlobs(cases);
         const native = runnerVerdicts(runner, blobs);
         cases.forEach((c, k) => {

@@ -14,7 +14,6 @@ import {
   writeBlob,
   writeBlobHead,
   type BlobMetadata,
-  type IoBinding,
   type MetadataInit,
   type ParsedBlob,
 } from '../src/tensorrt/blob.js';
@@ -57,9 +56,9 @@ async function outcomeAsync(f: () => Promise<unknown>): Promise<string> {
 /** A range reader over `blob` that records every request. */
 function recorder(blob: Uint8Array) {
   const calls: [number, number][] = [];
-  const read = async (offset: number, length: number): Promise<Uint8Array> => {
+  const read = (offset: number, length: number): Promise<Uint8Array> => {
     calls.push([offset, length]);
-    return blob.slice(offset, offset + length);
+    return Promise.resolve(blob.slice(offset, offset + length));
   };
   return { calls, read };
 }
@@ -377,10 +376,10 @@ describe('readBlobFromRange', () => {
     const engineSize = 4n * 2n ** 30n;
     const head = writeBlobHead({ metadata: KV_METADATA, engineSize });
     const calls: [number, number][] = [];
-    const read = async (offset: number, length: number) => {
+    const read = (offset: number, length: number) => {
       calls.push([offset, length]);
-      if (offset + length > head.length) throw new Error(`read past the head: ${offset}+${length}`);
-      return head.slice(offset, offset + length);
+      if (offset + length > head.length) return Promise.reject(new Error(`read past the head: ${offset}+${length}`));
+      return Promise.resolve(head.slice(offset, offset + length));
     };
     const p = await readBlobFromRange(read, BigInt(head.length) + engineSize);
     expect(calls).toEqual([
@@ -408,7 +407,7 @@ describe('readBlobFromRange', () => {
 
   it('a short read is a truncation', async () => {
     const blob = writeBlob({ metadata: KV_METADATA, engine: SAMPLE_ENGINE });
-    const short = async (offset: number, length: number) => blob.slice(offset, offset + Math.min(length, 40));
+    const short = (offset: number, length: number) => Promise.resolve(blob.slice(offset, offset + Math.min(length, 40)));
     expect(await outcomeAsync(() => readBlobFromRange(short, blob.length))).toBe('TRT_BLOB_TRUNCATED');
   });
 });
@@ -485,7 +484,7 @@ const validMetadata: fc.Arbitrary<BlobMetadata> = fc
     const outs = names.filter((_, i) => !dirs[i]);
     const pairs = Math.min(ins.length, outs.length);
     return fc.record({
-      io_bindings: fc.tuple(...names.map((n, i) => binding(n, dirs[i]))) as fc.Arbitrary<IoBinding[]>,
+      io_bindings: fc.tuple(...names.map((n, i) => binding(n, dirs[i]))),
       aliased_io: fc
         .tuple(
           fc.shuffledSubarray(ins, { minLength: 0, maxLength: pairs }),
@@ -600,8 +599,7 @@ describe('properties', () => {
     // Mostly well-typed documents over a small name pool, so runs reach the
     // binding and alias checks rather than stopping at the type checks.
     const anyJson = fc.jsonValue({ maxDepth: 2 });
-    const good = <T>(a: fc.Arbitrary<T>) =>
-      fc.oneof({ weight: 15, arbitrary: a as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: anyJson as fc.Arbitrary<unknown> });
+    const good = <T>(a: fc.Arbitrary<T>) => fc.oneof({ weight: 15, arbitrary: a }, { weight: 1, arbitrary: anyJson });
     const str = fc.oneof(
       { weight: 8, arbitrary: fc.constantFrom('x', 'y', 'k_out', 'k_cache', 'v_out') },
       { weight: 1, arbitrary: fc.constantFrom('', '\0', 'x\0', 'k_out\0y') },

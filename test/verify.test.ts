@@ -59,7 +59,7 @@ describe('trtx verify', () => {
 
   it('reports a real TensorRT plan as not executable here, as an environment limit', { timeout: BUILD_TIMEOUT_MS }, async () => {
     const spec = trtSingle();
-    const d = spec.methods[0].delegates![0] as { blob: { engine: unknown } };
+    const d = spec.methods[0].delegates[0] as { blob: { engine: unknown } };
     d.blob.engine = new Uint8Array([0x66, 0x74, 0x72, 0x74, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
     const file = join(dir, 'plan.pte');
     await writeFixture(file, spec);

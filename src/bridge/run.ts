@@ -346,7 +346,9 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
       );
     }
     handleLine(leftover);
-    if (failure !== undefined) throw failure;
+    // handleLine may have set it; the compiler's narrowing does not see that.
+    const late = failure as Error | undefined;
+    if (late !== undefined) throw late;
   }
 
   if (terminal?.event === 'error') {

@@ -190,7 +190,7 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
     const elided = new Set(
       stamp
         ? outputs(meta)
-            .filter((b) => stamp!.includes(b.name))
+            .filter((b) => stamp.includes(b.name))
             .map((b) => b.name)
         : [],
     );

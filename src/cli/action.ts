@@ -13,7 +13,7 @@ export type Handler<O> = (ctx: Ctx, opts: O, args: string[], cmd: Command) => Pr
 export function action<O extends GlobalOptions>(handler: Handler<O>) {
   return async function (this: Command, ...argv: unknown[]) {
     const cmd = argv[argv.length - 1] as Command;
-    const opts = cmd.optsWithGlobals() as O;
+    const opts = cmd.optsWithGlobals<O>();
     // A variadic argument (check FILE...) arrives as one array.
     const args = argv
       .slice(0, -2)

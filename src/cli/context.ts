@@ -107,7 +107,7 @@ export function makeCtx(opts: GlobalOptions): Ctx {
       process.stdout.write(text + '\n');
     },
     emitJson: (value) => {
-      process.stdout.write(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
+      process.stdout.write(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
     },
   };
 }

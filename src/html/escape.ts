@@ -7,9 +7,12 @@ const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;
 /** Escapes text for an HTML or SVG text node or a quoted attribute value. */
 export function esc(text: string | number): string {
   // Control characters (a NUL in a binding name) are shown, not passed on.
-  return String(text)
-    .replace(/[&<>"']/g, (c) => ENTITIES[c])
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return (
+    String(text)
+      .replace(/[&<>"']/g, (c) => ENTITIES[c])
+      // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are shown as escapes
+      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  );
 }
 
 export const bytes = (n: number) => formatIEC(BigInt(n));

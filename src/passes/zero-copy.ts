@@ -406,7 +406,7 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
     const bufferReaders = refs[buffer].filter(
       (r) =>
         !(r.kind === 'kernel' && refAt(r, staging.at) && r.arg === 0) &&
-        !(r.kind === 'kernel' && refAt(r, end!.copy) && r.op === COPY_BACK && r.arg !== 1),
+        !(r.kind === 'kernel' && refAt(r, end.copy) && r.op === COPY_BACK && r.arg !== 1),
     );
     if (bufferReaders.length > 0) {
       refuse(

@@ -36,7 +36,7 @@ export interface PlannedPass {
 export function planPasses(request: RewriteRequest): PlannedPass[] {
   const passes: PlannedPass[] = [];
   const { budget, zeroCopyKv } = request;
-  if (budget) passes.push({ name: 'budget', make: async () => budgetPass(budget) });
+  if (budget) passes.push({ name: 'budget', make: () => Promise.resolve(budgetPass(budget)) });
   if (zeroCopyKv) passes.push({ name: 'zero-copy-kv', make: async (pte) => zeroCopyKvPass(await readTrtBlobs(pte), zeroCopyKv) });
   return passes;
 }

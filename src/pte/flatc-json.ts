@@ -11,11 +11,11 @@ import type * as M from './model.js';
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
 const ENUMS: Record<string, Record<number, string>> = {
-  ScalarType: ScalarType as unknown as Record<number, string>,
-  DeviceType: DeviceType as unknown as Record<number, string>,
-  DataLocation: DataLocation as unknown as Record<number, string>,
-  TensorShapeDynamism: TensorShapeDynamism as unknown as Record<number, string>,
-  TensorDataLocation: TensorDataLocation as unknown as Record<number, string>,
+  ScalarType: ScalarType,
+  DeviceType: DeviceType,
+  DataLocation: DataLocation,
+  TensorShapeDynamism: TensorShapeDynamism,
+  TensorDataLocation: TensorDataLocation,
 };
 
 const camel = (snake: string) => snake.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());

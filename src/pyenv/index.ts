@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { TrtxError } from '../util/errors.js';
 import { readPythonLock, sameRelease } from './lock-file.js';
-import { ensureManagedEnv, type ManagedEnvOptions, type PythonEnvProgress } from './managed.js';
+import { ensureManagedEnv, type ManagedEnvOptions } from './managed.js';
 import { probePython, type PythonProbe } from './probe.js';
 
 export type { PythonEnvProgress } from './managed.js';

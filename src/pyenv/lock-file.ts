@@ -37,7 +37,7 @@ export function parseLock(text: string, path: string): Map<string, string> {
         hint: 'regenerate it with python-bridge/tools/relock.sh',
       });
     }
-    pins.set(normaliseDistName(m[1]!), m[2]!);
+    pins.set(normaliseDistName(m[1]), m[2]);
   });
   return pins;
 }

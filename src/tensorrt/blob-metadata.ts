@@ -108,7 +108,7 @@ function readMetadataDocument(
     meta: {
       io_bindings: bindings,
       hardware_compatible: bool(doc, 'hardware_compatible', 'metadata.hardware_compatible', false),
-      device_id: deviceId === undefined ? 0 : (deviceId as number),
+      device_id: deviceId === undefined ? 0 : deviceId,
       serialized_metadata: str(doc, 'serialized_metadata', 'metadata.serialized_metadata', ''),
       target_platform: str(doc, 'target_platform', 'metadata.target_platform', ''),
     },

@@ -65,7 +65,7 @@ export function blobPlace(pte: PteFile, ref: DelegateRef): BlobPlace {
       );
     return { location: 'segment', index: p.index, size: s.size, fileOffset: s.offset };
   }
-  throw new TrtxError('PTE_DELEGATE_DATA', `${ref.location} > processed.location`, `unknown data location ${p.location}`);
+  throw new TrtxError('PTE_DELEGATE_DATA', `${ref.location} > processed.location`, `unknown data location ${String(p.location)}`);
 }
 
 /** Reads a TensorRT blob's header and metadata (two small reads for a segment). */
@@ -73,7 +73,8 @@ export async function readDelegateBlob(pte: PteFile, ref: DelegateRef): Promise<
   const place = blobPlace(pte, ref);
   const read =
     place.location === 'inline'
-      ? async (offset: number, length: number) => pte.program.backendDelegateData[place.index].data.subarray(offset, offset + length)
+      ? (offset: number, length: number) =>
+          Promise.resolve(pte.program.backendDelegateData[place.index].data.subarray(offset, offset + length))
       : (offset: number, length: number) => pte.readRange(place.fileOffset! + offset, length);
   return readBlobFromRange(read, place.size, { location: ref.location });
 }

@@ -214,21 +214,21 @@ export function isReferenceEngine(bytes: Uint8Array): boolean {
 function readStep(s: FbStep, i: number, opts: EngineLocationOptions | undefined): RefStep {
   switch (s.opType()) {
     case Op.Affine: {
-      const a: FbAffine = s.op(new FbAffine());
+      const a = s.op(new FbAffine()) as FbAffine;
       return { op: 'Affine', input: a.input(), output: a.output(), scale: a.scale(), bias: a.bias() };
     }
     case Op.KvWrite: {
-      const k: FbKvWrite = s.op(new FbKvWrite());
+      const k = s.op(new FbKvWrite()) as FbKvWrite;
       return { op: 'KvWrite', cache: k.cache(), position: k.position(), source: k.source(), seqDim: k.seqDim(), salt: k.salt() };
     }
     case Op.Attend: {
-      const a: FbAttend = s.op(new FbAttend());
+      const a = s.op(new FbAttend()) as FbAttend;
       const caches: number[] = [];
       for (let k = 0; k < a.cachesLength(); k++) caches.push(a.caches(k)!);
       return { op: 'Attend', caches, query: a.query(), output: a.output() };
     }
     case Op.RingShift: {
-      const r: FbRingShift = s.op(new FbRingShift());
+      const r = s.op(new FbRingShift()) as FbRingShift;
       return { op: 'RingShift', stateIn: r.stateIn(), source: r.source(), stateOut: r.stateOut() };
     }
     default:
@@ -355,7 +355,7 @@ export function checkEngineBindings(engine: ReferenceEngine, bindings: readonly 
         wantData(sout, s.stateOut, `${at}.state_out`);
         wantData(get(s.source, `${at}.source`), s.source, `${at}.source`);
         if (sin.shape.length && sout.shape.length && sin.shape.join(',') !== sout.shape.join(',')) {
-          bad(at, `state_in is [${sin.shape}] but state_out is [${sout.shape}]`);
+          bad(at, `state_in is [${sin.shape.join(',')}] but state_out is [${sout.shape.join(',')}]`);
         }
         break;
       }

@@ -197,7 +197,7 @@ export function parseStrictJson(text: string, code: Code, location: string, opts
     const c = text[pos];
     if (c === '{') {
       pos++;
-      const obj: JsonObject = Object.create(null);
+      const obj = Object.create(null) as JsonObject;
       skipWs();
       if (text[pos] === '}') {
         pos++;

@@ -30,6 +30,7 @@ export interface TargetDevice {
 export const MAX_DEVICE_INDEX = 127;
 
 // What Python's str.strip() and int() treat as whitespace among ASCII characters.
+// eslint-disable-next-line no-control-regex -- Python's whitespace includes the separators \x1c-\x1f
 const ASCII_SPACE = /^[ \t\n\v\f\r\x1c-\x1f]+|[ \t\n\v\f\r\x1c-\x1f]+$/g;
 // Python int(): optional sign, digits with single underscores between them.
 const PY_INT = /^[+-]?[0-9](?:_?[0-9])*$/;

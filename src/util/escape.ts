@@ -5,7 +5,9 @@
 // through escapeControls, which writes such characters as escapes (`\n`,
 // `\x1b`, `\u2028`). --json output needs nothing: JSON escapes them.
 
+// eslint-disable-next-line no-control-regex -- the escape character starts the colour sequences removed here
 const SGR = /\x1b\[[0-9;]*m/g; // select graphic rendition: the colours trtx's own styler writes
+// eslint-disable-next-line no-control-regex -- control characters are what this escapes
 const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g;
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
@@ -22,7 +24,7 @@ export function escapeControls(s: string, keepColours = false): string {
   let last = 0;
   for (const m of s.matchAll(SGR)) {
     out += s.slice(last, m.index).replace(CONTROL, escapeChar) + m[0];
-    last = m.index! + m[0].length;
+    last = m.index + m[0].length;
   }
   return out + s.slice(last).replace(CONTROL, escapeChar);
 }

@@ -90,7 +90,7 @@ function startFlock(lockPath: string, noBlock: boolean): Promise<Held | null> {
     let stderr = '';
     let stdout = '';
     let settled = false;
-    const done = (v: Held | null, e?: unknown) => {
+    const done = (v: Held | null, e?: Error) => {
       if (settled) return;
       settled = true;
       if (e) reject(e);

@@ -14,7 +14,6 @@
 // not have, --device cuda without a GPU) is an environment result (exit 2),
 // not a failed program.
 
-import { join } from 'node:path';
 import { runChecks, summarizeDiagnostics, type CheckSummary } from '../checks/run.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
 import { DEFAULT_RUNTIME, type RuntimeRules } from '../checks/runtime-rules.js';

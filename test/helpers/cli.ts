@@ -24,7 +24,10 @@ export function runCli(args: string[]): Promise<CliResult> {
 async function runOnce(args: string[]): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
+  // Saved to be put back as they were; never called detached.
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- restored as is after the run
   const out = process.stdout.write;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- restored as is after the run
   const err = process.stderr.write;
   const capture = (sink: (s: string) => void) =>
     ((chunk: string | Uint8Array, ...rest: unknown[]) => {

@@ -1,7 +1,7 @@
 // A built fixture program seen in its spec's names, so a test compares two
 // programs structurally: instruction lines, tensor placements, delegates.
 import { memoryOffset, type EValue } from '../../src/pte/model.js';
-import { DeviceType } from '../../src/pte/model.js';
+import { DataLocation, DeviceType } from '../../src/pte/model.js';
 import { parseBlob } from '../../src/tensorrt/blob.js';
 import type { BuiltProgram } from '../../src/examples/builder.js';
 
@@ -51,7 +51,7 @@ function literal(v: EValue): string {
 /** The bytes of a delegate's processed data in a built program. */
 export function delegateBytes(built: BuiltProgram, plan: number, delegate: number): Uint8Array {
   const d = built.program.executionPlan[plan].delegates[delegate];
-  if (d.processed!.location === 1) {
+  if (d.processed!.location === DataLocation.SEGMENT) {
     const s = built.segments[d.processed!.index];
     if (s.kind !== 'bytes') throw new Error('file segment');
     return s.bytes;
@@ -78,8 +78,8 @@ export function viewMethod(built: BuiltProgram, method: string): MethodView {
     if (v.type !== 'Tensor' || idx.names[i] === null) return;
     const t = v.tensor;
     const extra = t.extraTensorInfo;
-    tensors.set(idx.names[i]!, {
-      name: idx.names[i]!,
+    tensors.set(idx.names[i], {
+      name: idx.names[i],
       arena: t.allocationInfo ? t.allocationInfo.memoryId : null,
       offset: t.allocationInfo ? memoryOffset(t.allocationInfo) : null,
       device: extra && extra.deviceType === DeviceType.CUDA ? `cuda:${extra.deviceIndex}` : 'cpu',

@@ -207,9 +207,9 @@ function modelMutant(rng: Rng, seed: FuzzSeed): Uint8Array | null {
         default:
           a.reverse();
       }
-    } else if (s.value && typeof s.value === 'object' && 'type' in (s.value as object)) {
+    } else if (s.value && typeof s.value === 'object' && 'type' in s.value) {
       // A union member swapped for another value of the same list.
-      const same = all.filter((o) => o.value && typeof o.value === 'object' && 'type' in (o.value as object));
+      const same = all.filter((o) => o.value && typeof o.value === 'object' && 'type' in o.value);
       set(structuredClone(pick(rng, same).value));
     } else if (s.value !== null && typeof s.value === 'object') set(null);
   }

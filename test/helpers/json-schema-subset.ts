@@ -73,7 +73,7 @@ export function validate(root: Record<string, unknown>, value: unknown, at: Sche
     for (const key of (at.required as string[] | undefined) ?? []) if (!(key in obj)) errors.push(`${path}: lacks ${key}`);
     const props = (at.properties as Record<string, Schema> | undefined) ?? {};
     for (const [key, v] of Object.entries(obj)) {
-      if (key in props) errors.push(...validate(root, v, props[key]!, `${path}.${key}`));
+      if (key in props) errors.push(...validate(root, v, props[key], `${path}.${key}`));
       else if (at.additionalProperties !== undefined)
         errors.push(...validate(root, v, at.additionalProperties as Schema, `${path}.${key}`));
     }

@@ -34,10 +34,10 @@ export function pteFromBytes(bytes: Uint8Array, path = 'memory.pte'): PteFile {
     program,
     segmentBase: header.extended?.segmentBaseOffset ?? 0,
     segments,
-    readRange: async (offset, length) => {
+    readRange: (offset, length) => {
       if (offset < 0 || length < 0 || offset + length > bytes.length)
-        throw new TrtxError('PTE_RANGE', path, `range ${offset}+${length} is outside the file`);
-      return bytes.slice(offset, offset + length);
+        return Promise.reject(new TrtxError('PTE_RANGE', path, `range ${offset}+${length} is outside the file`));
+      return Promise.resolve(bytes.slice(offset, offset + length));
     },
     close: async () => {},
   };

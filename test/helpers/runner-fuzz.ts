@@ -146,7 +146,7 @@ export async function fuzzRunnerOnce(o: Omit<RunnerFuzzOptions, 'count'>, index:
   const first = run.report?.errors[0];
   const runnerCode = run.report ? (first?.code ?? 'ok') : null;
   const check = await runCli(['--quiet', 'check', '--json', file]);
-  let checkCode: string | null = null;
+  let checkCode: string | null;
   try {
     const j = JSON.parse(check.stdout) as { diagnostics?: { severity: string; code: string }[]; error?: { code: string } };
     checkCode = j.error?.code ?? j.diagnostics?.find((d) => d.severity === 'error')?.code ?? null;

@@ -9,6 +9,7 @@ import type {
   FieldChange,
   InstructionChange,
   MethodDiff,
+  Scalar,
   SpecValue,
   StagingCounts,
   TensorPlace,
@@ -41,7 +42,7 @@ function marks(s: S) {
   };
 }
 
-const show = (v: unknown) => (v === null ? '(none)' : String(v));
+const show = (v: Scalar | null) => (v === null ? '(none)' : String(v));
 
 function fieldLines(changes: FieldChange[], s: S, indent: string): string[] {
   const m = marks(s);

@@ -104,7 +104,7 @@ async function soleProgramHere(): Promise<string> {
     .filter((e) => e.isFile() && e.name.endsWith('.pte'))
     .map((e) => e.name)
     .sort();
-  if (found.length === 1) return found[0]!;
+  if (found.length === 1) return found[0];
   if (found.length === 0) throw usage('no file named and no .pte in the current folder', 'name the program: trtx verify FILE');
   throw usage(
     `no file named and ${found.length} .pte files in the current folder (${found.slice(0, 5).join(', ')}${found.length > 5 ? ', ...' : ''})`,
