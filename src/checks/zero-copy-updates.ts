@@ -1,0 +1,98 @@
+// The zero-copy KV check's whole-program rules for one method: a cache two
+// delegates or two methods share is a recorded decision (shared_kv_cache),
+// and every mutable buffer is updated exactly once per execution, by its own
+// write-back or by a zero-copy engine, with staged outputs written back into
+// their own buffers.
+
+import { arenaDevice, deviceLabel, planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
+import { SPEC_SHARED_KV_CACHE } from '../tensorrt/shared-kv-cache.js';
+import { bufferUpdates, crossedWriteBacks } from '../graph/writeback-order.js';
+import { atLabel, regionOf } from '../graph/dataflow.js';
+import type { MethodScan } from './zero-copy-scan.js';
+
+/** Checks sharing and the once-per-execution update of the buffers of `s`. */
+export function checkUpdates(s: MethodScan): void {
+  const { program, p, plan, method, emit, vs, buffers, at, zc, sharedMap } = s;
+  // ---- rule 7: sharing is a recorded decision
+  const partnersOf = (b: number) => sharedMap.get(`${p}:${b}`) ?? [];
+  const sharedBy = (b: number) => new Set((zc.get(b) ?? []).map((u) => u.v.d));
+  const isShared = (b: number) => sharedBy(b).size > 1 || partnersOf(b).length > 0;
+  for (const [b, uses] of zc) {
+    if (!isShared(b)) continue;
+    const fqn = tensorName(tensorAt(plan, b)!);
+    const partners = partnersOf(b);
+    const withWhom = [
+      ...(sharedBy(b).size > 1 ? [`delegates ${[...sharedBy(b)].join(' and ')} of ${method}`] : []),
+      ...partners.map((x) => `method ${planName(program.executionPlan[x.plan], x.plan)}`),
+    ].join(', ');
+    for (const { v } of uses) {
+      if (fqn === null || !v.shared?.includes(fqn))
+        emit(
+          'ZC_SHARED_CACHE_UNDECLARED',
+          v.t.location,
+          `${valueLabel(plan, b)} is shared (${withWhom}) but this delegate's shared_kv_cache does not name it; sharing a cache must be a recorded decision`,
+          v.d,
+        );
+    }
+    const here = arenaDevice(plan, regionOf(tensorAt(plan, b)!)!.arena);
+    for (const x of partners) {
+      const other = program.executionPlan[x.plan];
+      const there = arenaDevice(other, regionOf(tensorAt(other, x.value)!)!.arena);
+      if (there.type !== here.type || there.index !== here.index) {
+        emit(
+          'ZC_SHARED_CACHE_SPLIT',
+          at(b),
+          `${valueLabel(plan, b)} is zero-copy on ${deviceLabel(here)} here, but method ${planName(other, x.plan)}, planned to share it, holds it on ${deviceLabel(there)}`,
+        );
+      }
+    }
+  }
+  for (const v of vs) {
+    for (const name of v.shared ?? []) {
+      const fed = v.edges.filter((e) => e.outArg === null && buffers.has(e.inArg) && tensorName(tensorAt(plan, e.inArg)!) === name);
+      if (!v.stamp || fed.length === 0) {
+        emit(
+          'ZC_SHARED_CACHE_STALE',
+          `${v.t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`,
+          `shared_kv_cache names ${JSON.stringify(name)}, which this delegate does not update in place`,
+          v.d,
+        );
+      } else if (!isShared(fed[0].inArg)) {
+        emit(
+          'ZC_SHARED_CACHE_STALE',
+          `${v.t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`,
+          `shared_kv_cache names ${JSON.stringify(name)}, but no other delegate or method shares it: the program does not carry the decision out`,
+          v.d,
+        );
+      }
+    }
+  }
+
+  // ---- exactly once per execution
+  const edges = vs.flatMap((v) => v.edges);
+  const declared = (b: number) =>
+    isShared(b) && (zc.get(b) ?? []).every((u) => u.v.shared?.includes(tensorName(tensorAt(plan, b)!) ?? '\0'));
+  for (const u of bufferUpdates(plan, edges, declared)) {
+    if (u.count === 0 && partnersOf(u.value).length === 0) {
+      emit(
+        'ZC_UPDATE_MISSING',
+        at(u.value),
+        `${valueLabel(plan, u.value)} is a mutable buffer that nothing updates: no write-back into it and no zero-copy engine writes it`,
+      );
+    } else if (u.count > 1) {
+      const how = [
+        ...u.writeBacks.map((a) => `a write-back at ${atLabel(a)}`),
+        ...u.zeroCopy.map((e) => `delegate ${e.delegate} in place`),
+      ];
+      emit('ZC_UPDATE_TWICE', at(u.value), `${valueLabel(plan, u.value)} is updated ${u.count} times per execution: ${how.join(', ')}`);
+    }
+  }
+  for (const c of crossedWriteBacks(plan, edges)) {
+    emit(
+      'ZC_WRITEBACK_CROSSED',
+      `${method} > ${atLabel(c.at)}`,
+      `aliased output ${JSON.stringify(c.edge.output)} of delegate ${c.edge.delegate} updates the staging copy of ${valueLabel(plan, c.staged)} but is written back into ${valueLabel(plan, c.writtenTo)}`,
+      c.edge.delegate,
+    );
+  }
+}
