@@ -1,0 +1,52 @@
+// What a failed ExecuTorch call reports (et_failure.h).
+#include "et_failure.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "et_platform.h"
+#include "trtx/et/failure.h"
+
+namespace trtx::cli {
+
+namespace et = executorch::runtime;
+
+// The failure behind an ExecuTorch error: the one a trtx plugin recorded, or
+// the runtime's own last error line.
+Failure failure_of(et::Error e, const std::string& location, const std::string& what) {
+  std::optional<Failure> plugin = trtx::et::take_failure();
+  std::vector<std::string> lines = take_et_errors();
+  if (plugin.has_value()) return *plugin;
+  std::string msg = what + " failed with " + trtx::et::et_error_name(e);
+  // ExecuTorch logs each operator it has no kernel for, then a count.
+  std::vector<std::string> missing;
+  for (const std::string& line : lines) {
+    const size_t at = line.find("Missing operator: [");
+    const size_t name = at == std::string::npos ? at : line.find("] ", at);
+    if (name == std::string::npos) continue;
+    const std::string op = line.substr(name + 2);
+    if (std::find(missing.begin(), missing.end(), op) == missing.end()) missing.push_back(op);
+  }
+  if (!missing.empty()) {
+    msg += ": no kernel for ";
+    for (size_t i = 0; i < missing.size(); ++i) msg += (i ? ", " : "") + missing[i];
+  } else {
+    // The cause first (a kernel's failed check), then where it stopped; the
+    // per-argument type dump adds nothing a reader can act on.
+    std::vector<std::string> useful;
+    for (const std::string& line : lines) {
+      if (line.find(" with type id ") == std::string::npos && useful.size() < 3) useful.push_back(line);
+    }
+    for (size_t i = 0; i < useful.size(); ++i) msg += (i ? "; " : ": ") + useful[i];
+  }
+  return fail(trtx::et::from_et_error(e), location, msg);
+}
+
+void clear_pending() {
+  (void)trtx::et::take_failure();
+  (void)take_et_errors();
+}
+
+}  // namespace trtx::cli
