@@ -24,7 +24,9 @@ import { ensurePythonEnv } from '../src/pyenv/index.js';
  */
 function env(cache: string, tmp: string): Record<string, string | undefined> {
   const e: Record<string, string | undefined> = { ...process.env, TRTX_CACHE_DIR: cache, TMPDIR: tmp, TRTX_PYTHON: python };
-  delete e.TRTX_RUNNER_BIN;
+  // Empty, not deleted: spawnTrtx lays the given variables over this process's
+  // own, where CI sets a prebuilt runner; an empty one means none.
+  e.TRTX_RUNNER_BIN = '';
   return e;
 }
 
