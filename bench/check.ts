@@ -1,4 +1,4 @@
-// Issue 3 benchmark: `trtx check` wall time and peak RSS on a program with 8
+// Benchmark: `trtx check` wall time and peak RSS on a program with 8
 // TensorRT delegates whose engine segments total 40 MB and 4 GiB (the cost
 // must not grow with engine bytes), and `trtx rewrite --in-place --budget` on
 // the 4 GiB file, in one run. Times are given with node's own startup beside

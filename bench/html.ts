@@ -5,10 +5,11 @@
 //
 //   npx tsx bench/html.ts [--dir DIR] [--big-gib 4] [--runs 7]
 //
-// The program is the demo's KV decoder at seed scale (30 layers, 246 planned
-// tensors and 123 staging copies in decode), its two engines resized so they
-// total 40 MB in one file and --big-gib GiB in the other, written sparse
-// (fixtures/sparse.ts): the engines are holes.
+// The program is the demo's KV decoder at seed scale (the 30-layer model of
+// pytorch/TensorRT#4667; 246 planned tensors and 123 staging copies in
+// decode), its two engines resized so they total 40 MB in one file and
+// --big-gib GiB in the other, written sparse (fixtures/sparse.ts): the
+// engines are holes.
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -1,7 +1,8 @@
-// Issue 7 runner benchmark programs, written here because the GPU machine has
-// no node:
+// The runner's shared-scratch and warm-pool benchmark programs, written here
+// because the GPU machine has no node:
 //   six-engines-equal.pte  multiEngine(6) with every engine's scratch set to
-//                          281,018,368 B (268 MiB, seed 000's per-engine need):
+//                          281,018,368 B (268 MiB, the per-engine need in
+//                          pytorch/TensorRT#4600's six-engine measurement):
 //                          private scratch holds six of them, shared one.
 //   multi-engine-25.pte    multiEngine(25): a step of 25 TensorRT delegates
 //                          (scratch 1..25 MiB), for cold vs warm pool.

@@ -1,4 +1,4 @@
-// Issue 2 benchmark: `trtx inspect` wall time and peak RSS on programs whose
+// Benchmark: `trtx inspect` wall time and peak RSS on programs whose
 // segments total 40 MB and 4 GiB (cost must not grow with segment bytes), and
 // `trtx rewrite` throughput as a ratio to `cp` (and `cp` + fsync, since the
 // writer fsyncs) of the same file, all in one run.

@@ -1,6 +1,6 @@
-// Issue 5 benchmark: on the KV fixture scaled to seed 001's model
-// (kvDecoder({scale: 'seed'}): 30 layers, 8 heads x 128, 4693 positions,
-// bfloat16), the host<->device staging bytes of one decode step before and
+// Benchmark: on the KV fixture scaled to the 30-layer model of
+// pytorch/TensorRT#4667 (kvDecoder({scale: 'seed'}): 30 layers, 8 heads x 128,
+// 4693 positions, bfloat16), the host<->device staging bytes of one decode step before and
 // after `trtx rewrite --zero-copy-kv`, split into the caches' share and the
 // rest, and the rewrite's wall time on that file as a ratio to `cp` of the
 // same file (median of 5, alternating), with node's own start-up beside it.

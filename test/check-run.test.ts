@@ -111,8 +111,8 @@ describe('the fixture catalogue', () => {
     expect(summary.errors, JSON.stringify(diagnostics, null, 1)).toBe(0);
   });
 
-  // The refusals these checks own; zero-copy rules (section 5) are checked by
-  // src/checks/zero-copy.ts and tested with it.
+  // The refusals these checks own; zero-copy rules (docs/zero-copy-kv.md) are
+  // checked by src/checks/zero-copy.ts and tested with it.
   const owned: Record<string, string> = {
     'broken-arity.pte': 'TRT_ARITY',
     'broken-partial-elision.pte': 'TRT_ARITY',

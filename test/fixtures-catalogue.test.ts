@@ -45,7 +45,7 @@ const REQUIRED = [
 ];
 
 describe('catalogue', () => {
-  it('names every shape of issue 4, once', () => {
+  it('names every required sound program and broken shape, each once', () => {
     const files = CATALOGUE.map((e) => e.file);
     expect(new Set(files).size).toBe(files.length);
     for (const f of REQUIRED) expect(files).toContain(f);

@@ -1,6 +1,7 @@
 // The KV decoder against its documented shape (fixtures/README.md, "Staged
-// decode, instruction by instruction"), the zero-copy form against the domain
-// brief's description of what changes, and the seed-scale numbers.
+// decode, instruction by instruction"), the zero-copy form against what
+// docs/zero-copy-kv.md says changes, and the seed-scale numbers (the 30-layer
+// model of pytorch/TensorRT#4667).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,7 +139,7 @@ describe('staged KV decoder', () => {
   });
 });
 
-describe('zero-copy KV decoder differs from the staged one exactly as the domain brief says', () => {
+describe('zero-copy KV decoder differs from the staged one only by un-staged caches, elided outputs and the stamp', () => {
   const s = buildProgram(kvDecoder({ mode: 'staged' }));
   const z = buildProgram(kvDecoder({ mode: 'zero-copy' }));
   const fqns = cacheFqns(2);
@@ -268,7 +269,7 @@ describe('scale knobs', () => {
     expect(cacheBytes(resolveKv(o))).toBe(6n * 4n * 32n * 16n * 4n);
   });
 
-  it("kvDecoder({scale: 'seed'}) stages seed 001's 576.7 MB in and 577.2 MB out per decode step", () => {
+  it("kvDecoder({scale: 'seed'}) stages the 576.7 MB in and 577.2 MB out per decode step of pytorch/TensorRT#4667's 30-layer model", () => {
     const spec = kvDecoder({ scale: 'seed' });
     const d = resolveKv({ scale: 'seed' });
     expect([d.layers, d.heads, d.headDim, d.maxSeq, d.dtype]).toEqual([30, 8, 128, 4693, 'bfloat16']);

@@ -1,5 +1,5 @@
 // The cache lock: a Ctrl-C'd holder must not make the next command wait
-// (issue: an interrupted runner build hung every later verify for 30 minutes),
+// (an interrupted runner build once hung every later verify for 30 minutes),
 // a live holder must be waited for, and two waiters must never both hold it.
 
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 // The native runner on the fixture programs (CPU, the ExecuTorch runtime with
-// trtx's TensorRTBackend and host stand-in allocator): the runtime contract
-// of domain brief section 6 as the report shows it. Staged and zero-copy give
+// trtx's TensorRTBackend and host stand-in allocator): the runtime contracts
+// of docs/runtime-contracts.md as the report shows them. Staged and zero-copy give
 // the same outputs and caches at every step in both caller-stream modes (the
 // zero-copy caches initialised as an application must), every cache changes
 // at every step, a persistent run differs from a fresh-cache run, syncs

@@ -8,8 +8,9 @@
 // Warm: the allocator's first-use hook raised the threshold (the runner's
 // RunnerMemory, as trtx-runner wires it); cold: --cold-pool, no pool call.
 // Per size, the median of the allocation call alone (the allocator's own
-// timing) and of the whole round trip (create, destroy, synchronize), as
-// the domain brief's reference measurements separate them.
+// timing) and of the whole round trip (create, destroy, synchronize): the
+// round trip has a floor of a launch plus a synchronize that is not the
+// allocator's, so each is reported (bench/device-memory.md).
 #include <executorch/runtime/core/device_memory_buffer.h>
 #include <executorch/runtime/platform/runtime.h>
 

@@ -1,7 +1,8 @@
 // (c) Six engines with equal activation scratch (281,018,368 B each, the
-// seed's figure), alternating between two streams: peak device memory with a
-// private buffer per engine vs one trtx::memory::SharedScratchPool buffer on
-// the device, and every engine's output compared bit for bit between modes.
+// per-engine figure of pytorch/TensorRT#4600's six-engine measurement),
+// alternating between two streams: peak device memory with a private buffer
+// per engine vs one trtx::memory::SharedScratchPool buffer on the device, and
+// every engine's output compared bit for bit between modes.
 // Each engine fills its whole scratch from its input, then reduces it to a
 // checksum: an engine that overlapped another on the shared buffer would read
 // the other's bytes and change its checksum.

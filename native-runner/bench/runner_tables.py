@@ -71,7 +71,7 @@ def main():
     summary = {"warmup": warmup}
     out = []
 
-    # Issue 6: staged vs zero-copy per decode step at the seed's scale.
+    # Staged vs zero-copy per decode step at seed scale (the 30-layer model of pytorch/TensorRT#4667).
     out.append("### Staged vs zero-copy per decode step (kv-decode-seed, method decode)\n")
     out.append("| caller stream | program | status | steps timed | median step us | p10 | p90 | H2D B/step | D2H B/step | D2D B/step |")
     out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -116,7 +116,7 @@ def main():
         summary["seed"][cs]["identical"] = same
     out.append("")
 
-    # Issue 7: six engines with equal scratch, and multi-engine.pte: private vs shared.
+    # Shared scratch: six engines with equal scratch, and multi-engine.pte: private vs shared.
     def scratch_table(title, prefix, variants):
         out.append(f"### {title}\n")
         out.append("| variant | status | scratch mode | peak scratch B | buffers | median step us | outputs identical to private |")
@@ -150,7 +150,7 @@ def main():
     summary["six"] = scratch_table("Six engines, 281,018,368 B scratch each: private vs shared", "six", (".off", ".on"))
     summary["multi3"] = scratch_table("multi-engine.pte (3 engines, 1/2/3 MiB): private vs shared", "multi3", ("",))
 
-    # Issue 7: 25 delegates, cold vs warm pool.
+    # Warm pool: 25 delegates, cold vs warm pool.
     out.append("### 25 delegates (multiEngine(25)): cold vs warm pool\n")
     out.append(
         "| scratch | methods | pass | warm median step us | cold median step us | cold / warm | warm p90 | cold p90 | pool at load (warm run) | pool api calls warm / cold | allocations | allocation call us warm / cold (median, registered allocator) | outputs identical |"

@@ -10,8 +10,8 @@
 //    beforehand so a restore is told apart from a reset), both pools must be
 //    trimmed (no reserved memory left), and that thread's current device must
 //    still be cuda:1. The allocation call is timed per device while warm and
-//    after the restore (cold), with a synchronize between, as the domain
-//    brief's reference measurements do.
+//    after the restore (cold), with a synchronize between, as
+//    pytorch/executorch#22312 measured its per-allocation figures.
 // 2. Shared scratch per device with reclamation (SharedScratchPool on the
 //    CUDA allocator and events the runner uses): each device's default pool
 //    must hold exactly its one scratch buffer after every phase, and a shrink

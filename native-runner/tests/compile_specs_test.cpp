@@ -1,5 +1,5 @@
-// Compile specs the toolchain owns, and budget resolution (domain brief
-// section 4): malformed values are invalid programs, never silent defaults.
+// Compile specs the toolchain owns, and budget resolution (docs/file-format.md,
+// docs/runtime-contracts.md): malformed values are invalid programs, never silent defaults.
 #include "trtx/backend/compile_specs.h"
 
 #include <string>

@@ -117,7 +117,7 @@ def kv_program(zero_copy: bool = True, extra_first: Spec | None = None) -> Progr
     """k/v caches an engine writes in place, and a conv state copied back.
 
     Output order k, v, conv: what the Edge program has after
-    to_edge_transform_and_lower in the seed's measurement.
+    to_edge_transform_and_lower in the program pytorch/TensorRT#4667 measured.
     """
     k, v, conv, x = (Node(n, "placeholder") for n in ("b_k", "b_v", "b_conv", "x"))
     delegate = Node("delegate", target=DELEGATE, args=(x, k, v, conv))

@@ -2,7 +2,7 @@
 
     python python-bridge/tools/make_mutating_archive.py OUT.pt2 [--device cuda]
 
-The module is a decode step shaped like the seed-001 case: two KV caches
+The module is a decode step shaped like pytorch/TensorRT#4667's case: two KV caches
 written with index_copy_ at a position, a ring-shifted convolution state
 (copy_ of a shifted version of itself), and a step counter (add_). Every buffer
 mutation therefore appears in the graph signature's buffers_to_mutate. Needs

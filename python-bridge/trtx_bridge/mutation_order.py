@@ -12,7 +12,8 @@ mutation value is rewired to the buffer placeholder itself. A method that holds
 such a cache beside an ordinary copy-back buffer (a convolution state returned
 by the engine) therefore finalizes with a crossed mutation map -- the cache
 names the copy that writes the conv state, and so on -- unless the copy-back
-mutations are moved to the front first (seed 001).
+mutations are moved to the front first (``order_copyback_mutations_first`` in
+pytorch/TensorRT#4667's ``_zero_copy.py`` makes the same repair).
 
 Where: on the Edge program (``EdgeProgramManager.exported_program(name)``), not
 earlier. ``to_edge_transform_and_lower`` re-derives the signature, so an order

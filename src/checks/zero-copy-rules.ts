@@ -4,7 +4,7 @@
 
 import type { ZcCheckCode } from '../codes/index.js';
 
-/** Every code, the rule it enforces (domain brief section 5) and the fixture that breaks it. */
+/** Every code, the rule it enforces (docs/zero-copy-kv.md) and the fixture that breaks it. */
 export const ZERO_COPY_RULES = {
   ZC_PARTIAL_ELISION: { rule: 'elision is all-or-nothing per delegate', fixture: 'broken-partial-elision.pte' },
   ZC_USER_ALIAS: {

@@ -1,5 +1,5 @@
-// The zero-copy KV rules (domain brief section 5, seed 001), in every
-// method, driven from both records a zero-copy cache leaves:
+// The zero-copy KV rules (docs/zero-copy-kv.md, pytorch/TensorRT#4667), in
+// every method, driven from both records a zero-copy cache leaves:
 //   - the delegate side: TensorRT delegates stamped `zero_copy_kv`;
 //   - the buffer side: mutable buffers fed straight to a TensorRT delegate's
 //     aliased input, and mutable buffers placed on a CUDA device;

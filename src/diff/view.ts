@@ -79,7 +79,7 @@ export interface ArgumentNames {
 /**
  * The binding name of each argument of a call with `arity` arguments: the
  * blob's inputs, then its outputs, less the elided ones when the arity says
- * the call is zero-copy (domain brief section 5: arity alone tells). Any
+ * the call is zero-copy (arity alone tells: docs/runtime-contracts.md). Any
  * other arity, or a delegate trtx cannot read, names arguments by position.
  */
 export function argumentNames(d: DelegateView, arity: number): ArgumentNames {

@@ -44,8 +44,9 @@ export const KV_SMALL: KvDims = {
 };
 
 /**
- * Seed 001's 30-layer model: 576.7 MB staged in and 577.2 MB out per decode
- * step. Its caches mix layer kinds; a uniform 30-layer bfloat16 cache of
+ * The 30-layer Gemma4-MoE of pytorch/TensorRT#4667 (prefill 2048, max length
+ * 2560): 576.7 MB staged in and 577.2 MB out per decode step. Its caches mix
+ * layer kinds; a uniform 30-layer bfloat16 cache of
  * 8 heads x 128 needs 4693 positions to hold the same bytes:
  * 30 x 2 x 8 x 4693 x 128 x 2 B = 576,675,840 B, plus x (2816 bfloat16) and
  * the position in = 576,681,480 B; the caches plus 262,144 bfloat16 logits

@@ -4,7 +4,7 @@
 // device a TensorRT delegate runs on, and which caches two methods share by
 // planning. Nothing here changes a program.
 //
-// The file does not record the mutation map (domain brief section 2): a
+// The file does not record the mutation map (docs/file-format.md): a
 // write-back is recognised by what it is, an `aten::copy_` whose first
 // argument (the destination) is the buffer.
 

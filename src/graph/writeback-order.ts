@@ -1,4 +1,4 @@
-// Copy-back ordering at file level (domain brief section 5): every mutable
+// Copy-back ordering at file level (docs/zero-copy-kv.md): every mutable
 // buffer is updated exactly once per execution of its method, by its own
 // write-back (`aten::copy_` into it) or by a zero-copy delegate (the buffer
 // fed straight to an aliased input whose output was elided), never both and
@@ -6,7 +6,7 @@
 // its aliased input was staged from, not another one.
 //
 // ExecuTorch's write-back pass pairs mutation specs with values by position
-// (seed 001), so a method mixing zero-copy caches and a copy-back buffer can
+// (exir/passes/insert_write_back_for_buffers_pass.py), so a method mixing zero-copy caches and a copy-back buffer can
 // finalize with a crossed mutation map. The file itself is right as long as
 // each copy carries its own destination, which is what is checked here: the
 // updates each buffer gets, and where each staged update lands.

@@ -1,5 +1,6 @@
 // `trtx rewrite --zero-copy-kv [--share-cache]`: un-stages the KV caches of
-// a finished program (domain brief section 5, seed 001).
+// a finished program (docs/zero-copy-kv.md; what Torch-TensorRT's
+// `_zero_copy.py` does at export in pytorch/TensorRT#4667).
 //
 // For every TensorRT delegate whose blob declares `kv_cache_update` aliases
 // fed by staging copies of mutable buffers:

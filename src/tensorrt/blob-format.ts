@@ -2,7 +2,7 @@
 // constants and refusal codes, shared by the reader (blob-header.ts,
 // blob-metadata.ts), the writer (blob-write.ts) and blob.ts, which puts them
 // together. Layout: a 32-byte little-endian header, compact JSON metadata,
-// then the TensorRT engine at a 16-aligned offset (domain brief section 3;
+// then the TensorRT engine at a 16-aligned offset (docs/file-format.md;
 // pytorch/TensorRT py/torch_tensorrt/executorch/serialization.py).
 //
 // Order of refusals (a blob with several faults reports the first; the native

@@ -1,4 +1,4 @@
-// The compile specs trtx owns on a TensorRT delegate (domain brief section 4):
+// The compile specs trtx owns on a TensorRT delegate (docs/file-format.md):
 // `target_device`, `weight_streaming_budget`, `zero_copy_kv`. Values are raw
 // bytes on the wire; this module gives them types, refuses what the runtime
 // would refuse or misread, and accepts (with a warning when the spelling is

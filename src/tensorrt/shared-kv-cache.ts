@@ -7,9 +7,9 @@
 //
 // A cache is shared when two delegates of one method write it in place, or
 // when two methods plan it at one place (see sharedAcrossMethods). Either
-// is sound only when every party means it (seed 001: a cache shared across
-// methods "without a memory-planning pass that says so" produces wrong
-// values, not an error), so the check accepts sharing exactly where this
+// is sound only when every party means it (a cache shared across methods
+// with no memory-planning decision behind it produces wrong values, not an
+// error: docs/zero-copy-kv.md), so the check accepts sharing exactly where this
 // spec says so and refuses it everywhere else. Runtimes that do not know the
 // key ignore it (the reference runner reads only the keys it owns).
 

@@ -1,9 +1,10 @@
 // Zero-copy shapes beyond the fixture catalogue: each takes a catalogue
 // program's spec and changes the one thing it names, for the rules and
-// refusals whose broken program the catalogue does not hold (seed 001 lists
-// every one): a user alias, a stamp over staged caches, an elided alias fed
-// a method input, another backend reading a cache, caches shared by two
-// engines or two methods, crossed and doubled write-backs.
+// refusals whose broken program the catalogue does not hold, each a shape
+// pytorch/TensorRT#4667 refuses or checks for: a user alias, a stamp over
+// staged caches, an elided alias fed a method input, another backend reading
+// a cache, caches shared by two engines or two methods, crossed and doubled
+// write-backs.
 import { cloneSpec, delegateOf, methodOf } from '../../src/examples/broken.js';
 import { CONV_STATE_FQN, cacheFqns, kFqn, kvDecoder, vFqn, type KvDecoderOptions } from '../../src/examples/kv-decoder.js';
 import { DEVICE_ARENA, HOST_ARENA, MethodWriter } from '../../src/examples/method-writer.js';
@@ -29,7 +30,7 @@ const callArgs = (m: MethodSpec, delegate: string) => (m.instructions[callIndex(
 type Tensorrt = Extract<DelegateSpec['blob'], { kind: 'tensorrt' }>;
 export const metadataOf = (d: DelegateSpec) => (d.blob as Tensorrt).metadata;
 
-/** The engine's alias for `output` becomes a `user` alias (seed 001: a user alias beside the caches cannot be elided). */
+/** The engine's alias for `output` becomes a `user` alias (a user alias beside the caches cannot be elided: elision is all-or-nothing per delegate). */
 export function userAlias(spec: ProgramSpec, output = 'output1', method = 'decode', delegate = 'kv'): ProgramSpec {
   return edit(spec, method, (m) => {
     const a = metadataOf(delegateOf(m, delegate)).aliased_io!.find((x) => x.output === output)!;
@@ -40,7 +41,8 @@ export function userAlias(spec: ProgramSpec, output = 'output1', method = 'decod
 /**
  * The staged decoder with its aliased outputs elided and the stamp added,
  * but the caches still host-planned and staged: the engine updates staging
- * copies that are thrown away (seed 001: finalized without the un-staging).
+ * copies that are thrown away (a zero_copy_kv export finalized without
+ * `zero_copy_backend_config`'s un-staging, pytorch/TensorRT#4667 `_zero_copy.py`).
  */
 export function stampedButStaged(): ProgramSpec {
   return edit(staged(DECODE), 'decode', (m) => {
@@ -83,7 +85,7 @@ export function anotherBackendReads(cache = kFqn(0)): ProgramSpec {
   });
 }
 
-/** The staged decoder where another backend's staging copy reads a cache too (seed 001: a second _h2d_copy of a moved buffer). */
+/** The staged decoder where another backend's staging copy reads a cache too (a second _h2d_copy of a moved buffer, `_device_move_is_safe` in pytorch/TensorRT#4667). */
 export function anotherStagingReads(cache = kFqn(0)): ProgramSpec {
   return edit(staged(DECODE), 'decode', (m) => {
     const k = m.tensors.find((t) => t.name === cache)!;

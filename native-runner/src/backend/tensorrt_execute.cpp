@@ -1,5 +1,5 @@
 // TensorRTBackend::execute: one DelegateCall under the delegate runtime
-// contract (domain brief section 6).
+// contracts (docs/runtime-contracts.md).
 #include <set>
 
 #include "trt_handle.h"

@@ -1,4 +1,5 @@
-// CPU tests of scratch reclamation (seed 002) on the shared pool: warm-up
+// CPU tests of scratch reclamation (the policy of NVIDIA/TensorRT-LLM#19051's
+// WorkspaceShrinkPolicy; docs/runtime-contracts.md) on the shared pool: warm-up
 // floor, shrink after the 3rd consecutive underfilled execute to
 // max(floor, window max), what resets the count, and that shrinking never
 // frees a buffer an enqueue may still read.

@@ -1,6 +1,6 @@
 // What the trtx TensorRT delegate reports about each of its handles, and how
-// a weight-streaming budget resolves for one engine (domain brief sections 4
-// and 6). The backend itself is an ExecuTorch BackendInterface
+// a weight-streaming budget resolves for one engine (docs/file-format.md,
+// docs/runtime-contracts.md). The backend itself is an ExecuTorch BackendInterface
 // (tensorrt_backend.h); ExecuTorch loads, inits, executes and destroys it.
 #pragma once
 
@@ -13,7 +13,7 @@
 
 namespace trtx::backend {
 
-/// How a budget was resolved for one engine (domain brief section 4).
+/// How a budget was resolved for one engine (docs/runtime-contracts.md).
 struct BudgetResolution {
   std::string source = "automatic";  // option | spec | automatic
   std::optional<uint64_t> requested;

@@ -1,4 +1,4 @@
-// The compile specs the toolchain owns (domain brief section 4), read as
+// The compile specs the toolchain owns (docs/file-format.md), read as
 // their upstream readers read them (docs/upstream-compatibility.md): a value
 // that does not parse is an invalid program, never a silent default; a
 // repeated budget is refused, as Torch-TensorRT refuses it; any other

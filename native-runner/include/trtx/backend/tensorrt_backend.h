@@ -1,5 +1,5 @@
 // TensorRTBackend: the Torch-TensorRT ExecuTorch delegate's runtime contract
-// (domain brief section 6) as an ExecuTorch BackendInterface registered
+// (docs/runtime-contracts.md) as an ExecuTorch BackendInterface registered
 // under "TensorRTBackend" (runtime/backend/interface.h); its engines are trtx
 // reference engines, on the CPU or as CUDA kernels. init() parses the blob
 // and compile specs, refuses a TensorRT plan (EngineNotExecutable) and

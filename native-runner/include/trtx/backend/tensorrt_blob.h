@@ -1,4 +1,4 @@
-// The TensorRT delegate blob (domain brief section 3) and its hardened parser.
+// The TensorRT delegate blob (docs/file-format.md) and its hardened parser.
 // Every refusal has its own code; the TypeScript codec (src/tensorrt/blob.ts)
 // and the shared vectors (test/vectors/tensorrt-blob.json) use the same names
 // and the same order, so a blob with several faults reports the same one:

@@ -1,5 +1,7 @@
-// One activation scratch buffer per device backing every engine on it (seed
-// 000), with reclamation after demand falls (seed 002). Pure policy: every
+// One activation scratch buffer per device backing every engine on it
+// (pytorch/TensorRT#4600, SharedScratchPool.h), with reclamation after demand
+// falls (NVIDIA/TensorRT-LLM#19051, WorkspaceShrinkPolicy); both are in
+// docs/runtime-contracts.md. Pure policy: every
 // device effect goes through the Allocator and EventFactory it is given.
 //
 // Protocol for each delegate execute, on the thread that runs it:
@@ -26,14 +28,15 @@ namespace trtx {
 namespace memory {
 
 struct SharedScratchOptions {
-  // Reclamation on top of the shared pool. false: grow-only (seed 000).
+  // Reclamation on top of the shared pool. false: grow-only, as upstream's pool.
   bool reclaim = true;
   // Executes per device before the floor is frozen at the capacity then. Count
   // delegate executes: the runner should pass the number of delegate calls on
   // the device in one program execute, so the floor covers the largest engine
   // and steady-state programs never shrink and regrow within a step.
   std::uint64_t warmupExecutes = 1;
-  // Consecutive underfilled executes that trigger a shrink (seed 002: 3).
+  // Consecutive underfilled executes that trigger a shrink (3, as
+  // WorkspaceShrinkPolicy in NVIDIA/TensorRT-LLM#19051).
   std::uint32_t shrinkAfter = 3;
 };
 

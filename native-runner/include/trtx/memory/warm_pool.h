@@ -1,7 +1,8 @@
 // Keeps each device's default stream-ordered memory pool warm while program
-// handles are alive (seed 003): the release threshold is raised to the maximum
-// so a synchronize no longer hands memory back to the driver, and everything
-// this object raised is put back and trimmed when the last handle goes.
+// handles are alive (pytorch/executorch#22312, docs/runtime-contracts.md):
+// the release threshold is raised to the maximum so a synchronize no longer
+// hands memory back to the driver, and everything this object raised is put
+// back and trimmed when the last handle goes.
 #pragma once
 
 #include <cstdint>

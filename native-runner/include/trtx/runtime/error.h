@@ -38,7 +38,7 @@ enum class Error : uint16_t {
   ExecuTorchAbort,     // the runtime stopped the process (ET_CHECK)
   DeviceMismatch,      // a delegate's devices disagree (target_device, device_id, argument memory)
   PlannedMemoryLimit,  // the planned arenas need more host memory than the run may use
-  // The TensorRT delegate blob (domain brief section 3). The names are shared
+  // The TensorRT delegate blob (docs/file-format.md). The names are shared
   // with the TypeScript codec and the test vectors: never rename one.
   TRT_BLOB_TRUNCATED,
   TRT_BLOB_MAGIC,

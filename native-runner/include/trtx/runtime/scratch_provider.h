@@ -4,7 +4,7 @@
 // event back, so the provider knows when the buffer is free again.
 //
 // The default is private scratch per engine (what TensorRT's kSTATIC
-// contexts do). A shared, per-device provider (domain brief section 6: one
+// contexts do). A shared, per-device provider (docs/runtime-contracts.md: one
 // buffer backs every engine, grows before it frees, hands off by event, and
 // may shrink after a run of underfilled executes) plugs in through
 // `ScratchProviderFactory` without the delegate changing.
