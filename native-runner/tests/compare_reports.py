@@ -5,7 +5,14 @@ same outputs and caches at every step, with and without a caller stream;
 every cache changes at every step; sync counts follow the caller-stream
 rules; every program has the same outcome on CUDA and on the CPU. Prints a
 summary and exits 1 on any violation. CUDA and CPU digests are compared for
-information only (bit-identity across devices is not required)."""
+information only (bit-identity across devices is not required).
+
+Usage: compare_reports.py FOLDER [GPUS]. With GPUS < 2 (the visible CUDA
+devices), a program the runner reports DeviceUnavailable for on CUDA (it
+plans memory on a device the machine lacks: the two-GPU fixtures) is listed
+as not run here rather than failed. EXPECTED_CUDA_CRASHES are programs
+`trtx check` refuses whose CUDA run crashes inside ExecuTorch itself; they are
+listed, not failed, and their CPU run must still report."""
 
 import glob
 import json
@@ -13,6 +20,15 @@ import os
 import sys
 
 folder = sys.argv[1]
+gpus = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+
+# A leftover aten::copy_ write-back into a cache the engine keeps on the
+# device: ExecuTorch runs its portable copy_ kernel (kernels/portable/cpu/
+# op_copy.cpp), a host loop, over the device pointer and faults. The real
+# runtime does the same; `trtx check` refuses the program
+# (ZC_WRITEBACK_INTO_CACHE) and `trtx verify` never hands it to the runner.
+EXPECTED_CUDA_CRASHES = {"broken-writeback-into-zero-copy-cache"}
+not_on_cuda = set()
 reports = {}
 for path in glob.glob(os.path.join(folder, "*.json")):
     name, device, stream = os.path.basename(path)[:-5].rsplit(".", 2)
@@ -35,6 +51,14 @@ names = sorted({k[0] for k in reports})
 for name in names:
     for stream in ("off", "on"):
         cpu, cuda = reports.get((name, "cpu", stream)), reports.get((name, "cuda", stream))
+        if cpu is not None and cuda is None and name in EXPECTED_CUDA_CRASHES:
+            notes.append(f"{name} {stream}: crashed on CUDA inside ExecuTorch, as expected (trtx check refuses it)")
+            continue
+        cuda_codes = [e["code"] for e in cuda["errors"]] if cuda else []
+        if cpu is not None and gpus < 2 and cuda_codes and set(cuda_codes) == {"DeviceUnavailable"}:
+            not_on_cuda.add(name)
+            notes.append(f"{name} {stream}: not run on CUDA here ({gpus} GPU): {cuda['errors'][0]['message']}")
+            continue
         if cpu is None or cuda is None:
             failures.append(f"{name} {stream}: missing report")
             continue
@@ -51,6 +75,8 @@ for name in names:
 pairs = sorted({n[: -len("-staged")] for n in names if n.endswith("-staged") and n[: -len("-staged")] + "-zero-copy" in names})
 for base in pairs:
     for device in ("cuda", "cpu"):
+        if device == "cuda" and (base + "-staged" in not_on_cuda or base + "-zero-copy" in not_on_cuda):
+            continue
         runs = {}
         for stream in ("off", "on"):
             s, z = reports.get((base + "-staged", device, stream)), reports.get((base + "-zero-copy", device, stream))

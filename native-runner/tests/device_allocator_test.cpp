@@ -150,3 +150,20 @@ TEST(deallocate_ignores_memory_it_did_not_hand_out) {
 }
 
 int main() { return trtx::test::run_all(); }
+
+TEST(a_device_the_machine_lacks_is_the_environments_limit_before_any_device_call) {
+  // A program planned for more GPUs than this machine has: said as
+  // DeviceUnavailable (trtx verify's VERIFY_NO_GPU), not a CUDA fault, and
+  // nothing (not the warm-pool hook) touches the device first.
+  std::vector<int> seen;
+  trtx::et::register_device_allocator();
+  device_allocator().configure({trtx::runtime::Target::Cuda, ArenaFill::Poison, [&seen](int d) { seen.push_back(d); }});
+  (void)trtx::et::take_failure();
+  auto r = device_allocator().allocate(64, 64, 16);
+  CHECK(r.error() == et::Error::NotSupported);
+  auto f = trtx::et::take_failure();
+  CHECK(f.has_value() && f->code == trtx::Error::DeviceUnavailable);
+  CHECK(f.has_value() && f->message.find("cuda:64") != std::string::npos);
+  CHECK(seen.empty());
+  setup(ArenaFill::Poison);
+}

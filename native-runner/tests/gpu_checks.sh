@@ -68,7 +68,9 @@ for f in "$fixtures"/*.pte; do
     done
   done
 done
-python3 "$here/compare_reports.py" "$work/reports" >"$work/compare.log" 2>&1
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+say "visible GPUs: $gpus"
+python3 "$here/compare_reports.py" "$work/reports" "$gpus" >"$work/compare.log" 2>&1
 compare_rc=$?
 tee -a "$summary" <"$work/compare.log"
 

@@ -114,7 +114,7 @@ const ENVIRONMENT: Partial<Record<RunnerReportCode, { code: CommandCode; hint: s
   },
   DeviceUnavailable: {
     code: 'VERIFY_NO_GPU',
-    hint: 'drop --device cuda to verify on the CPU, or run on a machine with a GPU and a CUDA build of the runner',
+    hint: 'drop --device cuda to verify on the CPU, or run on a machine with the GPUs the program targets and a CUDA build of the runner',
   },
 };
 
