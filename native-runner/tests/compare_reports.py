@@ -57,7 +57,7 @@ for name in names:
         cuda_codes = [e["code"] for e in cuda["errors"]] if cuda else []
         if cpu is not None and gpus < 2 and cuda_codes and set(cuda_codes) == {"DeviceUnavailable"}:
             not_on_cuda.add(name)
-            notes.append(f"{name} {stream}: not run on CUDA here ({gpus} GPU): {cuda['errors'][0]['message']}")
+            notes.append(f"{name} {stream}: not run on CUDA here: {cuda['errors'][0]['location']}: {cuda['errors'][0]['message']}")
             continue
         if cpu is None or cuda is None:
             failures.append(f"{name} {stream}: missing report")

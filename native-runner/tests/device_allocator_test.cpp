@@ -163,7 +163,7 @@ TEST(a_device_the_machine_lacks_is_the_environments_limit_before_any_device_call
   CHECK(r.error() == et::Error::NotSupported);
   auto f = trtx::et::take_failure();
   CHECK(f.has_value() && f->code == trtx::Error::DeviceUnavailable);
-  CHECK(f.has_value() && f->message.find("cuda:64") != std::string::npos);
+  CHECK(f.has_value() && f->location.find("cuda:64") != std::string::npos);
   CHECK(seen.empty());
   setup(ArenaFill::Poison);
 }

@@ -205,6 +205,11 @@ class Runner {
     }
     std::sort(devices.begin(), devices.end());
     for (int d : devices) {
+      Status present = runtime::require_device(device_->target(), d, "the program plans memory");
+      if (!present.ok()) {
+        record(present.take_failure());
+        return false;
+      }
       runtime::DeviceContext ctx(device_->target(), d);
       auto s = ctx.create_stream(/*non_blocking=*/true);
       if (!s.ok()) {

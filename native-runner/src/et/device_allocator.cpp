@@ -64,15 +64,9 @@ executorch::runtime::Result<void*> RunnerDeviceAllocator::allocate(size_t nbytes
   }
   const int device = index < 0 ? 0 : index;
   // A program planned for more GPUs than the machine has (an arena on cuda:1
-  // of a one-GPU host) is the environment's limit, not a CUDA fault: said as
-  // such before anything touches the device (cudaSetDevice would only say
-  // "invalid device ordinal").
-  if (target() == runtime::Target::Cuda && device >= runtime::cuda_device_count()) {
-    return record_failure(fail(trtx::Error::DeviceUnavailable, where,
-                               "the program plans memory on cuda:" + std::to_string(device) + " but this machine has " +
-                                   std::to_string(runtime::cuda_device_count()) + " visible CUDA device(s)"),
-                          Error::NotSupported);
-  }
+  // of a one-GPU host): said before the warm-pool hook touches the device.
+  Status present = runtime::require_device(target(), device, "the program plans memory");
+  if (!present.ok()) return record_failure(present.take_failure(), Error::NotSupported);
   std::function<void(int)> first_use;
   {
     std::lock_guard<std::mutex> lock(mutex_);

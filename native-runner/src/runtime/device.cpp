@@ -35,6 +35,14 @@ bool cuda_built() { return cuda::built(); }
 int cuda_device_count() { return cuda::device_count(); }
 Result<std::string> cuda_device_name(int device) { return cuda::device_name(device); }
 
+Status require_device(Target target, int device, const std::string& what) {
+  if (target == Target::Host) return Status();
+  const int visible = cuda::device_count();
+  if (device >= 0 && device < visible) return Status();
+  return fail(Error::DeviceUnavailable, what + " on cuda:" + std::to_string(device),
+              "this machine has " + std::to_string(visible) + " visible CUDA device(s)");
+}
+
 DeviceScope::DeviceScope(Target target, int device) {
   if (target == Target::Host) return;
   Result<int> current = cuda::get_device();

@@ -41,6 +41,12 @@ bool cuda_built();
 /// Number of visible CUDA devices (0 in a CPU-only build or without a GPU).
 int cuda_device_count();
 
+/// Ok on Target::Host or when cuda:`device` is visible; else DeviceUnavailable
+/// naming `what` ("the program plans memory") and the devices there are: a
+/// program planned for more GPUs than the machine has is the environment's
+/// limit, said before any CUDA call would answer "invalid device ordinal".
+Status require_device(Target target, int device, const std::string& what);
+
 /// Device name as the driver reports it.
 Result<std::string> cuda_device_name(int device);
 
