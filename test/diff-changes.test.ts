@@ -1,10 +1,7 @@
 // `trtx diff` on rewrites that change one thing (a budget, a moved
 // instruction, an added method): the report holds that change and nothing else.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildProgram, writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import { kvDecoder } from '../src/examples/kv-decoder.js';
@@ -12,18 +9,10 @@ import { applyBudget } from '../src/passes/budget.js';
 import { writeFromSource } from '../src/pte/copy.js';
 import { withPte } from '../src/pte/open.js';
 import { writePte } from '../src/pte/write.js';
-import { diffFiles, method, rewrite } from './helpers/diff-files.js';
-
-const dir = mkdtempSync(join(tmpdir(), 'trtx-diff-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+import { diffFiles, diffWorkspace, method, rewrite } from './helpers/diff-files.js';
 
 const GiB = 1n << 30n;
-const path = (name: string) => join(dir, name);
-
-async function catalogue(file: string): Promise<string> {
-  await writeFixture(path(file), catalogueEntry(file).build());
-  return path(file);
-}
+const { path, catalogue } = diffWorkspace();
 
 describe('rewrites that change one thing', () => {
   it('a budget rewrite on one method is one spec change and nothing else', async () => {

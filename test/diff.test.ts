@@ -3,10 +3,8 @@
 // the rewrite did: staged -> zero-copy KV (rewrites that change one thing:
 // test/diff-changes.test.ts).
 
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram, writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import { cacheBytes, cacheFqns, KV_SMALL, kvDecoder } from '../src/examples/kv-decoder.js';
@@ -14,18 +12,10 @@ import type { DiffReport } from '../src/diff/report.js';
 import type { ExecutionPlan, Program } from '../src/pte/model.js';
 import { withPte } from '../src/pte/open.js';
 import { corpusPath, corpusPrograms } from './helpers/corpus.js';
-import { decodeBlobAliases, diffFiles, expectEmpty, method, rewrite } from './helpers/diff-files.js';
-
-const dir = mkdtempSync(join(tmpdir(), 'trtx-diff-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+import { decodeBlobAliases, diffFiles, diffWorkspace, expectEmpty, method, rewrite } from './helpers/diff-files.js';
 
 const GiB = 1n << 30n;
-const path = (name: string) => join(dir, name);
-
-async function catalogue(file: string): Promise<string> {
-  await writeFixture(path(file), catalogueEntry(file).build());
-  return path(file);
-}
+const { path, catalogue } = diffWorkspace();
 
 describe('programs that mean the same', () => {
   it('byte-identical files give an empty diff', async () => {

@@ -1,13 +1,28 @@
 // What the diff suites (test/diff*.test.ts) share: a diff of two files, a
 // program rewritten in a copy, and the fields of a report.
 
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import { diffPte } from '../../src/diff/diff.js';
+import { writeFixture } from '../../src/examples/builder.js';
+import { catalogueEntry } from '../../src/examples/catalogue.js';
 import type { DiffReport, MethodDiff } from '../../src/diff/report.js';
 import { writeFromSource } from '../../src/pte/copy.js';
 import type { Program } from '../../src/pte/model.js';
 import { openPte, withPte } from '../../src/pte/open.js';
 import { delegatesOf, readDelegateBlob } from '../../src/tensorrt/delegates.js';
+import { tempDir } from './temp.js';
+
+/** A diff suite's temp folder (removed after its last test) and the catalogue programs written into it. */
+export function diffWorkspace(): { dir: string; path: (name: string) => string; catalogue: (file: string) => Promise<string> } {
+  const dir = tempDir('diff');
+  const path = (name: string) => join(dir, name);
+  const catalogue = async (file: string) => {
+    await writeFixture(path(file), catalogueEntry(file).build());
+    return path(file);
+  };
+  return { dir, path, catalogue };
+}
 
 export async function diffFiles(a: string, b: string, method?: string): Promise<DiffReport> {
   return withPte(a, (pa) => withPte(b, (pb) => diffPte(pa, pb, { method })));

@@ -1,43 +1,16 @@
 #include "json_text.h"
 
-#include <cstdio>
+#include "trtx/runtime/json.h"
 
 namespace trtx {
 namespace memory {
 namespace json {
 
+// The runner's one JSON string writer (runtime/json_quote.cpp): the same
+// escapes, and invalid UTF-8 from a hostile file's names as U+FFFD.
 std::string quote(const std::string& text) {
   std::string out;
-  out.reserve(text.size() + 2);
-  out.push_back('"');
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-          out += buffer;
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out.push_back('"');
+  trtx::json::append_quoted(out, text);
   return out;
 }
 
