@@ -64,7 +64,7 @@ export const COMMAND_CODES = {
   VERIFY_STEPS: '--steps is below 2, too few to see a cache persist',
   VERIFY_TENSORRT_PLAN: 'the program carries real TensorRT plans, which the bundled runner does not execute',
   VERIFY_BACKEND_MISSING: 'the program has a delegate of a backend the runner does not have',
-  VERIFY_NO_GPU: '--device cuda without a GPU or a CUDA build of the runner',
+  VERIFY_NO_GPU: '--device cuda without a GPU or a CUDA build of the runner, or a program planned for a GPU the machine lacks',
   VERIFY_MEMORY_LIMIT: 'the program plans more host memory than this machine has',
   VERIFY_CANNOT_RUN_HERE: 'the program cannot run on this machine for another reason the runner gave',
   FIXTURES_NONE: '`trtx fixtures --only` matches no catalogue file',

@@ -113,7 +113,7 @@ const RUNNER_OWN_CODES = {
   CompileSpecInvalid: 'a delegate\u2019s compile specs are invalid',
   EngineFormat: 'a reference engine fails its format checks',
   EngineNotExecutable: 'the engine is a real TensorRT plan, which the runner does not execute (exit 3)',
-  DeviceUnavailable: '--device cuda without a GPU or a CUDA build (exit 3)',
+  DeviceUnavailable: '--device cuda without a GPU or a CUDA build, or a program planned for a GPU the machine lacks (exit 3)',
   CudaError: 'a CUDA call failed',
   DeviceInitialState: 'a buffer planned in device memory has initial state the runtime cannot load',
   BackendMissing: 'a delegate\u2019s backend is not in this runner (exit 3)',
