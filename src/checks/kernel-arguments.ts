@@ -25,7 +25,14 @@
 //   element type is overrun, a wider one left half written;
 // - STRUCT_COPY_OVERLAP: aten::copy_ copies src into self with one memcpy
 //   (kernels/portable/cpu/op_copy.cpp): planned ranges that partly overlap
-//   are undefined behaviour (AddressSanitizer: memcpy-param-overlap).
+//   are undefined behaviour (AddressSanitizer: memcpy-param-overlap);
+// - STRUCT_KERNEL_DEVICE_MEMORY: every operator outside a delegate runs as a
+//   host kernel (kernels/portable/cpu); only the device copies
+//   (op__device_copy.cpp) hand device memory to the registered allocator.
+//   Any other kernel whose tensor is planned in a device arena
+//   (non_const_buffer_device) loops over a cudaMalloc pointer on the host and
+//   faults on a GPU, while on a CPU stand-in the same program runs: nothing
+//   in the runtime refuses it first (runtime/executor/method.cpp).
 // The rules follow value indices: a call whose indices dangle is left to
 // structure.ts (STRUCT_VALUE_INDEX).
 
@@ -38,7 +45,7 @@ import {
   type ExecutionPlan,
   type Tensor,
 } from '../pte/model.js';
-import { numel, placement, scalarTypeName, tensorBytes, valueLabel } from '../pte/tensor.js';
+import { deviceLabel, numel, placement, scalarTypeName, tensorBytes, valueLabel } from '../pte/tensor.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 
 export const KERNEL_ARGUMENT_HINTS = {
@@ -49,6 +56,8 @@ export const KERNEL_ARGUMENT_HINTS = {
   STRUCT_COPY_DEVICE: 're-export the program; a host-to-device copy reads a CPU tensor into a device-tagged one (and the reverse)',
   STRUCT_COPY_SHAPE: 're-export the program; a device copy needs out of the same dtype and sizes as self',
   STRUCT_COPY_OVERLAP: 're-run memory planning (re-export); a copy\u2019s source and destination must not partly overlap',
+  STRUCT_KERNEL_DEVICE_MEMORY:
+    'keep the tensor in a host arena and stage it with et_copy::_d2h_copy/_h2d_copy (ExecuTorch\u2019s device-copy pass does), or move the operator into the delegate',
 } as const;
 
 export type KernelArgumentCode = keyof typeof KERNEL_ARGUMENT_HINTS;
@@ -173,11 +182,39 @@ function checkArgumentMemory(plan: ExecutionPlan, m: string, err: Report): void 
   );
 }
 
+const DEVICE_COPIES = new Set(['et_copy::_h2d_copy.out', 'et_copy::_d2h_copy.out']);
+
+/** Host kernels (every KernelCall but the device copies) over tensors planned in a device arena, one report per call. */
+function checkHostKernelMemory(plan: ExecutionPlan, m: string, err: Report): void {
+  plan.chains.forEach((chain, c) =>
+    chain.instructions.forEach((ins, k) => {
+      if (ins.type !== 'KernelCall') return;
+      const op = plan.operators[ins.opIndex];
+      const full = op?.name ? (op.overload ? `${op.name}.${op.overload}` : op.name) : `operator ${ins.opIndex}`;
+      if (DEVICE_COPIES.has(full)) return;
+      const onDevice: string[] = [];
+      for (const a of new Set(ins.args)) {
+        const v = plan.values[a];
+        const where = v?.type === 'Tensor' ? placement(plan, v.tensor) : null;
+        if (where && where.device.type !== 'cpu')
+          onDevice.push(`${valueLabel(plan, a)} in arena ${where.arena} on ${deviceLabel(where.device)}`);
+      }
+      if (onDevice.length === 0) return;
+      err(
+        'STRUCT_KERNEL_DEVICE_MEMORY',
+        `${m} > chain ${c} > instruction ${k} (KernelCall ${full})`,
+        `${full} runs on the host (ExecuTorch runs every operator outside a delegate as a CPU kernel) over device memory: ${onDevice.join(', ')}; on a GPU its loop dereferences a cudaMalloc pointer and faults, on a CPU stand-in it runs`,
+      );
+    }),
+  );
+}
+
 /** Every KernelCall of `plan` whose operator trtx knows, and the memory of every call's tensors. */
 export function checkKernelArguments(plan: ExecutionPlan, m: string, out: Diagnostic[]): void {
   const err: Report = (code, location, message) =>
     out.push(diag('error', code, location, message, KERNEL_ARGUMENT_HINTS[code], { method: m }));
   checkArgumentMemory(plan, m, err);
+  checkHostKernelMemory(plan, m, err);
   plan.chains.forEach((chain, c) =>
     chain.instructions.forEach((ins, k) => {
       if (ins.type !== 'KernelCall') return;

@@ -42,6 +42,7 @@ export const STRUCT_CODES = {
   STRUCT_COPY_DEVICE: 'a device copy\u2019s source or destination is on the wrong side (by tag or by arena)',
   STRUCT_COPY_SHAPE: 'a device copy\u2019s out has another dtype, or sizes it cannot be resized to',
   STRUCT_COPY_OVERLAP: 'aten::copy_\u2019s source and destination partly overlap in one arena',
+  STRUCT_KERNEL_DEVICE_MEMORY: 'a host kernel (any KernelCall but the device copies) reads or writes a tensor planned in a device arena',
 } as const;
 
 /** TensorRT delegate calls against their engines' bindings (src/checks/tensorrt.ts). */

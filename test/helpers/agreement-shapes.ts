@@ -4,6 +4,8 @@
 // the table. Used by test/check-runner-agreement.test.ts.
 import { buildProgram, type BuiltProgram } from '../../src/examples/builder.js';
 import { kvDecoder } from '../../src/examples/kv-decoder.js';
+import { HOST_ARENA } from '../../src/examples/method-writer.js';
+import { copyBack } from '../../src/examples/ops.js';
 import { trtSingle } from '../../src/examples/programs.js';
 import type { ProgramSpec } from '../../src/examples/spec.js';
 import {
@@ -292,6 +294,23 @@ export const SHAPES: Shape[] = [
     build: staged((x) => (x.tensor('kv:output0@cpu').allocationInfo = null)),
     check: 'STRUCT_TENSOR_NO_MEMORY',
     runner: { exit: 1, code: 'InvalidArgument', message: /null pointer: a tensor with no memory/ },
+  },
+  {
+    row: 'a host kernel over a tensor planned in a device arena',
+    file: 'host-kernel-device-memory',
+    // The staged decoder with one more aten::copy_ reading a cache's device
+    // staging copy into a host tensor: a host loop over device memory.
+    build: () => {
+      const spec = kvDecoder({ mode: 'staged' });
+      const m = spec.methods.find((x) => x.name === 'decode')!;
+      const src = m.tensors.find((t) => t.name === 'layers.0.attn.k_cache@cuda')!;
+      m.tensors.push({ name: 'peek@cpu', dtype: src.dtype, shape: [...src.shape], arena: HOST_ARENA });
+      m.instructions.push(copyBack('peek@cpu', src.name));
+      const built = buildProgram(spec);
+      return encodePte(built.program, built.segments);
+    },
+    check: 'STRUCT_KERNEL_DEVICE_MEMORY',
+    runner: { exit: 0 },
   },
   {
     row: 'engine bytes the reference engine refuses',
