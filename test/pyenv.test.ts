@@ -5,6 +5,7 @@
 // the real one, from python-bridge/requirements.lock, is checked last.
 
 import { afterAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { parseLock, readPythonLock, sameRelease, type PythonLock } from '../src/
 import { ensureManagedEnv, managedEnvDir } from '../src/pyenv/managed.js';
 import { ensurePythonEnv, executorchSdk } from '../src/pyenv/index.js';
 import { TrtxError } from '../src/util/errors.js';
+import { cleanupNow, tracked } from '../src/util/cleanup.js';
 
 const root = mkdtempSync(join(tmpdir(), 'trtx-pyenv-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -127,4 +129,46 @@ describe('the real managed environment (python-bridge/requirements.lock)', () =>
     expect(existsSync(join(sdk.include, 'executorch', 'runtime', 'core', 'device_allocator.h'))).toBe(true);
     expect(existsSync(join(sdk.lib, 'libexecutorch.so'))).toBe(true);
   }, 600_000);
+});
+
+describe('an interrupt while the environment is made', { timeout: 120_000 }, () => {
+  it('stops pip with its group and removes the half-made environment and pip’s temporary folders', async () => {
+    // A bootstrap interpreter whose venv's pip (a stand-in for a long real
+    // install) makes a pip-unpack folder in its $TMPDIR and hangs; everything
+    // else is the real python3.
+    const real = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+    const boot = join(root, 'boot-python');
+    writeFileSync(
+      boot,
+      [
+        '#!/bin/sh',
+        'if [ "$1" = -m ] && [ "$2" = venv ]; then',
+        `  "${real}" -m venv "$3" || exit 1`,
+        '  rm "$3/bin/python"',
+        `  printf '#!/bin/sh\\nif [ "$2" = pip ]; then mkdir -p "$TMPDIR/pip-unpack-test"; exec sleep 60; fi\\nexec "${real}" "$@"\\n' > "$3/bin/python"`,
+        '  chmod +x "$3/bin/python"',
+        '  exit 0',
+        'fi',
+        `exec "${real}" "$@"`,
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const lock = emptyLock('interrupt');
+    const dir = managedEnvDir(lock, root);
+    const making = ensureManagedEnv({ cacheDir: root, lock, bootstrapPython: boot }).catch((e: unknown) => e);
+    const pipTemp = () => tracked().paths.find((p) => p !== dir && existsSync(join(p, 'pip-unpack-test')));
+    for (let i = 0; i < 600 && !pipTemp(); i++) await new Promise((r) => setTimeout(r, 50));
+    const temp = pipTemp();
+    expect(temp, 'pip ran with a private, registered TMPDIR').toBeDefined();
+    expect(tracked().paths).toContain(dir);
+    cleanupNow(); // what SIGINT or SIGTERM does before the exit
+    expect(existsSync(dir)).toBe(false);
+    expect(existsSync(temp!)).toBe(false);
+    expect(await making).toMatchObject({ code: 'PYENV_INSTALL_FAILED' });
+    expect(tracked()).toEqual({ paths: [], groups: [] });
+    // The next command makes it at once.
+    const again = await ensureManagedEnv({ cacheDir: root, lock });
+    expect(again.created).toBe(true);
+  });
 });

@@ -11,12 +11,13 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { bridgeEnv, bridgePackageDir } from '../bridge/env.js';
 import { ensureManagedEnv, type PythonEnvProgress } from '../pyenv/managed.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
 import { TrtxError } from '../util/errors.js';
+import { trackPath } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
+import { execaTracked } from '../util/tracked-child.js';
 import { CorpusManifest } from './manifest.js';
 
 export interface RealCorpus {
@@ -65,7 +66,7 @@ async function readManifest(dir: string): Promise<CorpusManifest | null> {
 
 async function build(python: string, out: string, opts: EnsureCorpusOptions): Promise<void> {
   const progress = opts.onProgress ?? (() => {});
-  const proc = execa(python, ['-m', 'corpus.build', out], {
+  const proc = execaTracked(python, ['-m', 'corpus.build', out], {
     cwd: bridgePackageDir(),
     env: bridgeEnv(),
     extendEnv: false,
@@ -135,6 +136,7 @@ export async function ensureRealCorpus(opts: EnsureCorpusOptions = {}): Promise<
       );
       const tmp = `${dir}.tmp-${process.pid}`;
       await rm(tmp, { recursive: true, force: true });
+      const untrack = trackPath(tmp);
       try {
         await build(env.python, tmp, opts);
         if (!(await readManifest(tmp)))
@@ -145,6 +147,7 @@ export async function ensureRealCorpus(opts: EnsureCorpusOptions = {}): Promise<
         await pruneOlder(join(root, 'corpus'), dir);
       } finally {
         await rm(tmp, { recursive: true, force: true });
+        untrack();
       }
     },
     {

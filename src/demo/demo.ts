@@ -14,6 +14,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { writeFixture } from '../examples/builder.js';
+import { trackPath } from '../util/cleanup.js';
 import { kvDecoder } from '../examples/kv-decoder.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
 import { stagingBytes } from '../graph/staging.js';
@@ -74,13 +75,26 @@ function decodeStaging(plans: { name: string | null }[], of: (i: number) => Retu
   return { h2d: s.host_to_device_bytes, d2h: s.device_to_host_bytes };
 }
 
+/**
+ * An interrupted demo leaves nothing behind (util/cleanup.ts): the folder
+ * when this run made it, else the programs this run wrote, until the run
+ * ends; a demo that ends, even failing, keeps its programs to look at.
+ */
 export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const out = resolve(opts.out);
+  const untrack: (() => void)[] = [];
   try {
-    await mkdir(out, { recursive: true });
-  } catch (e) {
-    throw new TrtxError('DEMO_OUT', out, `cannot use as the demo folder (${(e as NodeJS.ErrnoException).code})`, { kind: 'usage' });
+    const made = await mkdir(out, { recursive: true }).catch((e: unknown) => {
+      throw new TrtxError('DEMO_OUT', out, `cannot use as the demo folder (${(e as NodeJS.ErrnoException).code})`, { kind: 'usage' });
+    });
+    if (made !== undefined) untrack.push(trackPath(made));
+    return await demoIn(out, opts, (path) => untrack.push(trackPath(path)));
+  } finally {
+    for (const u of untrack) u();
   }
+}
+
+async function demoIn(out: string, opts: DemoOptions, written: (path: string) => void): Promise<DemoResult> {
   const base = opts.fromPytorch ? 'llama' : `kv-decode-${opts.scale}`;
   const staged = join(out, `${base}-staged.pte`);
   const zeroCopy = join(out, `${base}-zero-copy.pte`);
@@ -105,6 +119,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     opts.onStage?.('building the staged KV decoder');
     await writeFixture(staged, kvDecoder({ scale: opts.scale }));
   }
+  written(staged);
 
   opts.onStage?.('rewriting: --budget 8GiB --zero-copy-kv');
   const before = await withPte(staged, (pte) =>
@@ -131,6 +146,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       diagnostics: outcome.checked.diagnostics,
     });
   }
+  written(zeroCopy);
   const rewrite = outcome.reports.flatMap((r) => r.lines);
   const after = decodeStaging(z.executionPlan, (i) => stagingBytes(z.executionPlan[i]));
   const budgets = z.executionPlan.flatMap((p) =>

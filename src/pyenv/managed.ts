@@ -8,9 +8,10 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { TrtxError } from '../util/errors.js';
+import { makeTempDir, trackPath } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
+import { execaTracked } from '../util/tracked-child.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
 import { readPythonLock, sameRelease, type PythonLock } from './lock-file.js';
 import { probePython, type PythonProbe } from './probe.js';
@@ -104,13 +105,20 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
   const bootstrap = opts.bootstrapPython ?? process.env.TRTX_BOOTSTRAP_PYTHON ?? 'python3';
   const version = await checkBootstrap(bootstrap, opts.signal);
   await rm(dir, { recursive: true, force: true }); // an interrupted earlier attempt
+  // An interrupt removes the half-made environment (the marker would make the
+  // next command do that anyway, but not before then), and pip's temporary
+  // folders: pip is stopped with its group (util/tracked-child.ts) and would
+  // leave its pip-unpack-* folders in $TMPDIR, so it gets a private one.
+  const untrackDir = trackPath(dir);
+  const tmp = await makeTempDir('trtx-pip-');
+  const env = { PIP_NO_PYTHON_VERSION_WARNING: '1', TMPDIR: tmp.path };
   await mkdir(dir, { recursive: true });
   try {
     progress({
       phase: 'create',
       message: `creating trtx's Python environment (Python ${version}) in ${dir}: first use only, a few minutes`,
     });
-    const venv = await execa(bootstrap, ['-m', 'venv', dir], { all: true, reject: false, cancelSignal: opts.signal });
+    const venv = await execaTracked(bootstrap, ['-m', 'venv', dir], { all: true, reject: false, cancelSignal: opts.signal, env });
     if (venv.exitCode !== 0) {
       throw new TrtxError('PYENV_CREATE_FAILED', dir, `python -m venv failed:\n${tail(venv.all ?? '')}`, {
         kind: 'usage',
@@ -118,14 +126,14 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
       });
     }
     const python = interpreterIn(dir);
-    const pip = execa(
+    const pip = execaTracked(
       python,
       ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', '-r', lock.path],
       {
         all: true,
         reject: false,
         cancelSignal: opts.signal,
-        env: { PIP_NO_PYTHON_VERSION_WARNING: '1' },
+        env,
       },
     );
     const report = pipProgress((message) => progress({ phase: 'install', message }));
@@ -152,6 +160,9 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
   } catch (e) {
     await rm(dir, { recursive: true, force: true });
     throw e;
+  } finally {
+    untrackDir();
+    await tmp.remove();
   }
 }
 

@@ -15,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { ensurePythonEnv, executorchSdk, type ExecutorchSdk } from '../pyenv/index.js';
 import { TrtxError } from '../util/errors.js';
-import { trackPath, trackProcessGroup } from '../util/cleanup.js';
+import { trackPath } from '../util/cleanup.js';
+import { execaTracked } from '../util/tracked-child.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
 
@@ -144,13 +145,11 @@ const PERCENT = /^\[\s*(\d{1,3})%\]/;
 
 /**
  * Runs cmake in a process group of its own, registered for the interrupt
- * handler: a SIGTERM to trtx alone must also stop make and the compilers,
- * which would otherwise keep writing into a build folder being removed.
- * onLine sees each line of its output as it arrives.
+ * handler (util/tracked-child.ts): make and the compilers stop before the
+ * build folder is removed. onLine sees each line of its output as it arrives.
  */
 async function cmake(args: string[], onLine?: (line: string) => void) {
-  const child = execa('cmake', args, { all: true, reject: false, detached: true });
-  const untrack = child.pid === undefined ? () => {} : trackProcessGroup(child.pid);
+  const child = execaTracked('cmake', args, { all: true, reject: false });
   let pending = '';
   if (onLine) {
     child.all?.on('data', (chunk: Buffer) => {
@@ -160,11 +159,7 @@ async function cmake(args: string[], onLine?: (line: string) => void) {
       for (const line of lines) onLine(line);
     });
   }
-  try {
-    return await child;
-  } finally {
-    untrack();
-  }
+  return await child;
 }
 
 async function build(sourceDir: string, target: string, flags: string[], jobs: number, progress: (p: RunnerProgress) => void) {
