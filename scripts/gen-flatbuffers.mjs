@@ -106,9 +106,11 @@ try {
     }
     if (stale.length) {
       console.error(`gen: generated code is stale; run \`npm run gen\` and commit:\n  ${stale.join('\n  ')}`);
-      process.exit(1);
+      // Not process.exit: the finally below must still remove the temp folder.
+      process.exitCode = 1;
+    } else {
+      console.log('gen: generated code is up to date');
     }
-    console.log('gen: generated code is up to date');
   } else {
     for (const { dir } of targets) {
       rmSync(join(root, dir), { recursive: true, force: true });
