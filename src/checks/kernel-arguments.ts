@@ -34,7 +34,10 @@
 //   Any other kernel whose tensor is planned in a device arena
 //   (non_const_buffer_device) loops over a cudaMalloc pointer on the host and
 //   faults on a GPU, while on a CPU stand-in the same program runs: nothing
-//   in the runtime refuses it first (runtime/executor/method.cpp).
+//   in the runtime refuses it first (runtime/executor/method.cpp). A cache a
+//   TensorRT delegate updates in place is left to the zero-copy rules
+//   (ZC_WRITEBACK_INTO_CACHE, ZC_OTHER_READER own a host kernel over it), so
+//   one fault is one finding.
 // The rules follow value indices: a call whose indices dangle is left to
 // structure.ts (STRUCT_VALUE_INDEX).
 
@@ -190,11 +193,19 @@ function checkArgumentMemory(
 
 const DEVICE_COPIES = new Set(['et_copy::_h2d_copy.out', 'et_copy::_d2h_copy.out']);
 
-/** A host kernel (any KernelCall but the device copies) over tensors planned in a device arena, one report per call. */
-function checkHostKernelMemory(plan: ExecutionPlan, full: string, args: number[], at: string, err: Report): void {
+/** A host kernel (any KernelCall but the device copies) over tensors planned in a device arena but `zeroCopy`'s, one report per call. */
+function checkHostKernelMemory(
+  plan: ExecutionPlan,
+  full: string,
+  args: number[],
+  zeroCopy: ReadonlySet<number>,
+  at: string,
+  err: Report,
+): void {
   if (DEVICE_COPIES.has(full)) return;
   const onDevice: string[] = [];
   for (const a of new Set(args)) {
+    if (zeroCopy.has(a)) continue;
     const v = plan.values[a];
     const where = v?.type === 'Tensor' ? placement(plan, v.tensor) : null;
     if (where && where.device.type !== 'cpu')
@@ -248,8 +259,13 @@ function checkSignature(plan: ExecutionPlan, full: string, args: number[], at: s
   if (full === 'aten::copy_') checkCopyOverlap(plan, args[0], args[1], at, err);
 }
 
-/** Every call of `plan` in one walk: the memory of its tensors, and each KernelCall by its operator. */
-export function checkKernelArguments(plan: ExecutionPlan, m: string, out: Diagnostic[]): void {
+/**
+ * Every call of `plan` in one walk: the memory of its tensors, and each
+ * KernelCall by its operator. `zeroCopy`: buffers a TensorRT delegate
+ * updates in place (zero-copy-scan.ts inPlaceBuffers), which the zero-copy
+ * rules check instead.
+ */
+export function checkKernelArguments(plan: ExecutionPlan, m: string, out: Diagnostic[], zeroCopy: ReadonlySet<number> = new Set()): void {
   const err: Report = (code, location, message) =>
     out.push(
       diag('error', code, location, message, code === 'STRUCT_KERNEL_ARITY' ? KERNEL_ARITY_HINT : KERNEL_ARGUMENT_HINTS[code], {
@@ -267,7 +283,7 @@ export function checkKernelArguments(plan: ExecutionPlan, m: string, out: Diagno
       const op = plan.operators[ins.opIndex];
       const full = op?.name ? operatorName(op) : `operator ${ins.opIndex}`;
       const call = `${at} (KernelCall ${full})`;
-      checkHostKernelMemory(plan, full, ins.args, call, err);
+      checkHostKernelMemory(plan, full, ins.args, zeroCopy, call, err);
       if (op?.name) checkSignature(plan, full, ins.args, call, err);
     }),
   );

@@ -24,6 +24,8 @@ import { elementSize, operatorName, planName, tensorBytes, valueLabel } from '..
 import { diag, type Diagnostic } from './diagnostic.js';
 import { KERNEL_ARITY_HINT, checkKernelArguments } from './kernel-arguments.js';
 import { checkRuntimeProgram } from './runtime-program.js';
+import type { TrtDelegate } from './context.js';
+import { inPlaceBuffers } from './zero-copy-scan.js';
 
 const HINTS = {
   STRUCT_TENSOR_SIZE: 're-export the program; the runtime refuses a negative dimension or a tensor whose byte size overflows',
@@ -202,13 +204,16 @@ function checkConstantOffsets(pte: PteFile, out: Diagnostic[]): void {
   });
 }
 
-/** Program-level findings, then every method's (kernel arguments: kernel-arguments.ts; the program as a whole: runtime-program.ts). */
-export function checkRuntimeRefusals(pte: PteFile): Diagnostic[] {
+/**
+ * Program-level findings, then every method's (kernel arguments: kernel-arguments.ts; the program as a whole: runtime-program.ts).
+ * `trt`: the parsed TensorRT delegates, whose in-place caches the zero-copy rules check instead.
+ */
+export function checkRuntimeRefusals(pte: PteFile, trt: TrtDelegate[] = []): Diagnostic[] {
   const out: Diagnostic[] = checkRuntimeProgram(pte);
   checkConstantOffsets(pte, out);
   pte.program.executionPlan.forEach((plan, i) => {
     checkPlan(pte, plan, i, out);
-    checkKernelArguments(plan, planName(plan, i), out);
+    checkKernelArguments(plan, planName(plan, i), out, inPlaceBuffers(pte.program, i, { trt }));
   });
   return out;
 }

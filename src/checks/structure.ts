@@ -325,6 +325,6 @@ export const INDEX_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /** Every structural finding: the container's indices and extents, then what the runtime refuses at load or first execute. */
-export function checkProgramStructure(ctx: Pick<CheckContext, 'pte'>): Diagnostic[] {
-  return [...checkStructure(ctx), ...checkRuntimeRefusals(ctx.pte)];
+export function checkProgramStructure(ctx: Pick<CheckContext, 'pte'> & Partial<Pick<CheckContext, 'trt'>>): Diagnostic[] {
+  return [...checkStructure(ctx), ...checkRuntimeRefusals(ctx.pte, ctx.trt)];
 }

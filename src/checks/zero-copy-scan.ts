@@ -79,6 +79,19 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
   return out;
 }
 
+/**
+ * Mutable buffers of method `p` fed straight to an aliased input of a
+ * TensorRT delegate call: the engine updates them in place, and the
+ * zero-copy rules (their buffer side, zero-copy-buffers.ts) own every
+ * finding about them. The same identification as scanMethod's `direct`.
+ */
+export function inPlaceBuffers(program: Program, p: number, ctx: Pick<CheckContext, 'trt'>): Set<number> {
+  const buffers = mutableBuffers(program.executionPlan[p]);
+  const out = new Set<number>();
+  for (const v of views(ctx, p, () => {})) for (const e of v.edges) if (buffers.has(e.inArg)) out.add(e.inArg);
+  return out;
+}
+
 export const binding = (v: View, name: string) => `${v.t.location} > binding ${bindingLabel(name)}`;
 
 /** An aliased pair of a delegate call and the delegate's view. */
