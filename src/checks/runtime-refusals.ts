@@ -34,7 +34,8 @@ const HINTS = {
   STRUCT_STORAGE_OFFSET: 're-export the program; the runtime supports storage_offset 0 only',
   STRUCT_SHAPE_DYNAMISM: 're-export with bounded dynamic shapes; the runtime refuses DYNAMIC_UNBOUND tensors',
   STRUCT_DEVICE_TYPE: 're-export the program; the runtime knows CPU (0) and CUDA (1) only',
-  STRUCT_ARENA_ALIGNMENT: 're-run memory planning (re-export); ExecuTorch plans every tensor 16-byte aligned',
+  STRUCT_ARENA_ALIGNMENT:
+    're-run memory planning (re-export); a tensor\u2019s offset must be a multiple of its element size (ExecuTorch\u2019s planner aligns every tensor to 16 bytes)',
   STRUCT_ARENA_SIZE: 're-run memory planning (re-export); an arena size cannot be negative',
   STRUCT_MUTABLE_DATA: 're-export the program; the initial state of a planned tensor must lie inside mutable_data_segments[0]',
   STRUCT_CONSTANT_OFFSET: 're-export the program; every constant offset must lie inside the constant segment',
