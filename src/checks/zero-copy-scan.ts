@@ -7,7 +7,7 @@
 import type { Program } from '../pte/model.js';
 import { planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs, type BlobMetadata } from '../tensorrt/blob.js';
-import { SPEC_ZERO_COPY_KV, decodeZeroCopyKv, getSpec } from '../tensorrt/compile-specs.js';
+import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
 import { SPEC_SHARED_KV_CACHE, sharedKvCacheOf } from '../tensorrt/shared-kv-cache.js';
 import { isTrtxError } from '../util/errors.js';
 import {
@@ -46,15 +46,8 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
     if (t.planIndex !== p) continue;
     const meta = t.blob.metadata;
     const where = { method: planName(t.plan, p), delegate: t.delegateIndex };
-    let stamp: string[] | null | undefined = null;
-    const raw = getSpec(t.delegate.compileSpecs, SPEC_ZERO_COPY_KV);
-    if (raw !== undefined) {
-      try {
-        stamp = decodeZeroCopyKv(raw);
-      } catch {
-        stamp = undefined;
-      }
-    }
+    const read = zeroCopyStampOf(t.delegate.compileSpecs);
+    const stamp = read === null ? null : 'error' in read ? undefined : read.names;
     let shared: string[] | null = null;
     try {
       shared = sharedKvCacheOf(t.delegate.compileSpecs, `${t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`);

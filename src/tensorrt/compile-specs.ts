@@ -337,3 +337,22 @@ export function removeSpec<T extends CompileSpecEntry>(specs: readonly T[], key:
 export function getSpec(specs: readonly CompileSpecEntry[], key: string): Uint8Array | undefined {
   return specs.find((s) => s.key === key)?.value;
 }
+
+/** A delegate's zero_copy_kv stamp: the elided output names, a stamp that does not parse, or null (unstamped). */
+export type ZeroCopyStamp = { names: string[] } | { error: TrtxError } | null;
+
+/**
+ * The zero_copy_kv stamp as the runtime reads it (the first entry with the
+ * key, like getSpec); `location` prefixes a parse error's location. Every
+ * reader of the stamp goes through here.
+ */
+export function zeroCopyStampOf(specs: readonly CompileSpecEntry[], location = ''): ZeroCopyStamp {
+  const raw = getSpec(specs, SPEC_ZERO_COPY_KV);
+  if (raw === undefined) return null;
+  try {
+    return { names: decodeZeroCopyKv(raw, location) };
+  } catch (e) {
+    if (!(e instanceof TrtxError)) throw e;
+    return { error: e };
+  }
+}
