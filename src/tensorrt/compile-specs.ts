@@ -41,9 +41,7 @@ export interface SpecDiagnostic {
 }
 
 export interface TypedCompileSpecs {
-  /** Device index N of a `cuda` target_device (any spelling ExecuTorch reads as cuda:N). */
-  targetDevice?: number;
-  /** The target_device as read, cpu included. */
+  /** The target_device as read (any spelling ExecuTorch reads as cuda:N, cpu included). */
   target?: TargetDevice;
   /** Absent: automatic budget. */
   weightStreamingBudget?: bigint;
@@ -256,7 +254,6 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
       (v, w) => {
         const d = decodeTargetDevice(v, w);
         out.target = d;
-        if (d.type === 'cuda') out.targetDevice = d.index;
         if (d.type === 'cpu') {
           push(
             'warning',
