@@ -97,6 +97,7 @@ describe('the CUDA-only crash', () => {
     const built = buildProgram(catalogueEntry('broken-writeback-into-zero-copy-cache.pte').build());
     const { codes, run } = await both('writeback-into-cache', encodePte(built.program, built.segments));
     expect(codes).toContain('ZC_WRITEBACK_INTO_CACHE');
+    expect(codes).not.toContain('STRUCT_KERNEL_DEVICE_MEMORY'); // one fault, one finding: the zero-copy rule's
     // On a GPU ExecuTorch's CPU copy_ kernel writes device memory and the
     // process faults (docs/reliability.md); the CPU stand-in cannot show that.
     expect(run.crashed).toBe(false);

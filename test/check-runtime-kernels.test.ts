@@ -5,7 +5,8 @@
 // each rule lets through because the runtime does.
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../src/examples/builder.js';
-import { CATALOGUE } from '../src/examples/catalogue.js';
+import { CATALOGUE, catalogueEntry } from '../src/examples/catalogue.js';
+import { runChecks } from '../src/checks/run.js';
 import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { KERNEL_ARGUMENT_CODES } from '../src/checks/kernel-arguments.js';
 import { checkRuntimeRefusals } from '../src/checks/runtime-refusals.js';
@@ -61,6 +62,13 @@ describe('the runtime-program and kernel-argument refusals', () => {
 
   it('every code is tripped by a case here', () => {
     expect(new Set([...tripping.map((s) => s.check), 'STRUCT_NO_METHODS'])).toEqual(CODES);
+  });
+
+  it('a write-back into a zero-copy cache is the zero-copy rule\u2019s one finding, not also STRUCT_KERNEL_DEVICE_MEMORY', async () => {
+    const built = buildProgram(catalogueEntry('broken-writeback-into-zero-copy-cache.pte').build());
+    const codes = (await runChecks(pteFromBytes(encodePte(built.program, built.segments)))).diagnostics.map((d) => d.code);
+    expect(codes).toContain('ZC_WRITEBACK_INTO_CACHE');
+    expect(codes).not.toContain('STRUCT_KERNEL_DEVICE_MEMORY');
   });
 
   it('lets through what the runtime lets through', () => {

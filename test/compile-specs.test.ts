@@ -193,7 +193,6 @@ describe('decodeCompileSpecs', () => {
     ]);
     expect(r.diagnostics).toEqual([]);
     expect(r.specs).toEqual({
-      targetDevice: 1,
       target: { type: 'cuda', index: 1, canonical: true },
       weightStreamingBudget: 1073741824n,
       zeroCopyKv: ['k_out'],
@@ -211,7 +210,7 @@ describe('decodeCompileSpecs', () => {
       location: 'decode > delegate 0 (TensorRTBackend)',
     });
     expect(r.specs.weightStreamingBudget).toBeUndefined();
-    expect(r.specs.targetDevice).toBe(0);
+    expect(r.specs.target).toMatchObject({ type: 'cuda', index: 0 });
     expect(r.diagnostics).toHaveLength(1);
     expect(r.diagnostics[0]).toMatchObject({
       severity: 'error',
@@ -233,7 +232,7 @@ describe('decodeCompileSpecs', () => {
     ]);
     expect(r.diagnostics[0].message).toContain('compile_specs[0]');
     expect(r.specs.weightStreamingBudget).toBeUndefined();
-    expect(r.specs.targetDevice).toBe(0);
+    expect(r.specs.target).toMatchObject({ type: 'cuda', index: 0 });
   });
 
   it('any other repeated key is a warning and the first entry wins, as in ExecuTorch; null keys are ignored', () => {
@@ -249,7 +248,7 @@ describe('decodeCompileSpecs', () => {
       ['warning', 'SPEC_DUPLICATE_KEY', 'compile_specs[4] (x)'],
       ['warning', 'SPEC_DUPLICATE_KEY', 'compile_specs[5] (target_device)'],
     ]);
-    expect(r.specs.targetDevice).toBe(1);
+    expect(r.specs.target).toMatchObject({ type: 'cuda', index: 1 });
   });
 
   it('zero_copy_kv repeated: the same value is a warning, another value an error with no typed value', () => {
@@ -267,11 +266,10 @@ describe('decodeCompileSpecs', () => {
       ['warning', 'SPEC_TARGET_DEVICE_FORM'],
       ['warning', 'SPEC_BUDGET_FORM'],
     ]);
-    expect(r.specs.targetDevice).toBe(0);
+    expect(r.specs.target).toMatchObject({ type: 'cuda', index: 0 });
     expect(r.specs.weightStreamingBudget).toBe(0n);
     const cpu = decodeCompileSpecs([spec(SPEC_TARGET_DEVICE, 'cpu')]);
     expect(cpu.diagnostics.map((d) => [d.severity, d.code])).toEqual([['warning', 'SPEC_TARGET_DEVICE_FORM']]);
-    expect(cpu.specs.targetDevice).toBeUndefined();
     expect(cpu.specs.target).toEqual({ type: 'cpu', index: 0, canonical: false });
   });
 

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { writeFixture } from '../src/examples/builder.js';
+import { buildProgram, writeFixture } from '../src/examples/builder.js';
+import { SPEC_TARGET_DEVICE, setSpec } from '../src/tensorrt/compile-specs.js';
+import { encodePte, pteFromBytes } from './helpers/memory-pte.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
 import { writeSparsePte } from '../fixtures/sparse.js';
 import type { ProgramSpec } from '../src/examples/spec.js';
@@ -74,6 +76,16 @@ describe('memory plan model', () => {
     // The zero-copy engine is fed the cache buffer itself.
     expect(d(z).bindings.find((b) => b.binding === 'b_layers_0_attn_k_cache')!.label).toBe('layers.0.attn.k_cache');
     expect(d(s).bindings.find((b) => b.binding === 'b_layers_0_attn_k_cache')!.label).toBe('b_layers_0_attn_k_cache');
+  });
+
+  it('names a delegate\u2019s target_device as read, a cpu target included', async () => {
+    const built = buildProgram(kvDecoder({ mode: 'staged' }));
+    const cuda = await memoryPlan(pteFromBytes(encodePte(built.program, built.segments)));
+    expect(cuda.methods.find((m) => m.name === 'decode')!.delegates[0].targetDevice).toBe('cuda:0');
+    const d = built.program.executionPlan.find((p) => p.name === 'decode')!.delegates[0];
+    d.compileSpecs = setSpec(d.compileSpecs, SPEC_TARGET_DEVICE, new TextEncoder().encode('cpu'));
+    const cpu = await memoryPlan(pteFromBytes(encodePte(built.program, built.segments)));
+    expect(cpu.methods.find((m) => m.name === 'decode')!.delegates[0].targetDevice).toBe('cpu:0');
   });
 
   it('reads every corpus program (no delegates, inline constants, no extended header)', async () => {

@@ -283,6 +283,15 @@ describe('--zero-copy-kv (requireZeroCopyKv)', () => {
     expect(codes(await zeroCopyFindings(staged()))).toEqual([]);
   });
 
+  it('a zero_copy_kv stamp that does not parse is not called staged', async () => {
+    const { pte } = source(staged(DECODE));
+    const d = pte.program.executionPlan[0].delegates[0];
+    d.compileSpecs = setSpec(d.compileSpecs, 'zero_copy_kv', new TextEncoder().encode('not json'));
+    const [found] = only(await zeroCopyFindings(pte, { requireZeroCopyKv: true }), 'ZC_NOT_ZERO_COPY');
+    expect(found.message).toContain('does not parse');
+    expect(found.message).not.toContain('staged');
+  });
+
   it('accepts zero-copy programs, and a copy-back engine beside them', async () => {
     for (const f of ['kv-decode-zero-copy.pte', 'mixed-conv-state-split-zero-copy.pte', 'mixed-conv-state-one-delegate-zero-copy.pte']) {
       expect(await zeroCopyFindings(built(f), { requireZeroCopyKv: true }), f).toEqual([]);

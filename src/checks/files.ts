@@ -11,7 +11,8 @@ import { withPte } from '../pte/open.js';
 import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
 import { isTrtxError } from '../util/errors.js';
 import { diag, type Diagnostic } from './diagnostic.js';
-import { runChecks, summarizeDiagnostics, type CheckResult } from './run.js';
+import { buildCheckContext } from './context.js';
+import { runChecksIn, summarizeDiagnostics, type CheckResult } from './run.js';
 import type { RuntimeRules } from './runtime-rules.js';
 
 export interface FileCheckOptions {
@@ -64,11 +65,11 @@ export function failsCheck(r: Pick<CheckResult, 'summary'>, strict: boolean): bo
 /** Opens and checks; a container that does not parse becomes one error diagnostic. */
 export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules }): Promise<FileCheck> {
   try {
-    return await withPte(file, async (pte) => ({
-      ...(await runChecks(pte, options)),
-      program: pte.program,
-      engines: await engineCensus(pte),
-    }));
+    return await withPte(file, async (pte) => {
+      // The census reuses the blobs the checks parsed: each is read once.
+      const { ctx, blobDiagnostics } = await buildCheckContext(pte, options);
+      return { ...(await runChecksIn(ctx, blobDiagnostics)), program: pte.program, engines: await engineCensus(pte, ctx.trt) };
+    });
   } catch (e) {
     // Usage-kind failures (missing file, not a program) stay exit 2.
     if (!isTrtxError(e) || e.kind === 'usage') throw e;

@@ -1,7 +1,9 @@
-// What the kernels trtx programs call read from their arguments, beyond
-// their count (runtime-refusals.ts, STRUCT_KERNEL_ARITY). Each rule is one
+// What the kernels trtx programs call read from their arguments. Each rule is one
 // the ExecuTorch 1.5 runtime enforces at the first execute, or worse, one it
 // does not enforce and then reads or writes memory it should not:
+// - STRUCT_KERNEL_ARITY: the generated wrapper checks the boxed argument
+//   count, ET_KERNEL_CHECK_MSG(stack.size() == N) (codegen/gen.py), and
+//   refuses the call at execute (InvalidProgram);
 // - STRUCT_KERNEL_ARG_TYPE: the generated kernel wrapper unboxes each
 //   argument with toTensor()/toBool()/toScalar() (codegen/gen.py), which
 //   ET_CHECKs the value's tag: another type aborts the process
@@ -32,20 +34,23 @@
 //   Any other kernel whose tensor is planned in a device arena
 //   (non_const_buffer_device) loops over a cudaMalloc pointer on the host and
 //   faults on a GPU, while on a CPU stand-in the same program runs: nothing
-//   in the runtime refuses it first (runtime/executor/method.cpp).
+//   in the runtime refuses it first (runtime/executor/method.cpp). A cache a
+//   TensorRT delegate updates in place is left to the zero-copy rules
+//   (ZC_WRITEBACK_INTO_CACHE, ZC_OTHER_READER own a host kernel over it), so
+//   one fault is one finding.
 // The rules follow value indices: a call whose indices dangle is left to
 // structure.ts (STRUCT_VALUE_INDEX).
 
 import {
-  DeviceType,
   TensorDataLocation,
   TensorShapeDynamism,
   type EValue,
   type EValueType,
   type ExecutionPlan,
+  type Instruction,
   type Tensor,
 } from '../pte/model.js';
-import { deviceLabel, numel, placement, scalarTypeName, tensorBytes, valueLabel } from '../pte/tensor.js';
+import { deviceLabel, numel, operatorName, placement, scalarTypeName, taggedDevice, tensorBytes, valueLabel } from '../pte/tensor.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 
 export const KERNEL_ARGUMENT_HINTS = {
@@ -60,6 +65,9 @@ export const KERNEL_ARGUMENT_HINTS = {
     'keep the tensor in a host arena and stage it with et_copy::_d2h_copy/_h2d_copy (ExecuTorch\u2019s device-copy pass does), or move the operator into the delegate',
 } as const;
 
+/** STRUCT_KERNEL_ARITY's hint; the code is declared with the runtime refusals (runtime-refusals.ts). */
+export const KERNEL_ARITY_HINT = 're-export the program; the kernel wrapper refuses a call with another number of arguments';
+
 export type KernelArgumentCode = keyof typeof KERNEL_ARGUMENT_HINTS;
 export const KERNEL_ARGUMENT_CODES = Object.keys(KERNEL_ARGUMENT_HINTS) as KernelArgumentCode[];
 
@@ -69,7 +77,8 @@ type Kind = 'Tensor' | 'Bool' | 'Scalar';
  * How the generated wrapper unboxes each of the schema's arguments (out
  * included); the last boxed slot is the return value, which an out variant
  * leaves alone and a function without out arguments overwrites with its
- * result (codegen/gen.py: `*stack[N] = EValue(result_)`). Schemas:
+ * result (codegen/gen.py: `*stack[N] = EValue(result_)`). The boxed
+ * count the wrapper checks is therefore args.length + 1. Schemas:
  * kernels/portable/et_copy_ops.yaml, kernels/portable/functions.yaml.
  */
 const SIGNATURES: Record<string, { args: Kind[]; returnsSelf: boolean }> = {
@@ -83,9 +92,9 @@ const SIGNATURES: Record<string, { args: Kind[]; returnsSelf: boolean }> = {
 const ACCEPTS: Record<Kind, readonly EValueType[]> = { Tensor: ['Tensor'], Bool: ['Bool'], Scalar: ['Int', 'Double', 'Bool'] };
 const UNBOX: Record<Kind, string> = { Tensor: 'toTensor()', Bool: 'toBool()', Scalar: 'toScalar()' };
 
-type Report = (code: KernelArgumentCode, location: string, message: string) => void;
+type Report = (code: KernelArgumentCode | 'STRUCT_KERNEL_ARITY', location: string, message: string) => void;
 
-const onDevice = (t: Tensor) => (t.extraTensorInfo?.deviceType ?? DeviceType.CPU) !== DeviceType.CPU;
+const onDevice = (t: Tensor) => taggedDevice(t).type !== 'cpu';
 const sameSizes = (a: Tensor, b: Tensor) => a.sizes.length === b.sizes.length && a.sizes.every((s, i) => s === b.sizes[i]);
 
 function checkDeviceCopy(plan: ExecutionPlan, op: string, self: number, out: number, at: string, err: Report): void {
@@ -158,98 +167,124 @@ function checkCopyOverlap(plan: ExecutionPlan, dst: number, src: number, at: str
   }
 }
 
-/** Tensors of the calls' arguments that nothing gives memory (see STRUCT_TENSOR_NO_MEMORY), each reported once. */
-function checkArgumentMemory(plan: ExecutionPlan, m: string, err: Report): void {
+/** Tensors of one call's arguments that nothing gives memory (see STRUCT_TENSOR_NO_MEMORY), each reported once per method (`seen`). */
+function checkArgumentMemory(
+  plan: ExecutionPlan,
+  ins: Instruction & { args: number[] },
+  io: Set<number>,
+  seen: Set<number>,
+  at: string,
+  err: Report,
+): void {
+  for (const a of ins.args) {
+    const v = plan.values[a];
+    if (seen.has(a) || io.has(a) || v?.type !== 'Tensor') continue;
+    const t = v.tensor;
+    if (t.allocationInfo || t.dataBufferIdx !== 0 || t.extraTensorInfo?.location === TensorDataLocation.EXTERNAL || numel(t) === 0n)
+      continue;
+    seen.add(a);
+    err(
+      'STRUCT_TENSOR_NO_MEMORY',
+      `${at} > ${valueLabel(plan, a)}`,
+      `${valueLabel(plan, a)} is neither planned (no allocation_info) nor constant nor a method input or output: the runtime gives it no memory (a null data pointer) and the ${ins.type} reads or writes it`,
+    );
+  }
+}
+
+const DEVICE_COPIES = new Set(['et_copy::_h2d_copy.out', 'et_copy::_d2h_copy.out']);
+
+/** A host kernel (any KernelCall but the device copies) over tensors planned in a device arena but `zeroCopy`'s, one report per call. */
+function checkHostKernelMemory(
+  plan: ExecutionPlan,
+  full: string,
+  args: number[],
+  zeroCopy: ReadonlySet<number>,
+  at: string,
+  err: Report,
+): void {
+  if (DEVICE_COPIES.has(full)) return;
+  const onDevice: string[] = [];
+  for (const a of new Set(args)) {
+    if (zeroCopy.has(a)) continue;
+    const v = plan.values[a];
+    const where = v?.type === 'Tensor' ? placement(plan, v.tensor) : null;
+    if (where && where.device.type !== 'cpu')
+      onDevice.push(`${valueLabel(plan, a)} in arena ${where.arena} on ${deviceLabel(where.device)}`);
+  }
+  if (onDevice.length === 0) return;
+  err(
+    'STRUCT_KERNEL_DEVICE_MEMORY',
+    at,
+    `${full} runs on the host (ExecuTorch runs every operator outside a delegate as a CPU kernel) over device memory: ${onDevice.join(', ')}; on a GPU its loop dereferences a cudaMalloc pointer and faults, on a CPU stand-in it runs`,
+  );
+}
+
+/** The rules on one KernelCall of an operator trtx knows the schema of (SIGNATURES). */
+function checkSignature(plan: ExecutionPlan, full: string, args: number[], at: string, err: Report): void {
+  const signature = SIGNATURES[full];
+  if (!signature) return;
+  const arity = signature.args.length + 1;
+  if (args.length !== arity) {
+    err(
+      'STRUCT_KERNEL_ARITY',
+      at,
+      `${args.length} arguments; ${full} takes ${arity} (its arguments, out, then the return value): the kernel refuses the call at execute (InvalidProgram)`,
+    );
+    return;
+  }
+  // Dangling indices are structure.ts's (STRUCT_VALUE_INDEX).
+  if (args.some((a) => !Number.isInteger(a) || a < 0 || a >= plan.values.length)) return;
+  const ret = args[signature.args.length];
+  if (signature.returnsSelf && ret !== args[0]) {
+    err(
+      'STRUCT_KERNEL_RETURN',
+      `${at} > args[${signature.args.length}]`,
+      `the return slot is ${valueLabel(plan, ret)}, not self ${valueLabel(plan, args[0])}: the kernel wrapper stores its result there, rebinding that value to self's tensor for every later instruction`,
+    );
+  }
+  let typed = true;
+  signature.args.forEach((kind, i) => {
+    const v = plan.values[args[i]];
+    if (!ACCEPTS[kind].includes(v.type)) {
+      typed = false;
+      err(
+        'STRUCT_KERNEL_ARG_TYPE',
+        `${at} > args[${i}]`,
+        `argument ${i} is ${valueLabel(plan, args[i])}, a ${v.type} value; the kernel reads a ${kind} with ${UNBOX[kind]}, which aborts the process on another type`,
+      );
+    }
+  });
+  if (!typed) return;
+  if (DEVICE_COPIES.has(full)) checkDeviceCopy(plan, full, args[0], args[1], at, err);
+  if (full === 'aten::copy_') checkCopyOverlap(plan, args[0], args[1], at, err);
+}
+
+/**
+ * Every call of `plan` in one walk: the memory of its tensors, and each
+ * KernelCall by its operator. `zeroCopy`: buffers a TensorRT delegate
+ * updates in place (zero-copy-scan.ts inPlaceBuffers), which the zero-copy
+ * rules check instead.
+ */
+export function checkKernelArguments(plan: ExecutionPlan, m: string, out: Diagnostic[], zeroCopy: ReadonlySet<number> = new Set()): void {
+  const err: Report = (code, location, message) =>
+    out.push(
+      diag('error', code, location, message, code === 'STRUCT_KERNEL_ARITY' ? KERNEL_ARITY_HINT : KERNEL_ARGUMENT_HINTS[code], {
+        method: m,
+      }),
+    );
   const io = new Set([...plan.inputs, ...plan.outputs]);
   const seen = new Set<number>();
   plan.chains.forEach((chain, c) =>
     chain.instructions.forEach((ins, k) => {
       if (ins.type !== 'KernelCall' && ins.type !== 'DelegateCall') return;
-      for (const a of ins.args) {
-        const v = plan.values[a];
-        if (seen.has(a) || io.has(a) || v?.type !== 'Tensor') continue;
-        const t = v.tensor;
-        if (t.allocationInfo || t.dataBufferIdx !== 0 || t.extraTensorInfo?.location === TensorDataLocation.EXTERNAL || numel(t) === 0n)
-          continue;
-        seen.add(a);
-        err(
-          'STRUCT_TENSOR_NO_MEMORY',
-          `${m} > chain ${c} > instruction ${k} > ${valueLabel(plan, a)}`,
-          `${valueLabel(plan, a)} is neither planned (no allocation_info) nor constant nor a method input or output: the runtime gives it no memory (a null data pointer) and the ${ins.type} reads or writes it`,
-        );
-      }
-    }),
-  );
-}
-
-const DEVICE_COPIES = new Set(['et_copy::_h2d_copy.out', 'et_copy::_d2h_copy.out']);
-
-/** Host kernels (every KernelCall but the device copies) over tensors planned in a device arena, one report per call. */
-function checkHostKernelMemory(plan: ExecutionPlan, m: string, err: Report): void {
-  plan.chains.forEach((chain, c) =>
-    chain.instructions.forEach((ins, k) => {
+      const at = `${m} > chain ${c} > instruction ${k}`;
+      checkArgumentMemory(plan, ins, io, seen, at, err);
       if (ins.type !== 'KernelCall') return;
       const op = plan.operators[ins.opIndex];
-      const full = op?.name ? (op.overload ? `${op.name}.${op.overload}` : op.name) : `operator ${ins.opIndex}`;
-      if (DEVICE_COPIES.has(full)) return;
-      const onDevice: string[] = [];
-      for (const a of new Set(ins.args)) {
-        const v = plan.values[a];
-        const where = v?.type === 'Tensor' ? placement(plan, v.tensor) : null;
-        if (where && where.device.type !== 'cpu')
-          onDevice.push(`${valueLabel(plan, a)} in arena ${where.arena} on ${deviceLabel(where.device)}`);
-      }
-      if (onDevice.length === 0) return;
-      err(
-        'STRUCT_KERNEL_DEVICE_MEMORY',
-        `${m} > chain ${c} > instruction ${k} (KernelCall ${full})`,
-        `${full} runs on the host (ExecuTorch runs every operator outside a delegate as a CPU kernel) over device memory: ${onDevice.join(', ')}; on a GPU its loop dereferences a cudaMalloc pointer and faults, on a CPU stand-in it runs`,
-      );
-    }),
-  );
-}
-
-/** Every KernelCall of `plan` whose operator trtx knows, and the memory of every call's tensors. */
-export function checkKernelArguments(plan: ExecutionPlan, m: string, out: Diagnostic[]): void {
-  const err: Report = (code, location, message) =>
-    out.push(diag('error', code, location, message, KERNEL_ARGUMENT_HINTS[code], { method: m }));
-  checkArgumentMemory(plan, m, err);
-  checkHostKernelMemory(plan, m, err);
-  plan.chains.forEach((chain, c) =>
-    chain.instructions.forEach((ins, k) => {
-      if (ins.type !== 'KernelCall') return;
-      const op = plan.operators[ins.opIndex];
-      if (!op?.name) return;
-      const full = op.overload ? `${op.name}.${op.overload}` : op.name;
-      const signature = SIGNATURES[full];
-      // Another argument count is STRUCT_KERNEL_ARITY; dangling indices are structure.ts's.
-      if (!signature || ins.args.length !== signature.args.length + 1) return;
-      if (ins.args.some((a) => !Number.isInteger(a) || a < 0 || a >= plan.values.length)) return;
-      const at = `${m} > chain ${c} > instruction ${k} (KernelCall ${full})`;
-      const ret = ins.args[signature.args.length];
-      if (signature.returnsSelf && ret !== ins.args[0]) {
-        err(
-          'STRUCT_KERNEL_RETURN',
-          `${at} > args[${signature.args.length}]`,
-          `the return slot is ${valueLabel(plan, ret)}, not self ${valueLabel(plan, ins.args[0])}: the kernel wrapper stores its result there, rebinding that value to self's tensor for every later instruction`,
-        );
-      }
-      let typed = true;
-      signature.args.forEach((kind, i) => {
-        const v = plan.values[ins.args[i]];
-        if (!ACCEPTS[kind].includes(v.type)) {
-          typed = false;
-          err(
-            'STRUCT_KERNEL_ARG_TYPE',
-            `${at} > args[${i}]`,
-            `argument ${i} is ${valueLabel(plan, ins.args[i])}, a ${v.type} value; the kernel reads a ${kind} with ${UNBOX[kind]}, which aborts the process on another type`,
-          );
-        }
-      });
-      if (!typed) return;
-      if (full === 'et_copy::_h2d_copy.out' || full === 'et_copy::_d2h_copy.out')
-        checkDeviceCopy(plan, full, ins.args[0], ins.args[1], at, err);
-      if (full === 'aten::copy_') checkCopyOverlap(plan, ins.args[0], ins.args[1], at, err);
+      const full = op?.name ? operatorName(op) : `operator ${ins.opIndex}`;
+      const call = `${at} (KernelCall ${full})`;
+      checkHostKernelMemory(plan, full, ins.args, zeroCopy, call, err);
+      if (op?.name) checkSignature(plan, full, ins.args, call, err);
     }),
   );
 }

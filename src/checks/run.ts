@@ -8,7 +8,7 @@
 
 import type { PteFile } from '../pte/open.js';
 import { planName } from '../pte/tensor.js';
-import { buildCheckContext, type Check, type CheckOptions } from './context.js';
+import { buildCheckContext, type Check, type CheckContext, type CheckOptions } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 import { checkProgramStructure, INDEX_CODES } from './structure.js';
 import { checkTensorRT } from './tensorrt.js';
@@ -68,6 +68,16 @@ function dedupe(diagnostics: Diagnostic[]): Diagnostic[] {
 
 export async function runChecks(pte: PteFile, options: CheckOptions = {}, checks: readonly Check[] = CHECKS): Promise<CheckResult> {
   const { ctx, blobDiagnostics } = await buildCheckContext(pte, options);
+  return runChecksIn(ctx, blobDiagnostics, checks);
+}
+
+/** runChecks over a context already built (buildCheckContext), for callers that use its parsed blobs as well. */
+export async function runChecksIn(
+  ctx: CheckContext,
+  blobDiagnostics: readonly Diagnostic[],
+  checks: readonly Check[] = CHECKS,
+): Promise<CheckResult> {
+  const { pte, options } = ctx;
   const found: Diagnostic[] = [...blobDiagnostics];
   for (const check of checks) {
     // The zero-copy rules follow the dataflow (values, operators, a copy's

@@ -21,11 +21,11 @@
 
 import { RT_CODES } from '../codes/index.js';
 import type { ExecutionPlan } from '../pte/model.js';
-import { arenaDevice, deviceLabel, planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
+import { deviceLabel, placement, planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { inputs, outputs, aliasedOutputs } from '../tensorrt/blob.js';
-import { SPEC_ZERO_COPY_KV, getSpec } from '../tensorrt/compile-specs.js';
+import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
 import { callsOf } from '../tensorrt/delegates.js';
-import { mutableBuffers, regionOf, sharedAcrossMethods } from '../graph/dataflow.js';
+import { atLabel, mutableBuffers, sharedAcrossMethods } from '../graph/dataflow.js';
 import type { CheckContext } from './context.js';
 import { diag, type Diagnostic, type Severity } from './diagnostic.js';
 import { DEFAULT_RUNTIME, RUNTIME_NAMES, type RuntimeRules } from './runtime-rules.js';
@@ -47,16 +47,14 @@ function deviceBuffers(plan: ExecutionPlan, p: number): DeviceBuffer[] {
   const out: DeviceBuffer[] = [];
   for (const v of mutableBuffers(plan)) {
     const t = tensorAt(plan, v);
-    const r = t && regionOf(t);
-    if (!t || !r) continue;
-    const place = arenaDevice(plan, r.arena);
-    if (place.type !== 'cuda') continue;
+    const r = t && placement(plan, t);
+    if (!t || !r || r.device.type !== 'cuda') continue;
     out.push({
       plan: p,
       value: v,
       name: tensorName(t) ?? valueLabel(plan, v),
       arena: r.arena,
-      device: deviceLabel(place),
+      device: deviceLabel(r.device),
       initialState: t.dataBufferIdx !== 0,
     });
   }
@@ -116,12 +114,12 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
     const [p, v] = key.split(':').map(Number);
     const plan = program.executionPlan[p];
     const t = tensorAt(plan, v);
-    const r = t && regionOf(t);
+    const r = t && placement(plan, t);
     if (!t || !r) continue;
     const onDevice = [{ plan: p, value: v }, ...others].some((b) => {
-      const bt = tensorAt(program.executionPlan[b.plan], b.value);
-      const br = bt && regionOf(bt);
-      return br !== null && br !== undefined && arenaDevice(program.executionPlan[b.plan], br.arena).type === 'cuda';
+      const bplan = program.executionPlan[b.plan];
+      const bt = tensorAt(bplan, b.value);
+      return (bt && placement(bplan, bt))?.device.type === 'cuda';
     });
     const name = tensorName(t) ?? valueLabel(plan, v);
     const methods = [p, ...others.map((o) => o.plan)].map((i) => planName(program.executionPlan[i], i));
@@ -154,12 +152,12 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
   for (const d of ctx.trt) {
     const need = inputs(d.blob.metadata).length + outputs(d.blob.metadata).length;
     const aliased = aliasedOutputs(d.blob.metadata).length;
-    const stamped = getSpec(d.delegate.compileSpecs, SPEC_ZERO_COPY_KV) !== undefined;
+    const stamped = zeroCopyStampOf(d.delegate.compileSpecs) !== null;
     const m = planName(d.plan, d.planIndex);
     for (const c of callsOf(d.plan, d.delegateIndex)) {
       // Only a well-formed zero-copy call: any other arity is TRT_ARITY's.
       if (aliased === 0 || c.call.args.length !== need - aliased) continue;
-      const at = `${d.location} > chain ${c.chain} instruction ${c.instruction}`;
+      const at = `${d.location} > ${atLabel(c)}`;
       const msg = `the call passes ${c.call.args.length} arguments (${need} inputs and outputs, ${aliased} aliased output(s) elided${stamped ? ', stamped zero_copy_kv' : ''}): Torch-TensorRT without the zero-copy KV contract (pull request 4667, not merged upstream) needs at least ${need} and fails the first execute with "expected at least ${need} args"`;
       if (rules.delegate === 'stock-trt') {
         add(

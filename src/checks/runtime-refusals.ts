@@ -3,7 +3,7 @@
 // metadata parseTensor rejects, device tags the device registry has no
 // allocator for, planned memory at a misaligned address, initial state past its
 // segment, operators whose name the runtime cannot hold, kernel calls whose
-// argument count the generated kernel wrapper rejects. Each rule cites the
+// argument count the generated kernel wrapper rejects (kernel-arguments.ts). Each rule cites the
 // upstream source it follows; docs/reliability.md tabulates what the runtime
 // does per shape. Where trtx refuses what the runtime would load (misaligned
 // offsets, unused constant offsets),
@@ -20,10 +20,12 @@ import {
   type Tensor,
 } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
-import { elementSize, planName, tensorBytes, valueLabel } from '../pte/tensor.js';
+import { elementSize, operatorName, planName, tensorBytes, valueLabel } from '../pte/tensor.js';
 import { diag, type Diagnostic } from './diagnostic.js';
-import { checkKernelArguments } from './kernel-arguments.js';
+import { KERNEL_ARITY_HINT, checkKernelArguments } from './kernel-arguments.js';
 import { checkRuntimeProgram } from './runtime-program.js';
+import type { TrtDelegate } from './context.js';
+import { inPlaceBuffers } from './zero-copy-scan.js';
 
 const HINTS = {
   STRUCT_TENSOR_SIZE: 're-export the program; the runtime refuses a negative dimension or a tensor whose byte size overflows',
@@ -32,12 +34,13 @@ const HINTS = {
   STRUCT_STORAGE_OFFSET: 're-export the program; the runtime supports storage_offset 0 only',
   STRUCT_SHAPE_DYNAMISM: 're-export with bounded dynamic shapes; the runtime refuses DYNAMIC_UNBOUND tensors',
   STRUCT_DEVICE_TYPE: 're-export the program; the runtime knows CPU (0) and CUDA (1) only',
-  STRUCT_ARENA_ALIGNMENT: 're-run memory planning (re-export); ExecuTorch plans every tensor 16-byte aligned',
+  STRUCT_ARENA_ALIGNMENT:
+    're-run memory planning (re-export); a tensor\u2019s offset must be a multiple of its element size (ExecuTorch\u2019s planner aligns every tensor to 16 bytes)',
   STRUCT_ARENA_SIZE: 're-run memory planning (re-export); an arena size cannot be negative',
   STRUCT_MUTABLE_DATA: 're-export the program; the initial state of a planned tensor must lie inside mutable_data_segments[0]',
   STRUCT_CONSTANT_OFFSET: 're-export the program; every constant offset must lie inside the constant segment',
   STRUCT_OPERATOR_NAME: 're-export the program; the runtime resolves kernels by names shorter than 100 bytes',
-  STRUCT_KERNEL_ARITY: 're-export the program; the kernel wrapper refuses a call with another number of arguments',
+  STRUCT_KERNEL_ARITY: KERNEL_ARITY_HINT,
 } as const satisfies Partial<Record<StructCode, string>>;
 
 export type RuntimeRefusalCode = keyof typeof HINTS;
@@ -48,20 +51,6 @@ const MAX_RANK = 16;
 /** runtime/executor/method.cpp resolve_operator: kTempBufferSizeForName. */
 const OPERATOR_NAME_BUFFER = 100;
 const KNOWN_DEVICES = new Set<number>([DeviceType.CPU, DeviceType.CUDA]);
-
-/**
- * Boxed argument counts of kernels whose schema trtx knows: the schema's
- * arguments (out included) plus the return value, which the generated
- * wrapper checks with ET_KERNEL_CHECK_MSG(stack.size() == N) at execute
- * (codegen/gen.py). Schemas: kernels/portable/et_copy_ops.yaml,
- * kernels/portable/functions.yaml (copy_, add.out).
- */
-const KERNEL_ARITY: Record<string, number> = {
-  'et_copy::_h2d_copy.out': 3, // (self, *, out) -> out
-  'et_copy::_d2h_copy.out': 3, // (self, *, out) -> out
-  'aten::copy_': 4, // (self, src, non_blocking) -> self
-  'aten::add.out': 5, // (self, other, *, alpha, out) -> out
-};
 
 const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');
 
@@ -183,7 +172,7 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
   plan.operators.forEach((op, k) => {
     const at = `${m} > operators[${k}]`;
     if (op.name === null) return err('STRUCT_OPERATOR_NAME', at, 'operator has no name (InvalidProgram at method load)');
-    const full = op.overload ? `${op.name}.${op.overload}` : op.name;
+    const full = operatorName(op);
     // runtime/executor/method.cpp populate_operator_name: a 100-byte buffer, Internal error when truncated.
     const n = utf8Length(full);
     if (n >= OPERATOR_NAME_BUFFER)
@@ -193,22 +182,7 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
         `operator name is ${n} bytes; the runtime's buffer holds ${OPERATOR_NAME_BUFFER - 1} (error at method load)`,
       );
   });
-  plan.chains.forEach((chain, c) =>
-    chain.instructions.forEach((ins, k) => {
-      if (ins.type !== 'KernelCall') return;
-      const op = plan.operators[ins.opIndex];
-      if (!op?.name) return;
-      const full = op.overload ? `${op.name}.${op.overload}` : op.name;
-      const want = KERNEL_ARITY[full];
-      if (want !== undefined && ins.args.length !== want) {
-        err(
-          'STRUCT_KERNEL_ARITY',
-          `${m} > chain ${c} > instruction ${k} (KernelCall ${full})`,
-          `${ins.args.length} arguments; ${full} takes ${want} (its arguments, out, then the return value): the kernel refuses the call at execute (InvalidProgram)`,
-        );
-      }
-    }),
-  );
+  // Kernel calls (their argument counts included): kernel-arguments.ts.
 }
 
 function checkConstantOffsets(pte: PteFile, out: Diagnostic[]): void {
@@ -231,13 +205,16 @@ function checkConstantOffsets(pte: PteFile, out: Diagnostic[]): void {
   });
 }
 
-/** Program-level findings, then every method's (kernel arguments: kernel-arguments.ts; the program as a whole: runtime-program.ts). */
-export function checkRuntimeRefusals(pte: PteFile): Diagnostic[] {
+/**
+ * Program-level findings, then every method's (kernel arguments: kernel-arguments.ts; the program as a whole: runtime-program.ts).
+ * `trt`: the parsed TensorRT delegates, whose in-place caches the zero-copy rules check instead.
+ */
+export function checkRuntimeRefusals(pte: PteFile, trt: TrtDelegate[] = []): Diagnostic[] {
   const out: Diagnostic[] = checkRuntimeProgram(pte);
   checkConstantOffsets(pte, out);
   pte.program.executionPlan.forEach((plan, i) => {
     checkPlan(pte, plan, i, out);
-    checkKernelArguments(plan, planName(plan, i), out);
+    checkKernelArguments(plan, planName(plan, i), out, inPlaceBuffers(pte.program, i, { trt }));
   });
   return out;
 }

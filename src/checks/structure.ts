@@ -8,7 +8,7 @@
 import type { StructCode } from '../codes/index.js';
 import { TensorDataLocation, memoryOffset, type ExecutionPlan, type Instruction, type Program, type Tensor } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
-import { elementSize, planName, scalarTypeName, tensorBytes, valueLabel } from '../pte/tensor.js';
+import { elementSize, operatorName, planName, scalarTypeName, tensorBytes, valueLabel } from '../pte/tensor.js';
 import { blobPlace, delegateLocation } from '../tensorrt/delegates.js';
 import { isTrtxError } from '../util/errors.js';
 import type { CheckContext } from './context.js';
@@ -42,7 +42,7 @@ export const STRUCTURE_CODES = [...Object.keys(HINTS), 'PTE_DELEGATE_DATA'] as S
 const describeInstruction = (plan: ExecutionPlan, ins: Instruction): string => {
   if (ins.type === 'KernelCall') {
     const op = plan.operators[ins.opIndex];
-    return op ? `KernelCall ${op.name ?? '?'}${op.overload ? '.' + op.overload : ''}` : 'KernelCall';
+    return op ? `KernelCall ${operatorName(op)}` : 'KernelCall';
   }
   if (ins.type === 'DelegateCall') return `DelegateCall delegate ${ins.delegateIndex}`;
   return ins.type;
@@ -325,6 +325,6 @@ export const INDEX_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /** Every structural finding: the container's indices and extents, then what the runtime refuses at load or first execute. */
-export function checkProgramStructure(ctx: Pick<CheckContext, 'pte'>): Diagnostic[] {
-  return [...checkStructure(ctx), ...checkRuntimeRefusals(ctx.pte)];
+export function checkProgramStructure(ctx: Pick<CheckContext, 'pte'> & Partial<Pick<CheckContext, 'trt'>>): Diagnostic[] {
+  return [...checkStructure(ctx), ...checkRuntimeRefusals(ctx.pte, ctx.trt)];
 }

@@ -7,7 +7,7 @@
 import type { Program } from '../pte/model.js';
 import { planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs, type BlobMetadata } from '../tensorrt/blob.js';
-import { SPEC_ZERO_COPY_KV, decodeZeroCopyKv, getSpec } from '../tensorrt/compile-specs.js';
+import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
 import { SPEC_SHARED_KV_CACHE, sharedKvCacheOf } from '../tensorrt/shared-kv-cache.js';
 import { isTrtxError } from '../util/errors.js';
 import {
@@ -46,15 +46,8 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
     if (t.planIndex !== p) continue;
     const meta = t.blob.metadata;
     const where = { method: planName(t.plan, p), delegate: t.delegateIndex };
-    let stamp: string[] | null | undefined = null;
-    const raw = getSpec(t.delegate.compileSpecs, SPEC_ZERO_COPY_KV);
-    if (raw !== undefined) {
-      try {
-        stamp = decodeZeroCopyKv(raw);
-      } catch {
-        stamp = undefined;
-      }
-    }
+    const read = zeroCopyStampOf(t.delegate.compileSpecs);
+    const stamp = read === null ? null : 'error' in read ? undefined : read.names;
     let shared: string[] | null = null;
     try {
       shared = sharedKvCacheOf(t.delegate.compileSpecs, `${t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`);
@@ -76,6 +69,19 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
     }
     out.push({ t, d: t.delegateIndex, meta, device: delegateDevice(t.delegate, meta), stamp, shared, edges });
   }
+  return out;
+}
+
+/**
+ * Mutable buffers of method `p` fed straight to an aliased input of a
+ * TensorRT delegate call: the engine updates them in place, and the
+ * zero-copy rules (their buffer side, zero-copy-buffers.ts) own every
+ * finding about them. The same identification as scanMethod's `direct`.
+ */
+export function inPlaceBuffers(program: Program, p: number, ctx: Pick<CheckContext, 'trt'>): Set<number> {
+  const buffers = mutableBuffers(program.executionPlan[p]);
+  const out = new Set<number>();
+  for (const v of views(ctx, p, () => {})) for (const e of v.edges) if (buffers.has(e.inArg)) out.add(e.inArg);
   return out;
 }
 

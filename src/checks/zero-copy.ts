@@ -16,7 +16,7 @@
 import type { Program } from '../pte/model.js';
 import { planName } from '../pte/tensor.js';
 import { aliasedOutputs } from '../tensorrt/blob.js';
-import { SPEC_ZERO_COPY_KV, decodeZeroCopyKv, getSpec } from '../tensorrt/compile-specs.js';
+import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
 import { sharedAcrossMethods, type MethodBuffer } from '../graph/dataflow.js';
 import { HINTS } from './zero-copy-rules.js';
 import { scanMethod } from './zero-copy-scan.js';
@@ -47,21 +47,19 @@ function requireZeroCopy(ctx: Pick<CheckContext, 'trt'>, out: Diagnostic[]): voi
     );
     if (aliased.length === 0) continue;
     any = true;
-    let stamp: string[] = [];
-    try {
-      const raw = getSpec(t.delegate.compileSpecs, SPEC_ZERO_COPY_KV);
-      stamp = raw === undefined ? [] : decodeZeroCopyKv(raw);
-    } catch {
-      stamp = [];
-    }
-    const staged = aliased.filter((b) => !stamp.includes(b.name));
+    const stamp = zeroCopyStampOf(t.delegate.compileSpecs);
+    const elided = stamp && 'names' in stamp ? stamp.names : [];
+    const staged = aliased.filter((b) => !elided.includes(b.name));
     if (staged.length > 0) {
+      const names = staged.map((b) => JSON.stringify(b.name)).join(', ');
       out.push(
         diag(
           'error',
           'ZC_NOT_ZERO_COPY',
           t.location,
-          `--zero-copy-kv: the engine's kv_cache_update outputs ${staged.map((b) => JSON.stringify(b.name)).join(', ')} are staged (copied to the host and back every execution)`,
+          stamp && 'error' in stamp
+            ? `--zero-copy-kv: the engine's kv_cache_update outputs ${names} cannot be shown zero-copy: its zero_copy_kv spec does not parse (SPEC_ZERO_COPY_KV_INVALID)`
+            : `--zero-copy-kv: the engine's kv_cache_update outputs ${names} are staged (copied to the host and back every execution)`,
           HINTS.ZC_NOT_ZERO_COPY,
           {
             method: planName(t.plan, t.planIndex),

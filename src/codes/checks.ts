@@ -26,7 +26,7 @@ export const STRUCT_CODES = {
   STRUCT_STORAGE_OFFSET: 'a tensor has a storage_offset other than 0',
   STRUCT_SHAPE_DYNAMISM: 'a tensor is DYNAMIC_UNBOUND, which the runtime refuses',
   STRUCT_DEVICE_TYPE: 'a tensor or arena names a device type other than CPU or CUDA',
-  STRUCT_ARENA_ALIGNMENT: 'a planned tensor is not 16-byte aligned in its arena',
+  STRUCT_ARENA_ALIGNMENT: 'a planned tensor\u2019s offset in its arena is not a multiple of its element size',
   STRUCT_ARENA_SIZE: 'an arena size is negative',
   STRUCT_MUTABLE_DATA: 'a planned tensor\u2019s initial state lies outside mutable_data_segments[0]',
   STRUCT_CONSTANT_OFFSET: 'a constant offset lies outside the constant segment',

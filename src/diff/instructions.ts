@@ -6,6 +6,7 @@
 // removed and an added call here.
 
 import type { Instruction } from '../pte/model.js';
+import { operatorName as pteOperatorName } from '../pte/tensor.js';
 import { describeValue } from './describe.js';
 import { keyedChanges } from './lcs.js';
 import type { InstructionChange } from './report.js';
@@ -16,7 +17,7 @@ import { chargeReport } from '../util/report-budget.js';
 export function operatorName(view: MethodView, opIndex: number): string {
   const op = view.plan.operators[opIndex];
   if (!op) return `<operator ${opIndex}>`;
-  const name = shortName(`${op.name ?? '<no name>'}${op.overload ? `.${op.overload}` : ''}`);
+  const name = shortName(pteOperatorName(op, '<no name>'));
   chargeReport(name.length + 8, `${view.name} > operators[${opIndex}]`);
   return name;
 }

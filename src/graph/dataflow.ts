@@ -146,9 +146,10 @@ export function mutableBuffers(plan: ExecutionPlan): Set<number> {
   return out;
 }
 
-/** The device a TensorRT delegate's I/O lives on: its target_device, else the blob's device_id. */
+/** The device a TensorRT delegate's I/O lives on: its cuda target_device, else the blob's device_id. */
 export function delegateDevice(delegate: BackendDelegate, meta: BlobMetadata): number {
-  return decodeCompileSpecs(delegate.compileSpecs).specs.targetDevice ?? meta.device_id;
+  const { target } = decodeCompileSpecs(delegate.compileSpecs).specs;
+  return target?.type === 'cuda' ? target.index : meta.device_id;
 }
 
 /** What `r` is, in words, for a message. */

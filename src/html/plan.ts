@@ -7,8 +7,9 @@
 
 import type { PteFile } from '../pte/open.js';
 import type { ExecutionPlan } from '../pte/model.js';
-import { arenaDevice, deviceLabel, placement, scalarTypeName, tensorAt, tensorBytes, tensorName } from '../pte/tensor.js';
+import { arenaDevice, deviceLabel, placement, planName, scalarTypeName, tensorAt, tensorBytes, tensorName } from '../pte/tensor.js';
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
+import { canonicalTargetDevice } from '../tensorrt/target-device.js';
 import { callsOf, delegatesOf, readDelegate } from '../tensorrt/delegates.js';
 import { D2H_COPY, H2D_COPY, stagingBytes } from '../graph/staging.js';
 
@@ -99,7 +100,7 @@ async function delegatesOfPlan(pte: PteFile, planIndex: number, plan: ExecutionP
       error: blob && 'error' in blob ? blob.error : null,
       calls: calls.length,
       zeroCopy: specs.zeroCopyKv !== undefined,
-      targetDevice: specs.targetDevice === undefined ? null : `cuda:${specs.targetDevice}`,
+      targetDevice: specs.target === undefined ? null : canonicalTargetDevice(specs.target),
       bindings: [],
       aliases: [],
     };
@@ -130,7 +131,7 @@ async function delegatesOfPlan(pte: PteFile, planIndex: number, plan: ExecutionP
 }
 
 async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan): Promise<MethodPlan> {
-  const name = plan.name ?? `execution_plan[${planIndex}]`;
+  const name = planName(plan, planIndex);
   const delegates = await delegatesOfPlan(pte, planIndex, plan);
   const roles = new Map<number, string[]>();
   const addRole = (v: number, r: string) => roles.set(v, [...(roles.get(v) ?? []), r]);

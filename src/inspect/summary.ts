@@ -8,7 +8,7 @@ import { arenaDevice, deviceLabel, placement, scalarTypeName, taggedDevice, tens
 import { decodeCompileSpecs, showBytes } from '../tensorrt/compile-specs.js';
 import { canonicalTargetDevice } from '../tensorrt/target-device.js';
 import { delegatesOf, readDelegate } from '../tensorrt/delegates.js';
-import { readEngineKind, type EngineCensus, type EngineKind } from '../tensorrt/engine-kind.js';
+import { countEngineKinds, delegateEngineKind, type EngineCensus, type EngineKind } from '../tensorrt/engine-kind.js';
 import { formatIEC } from '../util/size.js';
 import { stagingBytes } from '../graph/staging.js';
 import { shortName, shortNameOrNull } from '../util/display.js';
@@ -128,7 +128,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
   const eh = pte.header.extended;
   const refs = new Map(delegatesOf(pte).map((r) => [`${r.planIndex}/${r.delegateIndex}`, r]));
   const methods: MethodSummary[] = [];
-  const engines: EngineCensus = { tensorrt: 0, reference: 0, unknown: 0 };
+  const kinds: EngineKind[] = [];
   for (const [planIndex, plan] of pte.program.executionPlan.entries()) {
     if (opts.method !== undefined && plan.name !== opts.method) continue;
     const instructions = plan.chains.flatMap((c) => c.instructions);
@@ -147,15 +147,15 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       summary.data = 'error' in place ? place : { location: place.location, index: place.index, size: place.size };
       if (blob && 'error' in blob) {
         summary.tensorrt = blob;
-        engines.unknown += 1;
+        kinds.push('unknown');
       } else if (blob) {
         const m = blob.metadata;
         chargeReport(
           m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64),
           ref.location,
         );
-        const engine = 'error' in place ? 'unknown' : await readEngineKind(pte, ref, blob).catch(() => 'unknown' as const);
-        engines[engine] += 1;
+        const engine = await delegateEngineKind(pte, ref, blob);
+        kinds.push(engine);
         summary.tensorrt = {
           magic: blob.magic,
           engine_size: Number(blob.engineSize),
@@ -208,7 +208,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       constant_data_bytes: constantBytes(pte),
       segments: pte.segments.map((s) => ({ index: s.index, offset: s.offset, size: s.size })),
     },
-    engines,
+    engines: countEngineKinds(kinds),
     methods,
   };
 }

@@ -7,7 +7,7 @@ import { checkSharedArenas } from './zero-copy-shared.js';
 import type { ExecutionPlan, Program } from '../pte/model.js';
 import { planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs } from '../tensorrt/blob.js';
-import { SPEC_ZERO_COPY_KV, decodeZeroCopyKv, getSpec } from '../tensorrt/compile-specs.js';
+import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
 import { delegateLocation, isTensorRT } from '../tensorrt/delegates.js';
 import {
   blobKey,
@@ -76,14 +76,11 @@ function kvDelegatesOf(program: Program, p: number, blobs: BlobTable, already: Z
     const nIn = inputs(meta).length;
     const nOut = outputs(meta).length;
     const n = call.args.length;
-    const stampBytes = getSpec(delegate.compileSpecs, SPEC_ZERO_COPY_KV);
-    if (stampBytes !== undefined) {
-      let stamp: string[];
-      try {
-        stamp = decodeZeroCopyKv(stampBytes, `${location} > compile_specs (zero_copy_kv)`);
-      } catch (e) {
-        refuse('ZC_REWRITE_INPUT_UNSOUND', location, `carries a zero_copy_kv spec that does not parse: ${(e as Error).message}`);
-      }
+    const stamped = zeroCopyStampOf(delegate.compileSpecs, `${location} > compile_specs (zero_copy_kv)`);
+    if (stamped !== null) {
+      if ('error' in stamped)
+        refuse('ZC_REWRITE_INPUT_UNSOUND', location, `carries a zero_copy_kv spec that does not parse: ${stamped.error.message}`);
+      const stamp = stamped.names;
       if (sameSet(stamp, aliased) && n === nIn + nOut - aliased.length) {
         const args = new Map(
           [...inputs(meta), ...outputs(meta).filter((b) => !aliased.includes(b.name))].map((b, k) => [b.name, call.args[k]]),

@@ -6,7 +6,7 @@
 
 import type { Program } from '../pte/model.js';
 import { arenaDevice, deviceLabel, planName, tensorAt, valueLabel } from '../pte/tensor.js';
-import { SPEC_ZERO_COPY_KV, decodeZeroCopyKv, getSpec } from '../tensorrt/compile-specs.js';
+import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
 import { blobKey, refuse, type BlobTable, type Chain, type MethodWork } from './zero-copy-model.js';
 import { aliasEdgesOf, regionOf } from '../graph/dataflow.js';
 
@@ -16,15 +16,9 @@ function zeroCopyBuffersOf(program: Program, p: number, blobs: BlobTable): Set<n
   const out = new Set<number>();
   plan.delegates.forEach((delegate, d) => {
     const meta = blobs.get(blobKey(p, d));
-    const stamp = getSpec(delegate.compileSpecs, SPEC_ZERO_COPY_KV);
-    if (!meta || stamp === undefined) return;
-    let elided: string[];
-    try {
-      elided = decodeZeroCopyKv(stamp);
-    } catch {
-      return;
-    }
-    for (const e of aliasEdgesOf(plan, d, meta, new Set(elided))) if (e.outArg === null) out.add(e.inArg);
+    const stamp = zeroCopyStampOf(delegate.compileSpecs);
+    if (!meta || stamp === null || 'error' in stamp) return;
+    for (const e of aliasEdgesOf(plan, d, meta, new Set(stamp.names))) if (e.outArg === null) out.add(e.inArg);
   });
   return out;
 }

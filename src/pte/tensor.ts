@@ -3,7 +3,7 @@
 // the place a bad index came from.
 
 import { TrtxError } from '../util/errors.js';
-import { DeviceType, ScalarType, memoryOffset, type EValue, type ExecutionPlan, type Tensor } from './model.js';
+import { DeviceType, ScalarType, memoryOffset, type EValue, type ExecutionPlan, type Operator, type Tensor } from './model.js';
 
 /** Bytes per element of each scalar type (packed sub-byte types round up). */
 const ELEMENT_SIZE: Partial<Record<ScalarType, number>> = {
@@ -117,3 +117,6 @@ export function valueLabel(plan: ExecutionPlan, index: number): string {
 
 /** Method name for locations. */
 export const planName = (plan: ExecutionPlan, i: number) => plan.name ?? `execution_plan[${i}]`;
+
+/** An operator's full name as the runtime resolves it (`name.overload`); `unnamed` stands for a missing name. */
+export const operatorName = (op: Operator, unnamed = '?') => `${op.name ?? unnamed}${op.overload ? `.${op.overload}` : ''}`;

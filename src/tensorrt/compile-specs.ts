@@ -41,9 +41,7 @@ export interface SpecDiagnostic {
 }
 
 export interface TypedCompileSpecs {
-  /** Device index N of a `cuda` target_device (any spelling ExecuTorch reads as cuda:N). */
-  targetDevice?: number;
-  /** The target_device as read, cpu included. */
+  /** The target_device as read (any spelling ExecuTorch reads as cuda:N, cpu included). */
   target?: TargetDevice;
   /** Absent: automatic budget. */
   weightStreamingBudget?: bigint;
@@ -256,7 +254,6 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
       (v, w) => {
         const d = decodeTargetDevice(v, w);
         out.target = d;
-        if (d.type === 'cuda') out.targetDevice = d.index;
         if (d.type === 'cpu') {
           push(
             'warning',
@@ -336,4 +333,23 @@ export function removeSpec<T extends CompileSpecEntry>(specs: readonly T[], key:
 /** The value of the first entry with `key`, or undefined. */
 export function getSpec(specs: readonly CompileSpecEntry[], key: string): Uint8Array | undefined {
   return specs.find((s) => s.key === key)?.value;
+}
+
+/** A delegate's zero_copy_kv stamp: the elided output names, a stamp that does not parse, or null (unstamped). */
+export type ZeroCopyStamp = { names: string[] } | { error: TrtxError } | null;
+
+/**
+ * The zero_copy_kv stamp as the runtime reads it (the first entry with the
+ * key, like getSpec); `location` prefixes a parse error's location. Every
+ * reader of the stamp goes through here.
+ */
+export function zeroCopyStampOf(specs: readonly CompileSpecEntry[], location = ''): ZeroCopyStamp {
+  const raw = getSpec(specs, SPEC_ZERO_COPY_KV);
+  if (raw === undefined) return null;
+  try {
+    return { names: decodeZeroCopyKv(raw, location) };
+  } catch (e) {
+    if (!(e instanceof TrtxError)) throw e;
+    return { error: e };
+  }
 }

@@ -41,18 +41,46 @@ export async function readEngineKind(pte: PteFile, ref: DelegateRef, blob: Parse
   return engineKindOf(head);
 }
 
-/** How many TensorRTBackend delegates hold each kind of engine. */
-export async function engineCensus(pte: PteFile): Promise<EngineCensus> {
-  const census: EngineCensus = { tensorrt: 0, reference: 0, unknown: 0 };
-  for (const ref of delegatesOf(pte, isTensorRT)) {
-    try {
-      census[await readEngineKind(pte, ref, await readDelegateBlob(pte, ref))] += 1;
-    } catch (e) {
-      if (!isTrtxError(e)) throw e;
-      census.unknown += 1;
-    }
+/** The kind of one delegate's engine; 'unknown' for a blob that did not parse (null) or an engine head that cannot be read. */
+export async function delegateEngineKind(pte: PteFile, ref: DelegateRef, blob: ParsedBlob | null): Promise<EngineKind> {
+  if (!blob) return 'unknown';
+  try {
+    return await readEngineKind(pte, ref, blob);
+  } catch (e) {
+    if (!isTrtxError(e)) throw e;
+    return 'unknown';
   }
+}
+
+/** A census of engine kinds, one per delegate. */
+export function countEngineKinds(kinds: Iterable<EngineKind>): EngineCensus {
+  const census: EngineCensus = { tensorrt: 0, reference: 0, unknown: 0 };
+  for (const k of kinds) census[k] += 1;
   return census;
+}
+
+/**
+ * How many TensorRTBackend delegates hold each kind of engine. `parsed`: the
+ * blobs a caller already read and parsed (checks/context.ts; a TensorRT
+ * delegate missing from it did not parse), so no blob is read twice; without
+ * it each blob is read here.
+ */
+export async function engineCensus(pte: PteFile, parsed?: readonly (DelegateRef & { blob: ParsedBlob })[]): Promise<EngineCensus> {
+  const kinds: EngineKind[] = [];
+  for (const ref of delegatesOf(pte, isTensorRT)) {
+    let blob: ParsedBlob | null = null;
+    if (parsed) {
+      blob = parsed.find((t) => t.planIndex === ref.planIndex && t.delegateIndex === ref.delegateIndex)?.blob ?? null;
+    } else {
+      try {
+        blob = await readDelegateBlob(pte, ref);
+      } catch (e) {
+        if (!isTrtxError(e)) throw e;
+      }
+    }
+    kinds.push(await delegateEngineKind(pte, ref, blob));
+  }
+  return countEngineKinds(kinds);
 }
 
 /** The line every command prints about a program with reference engines; null when it has none. */
