@@ -6,11 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeSparsePte } from '../fixtures/sparse.js';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
+import { multiEngine } from '../src/examples/programs.js';
 import { openPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
-import { writeSparseProgram } from './helpers/big-pte.js';
 import { REPO, alive, eventually, workspace } from './helpers/bridge.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 import { processesMentioning, spawnTrtx, waitFor, type TrtxProcess } from './helpers/spawn-trtx.js';
@@ -21,7 +22,7 @@ const EXIT = { SIGINT: 130, SIGTERM: 143 };
 const ENGINE_BYTES = 128 * 1024 * 1024;
 
 const big = join(tempDir('interrupt-src'), 'big.pte');
-const bigSize = writeSparseProgram(big, ENGINE_BYTES, 4);
+const bigSize = writeSparsePte(big, multiEngine(4), ENGINE_BYTES).fileSize;
 const OLD_TARGET = 'the previous out.pte, which an interrupted rewrite must leave as it is\n';
 
 /** A folder with its own TMPDIR for the child, and the target already there. */
