@@ -4,9 +4,8 @@
 // shape). Each case is one change to a sound program, encoded to bytes and
 // decoded again; the last block proves the passes and the dataflow checks
 // never run on a program whose indices are unsound.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BuiltProgram } from '../src/examples/builder.js';
 import { buildProgram } from '../src/examples/builder.js';
@@ -19,6 +18,7 @@ import { DeviceType, TensorShapeDynamism, splitMemoryOffset, type ExecutionPlan,
 import { decodePteBytes } from '../src/pte/open.js';
 import { runCli } from './helpers/cli.js';
 import { encodePte, pteFromBytes, pteOf } from './helpers/memory-pte.js';
+import { tempDir } from './helpers/temp.js';
 
 function base(): ProgramSpec {
   const spec = trtSingle();
@@ -199,9 +199,8 @@ describe('refusals of the ExecuTorch runtime', () => {
 describe('passes and dataflow checks run only on sound indices', () => {
   let dir: string;
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'trtx-refusals-'));
+    dir = tempDir('refusals');
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** The staged KV decoder with `edit` applied to its decode method, written to a file. */
   function stagedWith(name: string, edit: (plan: ExecutionPlan) => void): string {

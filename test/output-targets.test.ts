@@ -7,7 +7,7 @@
 // (WRITE_PERMISSION, OUTPUT_DIR). Every refusal is exit 2, before any work,
 // with the target left as it was. Export runs the named Python test doubles
 // (test/doubles/python-with-doubles); a refusal never starts them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
@@ -22,7 +22,6 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFixture } from '../src/examples/builder.js';
@@ -30,6 +29,7 @@ import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { runTrtxAsUser } from './helpers/as-user.js';
 import { workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
 const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
@@ -39,7 +39,7 @@ let program: string;
 let model: string;
 let calls: string;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'trtx-output-targets-'));
+  dir = tempDir('output-targets');
   chmodSync(dir, 0o755);
   program = join(dir, 'staged.pte');
   await writeFixture(program, kvDecoder({ mode: 'staged' }));
@@ -47,9 +47,6 @@ beforeAll(async () => {
   chmodSync(ws.dir, 0o755); // read by the unprivileged user of the permission cases
   model = ws.file('model.pt2');
   calls = ws.calls;
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** Sets environment variables for an in-process run, restoring them after. */

@@ -2,11 +2,10 @@
 // user's three lines end to end with the reference lowering, the default
 // engine's refusal where Torch-TensorRT is missing, and the demo that starts
 // from PyTorch.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RealCorpus } from '../src/corpus/build.js';
 import { withPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
@@ -14,6 +13,7 @@ import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/ten
 import { decodeEngine } from '../src/tensorrt/reference-engine.js';
 import { REPO } from './helpers/bridge.js';
 import { CORPUS_TIMEOUT_MS, file, realCorpus } from './helpers/real-corpus.js';
+import { tempDir } from './helpers/temp.js';
 
 const TRTX = join(REPO, 'bin', 'trtx');
 const EXPORT_MS = 300_000;
@@ -22,9 +22,8 @@ let corpus: RealCorpus;
 let dir: string;
 beforeAll(async () => {
   corpus = await realCorpus();
-  dir = mkdtempSync(join(tmpdir(), 'trtx-real-export-'));
+  dir = tempDir('real-export');
 }, CORPUS_TIMEOUT_MS);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // As a user runs it: the command in a shell's working folder, its own process.
 const trtx = (args: string[], cwd: string) => {

@@ -6,19 +6,7 @@
 // human output, so a name cannot forge an `error:` line.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/kv-decoder.js';
@@ -26,17 +14,17 @@ import { escapeControls } from '../src/util/escape.js';
 import { sidecarPath, tempPath, NAME_MAX } from '../src/util/target.js';
 import { runTrtxAsUser } from './helpers/as-user.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
 let dir: string;
 let source: string;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'trtx-target-'));
+  dir = tempDir('target');
   source = join(dir, 'source.pte');
   await writeFixture(source, kvDecoder({ mode: 'staged' }));
 });
 afterAll(() => {
-  chmodSync(dir, 0o755);
-  rmSync(dir, { recursive: true, force: true });
+  chmodSync(dir, 0o755); // tempDir's own afterAll, which runs after this one, removes it
 });
 
 describe('-o must be a regular file or a new path', () => {

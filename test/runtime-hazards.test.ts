@@ -5,9 +5,8 @@
 //   RT_DEVICE_INITIAL_STATE        initial state cannot load into a device arena
 //   RT_SHARED_DEVICE_ARENA         Module does not share device arenas
 //   RT_NEEDS_ZERO_COPY_TRT         a zero-copy call needs the zero-copy runtime
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import type { ProgramSpec } from '../src/examples/spec.js';
@@ -20,9 +19,9 @@ import { encodePte } from './helpers/memory-pte.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 import { rewriteSpec } from './helpers/zero-copy-run.js';
 import { DECODE, sharedLayout, staged, zeroCopy } from './helpers/zero-copy-shapes.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-runtime-hazards-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('runtime-hazards');
 let runner = '';
 beforeAll(async () => {
   runner = await testRunner();
