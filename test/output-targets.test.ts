@@ -22,17 +22,13 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { runTrtxAsUser } from './helpers/as-user.js';
-import { workspace } from './helpers/bridge.js';
+import { DOUBLE_PYTHON, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
-
-const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
 
 let dir: string;
 let program: string;
@@ -49,20 +45,6 @@ beforeAll(async () => {
   calls = ws.calls;
 });
 
-/** Sets environment variables for an in-process run, restoring them after. */
-async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  try {
-    return await fn();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
-
 const doubles = () => ({ TRTX_PYTHON: DOUBLE_PYTHON, TRTX_DOUBLE_PROGRAM: program, TRTX_DOUBLE_CALLS: calls });
 
 /** The three writers, each aimed at `target`. */
@@ -73,7 +55,7 @@ const WRITERS: Record<string, (target: string) => string[]> = {
 };
 
 async function refusal(args: string[]): Promise<{ code: string; message: string; hint?: string }> {
-  const r = await withEnv(doubles(), () => runCli([...args, '--json']));
+  const r = await runCli([...args, '--json'], { env: doubles() });
   expect(r.code, r.stderr).toBe(2);
   expect(r.stderr).not.toContain('INTERNAL');
   return JSON.parse(r.stdout).error;
@@ -144,7 +126,7 @@ describe.each(Object.keys(WRITERS))('%s checks its target as rewrite -o does', (
     const sub = mkdtempSync(join(dir, 'long-'));
     chmodSync(sub, 0o755);
     const name = 'm'.repeat(250) + '.html';
-    const r = await withEnv(doubles(), () => runCli(['-q', ...args(join(sub, name))]));
+    const r = await runCli(['-q', ...args(join(sub, name))], { env: doubles() });
     expect(r.code, r.stderr).toBe(0);
     expect(readdirSync(sub)).toEqual([name]);
     rmSync(calls, { force: true });
@@ -178,7 +160,7 @@ describe('export -o', () => {
     const target = join(dir, 'replaced.pte');
     copyFileSync(program, target);
     writeFileSync(target, 'an earlier program\n');
-    const r = await withEnv(doubles(), () => runCli(['export', model, '-o', target, '-q']));
+    const r = await runCli(['export', model, '-o', target, '-q'], { env: doubles() });
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(target).subarray(4, 8).toString('latin1')).toBe('ET12');
     expect(existsSync(calls)).toBe(true);
