@@ -14,7 +14,7 @@ import { openPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { REPO, alive, eventually, workspace } from './helpers/bridge.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
-import { processesMentioning, spawnTrtx, waitFor, type TrtxProcess } from './helpers/spawn-trtx.js';
+import { processesMentioning, spawnTrtx, type TrtxProcess } from './helpers/spawn-trtx.js';
 import { tempDir } from './helpers/temp.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
@@ -68,7 +68,7 @@ describe('trtx rewrite of a large program, interrupted', () => {
         writeFileSync(out, OLD_TARGET);
         const before = statSync(big);
         const p = spawnTrtx(['rewrite', big, '-o', out, '--budget', '1GiB'], { env: { TMPDIR: tmp } });
-        const hit = await waitFor(() => reached(work) || p.child.exitCode !== null, 30_000);
+        const hit = await eventually(() => reached(work) || p.child.exitCode !== null, 30_000, 3);
         expect(hit && p.child.exitCode === null, `the rewrite ended before "${moment}": ${p.stderr()}`).toBe(true);
         p.child.kill(signal);
         const r = await p.exited;
@@ -175,7 +175,7 @@ describe('trtx export, interrupted', () => {
         },
       });
       // The bridge has opened its temporary .pte beside OUT and hangs there, with a child of its own.
-      expect(await waitFor(() => existsSync(pidfile) || p.child.exitCode !== null, 30_000), p.stderr()).toBe(true);
+      expect(await eventually(() => existsSync(pidfile) || p.child.exitCode !== null, 30_000, 3), p.stderr()).toBe(true);
       expect(
         readdirSync(work).some((f) => f.includes('.bridge-')),
         readdirSync(work).join(' '),

@@ -11,11 +11,10 @@ import { withPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
 import { decodeEngine } from '../src/tensorrt/reference-engine.js';
-import { REPO } from './helpers/bridge.js';
 import { CORPUS_TIMEOUT_MS, file, realCorpus } from './helpers/real-corpus.js';
+import { BIN } from './helpers/spawn-trtx.js';
 import { tempDir } from './helpers/temp.js';
 
-const TRTX = join(REPO, 'bin', 'trtx');
 const EXPORT_MS = 300_000;
 
 let corpus: RealCorpus;
@@ -28,7 +27,7 @@ beforeAll(async () => {
 // As a user runs it: the command in a shell's working folder, its own process.
 const trtx = (args: string[], cwd: string) => {
   const { TRTX_PYTHON: _named, ...env } = process.env;
-  return execa(TRTX, args, { cwd, reject: false, extendEnv: false, env: { ...env, NO_COLOR: '1' } });
+  return execa(BIN, args, { cwd, reject: false, extendEnv: false, env: { ...env, NO_COLOR: '1' } });
 };
 
 describe("the user's three lines, with the reference lowering", () => {

@@ -13,9 +13,9 @@ import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { decodePteBytes } from '../src/pte/open.js';
 import { lockPathFor, lockTarget } from '../src/util/file-lock.js';
 import { runCli } from './helpers/cli.js';
+import { BIN } from './helpers/spawn-trtx.js';
 import { tempDir } from './helpers/temp.js';
 
-const BIN = resolve(fileURLToPath(new URL('../bin/trtx', import.meta.url)));
 const trtx = (args: string[]) => execa(process.execPath, [BIN, ...args], { reject: false, env: { NO_COLOR: '1' } });
 
 let dir: string;
