@@ -26,12 +26,8 @@ import { publishRewrite } from '../src/pte/in-place.js';
 import { openPte } from '../src/pte/open.js';
 import { writePte, type SegmentSource } from '../src/pte/write.js';
 import { parseBlob, writeBlobHead } from '../src/tensorrt/blob.js';
-import { GiB, MiB, ensureBundle, fmtMs, median, timed, wall } from './lib.js';
+import { arg, GiB, MiB, ensureBundle, fmtMs, median, timed, wall } from './lib.js';
 
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : dflt;
-};
 const dir = resolve(arg('--dir', 'bench/out'));
 const bigGiB = Number(arg('--big-gib', '4'));
 const runs = Number(arg('--runs', '7'));
