@@ -73,10 +73,16 @@ describe('-o must be a regular file or a new path', () => {
     // The same file by another name (a hard link is the same inode) counts too.
     const alias = join(dir, 'self-alias.pte');
     execFileSync('ln', [file, alias]);
-    expect((await runCli(['rewrite', file, '-o', alias])).code).toBe(2);
+    const aliased = await runCli(['rewrite', file, '-o', alias, '--json']);
+    expect(aliased.code).toBe(2);
+    expect(JSON.parse(aliased.stdout).error).toMatchObject({ code: 'OUTPUT_IS_INPUT', location: alias });
+    expect(readFileSync(file).equals(before)).toBe(true);
     expect((await runCli(['rewrite', file, '-o', file, '--force', '--budget', '1GiB', '-q'])).code).toBe(0);
     expect((await runCli(['rewrite', file, '--in-place', '-o', file, '--budget', '2GiB', '-q'])).code).toBe(0);
-    expect((await runCli(['rewrite', file, '--in-place', '--force', '--budget', '1GiB'])).code).toBe(2);
+    // --force with --in-place is a usage error, refused before the file is opened.
+    const both = await runCli(['rewrite', file, '--in-place', '--force', '--budget', '1GiB', '--json']);
+    expect(both.code).toBe(2);
+    expect(JSON.parse(both.stdout).error).toMatchObject({ code: 'USAGE', message: expect.stringMatching(/--in-place needs no --force/) });
   });
 
   it('refuses a missing output directory as OUTPUT_DIR', async () => {
