@@ -7,39 +7,38 @@
 //
 //   npx tsx bench/check.ts [--dir DIR] [--big-gib 4] [--runs 7]
 //
-// The engines are holes: the .pte is laid out by the same layoutProgram
-// writePte uses, its head and each blob's header and metadata are written at
-// their offsets, and the file is extended with truncate, so the engine bytes
-// are zeros that take no disk and no time to make. trtx never reads engine
-// bytes, so their content does not matter; the 40 MB file is also written
-// with writePte from a sparse source and compared byte for byte, to show the
+// The engines are holes: the .pte is written by fixtures/sparse.ts
+// (writeSparsePte, which the tests use too): the same layoutProgram writePte
+// uses, its head and each blob's header and metadata written at their
+// offsets, and the file extended with truncate, so the engine bytes are zeros
+// that take no disk and no time to make. trtx never reads engine bytes, so
+// their content does not matter; the 40 MB file is also written with
+// writePte from a sparse source and compared byte for byte, to show the
 // shortcut makes the same file.
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { writeSparsePte } from '../fixtures/sparse.js';
 import { buildProgram } from '../src/examples/builder.js';
 import { multiEngine } from '../src/examples/programs.js';
 import { runChecks } from '../src/checks/run.js';
 import { budgetPass } from '../src/passes/budget.js';
 import { publishRewrite } from '../src/pte/in-place.js';
 import { openPte } from '../src/pte/open.js';
-import { layoutProgram, writePte, type SegmentSource } from '../src/pte/write.js';
+import { writePte, type SegmentSource } from '../src/pte/write.js';
 import { parseBlob, writeBlobHead } from '../src/tensorrt/blob.js';
-import { GiB, MiB, ensureBundle, fmtMs, median, timed, wall } from './lib.js';
+import { arg, GiB, MiB, ensureBundle, fmtMs, median, timed, wall } from './lib.js';
 
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : dflt;
-};
 const dir = resolve(arg('--dir', 'bench/out'));
 const bigGiB = Number(arg('--big-gib', '4'));
 const runs = Number(arg('--runs', '7'));
 mkdirSync(dir, { recursive: true });
 
 const ENGINES = 8;
+const spec = () => multiEngine(ENGINES, { budget: 2n * BigInt(GiB) });
 
-/** The 8-engine program with each blob's engine resized to `engineBytes` (header and metadata only, as bytes). */
+/** The 8-engine program and each blob's head (header and metadata) with its engine resized to `engineBytes`. */
 function program(engineBytes: number) {
-  const built = buildProgram(multiEngine(ENGINES, { budget: 2n * BigInt(GiB) }));
+  const built = buildProgram(spec());
   const plan = built.program.executionPlan[0];
   const heads: Uint8Array[] = [];
   const sizes: number[] = [];
@@ -54,25 +53,9 @@ function program(engineBytes: number) {
   return { built, heads, sizes };
 }
 
-/** Writes the .pte sparse: head and blob heads at their offsets, engines left as holes. */
+/** Writes the .pte sparse with the fixtures' writer (engines left as holes). */
 function sparsePte(path: string, engineBytes: number): string {
-  const { built, heads, sizes } = program(engineBytes);
-  const sources: SegmentSource[] = built.segments.map((s, i) =>
-    heads[i] ? { kind: 'file', path: '/dev/null', offset: 0, size: sizes[i] } : s,
-  );
-  const { head, segmentBase, relative, segmentDataSize } = layoutProgram(built.program, sources, { alignment: 4096, extendedHeader: true });
-  const fd = openSync(path, 'w');
-  try {
-    writeSync(fd, head, 0, head.length, 0);
-    sources.forEach((s, i) => {
-      const at = segmentBase + relative[i];
-      const bytes = heads[i] ?? (s.kind === 'bytes' ? s.bytes : null);
-      if (bytes) writeSync(fd, bytes, 0, bytes.length, at);
-    });
-    ftruncateSync(fd, segmentBase + segmentDataSize);
-  } finally {
-    closeSync(fd);
-  }
+  writeSparsePte(path, spec(), engineBytes);
   return path;
 }
 

@@ -15,12 +15,8 @@ import { join } from 'node:path';
 import { repeatedLongName, sharedValueTable } from '../fixtures/hostile.js';
 import { ScalarType, type EValue, type Program } from '../src/pte/model.js';
 import { layoutProgram } from '../src/pte/write.js';
-import { ensureBundle, MiB, timed } from './lib.js';
+import { arg, ensureBundle, MiB, timed } from './lib.js';
 
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : dflt;
-};
 const sizes = arg('--sizes', '0.25,1,4').split(',').map(Number);
 
 /** A sound program of about `bytes` bytes: distinct tensors, each named and listed once as an input. */

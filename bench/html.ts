@@ -19,12 +19,8 @@ import { writeSparsePte } from '../fixtures/sparse.js';
 import { renderInspectHtml } from '../src/html/page.js';
 import { memoryPlan } from '../src/html/plan.js';
 import { openPte } from '../src/pte/open.js';
-import { GiB, MiB, ensureBundle, fmtMs, median, wall } from './lib.js';
+import { arg, GiB, MiB, ensureBundle, fmtMs, median, wall } from './lib.js';
 
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : dflt;
-};
 const dir = resolve(arg('--dir', 'bench/out'));
 const bigGiB = Number(arg('--big-gib', '4'));
 const runs = Number(arg('--runs', '7'));

@@ -41,3 +41,12 @@ export function ensureBundle(): void {
   const r = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error('npm run build failed');
 }
+
+/** The value after `--name` on the command line, or `dflt` when the flag is absent. */
+export function arg(name: string, dflt: string): string {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return dflt;
+  const value = process.argv[i + 1];
+  if (value === undefined || value.startsWith('--')) throw new Error(`${name} needs a value`);
+  return value;
+}

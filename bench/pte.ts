@@ -8,12 +8,8 @@ import { mkdirSync, openSync, writeSync, closeSync, statSync, rmSync } from 'nod
 import { join, resolve } from 'node:path';
 import { withPte } from '../src/pte/open.js';
 import { writePte, type SegmentSource } from '../src/pte/write.js';
-import { GiB, MiB, ensureBundle, fmtMs, median, timed, wall } from './lib.js';
+import { arg, GiB, MiB, ensureBundle, fmtMs, median, timed, wall } from './lib.js';
 
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : dflt;
-};
 const dir = resolve(arg('--dir', 'bench/out'));
 const bigBytes = Math.round(Number(arg('--big-gib', '4')) * GiB);
 const corpus = resolve(process.env.TRTX_PTE_CORPUS ?? '../shared/pte-corpus');

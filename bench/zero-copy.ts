@@ -17,12 +17,8 @@ import { withPte } from '../src/pte/open.js';
 import { tensorAt, tensorBytes, tensorName } from '../src/pte/tensor.js';
 import { applyZeroCopyKv, readTrtBlobs } from '../src/passes/zero-copy.js';
 import { D2H_COPY, H2D_COPY, copyOf, instructionsOf, writeBacks } from '../src/graph/dataflow.js';
-import { ensureBundle, fmtMs, median, wall } from './lib.js';
+import { arg, ensureBundle, fmtMs, median, wall } from './lib.js';
 
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : dflt;
-};
 const dir = resolve(arg('--dir', 'bench/out'));
 const runs = Number(arg('--runs', '5'));
 mkdirSync(dir, { recursive: true });

@@ -8,9 +8,8 @@
 // without a kernel in this runner (the application's kernel libraries
 // decide). A program that crashes ExecuTorch itself is refused by check, so
 // verify never runs it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import { buildProgram } from '../src/examples/builder.js';
@@ -20,14 +19,14 @@ import { encodePte } from './helpers/memory-pte.js';
 import { runRunnerOn, type RunnerOutcome } from './helpers/runner-fuzz.js';
 import { BUILD_TIMEOUT_MS, sanitizedRunner } from './helpers/runner.js';
 import { SHAPES, type Shape } from './helpers/agreement-shapes.js';
+import { tempDir } from './helpers/temp.js';
 
 let runner = '';
 let dir = '';
 beforeAll(async () => {
   runner = await sanitizedRunner();
-  dir = mkdtempSync(join(tmpdir(), 'trtx-agreement-'));
+  dir = tempDir('agreement');
 }, BUILD_TIMEOUT_MS);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function both(name: string, bytes: Uint8Array): Promise<{ file: string; codes: string[]; checkExit: number; run: RunnerOutcome }> {
   const file = join(dir, `${name}.pte`);

@@ -4,53 +4,19 @@
 // shape). Each case is one change to a sound program, encoded to bytes and
 // decoded again; the last block proves the passes and the dataflow checks
 // never run on a program whose indices are unsound.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BuiltProgram } from '../src/examples/builder.js';
 import { buildProgram } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/kv-decoder.js';
-import { trtSingle } from '../src/examples/programs.js';
-import type { ProgramSpec } from '../src/examples/spec.js';
 import { runChecks } from '../src/checks/run.js';
 import { RUNTIME_REFUSAL_CODES, checkRuntimeRefusals } from '../src/checks/runtime-refusals.js';
-import { DeviceType, TensorShapeDynamism, splitMemoryOffset, type ExecutionPlan, type Program, type Tensor } from '../src/pte/model.js';
+import { DeviceType, TensorShapeDynamism, splitMemoryOffset, type ExecutionPlan } from '../src/pte/model.js';
 import { decodePteBytes } from '../src/pte/open.js';
 import { runCli } from './helpers/cli.js';
 import { encodePte, pteFromBytes, pteOf } from './helpers/memory-pte.js';
-
-function base(): ProgramSpec {
-  const spec = trtSingle();
-  spec.methods[0].tensors.push({ name: 'w', dtype: 'float32', shape: [4], data: new Uint8Array(16).fill(7) });
-  return spec;
-}
-
-interface Ix {
-  plan: ExecutionPlan;
-  program: Program;
-  tensor(name: string): Tensor;
-  kernel(op: string): Extract<ExecutionPlan['chains'][0]['instructions'][0], { type: 'KernelCall' }>;
-}
-
-function ix(program: Program, built: BuiltProgram): Ix {
-  const plan = program.executionPlan[0];
-  const values = built.index.get('forward')!.values;
-  return {
-    plan,
-    program,
-    tensor: (name) => {
-      const v = plan.values[values.get(name)!];
-      if (v.type !== 'Tensor') throw new Error(`${name} is not a tensor`);
-      return v.tensor;
-    },
-    kernel: (op) => {
-      const k = plan.chains[0].instructions.find((i) => i.type === 'KernelCall' && plan.operators[i.opIndex].name === op);
-      if (!k || k.type !== 'KernelCall') throw new Error(`no ${op} call`);
-      return k;
-    },
-  };
-}
+import { programEdit as ix, trtSingleWithConstant as base, type ProgramEdit as Ix } from './helpers/program-edit.js';
+import { tempDir } from './helpers/temp.js';
 
 const check = (edit?: (x: Ix) => void) => checkRuntimeRefusals(pteOf(base(), edit && ((p, b) => edit(ix(p, b)))));
 
@@ -199,9 +165,8 @@ describe('refusals of the ExecuTorch runtime', () => {
 describe('passes and dataflow checks run only on sound indices', () => {
   let dir: string;
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'trtx-refusals-'));
+    dir = tempDir('refusals');
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** The staged KV decoder with `edit` applied to its decode method, written to a file. */
   function stagedWith(name: string, edit: (plan: ExecutionPlan) => void): string {

@@ -2,54 +2,11 @@
 // (a TensorRT engine between host copies, plus one constant tensor), encoded
 // to bytes and decoded again before it is checked.
 import { describe, expect, it } from 'vitest';
-import type { BuiltProgram } from '../src/examples/builder.js';
-import { trtSingle } from '../src/examples/programs.js';
-import type { ProgramSpec } from '../src/examples/spec.js';
 import { checkStructure, STRUCTURE_CODES } from '../src/checks/structure.js';
 import { runChecks } from '../src/checks/run.js';
-import {
-  DataLocation,
-  DeviceType,
-  ScalarType,
-  splitMemoryOffset,
-  type ExecutionPlan,
-  type Program,
-  type Tensor,
-} from '../src/pte/model.js';
+import { DataLocation, DeviceType, ScalarType, splitMemoryOffset } from '../src/pte/model.js';
 import { pteOf } from './helpers/memory-pte.js';
-
-function base(): ProgramSpec {
-  const spec = trtSingle();
-  spec.methods[0].tensors.push({ name: 'w', dtype: 'float32', shape: [4], data: new Uint8Array(16).fill(7) });
-  return spec;
-}
-
-interface Ix {
-  plan: ExecutionPlan;
-  value(name: string): number;
-  tensor(name: string): Tensor;
-  program: Program;
-}
-
-function ix(program: Program, built: BuiltProgram): Ix {
-  const plan = program.executionPlan[0];
-  const values = built.index.get('forward')!.values;
-  const value = (name: string) => {
-    const v = values.get(name);
-    if (v === undefined) throw new Error(`no tensor ${name}`);
-    return v;
-  };
-  return {
-    plan,
-    program,
-    value,
-    tensor: (name) => {
-      const v = plan.values[value(name)];
-      if (v.type !== 'Tensor') throw new Error(`${name} is not a tensor`);
-      return v.tensor;
-    },
-  };
-}
+import { programEdit as ix, trtSingleWithConstant as base, type ProgramEdit as Ix } from './helpers/program-edit.js';
 
 const check = (edit?: (x: Ix) => void) => checkStructure({ pte: pteOf(base(), edit && ((p, b) => edit(ix(p, b)))) });
 const codes = (edit?: (x: Ix) => void) => check(edit).map((d) => d.code);
@@ -126,7 +83,7 @@ const cases: Case[] = [
     code: 'STRUCT_VALUE_INDEX',
     what: 'tensor list item',
     at: '> items[1]',
-    edit: (x) => x.plan.values.push({ type: 'TensorList', items: [x.value('x'), 4242] }),
+    edit: (x) => x.plan.values.push({ type: 'TensorList', items: [x.index('x'), 4242] }),
   },
   {
     code: 'STRUCT_VALUE_INDEX',
@@ -346,7 +303,7 @@ describe('structure checks', () => {
         condValueIndex: x.plan.values.length - 1,
         destinationInstruction: n + 1,
       });
-      x.plan.values.push({ type: 'OptionalTensorList', items: [-1, x.value('x')] });
+      x.plan.values.push({ type: 'OptionalTensorList', items: [-1, x.index('x')] });
     });
     expect(found).toEqual([]);
   });

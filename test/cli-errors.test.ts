@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry, kvDecoder } from '../src/examples/catalogue.js';
-import { REPO } from './helpers/bridge.js';
+import { DOUBLE_PYTHON, REPO } from './helpers/bridge.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 
@@ -17,7 +17,6 @@ const dir = mkdtempSync(join(tmpdir(), 'trtx-cli-errors-'));
 const good = join(dir, 'kv-decode-staged.pte');
 const broken = join(dir, 'broken-arity.pte');
 const zeroCopy = join(dir, 'kv-decode-zero-copy.pte');
-const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
 let runner = '';
 
 beforeAll(async () => {
@@ -27,22 +26,6 @@ beforeAll(async () => {
   runner = await testRunner();
 }, BUILD_TIMEOUT_MS);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  const set = (vs: Record<string, string | undefined>) => {
-    for (const [k, v] of Object.entries(vs)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
-  set(vars);
-  try {
-    return await fn();
-  } finally {
-    set(before);
-  }
-}
 
 const empty = join(dir, 'empty.pte');
 const text = join(dir, 'notes.pte');
@@ -79,7 +62,7 @@ describe.each(BAD_INPUTS)('%s: one line on stderr, exit 2', (_what, input) => {
     expect(existsSync(out)).toBe(false);
   });
 
-  it('verify', async () => expectOneLine(await withEnv({ TRTX_RUNNER_BIN: runner }, () => runCli(['verify', input()]))));
+  it('verify', async () => expectOneLine(await runCli(['verify', input()], { env: { TRTX_RUNNER_BIN: runner } })));
   it('diff, as the first file', async () => expectOneLine(await runCli(['diff', input(), good])));
   it('diff, as the second file', async () => expectOneLine(await runCli(['diff', good, input()])));
 });
@@ -126,9 +109,9 @@ describe('export: a missing, directory or non-model file exits 2 with an error l
   it.each(BAD_INPUTS)('with the double interpreter: %s, refused before Python starts', async (_what, input) => {
     const out = join(dir, 'exported.pte');
     const calls = join(dir, 'calls.jsonl');
-    const r = await withEnv({ TRTX_DOUBLE_PROGRAM: good, TRTX_DOUBLE_CALLS: calls }, () =>
-      runCli(['export', input().replace(/\.pte$/, '.pt2'), '-o', out, '--python', DOUBLE_PYTHON]),
-    );
+    const r = await runCli(['export', input().replace(/\.pte$/, '.pt2'), '-o', out, '--python', DOUBLE_PYTHON], {
+      env: { TRTX_DOUBLE_PROGRAM: good, TRTX_DOUBLE_CALLS: calls },
+    });
     expectErrorAndHint(r);
     expect(r.stderr).toMatch(/^error: (INPUT_UNREADABLE|EXPORT_MODEL_FORMAT): /);
     expect(existsSync(calls)).toBe(false);
@@ -172,36 +155,32 @@ describe('colour', () => {
   }
 
   it('none when stdout is not a terminal', async () => {
-    await withEnv({ NO_COLOR: undefined }, async () => {
-      for (const args of human()) {
-        const r = await onTerminal(false, () => runCli(args));
-        expect(r.stdout.length, args[0]).toBeGreaterThan(0);
-        expect(r.stdout, args[0]).not.toContain(ESC);
-      }
-    });
+    for (const args of human()) {
+      const r = await onTerminal(false, () => runCli(args, { env: { NO_COLOR: undefined } }));
+      expect(r.stdout.length, args[0]).toBeGreaterThan(0);
+      expect(r.stdout, args[0]).not.toContain(ESC);
+    }
   });
 
   it('none with NO_COLOR, even on a terminal', async () => {
-    await withEnv({ NO_COLOR: '1' }, async () => {
-      for (const args of human()) {
-        const r = await onTerminal(true, () => runCli(args));
-        expect(r.stdout.length, args[0]).toBeGreaterThan(0);
-        expect(r.stdout, args[0]).not.toContain(ESC);
-      }
-    });
+    for (const args of human()) {
+      const r = await onTerminal(true, () => runCli(args, { env: { NO_COLOR: '1' } }));
+      expect(r.stdout.length, args[0]).toBeGreaterThan(0);
+      expect(r.stdout, args[0]).not.toContain(ESC);
+    }
   });
 
   it('none with --no-color, even on a terminal', async () => {
-    await withEnv({ NO_COLOR: undefined }, async () => {
-      for (const args of human())
-        expect((await onTerminal(true, () => runCli([...args, '--no-color']))).stdout, args[0]).not.toContain(ESC);
-    });
+    for (const args of human())
+      expect(
+        (await onTerminal(true, () => runCli([...args, '--no-color'], { env: { NO_COLOR: undefined } }))).stdout,
+        args[0],
+      ).not.toContain(ESC);
   });
 
   // The control: without it the three tests above would pass on a command that never colours.
   it('some on a terminal without NO_COLOR', async () => {
-    await withEnv({ NO_COLOR: undefined }, async () => {
-      for (const args of human()) expect((await onTerminal(true, () => runCli(args))).stdout, args[0]).toContain(ESC);
-    });
+    for (const args of human())
+      expect((await onTerminal(true, () => runCli(args, { env: { NO_COLOR: undefined } }))).stdout, args[0]).toContain(ESC);
   });
 });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry, kvDecoder, multiEngine } from '../src/examples/catalogue.js';
-import { REPO, workspace } from './helpers/bridge.js';
+import { DOUBLE_PYTHON, REPO, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
 import { validate } from './helpers/json-schema-subset.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
@@ -30,24 +30,9 @@ const dir = mkdtempSync(join(tmpdir(), 'trtx-json-schemas-'));
 const staged = join(dir, 'kv-decode-staged.pte');
 const zeroCopy = join(dir, 'kv-decode-zero-copy.pte');
 const engines = join(dir, 'multi-engine.pte');
-const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
 
-/** Runs with these environment variables, restoring the previous values after. */
-async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  try {
-    return await fn();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
-
-async function json(args: string[], expectCode = 0): Promise<Doc> {
-  const r = await runCli(args);
+async function json(args: string[], expectCode = 0, env?: Record<string, string>): Promise<Doc> {
+  const r = await runCli(args, { env });
   expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(expectCode);
   return JSON.parse(r.stdout) as Doc;
 }
@@ -80,16 +65,15 @@ beforeAll(async () => {
   docs.diff = await json(['diff', staged, zeroCopy, '--json']);
   docs.fixtures = await json(['fixtures', join(dir, 'fixtures'), '--json']);
   docs.env = await json(['env', '--json']);
-  await withEnv({ TRTX_RUNNER_BIN: runner }, async () => {
-    docs.verify = await json(['verify', staged, '--zero-copy-kv', '--init-device-buffers', '--json']);
-    docs.demo = await json(['demo', '--out', join(dir, 'demo'), '--json']);
-  });
+  const withRunner = { TRTX_RUNNER_BIN: runner };
+  docs.verify = await json(['verify', staged, '--zero-copy-kv', '--init-device-buffers', '--json'], 0, withRunner);
+  docs.demo = await json(['demo', '--out', join(dir, 'demo'), '--json'], 0, withRunner);
 
   const ws = workspace();
   const program = join(ws.dir, 'exported-by-double.pte');
   await writeFixture(program, kvDecoder());
-  await withEnv({ TRTX_DOUBLE_CALLS: ws.calls, TRTX_DOUBLE_PROGRAM: program }, async () => {
-    docs.export = await json([
+  docs.export = await json(
+    [
       'export',
       ws.file('model.pt2'),
       '-o',
@@ -100,8 +84,10 @@ beforeAll(async () => {
       '--python',
       DOUBLE_PYTHON,
       '--json',
-    ]);
-  });
+    ],
+    0,
+    { TRTX_DOUBLE_CALLS: ws.calls, TRTX_DOUBLE_PROGRAM: program },
+  );
 }, BUILD_TIMEOUT_MS);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -281,7 +267,7 @@ describe('a failing --json run prints the error document', () => {
     // DIR names a file.
     ['fixtures', () => ['fixtures', staged, '--json']],
   ])('%s', async (name, args) => {
-    const doc = await withEnv({ TRTX_RUNNER_BIN: runner }, () => json(args(), 2));
+    const doc = await json(args(), 2, { TRTX_RUNNER_BIN: runner });
     expect(validate(SCHEMAS.error, doc)).toEqual([]);
     expect(validate(SCHEMAS[name], doc)).toEqual([]);
   });

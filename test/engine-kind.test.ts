@@ -1,18 +1,16 @@
 // What a TensorRT delegate's engine bytes are, and the line every command
 // prints about a program whose delegates hold trtx reference engines.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { renderBlob, writeFixture } from '../src/examples/builder.js';
 import { cloneSpec, delegateOf, methodOf } from '../src/examples/broken.js';
 import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import { withPte } from '../src/pte/open.js';
 import { engineCensus, engineKindOf, referenceEngineLine } from '../src/tensorrt/engine-kind.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-engine-kind-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('engine-kind');
 const enc = (s: string) => new TextEncoder().encode(s);
 
 /** trtSingle with its engine's first bytes replaced. */

@@ -4,8 +4,7 @@
 // from the same schemas (src/generated/<namespace>/), an independent output
 // of the compiler. The verifier itself walks them: test/pte-hostile.test.ts
 // and test/reference-engine.test.ts.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: the generator is plain JavaScript without declarations.
@@ -16,6 +15,7 @@ import type { FieldKind, SchemaLayout } from '../src/pte/layout.js';
 import { FILE_IDENTIFIER } from '../src/pte/header.js';
 import { REFERENCE_ENGINE_IDENTIFIER } from '../src/tensorrt/reference-engine.js';
 import { REPO } from './helpers/bridge.js';
+import { tempDir } from './helpers/temp.js';
 
 const CASES: [string, string, string, SchemaLayout, string][] = [
   ['program.fbs', 'program.ts', 'PROGRAM_LAYOUT', PROGRAM_LAYOUT, 'executorch-flatbuffer'],
@@ -55,13 +55,8 @@ function adder(kind: FieldKind): string {
 
 describe.each(CASES)('the layout of schemas/%s', (schema, file, name, layout, namespace) => {
   it('is what the generator makes from the schema now (npm run gen)', () => {
-    const tmp = mkdtempSync(join(tmpdir(), 'trtx-layout-'));
-    try {
-      const fresh = renderLayout(layoutOf(join(REPO, 'schemas', schema), tmp), name, schema) as string;
-      expect(readFileSync(join(REPO, 'src', 'generated', 'layout', file), 'utf8')).toBe(fresh);
-    } finally {
-      rmSync(tmp, { recursive: true, force: true });
-    }
+    const fresh = renderLayout(layoutOf(join(REPO, 'schemas', schema), tempDir('layout')), name, schema) as string;
+    expect(readFileSync(join(REPO, 'src', 'generated', 'layout', file), 'utf8')).toBe(fresh);
   });
 
   it("puts every field in the slot, and at the width, of flatc's generated builder", () => {

@@ -7,9 +7,8 @@
 // Screenshots and load times are kept under .cache/artifacts/. Timeouts are
 // generous: a browser on a loaded 2-core machine is slow to start, not wrong.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page, SerializedAXNode } from 'puppeteer-core';
 import { writeFixture } from '../src/examples/builder.js';
@@ -21,8 +20,9 @@ import { withPte } from '../src/pte/open.js';
 import { ARTIFACTS, launchBrowser } from './helpers/browser.js';
 import { runCli } from './helpers/cli.js';
 import { corpusPath } from './helpers/corpus.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-html-browser-'));
+const dir = tempDir('html-browser');
 const staged = join(dir, 'kv-decode-staged.pte');
 const zeroCopy = join(dir, 'kv-decode-zero-copy.pte');
 const corpus = corpusPath('keyword-spotting-cortex-m');
@@ -47,7 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   writeFileSync(join(ARTIFACTS, 'html-load-times.json'), JSON.stringify(loadTimes, null, 2) + '\n');
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** Opens a report, failing on any request other than the page itself; returns the page and its load time. */

@@ -2,10 +2,9 @@
 // (placements, copies, bindings, aliases) against the programs' own facts,
 // that the page is self-contained and escapes every name, that it is written
 // atomically and never over its input, and that no engine byte is read.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { buildProgram, writeFixture } from '../src/examples/builder.js';
 import { SPEC_TARGET_DEVICE, setSpec } from '../src/tensorrt/compile-specs.js';
 import { encodePte, pteFromBytes } from './helpers/memory-pte.js';
@@ -18,9 +17,9 @@ import { summarize } from '../src/inspect/summary.js';
 import { openPte, withPte } from '../src/pte/open.js';
 import { runCli } from './helpers/cli.js';
 import { corpusPath, corpusPrograms } from './helpers/corpus.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-html-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('html');
 
 const staged = join(dir, 'kv-staged.pte');
 const zeroCopy = join(dir, 'kv-zero-copy.pte');

@@ -6,14 +6,15 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeSparsePte } from '../fixtures/sparse.js';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
+import { multiEngine } from '../src/examples/programs.js';
 import { openPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
-import { writeSparseProgram } from './helpers/big-pte.js';
 import { REPO, alive, eventually, workspace } from './helpers/bridge.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
-import { processesMentioning, spawnTrtx, waitFor, type TrtxProcess } from './helpers/spawn-trtx.js';
+import { processesMentioning, spawnTrtx, type TrtxProcess } from './helpers/spawn-trtx.js';
 import { tempDir } from './helpers/temp.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
@@ -21,7 +22,7 @@ const EXIT = { SIGINT: 130, SIGTERM: 143 };
 const ENGINE_BYTES = 128 * 1024 * 1024;
 
 const big = join(tempDir('interrupt-src'), 'big.pte');
-const bigSize = writeSparseProgram(big, ENGINE_BYTES, 4);
+const bigSize = writeSparsePte(big, multiEngine(4), ENGINE_BYTES).fileSize;
 const OLD_TARGET = 'the previous out.pte, which an interrupted rewrite must leave as it is\n';
 
 /** A folder with its own TMPDIR for the child, and the target already there. */
@@ -67,7 +68,7 @@ describe('trtx rewrite of a large program, interrupted', () => {
         writeFileSync(out, OLD_TARGET);
         const before = statSync(big);
         const p = spawnTrtx(['rewrite', big, '-o', out, '--budget', '1GiB'], { env: { TMPDIR: tmp } });
-        const hit = await waitFor(() => reached(work) || p.child.exitCode !== null, 30_000);
+        const hit = await eventually(() => reached(work) || p.child.exitCode !== null, 30_000, 3);
         expect(hit && p.child.exitCode === null, `the rewrite ended before "${moment}": ${p.stderr()}`).toBe(true);
         p.child.kill(signal);
         const r = await p.exited;
@@ -174,7 +175,7 @@ describe('trtx export, interrupted', () => {
         },
       });
       // The bridge has opened its temporary .pte beside OUT and hangs there, with a child of its own.
-      expect(await waitFor(() => existsSync(pidfile) || p.child.exitCode !== null, 30_000), p.stderr()).toBe(true);
+      expect(await eventually(() => existsSync(pidfile) || p.child.exitCode !== null, 30_000, 3), p.stderr()).toBe(true);
       expect(
         readdirSync(work).some((f) => f.includes('.bridge-')),
         readdirSync(work).join(' '),

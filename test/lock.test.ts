@@ -2,22 +2,13 @@
 // (an interrupted runner build once hung every later verify for 30 minutes),
 // a live holder must be waited for, and two waiters must never both hold it.
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processAlive, readLockOwner, withLock } from '../src/util/lock.js';
-
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'trtx-lock-'));
-  dirs.push(d);
-  return d;
-}
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+import { tempDir } from './helpers/temp.js';
 
 /** A process id that is certainly not running: a child that has exited. */
 async function deadPid(): Promise<number> {
@@ -28,14 +19,14 @@ async function deadPid(): Promise<number> {
 
 describe('withLock', () => {
   it('records who holds it while the body runs and removes itself after', async () => {
-    const lock = join(tempDir(), 'x.lock');
+    const lock = join(tempDir('lock'), 'x.lock');
     const owner = await withLock(lock, () => readLockOwner(lock), { purpose: 'testing' });
     expect(owner).toMatchObject({ pid: process.pid, host: hostname(), purpose: 'testing' });
     expect(await readLockOwner(lock)).toBeNull();
   });
 
   it('takes over at once from a holder that was killed (no 30-minute wait)', async () => {
-    const lock = join(tempDir(), 'x.lock');
+    const lock = join(tempDir('lock'), 'x.lock');
     mkdirSync(lock);
     const pid = await deadPid();
     expect(processAlive(pid)).toBe(false);
@@ -49,7 +40,7 @@ describe('withLock', () => {
   });
 
   it('waits for a live holder, says who it is, and runs after it lets go', async () => {
-    const lock = join(tempDir(), 'x.lock');
+    const lock = join(tempDir('lock'), 'x.lock');
     mkdirSync(lock);
     writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname(), started: 'now', purpose: 'building' }));
     const seen: Array<number | undefined> = [];
@@ -60,7 +51,7 @@ describe('withLock', () => {
   });
 
   it('returns null without running when the work is done while waiting', async () => {
-    const lock = join(tempDir(), 'x.lock');
+    const lock = join(tempDir('lock'), 'x.lock');
     mkdirSync(lock);
     writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname(), started: 'now', purpose: '' }));
     let ran = false;
@@ -70,14 +61,14 @@ describe('withLock', () => {
   });
 
   it('an owner record that never appears is stale after the grace period', async () => {
-    const lock = join(tempDir(), 'x.lock');
+    const lock = join(tempDir('lock'), 'x.lock');
     mkdirSync(lock);
     const r = await withLock(lock, () => Promise.resolve('ran'), { unreadableStaleMs: 100, pollMs: 20 });
     expect(r).toBe('ran');
   });
 
   it('never lets two holders in at once, even when both break the same stale lock', async () => {
-    const lock = join(tempDir(), 'x.lock');
+    const lock = join(tempDir('lock'), 'x.lock');
     mkdirSync(lock);
     writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: await deadPid(), host: hostname(), started: '', purpose: '' }));
     let inside = 0;

@@ -7,7 +7,7 @@
 // (WRITE_PERMISSION, OUTPUT_DIR). Every refusal is exit 2, before any work,
 // with the target left as it was. Export runs the named Python test doubles
 // (test/doubles/python-with-doubles); a refusal never starts them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
@@ -22,24 +22,20 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { runTrtxAsUser } from './helpers/as-user.js';
-import { workspace } from './helpers/bridge.js';
+import { DOUBLE_PYTHON, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
-
-const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
+import { tempDir } from './helpers/temp.js';
 
 let dir: string;
 let program: string;
 let model: string;
 let calls: string;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'trtx-output-targets-'));
+  dir = tempDir('output-targets');
   chmodSync(dir, 0o755);
   program = join(dir, 'staged.pte');
   await writeFixture(program, kvDecoder({ mode: 'staged' }));
@@ -48,23 +44,6 @@ beforeAll(async () => {
   model = ws.file('model.pt2');
   calls = ws.calls;
 });
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-/** Sets environment variables for an in-process run, restoring them after. */
-async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  try {
-    return await fn();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
 
 const doubles = () => ({ TRTX_PYTHON: DOUBLE_PYTHON, TRTX_DOUBLE_PROGRAM: program, TRTX_DOUBLE_CALLS: calls });
 
@@ -76,7 +55,7 @@ const WRITERS: Record<string, (target: string) => string[]> = {
 };
 
 async function refusal(args: string[]): Promise<{ code: string; message: string; hint?: string }> {
-  const r = await withEnv(doubles(), () => runCli([...args, '--json']));
+  const r = await runCli([...args, '--json'], { env: doubles() });
   expect(r.code, r.stderr).toBe(2);
   expect(r.stderr).not.toContain('INTERNAL');
   return JSON.parse(r.stdout).error;
@@ -147,7 +126,7 @@ describe.each(Object.keys(WRITERS))('%s checks its target as rewrite -o does', (
     const sub = mkdtempSync(join(dir, 'long-'));
     chmodSync(sub, 0o755);
     const name = 'm'.repeat(250) + '.html';
-    const r = await withEnv(doubles(), () => runCli(['-q', ...args(join(sub, name))]));
+    const r = await runCli(['-q', ...args(join(sub, name))], { env: doubles() });
     expect(r.code, r.stderr).toBe(0);
     expect(readdirSync(sub)).toEqual([name]);
     rmSync(calls, { force: true });
@@ -181,7 +160,7 @@ describe('export -o', () => {
     const target = join(dir, 'replaced.pte');
     copyFileSync(program, target);
     writeFileSync(target, 'an earlier program\n');
-    const r = await withEnv(doubles(), () => runCli(['export', model, '-o', target, '-q']));
+    const r = await runCli(['export', model, '-o', target, '-q'], { env: doubles() });
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(target).subarray(4, 8).toString('latin1')).toBe('ET12');
     expect(existsSync(calls)).toBe(true);

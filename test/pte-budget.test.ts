@@ -4,9 +4,8 @@
 // merely claims). Memory is measured in a child process (test/helpers/
 // child-cli.ts) whose V8 heap is capped, so a regression fails here instead
 // of swapping the machine.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildProgram } from '../src/examples/builder.js';
 import { CATALOGUE } from '../src/examples/catalogue.js';
@@ -18,12 +17,12 @@ import { REPORT_BUDGET_FACTOR, REPORT_BUDGET_FLOOR } from '../src/util/report-bu
 import { runChild } from './helpers/child-cli.js';
 import { corpusPath, corpusPrograms } from './helpers/corpus.js';
 import { encodePte } from './helpers/memory-pte.js';
+import { tempDir } from './helpers/temp.js';
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'trtx-budget-'));
+  dir = tempDir('budget');
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const write = (name: string, bytes: Uint8Array) => {
   const p = join(dir, name);

@@ -4,19 +4,18 @@
 // creation tests use a lock without pins (an empty environment, no network);
 // the real one, from python-bridge/requirements.lock, is checked last.
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseLock, readPythonLock, sameRelease, type PythonLock } from '../src/pyenv/lock-file.js';
 import { ensureManagedEnv, managedEnvDir } from '../src/pyenv/managed.js';
 import { ensurePythonEnv, executorchSdk } from '../src/pyenv/index.js';
 import { TrtxError } from '../src/util/errors.js';
 import { cleanupNow, tracked } from '../src/util/cleanup.js';
+import { tempDir } from './helpers/temp.js';
 
-const root = mkdtempSync(join(tmpdir(), 'trtx-pyenv-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('pyenv');
 
 function emptyLock(name: string): PythonLock {
   const path = join(root, `${name}.lock`);

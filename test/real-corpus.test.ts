@@ -3,10 +3,9 @@
 // to_edge_transform_and_lower (reference lowering) -> to_executorch with
 // device-aware memory planning, in trtx's managed environment. inspect,
 // check, rewrite --zero-copy-kv, rewrite --budget, diff and verify on each.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { withPte } from '../src/pte/open.js';
 import { tensorAt, tensorName } from '../src/pte/tensor.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
@@ -14,14 +13,14 @@ import { checkEngineBindings, decodeEngine } from '../src/tensorrt/reference-eng
 import type { RealCorpus } from '../src/corpus/build.js';
 import { runCli } from './helpers/cli.js';
 import { CORPUS_TIMEOUT_MS, DEVICE_PLANNED, file, model, realCorpus } from './helpers/real-corpus.js';
+import { tempDir } from './helpers/temp.js';
 
 let corpus: RealCorpus;
 let out: string;
 beforeAll(async () => {
   corpus = await realCorpus();
-  out = mkdtempSync(join(tmpdir(), 'trtx-real-corpus-'));
+  out = tempDir('real-corpus');
 }, CORPUS_TIMEOUT_MS);
-afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 const json = async (args: string[]) => {
   const r = await runCli([...args, '--json']);

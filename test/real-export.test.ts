@@ -2,34 +2,32 @@
 // user's three lines end to end with the reference lowering, the default
 // engine's refusal where Torch-TensorRT is missing, and the demo that starts
 // from PyTorch.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RealCorpus } from '../src/corpus/build.js';
 import { withPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
 import { decodeEngine } from '../src/tensorrt/reference-engine.js';
-import { REPO } from './helpers/bridge.js';
 import { CORPUS_TIMEOUT_MS, file, realCorpus } from './helpers/real-corpus.js';
+import { BIN } from './helpers/spawn-trtx.js';
+import { tempDir } from './helpers/temp.js';
 
-const TRTX = join(REPO, 'bin', 'trtx');
 const EXPORT_MS = 300_000;
 
 let corpus: RealCorpus;
 let dir: string;
 beforeAll(async () => {
   corpus = await realCorpus();
-  dir = mkdtempSync(join(tmpdir(), 'trtx-real-export-'));
+  dir = tempDir('real-export');
 }, CORPUS_TIMEOUT_MS);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // As a user runs it: the command in a shell's working folder, its own process.
 const trtx = (args: string[], cwd: string) => {
   const { TRTX_PYTHON: _named, ...env } = process.env;
-  return execa(TRTX, args, { cwd, reject: false, extendEnv: false, env: { ...env, NO_COLOR: '1' } });
+  return execa(BIN, args, { cwd, reject: false, extendEnv: false, env: { ...env, NO_COLOR: '1' } });
 };
 
 describe("the user's three lines, with the reference lowering", () => {

@@ -2,21 +2,20 @@
 // own runtime (executorch.runtime in trtx's managed environment) before and
 // after trtx rewrites them, with identical outputs: trtx's re-encoding and its
 // budget rewrite keep every program ExecuTorch can run, running the same.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RealCorpus } from '../src/corpus/build.js';
 import { runCli } from './helpers/cli.js';
 import { CORPUS_TIMEOUT_MS, file, realCorpus, runInExecuTorch } from './helpers/real-corpus.js';
+import { tempDir } from './helpers/temp.js';
 
 let corpus: RealCorpus;
 let out: string;
 beforeAll(async () => {
   corpus = await realCorpus();
-  out = mkdtempSync(join(tmpdir(), 'trtx-real-runtime-'));
+  out = tempDir('real-runtime');
 }, CORPUS_TIMEOUT_MS);
-afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 const RUN_MS = 120_000;
 const MODELS = ['llama', 'kv-conv', 'split-copyback', 'stateful', 'llama-shared'];

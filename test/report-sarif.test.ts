@@ -3,10 +3,8 @@
 // the OASIS schema (test/helpers/sarif-schema.ts), with one result per
 // diagnostic, the code as rule id, the hint and the docs in the rule's help,
 // and the file plus the logical path as the location.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../src/examples/builder.js';
 import { CATALOGUE } from '../src/examples/catalogue.js';
 import { multiEngine, trtSingle } from '../src/examples/programs.js';
@@ -15,9 +13,9 @@ import { artifactUri, toSarif } from '../src/report/sarif.js';
 import { TRTX_VERSION } from '../src/util/version.js';
 import { runCli } from './helpers/cli.js';
 import { sarifValidator } from './helpers/sarif-schema.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-sarif-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('sarif');
 
 const validate = sarifValidator();
 const broken = CATALOGUE.filter((e) => e.expect?.sound === false);

@@ -3,10 +3,9 @@
 // a second writer waits with a message or fails fast under --no-wait, a
 // killed holder releases the lock, and a reader that meets the in-progress
 // marker while a writer holds the lock says so instead of "rerun".
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFixture } from '../src/examples/builder.js';
@@ -14,18 +13,18 @@ import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { decodePteBytes } from '../src/pte/open.js';
 import { lockPathFor, lockTarget } from '../src/util/file-lock.js';
 import { runCli } from './helpers/cli.js';
+import { BIN } from './helpers/spawn-trtx.js';
+import { tempDir } from './helpers/temp.js';
 
-const BIN = resolve(fileURLToPath(new URL('../bin/trtx', import.meta.url)));
 const trtx = (args: string[]) => execa(process.execPath, [BIN, ...args], { reject: false, env: { NO_COLOR: '1' } });
 
 let dir: string;
 let source: string;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'trtx-lock-'));
+  dir = tempDir('lock');
   source = join(dir, 'source.pte');
   await writeFixture(source, kvDecoder({ mode: 'staged' }));
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** weight_streaming_budget of each method's TensorRT delegates, by method. */
 function budgets(file: string): Record<string, string[]> {

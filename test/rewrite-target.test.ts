@@ -6,19 +6,7 @@
 // human output, so a name cannot forge an `error:` line.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/kv-decoder.js';
@@ -26,17 +14,17 @@ import { escapeControls } from '../src/util/escape.js';
 import { sidecarPath, tempPath, NAME_MAX } from '../src/util/target.js';
 import { runTrtxAsUser } from './helpers/as-user.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
 let dir: string;
 let source: string;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'trtx-target-'));
+  dir = tempDir('target');
   source = join(dir, 'source.pte');
   await writeFixture(source, kvDecoder({ mode: 'staged' }));
 });
 afterAll(() => {
-  chmodSync(dir, 0o755);
-  rmSync(dir, { recursive: true, force: true });
+  chmodSync(dir, 0o755); // tempDir's own afterAll, which runs after this one, removes it
 });
 
 describe('-o must be a regular file or a new path', () => {
@@ -85,10 +73,16 @@ describe('-o must be a regular file or a new path', () => {
     // The same file by another name (a hard link is the same inode) counts too.
     const alias = join(dir, 'self-alias.pte');
     execFileSync('ln', [file, alias]);
-    expect((await runCli(['rewrite', file, '-o', alias])).code).toBe(2);
+    const aliased = await runCli(['rewrite', file, '-o', alias, '--json']);
+    expect(aliased.code).toBe(2);
+    expect(JSON.parse(aliased.stdout).error).toMatchObject({ code: 'OUTPUT_IS_INPUT', location: alias });
+    expect(readFileSync(file).equals(before)).toBe(true);
     expect((await runCli(['rewrite', file, '-o', file, '--force', '--budget', '1GiB', '-q'])).code).toBe(0);
     expect((await runCli(['rewrite', file, '--in-place', '-o', file, '--budget', '2GiB', '-q'])).code).toBe(0);
-    expect((await runCli(['rewrite', file, '--in-place', '--force', '--budget', '1GiB'])).code).toBe(2);
+    // --force with --in-place is a usage error, refused before the file is opened.
+    const both = await runCli(['rewrite', file, '--in-place', '--force', '--budget', '1GiB', '--json']);
+    expect(both.code).toBe(2);
+    expect(JSON.parse(both.stdout).error).toMatchObject({ code: 'USAGE', message: expect.stringMatching(/--in-place needs no --force/) });
   });
 
   it('refuses a missing output directory as OUTPUT_DIR', async () => {

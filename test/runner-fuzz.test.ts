@@ -12,12 +12,10 @@
 // one the test builds its own. TRTX_RUNNER_FUZZ_MUTANTS (default 300) and
 // TRTX_RUNNER_FUZZ_SEED (default 19) widen or replay it:
 //   TRTX_RUNNER_FUZZ_SEED=7 TRTX_RUNNER_FUZZ_MUTANTS=5000 npx vitest run test/runner-fuzz.test.ts
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { fuzzRunner, isFinding, RUNNER_MS, type RunnerMutantResult } from './helpers/runner-fuzz.js';
 import { BUILD_TIMEOUT_MS, isSanitized, sanitizedRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
 const MUTANTS = Number(process.env.TRTX_RUNNER_FUZZ_MUTANTS ?? 300);
 const SEED = Number(process.env.TRTX_RUNNER_FUZZ_SEED ?? 19);
@@ -26,9 +24,8 @@ let runner = '';
 let dir = '';
 beforeAll(async () => {
   runner = await sanitizedRunner();
-  dir = mkdtempSync(join(tmpdir(), 'trtx-runner-fuzz-'));
+  dir = tempDir('runner-fuzz');
 }, BUILD_TIMEOUT_MS);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the runner under hostile input', () => {
   it('runs with AddressSanitizer and UndefinedBehaviorSanitizer linked in', () => {

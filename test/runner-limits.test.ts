@@ -4,10 +4,9 @@
 // part a header may claim, and the host memory a program may plan. Each says
 // what `trtx check` does with the same file. Peak memory is the child's
 // (getrusage through a python3 wrapper), never a timing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildProgram } from '../src/examples/builder.js';
 import { trtSingle } from '../src/examples/programs.js';
@@ -15,14 +14,14 @@ import { runCli } from './helpers/cli.js';
 import { encodePte } from './helpers/memory-pte.js';
 import { BUILD_TIMEOUT_MS, sanitizedRunner } from './helpers/runner.js';
 import { SHAPES } from './helpers/agreement-shapes.js';
+import { tempDir } from './helpers/temp.js';
 
 let runner = '';
 let dir = '';
 beforeAll(async () => {
   runner = await sanitizedRunner();
-  dir = mkdtempSync(join(tmpdir(), 'trtx-runner-limits-'));
+  dir = tempDir('runner-limits');
 }, BUILD_TIMEOUT_MS);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs the runner; returns its exit, report and peak RSS in MiB (ru_maxrss of the child). */
 async function run(file: string, ...args: string[]) {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
 import { eventually } from './helpers/bridge.js';
-import { processesMentioning, spawnTrtx, waitFor, type TrtxProcess } from './helpers/spawn-trtx.js';
+import { processesMentioning, spawnTrtx, type TrtxProcess } from './helpers/spawn-trtx.js';
 import { tempDir } from './helpers/temp.js';
 import { ensurePythonEnv } from '../src/pyenv/index.js';
 
@@ -67,7 +67,7 @@ describe('an interrupted runner build and the next command', () => {
     // 1. The first verify builds the runner under the lock; Ctrl-C while the compilers run.
     const first = spawnTrtx(['verify', program], { env: env(cache, tmp) });
     expect(
-      await waitFor(() => /compiling the native runner/.test(first.stderr()) || first.child.exitCode !== null, 90_000),
+      await eventually(() => /compiling the native runner/.test(first.stderr()) || first.child.exitCode !== null, 90_000, 3),
       first.stderr(),
     ).toBe(true);
     const lock = lockOf(cache)!;
@@ -86,7 +86,7 @@ describe('an interrupted runner build and the next command', () => {
     // 3. The next verify takes the lock over at once and builds.
     const started = Date.now();
     const next = spawnTrtx(['verify', program], { env: env(cache, tmp) });
-    const tookOver = await waitFor(() => ownerPid(cache, lock) === next.child.pid || next.child.exitCode !== null, 15_000);
+    const tookOver = await eventually(() => ownerPid(cache, lock) === next.child.pid || next.child.exitCode !== null, 15_000, 3);
     const seconds = (Date.now() - started) / 1000;
     expect(tookOver && ownerPid(cache, lock) === next.child.pid, `not taken over after ${seconds}s: ${next.stderr()}`).toBe(true);
     expect(next.stderr()).not.toMatch(/waiting for another process/);

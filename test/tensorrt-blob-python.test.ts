@@ -5,8 +5,7 @@
 // lists, aliases, device ids. fast-check draws a batch of cases, one Python
 // process serializes the whole batch, one runner process parses it.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { readLikeUpstream } from '../src/tensorrt/upstream-reading.js';
 import { TrtxError } from '../src/util/errors.js';
 import { PYTHON, REPO } from './helpers/bridge.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
 interface Case {
   io_bindings: { name: string; is_input: boolean; dtype?: string; shape?: number[] }[];
@@ -43,18 +43,13 @@ function pythonBlobs(cases: Case[]): Uint8Array[] {
 
 /** The runner's verdict on each blob, through its parse-blob-vectors subcommand. */
 function runnerVerdicts(runner: string, blobs: Uint8Array[]): string[] {
-  const dir = mkdtempSync(join(tmpdir(), 'trtx-blob-python-'));
-  try {
-    const file = join(dir, 'vectors.json');
-    const vectors = blobs.map((b, i) => ({ name: `case${i}`, hex: Buffer.from(b).toString('hex'), expect: 'ok' }));
-    writeFileSync(file, JSON.stringify({ version: 1, vectors }));
-    const run = spawnSync(runner, ['parse-blob-vectors', file], { encoding: 'utf8', maxBuffer: 64 << 20 });
-    // Exit 1 only says some verdict differs from "ok"; the report has each one.
-    expect([0, 1], run.stderr).toContain(run.status);
-    return (JSON.parse(run.stdout) as { vectors: { actual: string }[] }).vectors.map((v) => v.actual);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const file = join(tempDir('blob-python'), 'vectors.json');
+  const vectors = blobs.map((b, i) => ({ name: `case${i}`, hex: Buffer.from(b).toString('hex'), expect: 'ok' }));
+  writeFileSync(file, JSON.stringify({ version: 1, vectors }));
+  const run = spawnSync(runner, ['parse-blob-vectors', file], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  // Exit 1 only says some verdict differs from "ok"; the report has each one.
+  expect([0, 1], run.stderr).toContain(run.status);
+  return (JSON.parse(run.stdout) as { vectors: { actual: string }[] }).vectors.map((v) => v.actual);
 }
 
 function verdict(f: () => unknown): string {

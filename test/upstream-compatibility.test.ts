@@ -5,8 +5,7 @@
 // runner's parser; spec rows through decodeCompileSpecs; export rows through
 // the bridge and its named test doubles.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VECTORS_PATH, type BlobVector } from '../fixtures/blob-vectors.js';
@@ -24,6 +23,7 @@ import { TrtxError } from '../src/util/errors.js';
 import { doubleEnv, exportRequest, MODELS_DIR, PYTHON, readCalls, REPO, workspace } from './helpers/bridge.js';
 import { pteOf } from './helpers/memory-pte.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
 interface Verdict {
   verdict: 'accepts' | 'warns' | 'refuses';
@@ -111,16 +111,11 @@ function tsVerdict(hex: string): string {
 
 /** One runner process for every blob row's vectors. */
 async function nativeVerdicts(names: string[]): Promise<Map<string, string>> {
-  const dir = mkdtempSync(join(tmpdir(), 'trtx-compat-'));
-  try {
-    const file = join(dir, 'vectors.json');
-    writeFileSync(file, JSON.stringify({ version: 1, vectors: names.map((n) => vectors.get(n)!) }));
-    const run = spawnSync(await testRunner(), ['parse-blob-vectors', file], { encoding: 'utf8', maxBuffer: 16 << 20 });
-    const report = JSON.parse(run.stdout) as { vectors: { name: string; actual: string }[] };
-    return new Map(report.vectors.map((v) => [v.name, v.actual]));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const file = join(tempDir('compat'), 'vectors.json');
+  writeFileSync(file, JSON.stringify({ version: 1, vectors: names.map((n) => vectors.get(n)!) }));
+  const run = spawnSync(await testRunner(), ['parse-blob-vectors', file], { encoding: 'utf8', maxBuffer: 16 << 20 });
+  const report = JSON.parse(run.stdout) as { vectors: { name: string; actual: string }[] };
+  return new Map(report.vectors.map((v) => [v.name, v.actual]));
 }
 
 // ---------------------------------------------------------------------------

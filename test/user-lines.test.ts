@@ -10,7 +10,6 @@
 // missing.
 import { describe, expect, it } from 'vitest';
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
 import { Command } from 'commander';
@@ -20,12 +19,10 @@ import { TrtxError } from '../src/util/errors.js';
 import { defaultOutput } from '../src/export/model-file.js';
 import { openPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
-import { REPO, workspace } from './helpers/bridge.js';
+import { DOUBLE_PYTHON, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 import { spawnTrtx } from './helpers/spawn-trtx.js';
-
-const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
 
 /** A folder holding model.pt (a torch.export archive under the .pt name) and the program the doubles "export". */
 async function modelFolder() {
@@ -41,20 +38,6 @@ async function run(args: string[], cwd: string, env: Record<string, string>) {
   const p = spawnTrtx(args, { cwd, env });
   const r = await p.exited;
   return { code: r.code, stdout: p.stdout(), stderr: p.stderr() };
-}
-
-/** Sets environment variables for in-process runs, restoring them after. */
-async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  try {
-    return await fn();
-  } finally {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
 }
 
 describe("the user's three lines", () => {
@@ -119,14 +102,14 @@ describe('export: the default output', () => {
   it('is not replaced when it exists, unless --force', { timeout: 60_000 }, async () => {
     const { ws, env } = await modelFolder();
     writeFileSync(ws.file('model.pte'), 'an earlier program\n');
-    const refused = await withEnv(env, () => runCli(['export', ws.file('model.pt')]));
+    const refused = await runCli(['export', ws.file('model.pt')], { env });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/^error: EXPORT_OUTPUT_EXISTS: .*model\.pte: already exists/);
     expect(refused.stderr).toMatch(/^hint: .*--force/m);
     expect(readFileSync(ws.file('model.pte'), 'utf8')).toBe('an earlier program\n');
     expect(existsSync(ws.calls)).toBe(false); // refused before Python started
 
-    const forced = await withEnv(env, () => runCli(['export', ws.file('model.pt'), '--force']));
+    const forced = await runCli(['export', ws.file('model.pt'), '--force'], { env });
     expect(forced.code, forced.stderr).toBe(0);
     await (await openPte(ws.file('model.pte'))).close();
   });
@@ -134,7 +117,7 @@ describe('export: the default output', () => {
   it('never replaces the model itself, --force or not', async () => {
     const { ws, env } = await modelFolder();
     const before = readFileSync(ws.file('model.pt'));
-    const r = await withEnv(env, () => runCli(['export', ws.file('model.pt'), '-o', ws.file('model.pt'), '--force']));
+    const r = await runCli(['export', ws.file('model.pt'), '-o', ws.file('model.pt'), '--force'], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^error: EXPORT_OUTPUT_IS_MODEL: /);
     expect(readFileSync(ws.file('model.pt')).equals(before)).toBe(true);
@@ -142,12 +125,12 @@ describe('export: the default output', () => {
 
   it('refuses a model that is already a .pte, or a .py without a factory, naming what to do', async () => {
     const { ws, env } = await modelFolder();
-    const pte = await withEnv(env, () => runCli(['export', ws.file('double-exports-this.pte'), '-o', ws.file('x.pte')]));
+    const pte = await runCli(['export', ws.file('double-exports-this.pte'), '-o', ws.file('x.pte')], { env });
     expect(pte.code).toBe(2);
     expect(pte.stderr).toMatch(/^error: EXPORT_MODEL_FORMAT: .*already an ExecuTorch program/);
     expect(pte.stderr).toMatch(/^hint: .*trtx check/m);
     writeFileSync(ws.file('llm.py'), 'def make_decoder():\n    pass\n');
-    const py = await withEnv(env, () => runCli(['export', ws.file('llm.py')]));
+    const py = await runCli(['export', ws.file('llm.py')], { env });
     expect(py.code).toBe(2);
     expect(py.stderr).toMatch(/^hint: .*llm\.py:make_model/m);
   });
@@ -156,9 +139,9 @@ describe('export: the default output', () => {
 describe('export without Torch-TensorRT', () => {
   it('exits 2 naming what to install, and the reference engine where the command has it', { timeout: 60_000 }, async () => {
     const { ws, env } = await modelFolder();
-    const r = await withEnv({ ...env, TRTX_DOUBLE_MISSING: 'torch_tensorrt' }, () =>
-      runCli(['export', ws.file('model.pt'), '--budget', '8GiB']),
-    );
+    const r = await runCli(['export', ws.file('model.pt'), '--budget', '8GiB'], {
+      env: { ...env, TRTX_DOUBLE_MISSING: 'torch_tensorrt' },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^error: BRIDGE_IMPORT_MISSING: .*cannot import torch_tensorrt/);
     expect(r.stderr).toMatch(/^hint: pip install torch-tensorrt /m);

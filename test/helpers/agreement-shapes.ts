@@ -8,18 +8,9 @@ import { HOST_ARENA } from '../../src/examples/method-writer.js';
 import { copyBack } from '../../src/examples/ops.js';
 import { trtSingle } from '../../src/examples/programs.js';
 import type { ProgramSpec } from '../../src/examples/spec.js';
-import {
-  DataLocation,
-  DeviceType,
-  ScalarType,
-  TensorShapeDynamism,
-  splitMemoryOffset,
-  type ExecutionPlan,
-  type Instruction,
-  type Program,
-  type Tensor,
-} from '../../src/pte/model.js';
+import { DataLocation, DeviceType, ScalarType, TensorShapeDynamism, splitMemoryOffset } from '../../src/pte/model.js';
 import { encodePte } from './memory-pte.js';
+import { programEdit as ix, trtSingleWithConstant, type ProgramEdit as Ix } from './program-edit.js';
 
 export interface Shape {
   /** The shape as the table in docs/reliability.md names it. */
@@ -33,51 +24,6 @@ export interface Shape {
   exception?: string;
 }
 
-type KernelCall = Extract<Instruction, { type: 'KernelCall' }>;
-
-interface Ix {
-  program: Program;
-  plan: ExecutionPlan;
-  built: BuiltProgram;
-  tensor(name: string): Tensor;
-  index(name: string): number;
-  kernel(op: string, nth?: number): KernelCall;
-}
-
-function ix(program: Program, built: BuiltProgram, method: string): Ix {
-  const p = program.executionPlan.findIndex((e) => e.name === method);
-  const plan = program.executionPlan[p];
-  const values = built.index.get(method)!.values;
-  const index = (name: string) => {
-    const i = values.get(name);
-    if (i === undefined) throw new Error(`no value ${name}`);
-    return i;
-  };
-  return {
-    program,
-    plan,
-    built,
-    index,
-    tensor: (name) => {
-      const v = plan.values[index(name)];
-      if (v.type !== 'Tensor') throw new Error(`${name} is not a tensor`);
-      return v.tensor;
-    },
-    kernel: (op, nth = 0) => {
-      const k = plan.chains[0].instructions.filter((i) => i.type === 'KernelCall' && plan.operators[i.opIndex].name === op)[nth];
-      if (!k || k.type !== 'KernelCall') throw new Error(`no ${op} call`);
-      return k;
-    },
-  };
-}
-
-/** trt-single (x -> _h2d_copy -> engine -> _d2h_copy -> y) with one constant tensor w. */
-function single(): ProgramSpec {
-  const spec = trtSingle();
-  spec.methods[0].tensors.push({ name: 'w', dtype: 'float32', shape: [4], data: new Uint8Array(16).fill(7) });
-  return spec;
-}
-
 function edited(spec: ProgramSpec, method: string, edit: (x: Ix) => void): () => Uint8Array {
   return () => {
     const built = buildProgram(spec);
@@ -86,7 +32,7 @@ function edited(spec: ProgramSpec, method: string, edit: (x: Ix) => void): () =>
   };
 }
 
-const one = (edit: (x: Ix) => void) => edited(single(), 'forward', edit);
+const one = (edit: (x: Ix) => void) => edited(trtSingleWithConstant(), 'forward', edit);
 const staged = (edit: (x: Ix) => void) => edited(kvDecoder({ mode: 'staged' }), 'decode', edit);
 
 /** The root table's execution_plan field, its uoffset set to 0. */

@@ -8,9 +8,8 @@ import { execa } from 'execa';
 import { chmodSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { BIN } from './spawn-trtx.js';
 
-const BIN = resolve(fileURLToPath(new URL('../../bin/trtx', import.meta.url)));
 const AS_USER = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
 
 /** Every folder from the run's temp dir down to `dir` searchable by others. */

@@ -81,12 +81,16 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Polls until `check` holds or `limitMs` passes; returns whether it held. */
-export async function eventually(check: () => boolean, limitMs = 10_000): Promise<boolean> {
+/**
+ * Polls `check` every `everyMs` until it holds or `limitMs` passes; returns
+ * whether it held. Tests that must act at a moment (a signal while a command
+ * is at one step) poll every few milliseconds.
+ */
+export async function eventually(check: () => boolean, limitMs = 10_000, everyMs = 25): Promise<boolean> {
   const until = Date.now() + limitMs;
   while (Date.now() < until) {
     if (check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
   return check();
 }

@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BIN } from './spawn-trtx.js';
 
-const BIN = resolve(fileURLToPath(new URL('../../bin/trtx', import.meta.url)));
 const PRELOAD = resolve(fileURLToPath(new URL('./max-rss.mjs', import.meta.url)));
 
 export interface ChildResult {

@@ -12,13 +12,35 @@ export interface CliResult {
   stderr: string;
 }
 
-// The streams and process.exitCode are global: calls take turns.
+export interface CliOptions {
+  /** Environment variables for this run (undefined removes one), put back as they were after it. */
+  env?: Record<string, string | undefined>;
+}
+
+// The streams, process.exitCode and process.env are global: calls take
+// turns, and each sets its environment only while its turn lasts.
 let queue: Promise<unknown> = Promise.resolve();
 
-export function runCli(args: string[]): Promise<CliResult> {
-  const run = queue.then(() => runOnce(args));
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const run = queue.then(() => withEnv(options.env ?? {}, () => runOnce(args)));
   queue = run.catch(() => {});
   return run;
+}
+
+async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const set = (vs: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(vs)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  set(vars);
+  try {
+    return await fn();
+  } finally {
+    set(before);
+  }
 }
 
 async function runOnce(args: string[]): Promise<CliResult> {

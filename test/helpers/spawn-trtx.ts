@@ -31,16 +31,6 @@ export function spawnTrtx(args: string[], opts: { cwd?: string; env?: Record<str
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
-/** Polls `check` every few milliseconds until it holds; false after `limitMs`. */
-export async function waitFor(check: () => boolean, limitMs: number, everyMs = 3): Promise<boolean> {
-  const until = Date.now() + limitMs;
-  for (;;) {
-    if (check()) return true;
-    if (Date.now() > until) return false;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
 /** Pids of live processes whose command line mentions `text` (Linux /proc). */
 export function processesMentioning(text: string): number[] {
   const found: number[] = [];
