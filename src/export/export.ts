@@ -13,7 +13,6 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { checkPython } from '../bridge/python.js';
 import { runBridge, type RunBridgeOptions } from '../bridge/run.js';
 import type { BridgeEvent, CheckResult, EngineKind, ExportResult } from '../bridge/protocol.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
@@ -77,6 +76,14 @@ function tensorrtHint(env: PythonEnv, bridgeHint: string | undefined): string {
   );
 }
 
+/** A missing Torch-TensorRT (default engine) gets the hint for this environment. */
+function withTensorrtHint(e: unknown, engine: EngineKind, env: PythonEnv): unknown {
+  if (e instanceof TrtxError && e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /torch_tensorrt|tensorrt/.test(e.message)) {
+    return new TrtxError(e.code, e.location, e.message, { kind: 'usage', hint: tensorrtHint(env, e.hint) });
+  }
+  return e;
+}
+
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   // The model file before Python: a wrong path is not a missing package.
   await checkModelFile(opts.model);
@@ -101,19 +108,6 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
   const env = await ensurePythonEnv({ python: opts.python, onProgress: opts.onPythonEnv, signal: opts.signal });
   const python = { command: env.python, source: env.source };
   const base: RunBridgeOptions = { python: env.python, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
-  // The import check first: a missing package is named before any work starts.
-  const check = await checkPython({ ...base, engine, timeoutMs: 120_000 }).catch((e: unknown) => {
-    if (
-      e instanceof TrtxError &&
-      e.code === 'BRIDGE_IMPORT_MISSING' &&
-      engine === 'tensorrt' &&
-      /torch_tensorrt|tensorrt/.test(e.message)
-    ) {
-      throw new TrtxError(e.code, e.location, e.message, { kind: 'usage', hint: tensorrtHint(env, e.hint) });
-    }
-    throw e;
-  });
-
   // Beside the output (one filesystem for the rename), a name that fits whatever the output's length.
   const temp = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.pte`, true);
   const warnings: string[] = env.mismatches.map(
@@ -121,6 +115,9 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
   );
   const untrack = trackPath(temp);
   try {
+    // The bridge imports what the engine needs before any work (its "check"
+    // stage) and fails with BRIDGE_IMPORT_MISSING naming the package: no
+    // separate import check, which would start Python once more.
     const result = await runBridge(
       {
         protocol: PROTOCOL_VERSION,
@@ -141,7 +138,9 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
           opts.onEvent?.(e);
         },
       },
-    );
+    ).catch((e: unknown) => {
+      throw withTensorrtHint(e, engine, env);
+    });
     if (result.mode !== 'export')
       throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result', { kind: 'usage' });
 
@@ -176,7 +175,7 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
       schema: 'trtx.export/1',
       model: opts.model,
       output,
-      python: { command: python.command, source: python.source, version: check.python.version },
+      python: { command: python.command, source: python.source, version: env.probe.version },
       engine: result.engine,
       versions: result.versions,
       methods: result.methods,
