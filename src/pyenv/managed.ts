@@ -6,13 +6,14 @@
 // made again. Progress goes to the caller's onProgress; nothing here prints.
 
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TrtxError } from '../util/errors.js';
 import { makeTempDir, trackPath } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
 import { execaTracked } from '../util/tracked-child.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import { readPythonLock, sameRelease, type PythonLock } from './lock-file.js';
 import { probePython, type PythonProbe } from './probe.js';
 import { pipProgress } from './pip-progress.js';
@@ -155,7 +156,9 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
         });
       }
     }
-    await writeFile(join(dir, MARKER), `${JSON.stringify({ lock: lock.hash, created: new Date().toISOString(), probe }, null, 2)}\n`);
+    // Atomically: a waiter's done() sees the marker exist and reads it at once,
+    // so it must never find it empty or half-written.
+    await writeFileAtomic(join(dir, MARKER), `${JSON.stringify({ lock: lock.hash, created: new Date().toISOString(), probe }, null, 2)}\n`);
     return probe;
   } catch (e) {
     await rm(dir, { recursive: true, force: true });
