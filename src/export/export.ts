@@ -11,6 +11,7 @@
 // only), for machines without TensorRT.
 
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { runBridge, type RunBridgeOptions } from '../bridge/run.js';
@@ -21,12 +22,14 @@ import { claimTarget, runPipeline, withDiagnostics, type ClaimedTarget } from '.
 import { sidecarPath } from '../util/target.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
-import { checkModelFile, splitModelRef } from './model-file.js';
+import { checkModelFile, samePath, splitModelRef } from './model-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
 
 export interface ExportOptions {
   model: string;
   output: string;
+  /** OUT is the default (the model's name with .pte, no -o): an existing file there is refused (EXPORT_OUTPUT_EXISTS). */
+  refuseExisting?: boolean;
   budget?: bigint;
   zeroCopyKv?: boolean;
   shareCache?: boolean;
@@ -87,11 +90,26 @@ function withTensorrtHint(e: unknown, engine: EngineKind, env: PythonEnv): unkno
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   // The model file before Python: a wrong path is not a missing package.
   await checkModelFile(opts.model);
-  // Then OUT, before minutes of work: a regular file or a new path, never the model.
+  const model = splitModelRef(opts.model).path;
+  // Then OUT, before minutes of work: never the model, a regular file or a new path.
   const output = resolve(opts.output);
-  const target = await claimTarget(splitModelRef(opts.model).path, {
+  if (samePath(output, model)) {
+    throw new TrtxError('EXPORT_OUTPUT_IS_MODEL', opts.output, 'the output would replace the model it is exported from', {
+      kind: 'usage',
+      hint: 'name another file with -o OUT',
+    });
+  }
+  if (opts.refuseExisting && existsSync(output)) {
+    throw new TrtxError('EXPORT_OUTPUT_EXISTS', opts.output, 'already exists (the default output: the model\u2019s name with .pte)', {
+      kind: 'usage',
+      hint: 'pass --force to replace it, or name another file with -o OUT',
+    });
+  }
+  // As rewrite -o (the model by another name is OUTPUT_IS_INPUT), and its writer lock.
+  const target = await claimTarget(model, {
     path: output,
     command: 'export -o',
+    isInputHint: 'name another file with -o OUT',
     onProgress: opts.onWriteProgress,
     signal: opts.signal,
   });

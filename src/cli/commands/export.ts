@@ -1,9 +1,7 @@
 // trtx export MODEL [-o OUT] [--force] [--engine tensorrt|reference] [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { checkModelFile, defaultOutput, samePath, splitModelRef } from '../../export/model-file.js';
+import { defaultOutput } from '../../export/model-file.js';
 import { TrtxError, isTrtxError } from '../../util/errors.js';
-import { checkOutputTarget } from '../../util/target.js';
 import { parseSize } from '../../util/size.js';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
@@ -24,28 +22,6 @@ interface ExportCliOptions extends GlobalOptions {
 }
 
 const collect = (v: string, acc: string[] = []) => [...acc, v];
-
-/**
- * OUT: -o as given, else MODEL's name with .pte beside it. Never the model
- * itself; a default that exists already only with --force (-o is an
- * explicit choice and is replaced atomically, as rewrite -o does).
- */
-function outputFor(model: string, opts: ExportCliOptions): string {
-  const output = opts.output ?? defaultOutput(model);
-  if (samePath(output, splitModelRef(model).path)) {
-    throw new TrtxError('EXPORT_OUTPUT_IS_MODEL', output, 'the output would replace the model it is exported from', {
-      kind: 'usage',
-      hint: 'name another file with -o OUT',
-    });
-  }
-  if (opts.output === undefined && !opts.force && existsSync(output)) {
-    throw new TrtxError('EXPORT_OUTPUT_EXISTS', output, 'already exists (the default output: the model\u2019s name with .pte)', {
-      kind: 'usage',
-      hint: 'pass --force to replace it, or name another file with -o OUT',
-    });
-  }
-  return output;
-}
 
 /**
  * The import check's hint, plus the way to export without Torch-TensorRT
@@ -90,15 +66,11 @@ export function registerExport(program: Command): void {
     )
     .action(
       action<ExportCliOptions>(async (ctx, opts, [model], cmd) => {
-        // The flags first (a usage error needs no file), then the model file,
-        // then OUT, then (in exportModel) Python.
+        // The flags first (a usage error needs no file); exportModel then
+        // checks the model file, then OUT, then starts Python.
         if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
         const engine = opts.engine ?? 'tensorrt';
         if (engine !== 'tensorrt' && engine !== 'reference') throw usage(`--engine ${JSON.stringify(engine)}: use tensorrt or reference`);
-        await checkModelFile(model);
-        const output = outputFor(model, opts);
-        // As rewrite -o: a regular file or a new path, never the model (by another name), a name that fits, a writable directory.
-        await checkOutputTarget(output, splitModelRef(model).path, { isInputHint: 'name another file with -o OUT' });
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
         let timeoutMs: number | undefined;
         if (opts.timeout !== undefined) {
@@ -106,6 +78,9 @@ export function registerExport(program: Command): void {
             throw usage(`--timeout ${JSON.stringify(opts.timeout)} is not a number of seconds`);
           timeoutMs = Math.round(Number(opts.timeout) * 1000);
         }
+        // OUT: -o as given (replaced atomically, as rewrite -o does), else
+        // MODEL's name with .pte beside it, replaced only with --force.
+        const output = opts.output ?? defaultOutput(model);
         // Ctrl-C reaches trtx, not the bridge (it runs in its own process group): forward it.
         const ac = new AbortController();
         const stop = () => ac.abort();
@@ -117,6 +92,7 @@ export function registerExport(program: Command): void {
           const summary = await exportModel({
             model,
             output,
+            refuseExisting: opts.output === undefined && !opts.force,
             budget,
             zeroCopyKv: opts.zeroCopyKv,
             shareCache: opts.shareCache,
