@@ -160,7 +160,7 @@ describe('export without Torch-TensorRT', () => {
       runCli(['export', ws.file('model.pt'), '--budget', '8GiB']),
     );
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^error: BRIDGE_IMPORT_MISSING: .*cannot import torch_tensorrt/);
+    expect(r.stderr).toMatch(/^error: BRIDGE_IMPORT_MISSING: .*cannot import torch_tensorrt/m);
     expect(r.stderr).toMatch(/^hint: pip install torch-tensorrt /m);
     expect(existsSync(ws.file('model.pte'))).toBe(false);
     // A hint never names a flag the command lacks: `--engine reference`

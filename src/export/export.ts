@@ -79,12 +79,22 @@ function tensorrtHint(env: PythonEnv, bridgeHint: string | undefined): string {
   );
 }
 
-/** A missing Torch-TensorRT (default engine) gets the hint for this environment. */
-function withTensorrtHint(e: unknown, engine: EngineKind, env: PythonEnv): unknown {
-  if (e instanceof TrtxError && e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /torch_tensorrt|tensorrt/.test(e.message)) {
-    return new TrtxError(e.code, e.location, e.message, { kind: 'usage', hint: tensorrtHint(env, e.hint) });
-  }
-  return e;
+// What the bridge's import stage raises: the environment's fault, located at the interpreter.
+const ENV_FAILURES = new Set<string>([
+  'BRIDGE_IMPORT_MISSING',
+  'BRIDGE_IMPORT_FAILED',
+  'BRIDGE_TORCH_TENSORRT_TOO_OLD',
+  'BRIDGE_PYTHON_VERSION',
+]);
+
+/**
+ * An environment failure of the bridge names the interpreter, not the model;
+ * a missing Torch-TensorRT (default engine) gets the hint for this environment.
+ */
+function forEnvironment(e: unknown, engine: EngineKind, env: PythonEnv): unknown {
+  if (!(e instanceof TrtxError) || !ENV_FAILURES.has(e.code)) return e;
+  const tensorrt = e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /torch_tensorrt|tensorrt/.test(e.message);
+  return new TrtxError(e.code, env.python, e.message, { kind: e.kind, hint: tensorrt ? tensorrtHint(env, e.hint) : e.hint });
 }
 
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
@@ -157,7 +167,7 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
         },
       },
     ).catch((e: unknown) => {
-      throw withTensorrtHint(e, engine, env);
+      throw forEnvironment(e, engine, env);
     });
     if (result.mode !== 'export')
       throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result', { kind: 'usage' });
