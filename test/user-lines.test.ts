@@ -13,10 +13,7 @@ import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
-import { Command } from 'commander';
-import { withoutTorchTensorrtHint } from '../src/cli/commands/export.js';
 import { buildProgram } from '../src/cli/main.js';
-import { TrtxError } from '../src/util/errors.js';
 import { defaultOutput } from '../src/export/model-file.js';
 import { openPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
@@ -170,21 +167,5 @@ describe('export without Torch-TensorRT', () => {
       .options.some((o) => o.long === '--engine');
     if (hasEngine) expect(r.stderr).toMatch(/--engine reference/);
     else expect(r.stderr).not.toMatch(/--engine/);
-  });
-
-  it('the hint points at --engine reference on a command that has the flag, and only for Torch-TensorRT', () => {
-    const missing = (what: string) =>
-      new TrtxError('BRIDGE_IMPORT_MISSING', 'python3', `Python 3.11 at /usr/bin/python3 cannot import ${what}`, {
-        kind: 'usage',
-        hint: `pip install ${what.replace('_', '-')}`,
-      });
-    const withFlag = new Command('export').option('--engine <engine>');
-    const hinted = withoutTorchTensorrtHint(missing('torch_tensorrt'), withFlag, 'model.pt') as TrtxError;
-    expect(hinted.kind).toBe('usage');
-    expect(hinted.hint).toMatch(/^pip install torch-tensorrt; .*trtx export model\.pt --engine reference$/);
-    expect((withoutTorchTensorrtHint(missing('torch'), withFlag, 'model.pt') as TrtxError).hint).toBe('pip install torch');
-    expect((withoutTorchTensorrtHint(missing('torch_tensorrt'), new Command('export'), 'model.pt') as TrtxError).hint).toBe(
-      'pip install torch-tensorrt',
-    );
   });
 });

@@ -93,7 +93,7 @@ const ENV_FAILURES = new Set<string>([
  */
 function forEnvironment(e: unknown, engine: EngineKind, env: PythonEnv): unknown {
   if (!(e instanceof TrtxError) || !ENV_FAILURES.has(e.code)) return e;
-  const tensorrt = e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /torch_tensorrt|tensorrt/.test(e.message);
+  const tensorrt = e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /\btorch_tensorrt\b/.test(e.message);
   return new TrtxError(e.code, env.python, e.message, { kind: e.kind, hint: tensorrt ? tensorrtHint(env, e.hint) : e.hint });
 }
 

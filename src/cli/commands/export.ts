@@ -1,7 +1,6 @@
 // trtx export MODEL [-o OUT] [--force] [--engine tensorrt|reference] [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
 import type { Command } from 'commander';
 import { defaultOutput } from '../../export/model-file.js';
-import { TrtxError, isTrtxError } from '../../util/errors.js';
 import { parseSize } from '../../util/size.js';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
@@ -22,20 +21,6 @@ interface ExportCliOptions extends GlobalOptions {
 }
 
 const collect = (v: string, acc: string[] = []) => [...acc, v];
-
-/**
- * The import check's hint, plus the way to export without Torch-TensorRT
- * where this trtx offers one (`--engine reference`); a hint never names a
- * flag the command does not have.
- */
-export function withoutTorchTensorrtHint(e: unknown, cmd: Command, model: string): unknown {
-  if (!isTrtxError(e) || e.code !== 'BRIDGE_IMPORT_MISSING' || !/\btorch_tensorrt\b/.test(e.message)) return e;
-  if (!cmd.options.some((o) => o.long === '--engine')) return e;
-  // The bridge names the reference engine itself when it knows it is available.
-  if (e.hint?.includes('--engine reference')) return e;
-  const hint = `${e.hint ?? 'install Torch-TensorRT'}; or export without Torch-TensorRT, with reference engines that trtx check and trtx verify run (not TensorRT): trtx export ${model} --engine reference`;
-  return new TrtxError(e.code, e.location, e.message, { kind: e.kind, hint });
-}
 
 export function registerExport(program: Command): void {
   program
@@ -65,7 +50,7 @@ export function registerExport(program: Command): void {
       '\nExamples:\n  trtx export model.pt --budget 8GiB            (writes model.pte)\n  trtx export model.pt --engine reference       (no TensorRT: reference engines)\n  trtx export model.pt2 -o a100.pte --budget 30GiB\n  trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv\n  TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
     )
     .action(
-      action<ExportCliOptions>(async (ctx, opts, [model], cmd) => {
+      action<ExportCliOptions>(async (ctx, opts, [model]) => {
         // The flags first (a usage error needs no file); exportModel then
         // checks the model file, then OUT, then starts Python.
         if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
@@ -138,8 +123,6 @@ export function registerExport(program: Command): void {
           ctx.print(`  checks: ${warnings.length ? `${warnings.length} warning(s)` : 'clean'}`);
           for (const w of summary.warnings) ctx.log.warn(w);
           return EXIT_OK;
-        } catch (e) {
-          throw withoutTorchTensorrtHint(e, cmd, model);
         } finally {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
