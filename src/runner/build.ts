@@ -237,9 +237,8 @@ async function nvccFound(): Promise<boolean> {
 /** Whether to build the CUDA half: asked for, or a GPU is visible (never merely because nvcc exists). */
 export async function decideCuda(mode: 'auto' | 'on' | 'off', probe = { gpuVisible, nvccFound }): Promise<{ cuda: boolean; note: string }> {
   if (mode === 'off') return { cuda: false, note: 'CUDA off' };
-  const nvcc = await probe.nvccFound();
   if (mode === 'on') {
-    if (!nvcc) {
+    if (!(await probe.nvccFound())) {
       throw new TrtxError('RUNNER_TOOLCHAIN', 'TRTX_RUNNER_CUDA=on', 'the CUDA half was asked for but nvcc is not on PATH', {
         kind: 'usage',
         hint: 'install the CUDA toolkit (nvcc), or unset TRTX_RUNNER_CUDA to build for the CPU',
@@ -247,8 +246,9 @@ export async function decideCuda(mode: 'auto' | 'on' | 'off', probe = { gpuVisib
     }
     return { cuda: true, note: 'CUDA on (asked for)' };
   }
+  // auto: nvcc is asked about only when a GPU is visible (no spawn on a machine without one).
   if (!(await probe.gpuVisible())) return { cuda: false, note: 'no GPU visible: CPU only' };
-  return nvcc
+  return (await probe.nvccFound())
     ? { cuda: true, note: 'a GPU is visible: CPU and CUDA' }
     : { cuda: false, note: 'a GPU is visible but nvcc is not: CPU only' };
 }
