@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { bridgeEnv, bridgePackageDir } from '../bridge/env.js';
 import { ensureManagedEnv, type PythonEnvProgress } from '../pyenv/managed.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
+import { lastLines } from '../util/last-lines.js';
 import { TrtxError } from '../util/errors.js';
 import { trackPath } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
@@ -90,11 +91,7 @@ async function build(python: string, out: string, opts: EnsureCorpusOptions): Pr
   });
   const r = await proc;
   if (r.exitCode !== 0) {
-    const tail = String(r.all ?? '')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .slice(-12)
-      .join('\n');
+    const tail = lastLines(String(r.all ?? ''), 12).join('\n');
     throw new TrtxError(
       'CORPUS_BUILD_FAILED',
       join(bridgePackageDir(), 'corpus'),

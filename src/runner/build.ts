@@ -19,6 +19,7 @@ import { trackPath } from '../util/cleanup.js';
 import { execaTracked } from '../util/tracked-child.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
+import { lastLines } from '../util/last-lines.js';
 
 export const RUNNER_BINARY_NAME = 'trtx-runner';
 /** Bumped when what goes into a build changes in a way the sources do not show. */
@@ -122,14 +123,6 @@ export async function sourceHash(sourceDir: string, flags: readonly string[] = [
   return h.digest('hex').slice(0, 16);
 }
 
-function tail(text: string, lines = 25): string {
-  return text
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .slice(-lines)
-    .join('\n');
-}
-
 async function requireCmake(): Promise<void> {
   const r = await execa('cmake', ['--version'], { reject: false });
   if (r.exitCode !== 0 || r.failed) {
@@ -175,10 +168,15 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
     });
     const configure = await cmake(['-S', sourceDir, '-B', buildDir, ...flags]);
     if (configure.exitCode !== 0) {
-      throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `configuring the native runner failed:\n${tail(configure.all ?? '')}`, {
-        kind: 'usage',
-        hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev); the ExecuTorch SDK comes from `npx trtx env`',
-      });
+      throw new TrtxError(
+        'RUNNER_BUILD_FAILED',
+        'native-runner',
+        `configuring the native runner failed:\n${lastLines(configure.all ?? '', 25).join('\n')}`,
+        {
+          kind: 'usage',
+          hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev); the ExecuTorch SDK comes from `npx trtx env`',
+        },
+      );
     }
     progress({
       phase: 'build',
@@ -198,7 +196,7 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
       throw new TrtxError(
         'RUNNER_BUILD_FAILED',
         'native-runner',
-        `compiling the native runner failed:\n${tail(String(compile.all ?? ''))}`,
+        `compiling the native runner failed:\n${lastLines(String(compile.all ?? ''), 25).join('\n')}`,
         {
           kind: 'usage',
         },
