@@ -104,11 +104,17 @@ async function build(python: string, out: string, opts: EnsureCorpusOptions): Pr
   }
 }
 
-/** Removes corpora built from older sources: one per source hash would pile up while the models change. */
-async function pruneOlder(parent: string, keep: string): Promise<void> {
+/**
+ * Removes corpora of this lock built from other (older) sources: one per
+ * source hash would pile up while the models change. A corpus of another lock
+ * is another checkout's (two trtx versions may share the cache folder): left
+ * alone, or each would rebuild the other's on every run.
+ */
+export async function pruneOlder(parent: string, lockHash: string, keep: string): Promise<void> {
+  const sameLock = new RegExp(`^corpus-${lockHash}-[0-9a-f]+$`);
   for (const name of await readdir(parent)) {
     const path = join(parent, name);
-    if (path === keep || !/^corpus-[0-9a-f]+-[0-9a-f]+$/.test(name)) continue;
+    if (path === keep || !sameLock.test(name)) continue;
     // A corpus another process is building right now holds its lock: leave it.
     if (existsSync(`${path}.lock`)) continue;
     await rm(path, { recursive: true, force: true });
@@ -141,7 +147,7 @@ export async function ensureRealCorpus(opts: EnsureCorpusOptions = {}): Promise<
         await rm(dir, { recursive: true, force: true });
         await rename(tmp, dir);
         built = true;
-        await pruneOlder(join(root, 'corpus'), dir);
+        await pruneOlder(join(root, 'corpus'), env.lock.hash, dir);
       } finally {
         await rm(tmp, { recursive: true, force: true });
         untrack();
