@@ -15,7 +15,7 @@ import { execaTracked } from '../util/tracked-child.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { lastLines } from '../util/last-lines.js';
-import { readPythonLock, sameRelease, type PythonLock } from './lock-file.js';
+import { pinDifferences, readPythonLock, type PythonLock } from './lock-file.js';
 import { probePython, type PythonProbe } from './probe.js';
 import { pipProgress } from './pip-progress.js';
 
@@ -145,14 +145,14 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
       );
     }
     const probe = await probePython(python, opts.signal);
-    for (const name of ['torch', 'executorch'] as const) {
-      const want = lock.pins.get(name);
-      const got = probe.packages[name];
-      if (want && (!got || !sameRelease(got, want))) {
-        throw new TrtxError('PYENV_INSTALL_FAILED', dir, `${name} ${got ?? 'is missing'} after installing the lock, which pins ${want}`, {
-          kind: 'usage',
-        });
-      }
+    const wrong = pinDifferences(lock, probe)[0];
+    if (wrong) {
+      throw new TrtxError(
+        'PYENV_INSTALL_FAILED',
+        dir,
+        `${wrong.name} ${wrong.got ?? 'is missing'} after installing the lock, which pins ${wrong.want}`,
+        { kind: 'usage' },
+      );
     }
     // Atomically: a waiter's done() sees the marker exist and reads it at once,
     // so it must never find it empty or half-written.
