@@ -31,7 +31,7 @@ const OTHER_PROGRAMS: Record<string, string> = {
 /**
  * Flags a message names only when the command has them: export's hint for a
  * missing Torch-TensorRT names `--engine reference` only where `trtx export`
- * offers --engine (src/cli/commands/export.ts, withoutTorchTensorrtHint).
+ * offers --engine (python-bridge/trtx_bridge/deps.py, src/export/export.ts).
  */
 const NAMED_WHEN_PRESENT = new Set(['--engine']);
 

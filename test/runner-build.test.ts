@@ -58,6 +58,12 @@ describe('the CUDA half', () => {
     expect((await decideCuda('auto', probe(true, true))).cuda).toBe(true);
     expect(await decideCuda('auto', probe(true, false))).toMatchObject({ cuda: false, note: expect.stringMatching(/nvcc is not/) });
   });
+  it('asks for nvcc only when a GPU is visible (auto): no spawn on a machine without one', async () => {
+    let asked = 0;
+    const counting = { gpuVisible: () => Promise.resolve(false), nvccFound: () => Promise.resolve(++asked > 0) };
+    expect((await decideCuda('auto', counting)).cuda).toBe(false);
+    expect(asked).toBe(0);
+  });
   it('is built when asked (TRTX_RUNNER_CUDA=on), and asking without nvcc is an error', async () => {
     expect((await decideCuda('on', probe(false, true))).cuda).toBe(true);
     await expect(decideCuda('on', probe(true, false))).rejects.toMatchObject({ code: 'RUNNER_TOOLCHAIN' });

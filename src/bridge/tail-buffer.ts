@@ -2,6 +2,8 @@
 // stderr is TensorRT's build log and can run to gigabytes; only its end says
 // why a process died, so memory stays bounded at about `cap` plus one chunk.
 
+import { lastLines } from '../util/last-lines.js';
+
 export class TailBuffer {
   readonly cap: number;
   private buf: Buffer = Buffer.alloc(0);
@@ -46,9 +48,6 @@ export class TailBuffer {
 
   /** The last `n` non-empty lines of the tail, for a one-line message. */
   lastLines(n: number): string[] {
-    const lines = this.text()
-      .split(/\r?\n/)
-      .filter((l) => l.trim() !== '');
-    return lines.slice(-n);
+    return lastLines(this.text(), n);
   }
 }

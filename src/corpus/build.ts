@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { bridgeEnv, bridgePackageDir } from '../bridge/env.js';
 import { ensureManagedEnv, type PythonEnvProgress } from '../pyenv/managed.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
+import { lastLines } from '../util/last-lines.js';
 import { TrtxError } from '../util/errors.js';
 import { trackPath } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
@@ -90,11 +91,7 @@ async function build(python: string, out: string, opts: EnsureCorpusOptions): Pr
   });
   const r = await proc;
   if (r.exitCode !== 0) {
-    const tail = String(r.all ?? '')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .slice(-12)
-      .join('\n');
+    const tail = lastLines(String(r.all ?? ''), 12).join('\n');
     throw new TrtxError(
       'CORPUS_BUILD_FAILED',
       join(bridgePackageDir(), 'corpus'),
@@ -107,11 +104,17 @@ async function build(python: string, out: string, opts: EnsureCorpusOptions): Pr
   }
 }
 
-/** Removes corpora built from older sources: one per source hash would pile up while the models change. */
-async function pruneOlder(parent: string, keep: string): Promise<void> {
+/**
+ * Removes corpora of this lock built from other (older) sources: one per
+ * source hash would pile up while the models change. A corpus of another lock
+ * is another checkout's (two trtx versions may share the cache folder): left
+ * alone, or each would rebuild the other's on every run.
+ */
+export async function pruneOlder(parent: string, lockHash: string, keep: string): Promise<void> {
+  const sameLock = new RegExp(`^corpus-${lockHash}-[0-9a-f]+$`);
   for (const name of await readdir(parent)) {
     const path = join(parent, name);
-    if (path === keep || !/^corpus-[0-9a-f]+-[0-9a-f]+$/.test(name)) continue;
+    if (path === keep || !sameLock.test(name)) continue;
     // A corpus another process is building right now holds its lock: leave it.
     if (existsSync(`${path}.lock`)) continue;
     await rm(path, { recursive: true, force: true });
@@ -144,7 +147,7 @@ export async function ensureRealCorpus(opts: EnsureCorpusOptions = {}): Promise<
         await rm(dir, { recursive: true, force: true });
         await rename(tmp, dir);
         built = true;
-        await pruneOlder(join(root, 'corpus'), dir);
+        await pruneOlder(join(root, 'corpus'), env.lock.hash, dir);
       } finally {
         await rm(tmp, { recursive: true, force: true });
         untrack();

@@ -11,9 +11,9 @@
 // only), for machines without TensorRT.
 
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { checkPython } from '../bridge/python.js';
 import { runBridge, type RunBridgeOptions } from '../bridge/run.js';
 import type { BridgeEvent, CheckResult, EngineKind, ExportResult } from '../bridge/protocol.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
@@ -22,12 +22,14 @@ import { claimTarget, runPipeline, withDiagnostics, type ClaimedTarget } from '.
 import { sidecarPath } from '../util/target.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
-import { checkModelFile, splitModelRef } from './model-file.js';
+import { checkModelFile, samePath, splitModelRef } from './model-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
 
 export interface ExportOptions {
   model: string;
   output: string;
+  /** OUT is the default (the model's name with .pte, no -o): an existing file there is refused (EXPORT_OUTPUT_EXISTS). */
+  refuseExisting?: boolean;
   budget?: bigint;
   zeroCopyKv?: boolean;
   shareCache?: boolean;
@@ -77,14 +79,47 @@ function tensorrtHint(env: PythonEnv, bridgeHint: string | undefined): string {
   );
 }
 
+// What the bridge's import stage raises: the environment's fault, located at the interpreter.
+const ENV_FAILURES = new Set<string>([
+  'BRIDGE_IMPORT_MISSING',
+  'BRIDGE_IMPORT_FAILED',
+  'BRIDGE_TORCH_TENSORRT_TOO_OLD',
+  'BRIDGE_PYTHON_VERSION',
+]);
+
+/**
+ * An environment failure of the bridge names the interpreter, not the model;
+ * a missing Torch-TensorRT (default engine) gets the hint for this environment.
+ */
+function forEnvironment(e: unknown, engine: EngineKind, env: PythonEnv): unknown {
+  if (!(e instanceof TrtxError) || !ENV_FAILURES.has(e.code)) return e;
+  const tensorrt = e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /\btorch_tensorrt\b/.test(e.message);
+  return new TrtxError(e.code, env.python, e.message, { kind: e.kind, hint: tensorrt ? tensorrtHint(env, e.hint) : e.hint });
+}
+
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   // The model file before Python: a wrong path is not a missing package.
   await checkModelFile(opts.model);
-  // Then OUT, before minutes of work: a regular file or a new path, never the model.
+  const model = splitModelRef(opts.model).path;
+  // Then OUT, before minutes of work: never the model, a regular file or a new path.
   const output = resolve(opts.output);
-  const target = await claimTarget(splitModelRef(opts.model).path, {
+  if (samePath(output, model)) {
+    throw new TrtxError('EXPORT_OUTPUT_IS_MODEL', opts.output, 'the output would replace the model it is exported from', {
+      kind: 'usage',
+      hint: 'name another file with -o OUT',
+    });
+  }
+  if (opts.refuseExisting && existsSync(output)) {
+    throw new TrtxError('EXPORT_OUTPUT_EXISTS', opts.output, 'already exists (the default output: the model\u2019s name with .pte)', {
+      kind: 'usage',
+      hint: 'pass --force to replace it, or name another file with -o OUT',
+    });
+  }
+  // As rewrite -o (the model by another name is OUTPUT_IS_INPUT), and its writer lock.
+  const target = await claimTarget(model, {
     path: output,
     command: 'export -o',
+    isInputHint: 'name another file with -o OUT',
     onProgress: opts.onWriteProgress,
     signal: opts.signal,
   });
@@ -101,19 +136,6 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
   const env = await ensurePythonEnv({ python: opts.python, onProgress: opts.onPythonEnv, signal: opts.signal });
   const python = { command: env.python, source: env.source };
   const base: RunBridgeOptions = { python: env.python, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
-  // The import check first: a missing package is named before any work starts.
-  const check = await checkPython({ ...base, engine, timeoutMs: 120_000 }).catch((e: unknown) => {
-    if (
-      e instanceof TrtxError &&
-      e.code === 'BRIDGE_IMPORT_MISSING' &&
-      engine === 'tensorrt' &&
-      /torch_tensorrt|tensorrt/.test(e.message)
-    ) {
-      throw new TrtxError(e.code, e.location, e.message, { kind: 'usage', hint: tensorrtHint(env, e.hint) });
-    }
-    throw e;
-  });
-
   // Beside the output (one filesystem for the rename), a name that fits whatever the output's length.
   const temp = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.pte`, true);
   const warnings: string[] = env.mismatches.map(
@@ -121,6 +143,9 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
   );
   const untrack = trackPath(temp);
   try {
+    // The bridge imports what the engine needs before any work (its "check"
+    // stage) and fails with BRIDGE_IMPORT_MISSING naming the package: no
+    // separate import check, which would start Python once more.
     const result = await runBridge(
       {
         protocol: PROTOCOL_VERSION,
@@ -141,7 +166,9 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
           opts.onEvent?.(e);
         },
       },
-    );
+    ).catch((e: unknown) => {
+      throw forEnvironment(e, engine, env);
+    });
     if (result.mode !== 'export')
       throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result', { kind: 'usage' });
 
@@ -176,7 +203,7 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
       schema: 'trtx.export/1',
       model: opts.model,
       output,
-      python: { command: python.command, source: python.source, version: check.python.version },
+      python: { command: python.command, source: python.source, version: env.probe.version },
       engine: result.engine,
       versions: result.versions,
       methods: result.methods,

@@ -33,6 +33,8 @@ export interface OutputTarget {
   force?: boolean;
   /** Wait for another writer of the target (default), or fail at once with REWRITE_LOCKED. */
   wait?: boolean;
+  /** The hint of OUTPUT_IS_INPUT, where the rewrite's (--in-place, --force) does not apply. */
+  isInputHint?: string;
   /** What this writer does, recorded in the lock for a waiter's message. */
   command: string;
   onWait?: (holder: LockHolder | null) => void;
@@ -109,7 +111,7 @@ const isClaimed = (t: OutputTarget | ClaimedTarget): t is ClaimedTarget => 'lock
  */
 export async function claimTarget(input: string, target: OutputTarget): Promise<ClaimedTarget> {
   if (target.inPlace) await checkInPlaceTarget(input);
-  else await checkOutputTarget(target.path, input, { force: Boolean(target.force) });
+  else await checkOutputTarget(target.path, input, { force: Boolean(target.force), isInputHint: target.isInputHint });
   const lock = await lockTarget(target.path, { wait: target.wait !== false, command: target.command, onWait: target.onWait });
   return { ...target, lock };
 }

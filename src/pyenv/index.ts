@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { TrtxError } from '../util/errors.js';
-import { readPythonLock, sameRelease } from './lock-file.js';
+import { pinDifferences, readPythonLock } from './lock-file.js';
 import { ensureManagedEnv, type ManagedEnvOptions } from './managed.js';
 import { probePython, type PythonProbe } from './probe.js';
 
@@ -50,12 +50,10 @@ export async function ensurePythonEnv(opts: EnsurePythonEnvOptions = {}): Promis
   const named = namedPython(opts);
   if (named) {
     const probe = await probePython(named.python, opts.signal);
-    const mismatches: string[] = [];
-    for (const name of ['torch', 'executorch'] as const) {
-      const want = lock.pins.get(name);
-      const got = probe.packages[name];
-      if (want && got && !sameRelease(got, want)) mismatches.push(`${name} ${got} (lock: ${want})`);
-    }
+    // A missing package is the bridge's to name (BRIDGE_IMPORT_MISSING); another release is a warning.
+    const mismatches = pinDifferences(lock, probe)
+      .filter((d) => d.got !== null)
+      .map((d) => `${d.name} ${d.got} (lock: ${d.want})`);
     return { python: named.python, source: named.source, dir: null, lockHash: lock.hash, probe, mismatches, created: false };
   }
   const m = await ensureManagedEnv({ ...opts, lock });

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bridgePackageDir } from '../bridge/env.js';
 import { TrtxError } from '../util/errors.js';
+import type { PythonProbe } from './probe.js';
 
 export const LOCK_FILE_NAME = 'requirements.lock';
 
@@ -60,4 +61,22 @@ export async function readPythonLock(bridgeDir: string = bridgePackageDir()): Pr
 /** `2.13.0+cpu` satisfies `2.13.0`: a local build label (PEP 440) is the same release. */
 export function sameRelease(installed: string, pinned: string): boolean {
   return installed === pinned || installed.split('+')[0] === pinned.split('+')[0];
+}
+
+/** A locked package the interpreter lacks (got null) or has at another release. */
+export interface PinDifference {
+  name: 'torch' | 'executorch';
+  want: string;
+  got: string | null;
+}
+
+/** The locked packages (torch, executorch) whose installed release differs from the pin, or that are missing. */
+export function pinDifferences(lock: PythonLock, probe: PythonProbe): PinDifference[] {
+  const out: PinDifference[] = [];
+  for (const name of ['torch', 'executorch'] as const) {
+    const want = lock.pins.get(name);
+    const got = probe.packages[name];
+    if (want && (!got || !sameRelease(got, want))) out.push({ name, want, got });
+  }
+  return out;
 }

@@ -6,14 +6,16 @@
 // made again. Progress goes to the caller's onProgress; nothing here prints.
 
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TrtxError } from '../util/errors.js';
 import { makeTempDir, trackPath } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
 import { execaTracked } from '../util/tracked-child.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
-import { readPythonLock, sameRelease, type PythonLock } from './lock-file.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { lastLines } from '../util/last-lines.js';
+import { pinDifferences, readPythonLock, type PythonLock } from './lock-file.js';
 import { probePython, type PythonProbe } from './probe.js';
 import { pipProgress } from './pip-progress.js';
 
@@ -65,14 +67,6 @@ async function readMarker(dir: string): Promise<PythonProbe | null> {
   }
 }
 
-function tail(text: string, lines = 15): string {
-  return text
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .slice(-lines)
-    .join('\n');
-}
-
 async function checkBootstrap(python: string, signal?: AbortSignal): Promise<string> {
   const probe = await probePython(python, signal).catch((e: unknown) => {
     if (e instanceof TrtxError && e.code === 'PYENV_PYTHON_NOT_FOUND') {
@@ -120,7 +114,7 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
     });
     const venv = await execaTracked(bootstrap, ['-m', 'venv', dir], { all: true, reject: false, cancelSignal: opts.signal, env });
     if (venv.exitCode !== 0) {
-      throw new TrtxError('PYENV_CREATE_FAILED', dir, `python -m venv failed:\n${tail(venv.all ?? '')}`, {
+      throw new TrtxError('PYENV_CREATE_FAILED', dir, `python -m venv failed:\n${lastLines(venv.all ?? '', 15).join('\n')}`, {
         kind: 'usage',
         hint: 'install the venv module (Debian: apt-get install python3-venv)',
       });
@@ -140,22 +134,29 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
     pip.all?.on('data', (chunk: Buffer) => report(chunk.toString('utf8')));
     const r = await pip;
     if (r.exitCode !== 0) {
-      throw new TrtxError('PYENV_INSTALL_FAILED', lock.path, `pip could not install the locked packages:\n${tail(r.all ?? '')}`, {
-        kind: 'usage',
-        hint: 'the package index must be reachable (PyPI, or a mirror set in pip.conf); run again once it is',
-      });
+      throw new TrtxError(
+        'PYENV_INSTALL_FAILED',
+        lock.path,
+        `pip could not install the locked packages:\n${lastLines(r.all ?? '', 15).join('\n')}`,
+        {
+          kind: 'usage',
+          hint: 'the package index must be reachable (PyPI, or a mirror set in pip.conf); run again once it is',
+        },
+      );
     }
     const probe = await probePython(python, opts.signal);
-    for (const name of ['torch', 'executorch'] as const) {
-      const want = lock.pins.get(name);
-      const got = probe.packages[name];
-      if (want && (!got || !sameRelease(got, want))) {
-        throw new TrtxError('PYENV_INSTALL_FAILED', dir, `${name} ${got ?? 'is missing'} after installing the lock, which pins ${want}`, {
-          kind: 'usage',
-        });
-      }
+    const wrong = pinDifferences(lock, probe)[0];
+    if (wrong) {
+      throw new TrtxError(
+        'PYENV_INSTALL_FAILED',
+        dir,
+        `${wrong.name} ${wrong.got ?? 'is missing'} after installing the lock, which pins ${wrong.want}`,
+        { kind: 'usage' },
+      );
     }
-    await writeFile(join(dir, MARKER), `${JSON.stringify({ lock: lock.hash, created: new Date().toISOString(), probe }, null, 2)}\n`);
+    // Atomically: a waiter's done() sees the marker exist and reads it at once,
+    // so it must never find it empty or half-written.
+    await writeFileAtomic(join(dir, MARKER), `${JSON.stringify({ lock: lock.hash, created: new Date().toISOString(), probe }, null, 2)}\n`);
     return probe;
   } catch (e) {
     await rm(dir, { recursive: true, force: true });

@@ -57,7 +57,7 @@ export async function probePython(python: string, signal?: AbortSignal): Promise
             .join(' | ')}`,
       {
         kind: 'usage',
-        hint: 'name a working Python 3.10-3.13 with --python PATH or TRTX_PYTHON, or unset them to use the managed environment',
+        hint: 'name a working Python 3.10-3.14 with --python PATH or TRTX_PYTHON, or unset them to use the managed environment',
       },
     );
   }

@@ -19,6 +19,7 @@ import { trackPath } from '../util/cleanup.js';
 import { execaTracked } from '../util/tracked-child.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
+import { lastLines } from '../util/last-lines.js';
 
 export const RUNNER_BINARY_NAME = 'trtx-runner';
 /** Bumped when what goes into a build changes in a way the sources do not show. */
@@ -122,14 +123,6 @@ export async function sourceHash(sourceDir: string, flags: readonly string[] = [
   return h.digest('hex').slice(0, 16);
 }
 
-function tail(text: string, lines = 25): string {
-  return text
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .slice(-lines)
-    .join('\n');
-}
-
 async function requireCmake(): Promise<void> {
   const r = await execa('cmake', ['--version'], { reject: false });
   if (r.exitCode !== 0 || r.failed) {
@@ -175,10 +168,15 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
     });
     const configure = await cmake(['-S', sourceDir, '-B', buildDir, ...flags]);
     if (configure.exitCode !== 0) {
-      throw new TrtxError('RUNNER_BUILD_FAILED', 'native-runner', `configuring the native runner failed:\n${tail(configure.all ?? '')}`, {
-        kind: 'usage',
-        hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev); the ExecuTorch SDK comes from `npx trtx env`',
-      });
+      throw new TrtxError(
+        'RUNNER_BUILD_FAILED',
+        'native-runner',
+        `configuring the native runner failed:\n${lastLines(configure.all ?? '', 25).join('\n')}`,
+        {
+          kind: 'usage',
+          hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev); the ExecuTorch SDK comes from `npx trtx env`',
+        },
+      );
     }
     progress({
       phase: 'build',
@@ -198,7 +196,7 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
       throw new TrtxError(
         'RUNNER_BUILD_FAILED',
         'native-runner',
-        `compiling the native runner failed:\n${tail(String(compile.all ?? ''))}`,
+        `compiling the native runner failed:\n${lastLines(String(compile.all ?? ''), 25).join('\n')}`,
         {
           kind: 'usage',
         },
@@ -237,9 +235,8 @@ async function nvccFound(): Promise<boolean> {
 /** Whether to build the CUDA half: asked for, or a GPU is visible (never merely because nvcc exists). */
 export async function decideCuda(mode: 'auto' | 'on' | 'off', probe = { gpuVisible, nvccFound }): Promise<{ cuda: boolean; note: string }> {
   if (mode === 'off') return { cuda: false, note: 'CUDA off' };
-  const nvcc = await probe.nvccFound();
   if (mode === 'on') {
-    if (!nvcc) {
+    if (!(await probe.nvccFound())) {
       throw new TrtxError('RUNNER_TOOLCHAIN', 'TRTX_RUNNER_CUDA=on', 'the CUDA half was asked for but nvcc is not on PATH', {
         kind: 'usage',
         hint: 'install the CUDA toolkit (nvcc), or unset TRTX_RUNNER_CUDA to build for the CPU',
@@ -247,8 +244,9 @@ export async function decideCuda(mode: 'auto' | 'on' | 'off', probe = { gpuVisib
     }
     return { cuda: true, note: 'CUDA on (asked for)' };
   }
+  // auto: nvcc is asked about only when a GPU is visible (no spawn on a machine without one).
   if (!(await probe.gpuVisible())) return { cuda: false, note: 'no GPU visible: CPU only' };
-  return nvcc
+  return (await probe.nvccFound())
     ? { cuda: true, note: 'a GPU is visible: CPU and CUDA' }
     : { cuda: false, note: 'a GPU is visible but nvcc is not: CPU only' };
 }

@@ -84,6 +84,13 @@ export function persistentDiffersFromFresh(persistent: RunnerReport, fresh: Runn
   return { name, ok: true, detail: 'outputs differ from step 1 on' };
 }
 
+/** The device-resident buffers a run reported, each once, in report order. */
+function deviceBufferNames(r: RunnerReport): string[] {
+  return [
+    ...new Set(r.methods.flatMap((m) => m.steps.flatMap((s) => s.buffers.filter((b) => b.placement === 'device').map((b) => b.name)))),
+  ];
+}
+
 /**
  * Device arenas are poisoned at allocation and never cleared by the runtime:
  * a run whose outputs or buffers change once the application initialises the
@@ -93,11 +100,7 @@ export function deviceStateWrittenFirst(poisoned: RunnerReport, initialised: Run
   const name = `device-resident buffers are written before they are read: ${label} (poisoned arenas vs initialised)`;
   const cmp = compareRuns(initialised, poisoned, label);
   if (cmp.ok) return { name, ok: true, detail: 'same results with and without the application zeroing them' };
-  const device = [
-    ...new Set(
-      poisoned.methods.flatMap((m) => m.steps.flatMap((s) => s.buffers.filter((b) => b.placement === 'device').map((b) => b.name))),
-    ),
-  ];
+  const device = deviceBufferNames(poisoned);
   return {
     name,
     ok: false,
@@ -121,11 +124,7 @@ export function twinNeedsInitialisation(poisoned: RunnerReport, initialised: Run
       ok: true,
       detail: 'the same results without initialising them: this program writes its device-resident buffers before reading them',
     };
-  const device = [
-    ...new Set(
-      poisoned.methods.flatMap((m) => m.steps.flatMap((s) => s.buffers.filter((b) => b.placement === 'device').map((b) => b.name))),
-    ),
-  ];
+  const device = deviceBufferNames(poisoned);
   return {
     name,
     ok: true,

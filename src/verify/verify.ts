@@ -14,7 +14,7 @@
 // not have, --device cuda without a GPU) is an environment result (exit 2),
 // not a failed program.
 
-import { runChecks, summarizeDiagnostics, type CheckSummary } from '../checks/run.js';
+import { runChecks, summarizeDiagnostics, type CheckResult, type CheckSummary } from '../checks/run.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
 import { DEFAULT_RUNTIME, type RuntimeRules } from '../checks/runtime-rules.js';
 import { openPte, withPte } from '../pte/open.js';
@@ -135,12 +135,18 @@ function memoryOf(r: RunnerReport): VerifyMemory {
   };
 }
 
-async function checkFirst(variants: Variant[], runtime: RuntimeRules): Promise<VerifyResult['check']> {
+async function checkFirst(
+  variants: Variant[],
+  runtime: RuntimeRules,
+  input: { path: string; checked: CheckResult },
+): Promise<VerifyResult['check']> {
   const diagnostics: (Diagnostic & { file: string })[] = [];
   for (const v of variants) {
     const label = v.name === 'zero-copy' && variants.length > 1 ? 'zero-copy twin' : 'program';
-    // A derived twin was checked as it was made (and is not on disk when that check failed).
-    const r = v.checked ?? (await withPte(v.path, (pte) => runChecks(pte, { runtime })));
+    // A derived twin was checked as it was made (and is not on disk when that
+    // check failed); the input was checked while it was open; only a given
+    // twin (--zero-copy-twin) is opened here.
+    const r = v.checked ?? (v.path === input.path ? input.checked : await withPte(v.path, (pte) => runChecks(pte, { runtime })));
     diagnostics.push(...r.diagnostics.map((d) => ({ ...d, file: label })));
   }
   const summary = summarizeDiagnostics(diagnostics);
@@ -165,6 +171,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin, runtime);
     const methods = decodeMethods(pte);
     const engines = await engineCensus(pte);
+    const checked = await runChecks(pte, { runtime });
     await pte.close();
     const base: VerifyResult = {
       schema: 'trtx.verify/2',
@@ -183,7 +190,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
         shared_scratch: Boolean(opts.sharedScratch),
         cold_pool: Boolean(opts.coldPool),
       },
-      check: await checkFirst(variants, runtime),
+      check: await checkFirst(variants, runtime, { path: pte.path, checked }),
       runs: [],
       budgets: [],
       memory: null,
@@ -270,12 +277,11 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     }));
     // Comparing runs that did not complete proves nothing: report the failures alone.
     const completed = base.runs.every((r) => r.ok && r.exit_code === 0);
+    // The poisoned-vs-initialised comparison of a program run as deployed (not the twin's contract).
+    let writtenFirst: Assertion | null = null;
     if (completed && other) {
-      assertions.push(
-        twinContract
-          ? twinNeedsInitialisation(other, primaryReport, primary.name)
-          : deviceStateWrittenFirst(primaryReport, other, primary.name),
-      );
+      if (twinContract) assertions.push(twinNeedsInitialisation(other, primaryReport, primary.name));
+      else assertions.push((writtenFirst = deviceStateWrittenFirst(primaryReport, other, primary.name)));
     }
     for (const v of completed ? variants : []) {
       for (const cs of modes) {
@@ -293,7 +299,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     // Only a program with state across executions (named mutable buffers) has a "previous step" to see.
     const stateful = first.methods.some((m) => m.steps.some((st) => st.buffers.length > 0));
     // Runs that read poison compute NaN whatever the caches held: comparing them proves nothing.
-    const readPoison = assertions.some((a) => !a.ok && a.name.startsWith('device-resident buffers are written before they are read'));
+    const readPoison = writtenFirst !== null && !writtenFirst.ok;
     if (completed && stateful && !readPoison) assertions.push(persistentDiffersFromFresh(primaryReport, fresh, primary.name));
 
     base.device = first.device;

@@ -1,9 +1,6 @@
 // trtx export MODEL [-o OUT] [--force] [--engine tensorrt|reference] [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { checkModelFile, defaultOutput, samePath, splitModelRef } from '../../export/model-file.js';
-import { TrtxError, isTrtxError } from '../../util/errors.js';
-import { checkOutputTarget } from '../../util/target.js';
+import { defaultOutput } from '../../export/model-file.js';
 import { parseSize } from '../../util/size.js';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
@@ -24,42 +21,6 @@ interface ExportCliOptions extends GlobalOptions {
 }
 
 const collect = (v: string, acc: string[] = []) => [...acc, v];
-
-/**
- * OUT: -o as given, else MODEL's name with .pte beside it. Never the model
- * itself; a default that exists already only with --force (-o is an
- * explicit choice and is replaced atomically, as rewrite -o does).
- */
-function outputFor(model: string, opts: ExportCliOptions): string {
-  const output = opts.output ?? defaultOutput(model);
-  if (samePath(output, splitModelRef(model).path)) {
-    throw new TrtxError('EXPORT_OUTPUT_IS_MODEL', output, 'the output would replace the model it is exported from', {
-      kind: 'usage',
-      hint: 'name another file with -o OUT',
-    });
-  }
-  if (opts.output === undefined && !opts.force && existsSync(output)) {
-    throw new TrtxError('EXPORT_OUTPUT_EXISTS', output, 'already exists (the default output: the model\u2019s name with .pte)', {
-      kind: 'usage',
-      hint: 'pass --force to replace it, or name another file with -o OUT',
-    });
-  }
-  return output;
-}
-
-/**
- * The import check's hint, plus the way to export without Torch-TensorRT
- * where this trtx offers one (`--engine reference`); a hint never names a
- * flag the command does not have.
- */
-export function withoutTorchTensorrtHint(e: unknown, cmd: Command, model: string): unknown {
-  if (!isTrtxError(e) || e.code !== 'BRIDGE_IMPORT_MISSING' || !/\btorch_tensorrt\b/.test(e.message)) return e;
-  if (!cmd.options.some((o) => o.long === '--engine')) return e;
-  // The bridge names the reference engine itself when it knows it is available.
-  if (e.hint?.includes('--engine reference')) return e;
-  const hint = `${e.hint ?? 'install Torch-TensorRT'}; or export without Torch-TensorRT, with reference engines that trtx check and trtx verify run (not TensorRT): trtx export ${model} --engine reference`;
-  return new TrtxError(e.code, e.location, e.message, { kind: e.kind, hint });
-}
 
 export function registerExport(program: Command): void {
   program
@@ -89,16 +50,12 @@ export function registerExport(program: Command): void {
       '\nExamples:\n  trtx export model.pt --budget 8GiB            (writes model.pte)\n  trtx export model.pt --engine reference       (no TensorRT: reference engines)\n  trtx export model.pt2 -o a100.pte --budget 30GiB\n  trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv\n  TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
     )
     .action(
-      action<ExportCliOptions>(async (ctx, opts, [model], cmd) => {
-        // The flags first (a usage error needs no file), then the model file,
-        // then OUT, then (in exportModel) Python.
+      action<ExportCliOptions>(async (ctx, opts, [model]) => {
+        // The flags first (a usage error needs no file); exportModel then
+        // checks the model file, then OUT, then starts Python.
         if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
         const engine = opts.engine ?? 'tensorrt';
         if (engine !== 'tensorrt' && engine !== 'reference') throw usage(`--engine ${JSON.stringify(engine)}: use tensorrt or reference`);
-        await checkModelFile(model);
-        const output = outputFor(model, opts);
-        // As rewrite -o: a regular file or a new path, never the model (by another name), a name that fits, a writable directory.
-        await checkOutputTarget(output, splitModelRef(model).path, { isInputHint: 'name another file with -o OUT' });
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
         let timeoutMs: number | undefined;
         if (opts.timeout !== undefined) {
@@ -106,6 +63,9 @@ export function registerExport(program: Command): void {
             throw usage(`--timeout ${JSON.stringify(opts.timeout)} is not a number of seconds`);
           timeoutMs = Math.round(Number(opts.timeout) * 1000);
         }
+        // OUT: -o as given (replaced atomically, as rewrite -o does), else
+        // MODEL's name with .pte beside it, replaced only with --force.
+        const output = opts.output ?? defaultOutput(model);
         // Ctrl-C reaches trtx, not the bridge (it runs in its own process group): forward it.
         const ac = new AbortController();
         const stop = () => ac.abort();
@@ -117,6 +77,7 @@ export function registerExport(program: Command): void {
           const summary = await exportModel({
             model,
             output,
+            refuseExisting: opts.output === undefined && !opts.force,
             budget,
             zeroCopyKv: opts.zeroCopyKv,
             shareCache: opts.shareCache,
@@ -162,8 +123,6 @@ export function registerExport(program: Command): void {
           ctx.print(`  checks: ${warnings.length ? `${warnings.length} warning(s)` : 'clean'}`);
           for (const w of summary.warnings) ctx.log.warn(w);
           return EXIT_OK;
-        } catch (e) {
-          throw withoutTorchTensorrtHint(e, cmd, model);
         } finally {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
