@@ -2,12 +2,30 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bridgeEnv, bridgePackageDir } from '../src/bridge/env.js';
-import { checkPython } from '../src/bridge/python.js';
-import { BridgeFailure } from '../src/bridge/run.js';
+import { PROTOCOL_VERSION, type BridgeRequest, type CheckResult, type EngineKind } from '../src/bridge/protocol.js';
+import { BridgeFailure, runBridge, type RunBridgeOptions } from '../src/bridge/run.js';
 import { DOUBLES_DIR, PYTHON, REPO } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
 
 const doubles = (knobs: Record<string, string> = {}) => ({ PYTHONPATH: DOUBLES_DIR, ...knobs });
+
+/** The bridge's check_only request (schemas/bridge-protocol.schema.json): its import stage alone, answered with versions and capabilities. */
+async function checkPython(opts: RunBridgeOptions & { engine?: EngineKind }): Promise<CheckResult> {
+  const request: BridgeRequest = {
+    protocol: PROTOCOL_VERSION,
+    model: '',
+    output: '',
+    methods: null,
+    budget_bytes: null,
+    zero_copy_kv: false,
+    allow_pickle: false,
+    check_only: true,
+    engine: opts.engine ?? 'tensorrt',
+  };
+  const result = await runBridge(request, opts);
+  if (result.mode !== 'check') throw new Error(`the import check answered with a ${result.mode} result`);
+  return result;
+}
 
 async function failure(p: Promise<unknown>): Promise<BridgeFailure> {
   try {
