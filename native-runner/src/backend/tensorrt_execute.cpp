@@ -312,10 +312,7 @@ Status execute_handle(TrtHandle& handle, et::Span<et::EValue*> argv) {
   handle.info.copies.h2d_bytes += copies.h2d_bytes;
   handle.info.copies.d2h_bytes += copies.d2h_bytes;
   handle.info.copies.d2d_bytes += copies.d2d_bytes;
-  runtime::CopyCounters& traffic = trtx::et::device_allocator().traffic();
-  traffic.h2d_bytes += copies.h2d_bytes;
-  traffic.d2h_bytes += copies.d2h_bytes;
-  traffic.d2d_bytes += copies.d2d_bytes;
+  trtx::et::device_allocator().add_traffic(copies);
 
   const bool must_sync = host_staging || !reflects.empty() || !caller.has_value();
   if (must_sync) {
