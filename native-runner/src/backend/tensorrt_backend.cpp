@@ -136,11 +136,9 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   }
   const int device_index =
       parsed_specs.target_device.has_value() ? *parsed_specs.target_device : static_cast<int>(blob.device_id);
-  if (config.target == runtime::Target::Cuda && (device_index < 0 || device_index >= runtime::cuda_device_count())) {
-    return fail(Error::DeviceUnavailable, where + ".compile_specs(target_device)",
-                "delegate targets cuda:" + std::to_string(device_index) + " but this machine has " +
-                    std::to_string(runtime::cuda_device_count()) + " visible CUDA device(s)");
-  }
+  // The same refusal (DeviceUnavailable, an environment result) the runner
+  // gives a program that plans memory on a device the machine lacks.
+  TRTX_CHECK_OK(runtime::require_device(config.target, device_index, where + ".compile_specs(target_device)"));
   // Everything init creates on the device (events, the engine's fault flag)
   // belongs to the engine's device, whichever device the loading thread is on.
   runtime::DeviceScope scope(config.target, device_index);
