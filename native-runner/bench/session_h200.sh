@@ -53,8 +53,9 @@ grep -E "tests passed|tests failed|\*\*\*Failed" "$logs/ctest.log"
 
 say "runner benchmarks"
 timeout 200 bash native-runner/bench/runner_h200.sh "$build/trtx-runner" "$logs" 23 103 190
+bench_rc=$?
 cp "$logs/runner-bench.md" "$logs/runner-bench.json" "$out/" 2>/dev/null
-say "runner benchmarks rc=$?"
+say "runner benchmarks rc=$bench_rc"
 
 say "warm pool inside the registered allocator"
 timeout 60 "$build/bench_registered_alloc" 100 | tee "$out/registered-alloc.jsonl"
@@ -63,8 +64,9 @@ left=$(( deadline - SECONDS ))
 if [ "$left" -ge 30 ]; then
   say "gpu_checks (${left}s left)"
   timeout "$left" bash native-runner/tests/gpu_checks.sh .device/fixtures "$logs" "$build"
+  checks_rc=$?
   cp "$logs/summary.txt" "$out/gpu-summary.txt"
-  say "gpu_checks rc=$?"
+  say "gpu_checks rc=$checks_rc"
 else
   say "gpu_checks skipped: ${left}s left"
 fi

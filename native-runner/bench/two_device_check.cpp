@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "../src/cli/runner_memory.h"
+#include "bench_common.h"
 #include "trtx/et/device_allocator.h"
 #include "trtx/memory/cuda_backends.h"
 #include "trtx/memory/shared_scratch_pool.h"
@@ -49,31 +50,31 @@ void expect(bool ok, const std::string& what) {
 
 cudaMemPool_t pool_of(int device) {
   cudaMemPool_t pool = nullptr;
-  (void)cudaDeviceGetDefaultMemPool(&pool, device);
+  BENCH_CUDA(cudaDeviceGetDefaultMemPool(&pool, device));
   return pool;
 }
 
 std::uint64_t pool_attr(int device, cudaMemPoolAttr attr) {
   std::uint64_t v = 0;
-  (void)cudaMemPoolGetAttribute(pool_of(device), attr, &v);
+  BENCH_CUDA(cudaMemPoolGetAttribute(pool_of(device), attr, &v));
   return v;
 }
 
 void set_threshold(int device, std::uint64_t v) {
-  (void)cudaMemPoolSetAttribute(pool_of(device), cudaMemPoolAttrReleaseThreshold, &v);
+  BENCH_CUDA(cudaMemPoolSetAttribute(pool_of(device), cudaMemPoolAttrReleaseThreshold, &v));
 }
 
 void sync_device(int device) {
   int previous = 0;
-  (void)cudaGetDevice(&previous);
-  (void)cudaSetDevice(device);
-  (void)cudaDeviceSynchronize();
-  (void)cudaSetDevice(previous);
+  BENCH_CUDA(cudaGetDevice(&previous));
+  BENCH_CUDA(cudaSetDevice(device));
+  BENCH_CUDA(cudaDeviceSynchronize());
+  BENCH_CUDA(cudaSetDevice(previous));
 }
 
 int current_device() {
   int d = -1;
-  (void)cudaGetDevice(&d);
+  BENCH_CUDA(cudaGetDevice(&d));
   return d;
 }
 
@@ -102,7 +103,7 @@ double alloc_call_median(int device, std::uint64_t bytes, int n) {
 void warm_pool_across_two_devices() {
   set_threshold(0, 0);
   set_threshold(1, kMiB);
-  (void)cudaSetDevice(0);
+  BENCH_CUDA(cudaSetDevice(0));
   auto memory = trtx::cli::RunnerMemory::create(trtx::runtime::Target::Cuda, {/*cold_pool=*/false, false});
   trtx::cli::RunnerMemory* m = memory.get();
   int first_uses = 0;
@@ -131,7 +132,7 @@ void warm_pool_across_two_devices() {
   int thread_device_after = -1;
   bool torn_down = false;
   std::thread other([&] {
-    (void)cudaSetDevice(1);
+    BENCH_CUDA(cudaSetDevice(1));
     torn_down = m->teardown().ok();
     thread_device_after = current_device();
   });
@@ -166,10 +167,10 @@ void shared_scratch_per_device() {
   mem::SharedScratchPool pool(*allocator, *events, options);
   cudaStream_t streams[2] = {nullptr, nullptr};
   for (int d = 0; d < 2; ++d) {
-    (void)cudaSetDevice(d);
-    (void)cudaStreamCreateWithFlags(&streams[d], cudaStreamNonBlocking);
+    BENCH_CUDA(cudaSetDevice(d));
+    BENCH_CUDA(cudaStreamCreateWithFlags(&streams[d], cudaStreamNonBlocking));
   }
-  (void)cudaSetDevice(0);
+  BENCH_CUDA(cudaSetDevice(0));
   auto exec = [&](int d, std::uint64_t mib) {
     auto lease = pool.acquire(d, mib * kMiB, streams[d]);
     if (!lease.ok()) {
@@ -177,13 +178,13 @@ void shared_scratch_per_device() {
       return;
     }
     // Stands for the engine's enqueue: it writes the whole scratch.
-    (void)cudaSetDevice(d);
-    (void)cudaMemsetAsync(lease.value().pointer, 0, mib * kMiB, streams[d]);
-    (void)cudaSetDevice(0);
+    BENCH_CUDA(cudaSetDevice(d));
+    BENCH_CUDA(cudaMemsetAsync(lease.value().pointer, 0, mib * kMiB, streams[d]));
+    BENCH_CUDA(cudaSetDevice(0));
     (void)pool.handOff(lease.value(), streams[d]);
   };
   auto used = [&](int d) {
-    (void)cudaStreamSynchronize(streams[d]);
+    BENCH_CUDA(cudaStreamSynchronize(streams[d]));
     sync_device(d);
     return pool_attr(d, cudaMemPoolAttrUsedMemCurrent) / kMiB;
   };
@@ -218,10 +219,10 @@ void shared_scratch_per_device() {
   expect(pool.shutdown().ok(), "scratch shut down");
   phase("after shutdown", 0, 0);
   for (int d = 0; d < 2; ++d) {
-    (void)cudaSetDevice(d);
-    (void)cudaStreamDestroy(streams[d]);
+    BENCH_CUDA(cudaSetDevice(d));
+    BENCH_CUDA(cudaStreamDestroy(streams[d]));
   }
-  (void)cudaSetDevice(0);
+  BENCH_CUDA(cudaSetDevice(0));
 }
 
 }  // namespace

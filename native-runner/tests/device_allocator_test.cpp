@@ -7,6 +7,7 @@
 #include <executorch/runtime/core/device_memory_buffer.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "support/check.h"
@@ -147,6 +148,16 @@ TEST(deallocate_ignores_memory_it_did_not_hand_out) {
   uint8_t host[8];
   device_allocator().deallocate(host, 0);
   CHECK_EQ(device_allocator().stats().deallocations, before);
+}
+
+// The names its failures report come from ExecuTorch's own to_string, so a
+// code the runner's table once lacked (AlreadyLoaded) is named, not generic.
+TEST(executorch_errors_are_named_as_executorch_names_them) {
+  CHECK_EQ(std::string(trtx::et::et_error_name(et::Error::NotSupported)), std::string("NotSupported"));
+  CHECK_EQ(std::string(trtx::et::et_error_name(et::Error::AlreadyLoaded)), std::string("AlreadyLoaded"));
+  CHECK_EQ(std::string(trtx::et::et_error_name(static_cast<et::Error>(0x7f))), std::string("Unknown"));
+  CHECK(trtx::et::from_et_error(et::Error::InvalidProgram) == trtx::Error::InvalidProgram);
+  CHECK(trtx::et::from_et_error(et::Error::AlreadyLoaded) == trtx::Error::Internal);
 }
 
 int main() { return trtx::test::run_all(); }

@@ -23,6 +23,7 @@ CPU beside ``decode_tensorrt`` on the reference TensorRT lowering),
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import platform
@@ -33,7 +34,7 @@ from typing import Any
 import torch
 from trtx_bridge.reference import executorch_config, lower
 
-from .models import CORPUS, CorpusModel, build_module, export_methods
+from .models import CORPUS, CorpusModel, export_methods
 
 
 def _say(message: str, **extra: Any) -> None:
@@ -60,12 +61,22 @@ def _config(model: CorpusModel) -> Any:
     return executorch_config(initialized_buffers=model.initialized_buffers, share_mutable_buffers=model.share_mutable_buffers)
 
 
-def build_model(model: CorpusModel, out: str) -> dict[str, Any]:
+def _fresh(programs: dict[str, Any]) -> dict[str, Any]:
+    """A private copy of one model's exported methods for one lowering.
+
+    ``to_edge_transform_and_lower`` may rewrite the graph modules it is given
+    in place, so each lowering gets its own copy; one deepcopy of the whole
+    dict keeps the methods' shared buffers shared, as ``export_methods`` made
+    them.
+    """
+    return copy.deepcopy(programs)
+
+
+def build_model(model: CorpusModel, programs: dict[str, Any], out: str) -> dict[str, Any]:
     files: dict[str, str] = {}
     for variant, delegate in (("reference", True), ("portable", False)):
         name = f"{model.name}.pte" if delegate else f"{model.name}.portable.pte"
-        programs = export_methods(model)
-        edge = lower(programs, options=_options(model), delegate=delegate)
+        edge = lower(_fresh(programs), options=_options(model), delegate=delegate)
         _write(edge.to_executorch(_config(model)), os.path.join(out, name))
         files[variant] = name
     return {
@@ -79,7 +90,7 @@ def build_model(model: CorpusModel, out: str) -> dict[str, Any]:
     }
 
 
-def build_mixed(model: CorpusModel, out: str) -> str:
+def build_mixed(model: CorpusModel, exported: dict[str, Any], out: str) -> str:
     """CPU methods on XNNPACK beside a GPU method on the reference TensorRT lowering."""
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
@@ -87,10 +98,10 @@ def build_mixed(model: CorpusModel, out: str) -> str:
     from trtx_bridge.reference.partitioner import ReferencePartitioner
 
     check_backend()
-    programs = export_methods(model)
-    module = build_module(model)
-    with torch.no_grad():
-        programs["decode_tensorrt"] = torch.export.export(module, model.methods["decode"])
+    programs = _fresh(exported)
+    # A copy of its own, as a second module instance gave before: the GPU
+    # method shares no tensors with the CPU methods.
+    programs["decode_tensorrt"] = copy.deepcopy(exported["decode"])
     edge = to_edge_transform_and_lower(
         programs,
         partitioner={
@@ -105,10 +116,8 @@ def build_mixed(model: CorpusModel, out: str) -> str:
     return name
 
 
-def save_archive(model: CorpusModel, out: str) -> str:
-    module = build_module(model)
-    with torch.no_grad():
-        program = torch.export.export(module, model.methods["decode"])
+def save_archive(model: CorpusModel, exported: dict[str, Any], out: str) -> str:
+    program = exported["decode"]
     name = f"{model.name}-decode.pt2"
     tmp = os.path.join(out, f".tmp-{name}")
     torch.export.save(program, tmp)
@@ -127,14 +136,22 @@ def main(argv: list[str]) -> int:
     started = time.time()
     models = [m for m in CORPUS if not args.only or m.name in args.only]
     entries = []
+    llama = next(m for m in CORPUS if m.name == "llama")
+    llama_programs: dict[str, Any] | None = None
+    # Each model is exported once; its lowerings, the mixed program and the
+    # archive reuse (copies of) those exports.
     for index, model in enumerate(models):
         _say(f"exporting {model.name} ({', '.join(model.methods)})", index=index, total=len(models) + 2)
-        entries.append(build_model(model, args.out))
-    llama = next(m for m in CORPUS if m.name == "llama")
+        programs = export_methods(model)
+        entries.append(build_model(model, programs, args.out))
+        if model is llama:
+            llama_programs = programs
+    if llama_programs is None:
+        llama_programs = export_methods(llama)
     _say("exporting llama.mixed (XNNPACK beside the reference TensorRT lowering)", index=len(models), total=len(models) + 2)
-    mixed = build_mixed(llama, args.out)
+    mixed = build_mixed(llama, llama_programs, args.out)
     _say("saving llama-decode.pt2 (torch.export.save)", index=len(models) + 1, total=len(models) + 2)
-    archive = save_archive(llama, args.out)
+    archive = save_archive(llama, llama_programs, args.out)
     manifest = {
         "schema": "trtx.corpus/1",
         "models": entries,

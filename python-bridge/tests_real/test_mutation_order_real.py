@@ -77,6 +77,17 @@ class RealWriteBack(unittest.TestCase):
         self.assertTrue(any(p.startswith("attn.k_cache:") and "conv.conv_state" in p for p in problems), problems)
         self.assertTrue(any(p.startswith("conv.conv_state:") for p in problems), problems)
 
+    def test_predicting_leaves_the_program_as_it_was(self):
+        # The write-back pass inserts copy_ nodes and renames the signature's
+        # specs in place; the prediction must run it on a copy.
+        program = self.fresh()
+        rewire_caches(program)
+        code = program.graph_module.code
+        outputs = [(s.kind.name, s.arg.name, s.target) for s in program.graph_signature.output_specs]
+        self.assertTrue(predicted_crossings(program))
+        self.assertEqual(program.graph_module.code, code)
+        self.assertEqual([(s.kind.name, s.arg.name, s.target) for s in program.graph_signature.output_specs], outputs)
+
     def test_ordering_copy_backs_first_makes_the_real_write_back_pair_correctly(self):
         program = self.fresh()
         rewire_caches(program)

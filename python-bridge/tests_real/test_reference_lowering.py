@@ -83,6 +83,11 @@ class Blob(unittest.TestCase):
             BlobMetadata([Binding("", True)]),
             BlobMetadata([Binding("x", True), Binding("output0", False)], [("output0", "y", "kv_cache_update")]),
             BlobMetadata([Binding("x", True), Binding("output0", False)], [("output0", "x", "cache")]),
+            # An output aliased twice: the serializer's dict keyed by output would drop one.
+            BlobMetadata(
+                [Binding("x", True), Binding("y", True), Binding("output0", False)],
+                [("output0", "x", "user"), ("output0", "y", "user")],
+            ),
         ):
             with self.assertRaises(ValueError):
                 bad.to_json()

@@ -237,16 +237,26 @@ def crossed_mutations(program: Any) -> list[str]:
 def predicted_crossings(edge_program: Any) -> list[str]:
     """The mutation map ``to_executorch`` will give an Edge program, checked.
 
-    Runs ExecuTorch's own ``insert_write_back_for_buffers_pass`` on a deep
-    copy (the pass rewrites the graph and renames the signature's specs in
-    place) and checks the pairing it returns. The finalized program cannot be
+    Runs ExecuTorch's own ``insert_write_back_for_buffers_pass`` on a copy
+    and checks the pairing it returns. The pass
+    (exir/passes/insert_write_back_for_buffers_pass.py) reads only
+    ``ep.graph_module`` and ``ep.graph_signature``, rewrites the graph and
+    renames the signature's specs in place, so it gets a copy of just those
+    two: a new GraphModule over a copied graph (its attributes -- delegate
+    modules, constants -- are shared, not copied, and the pass only reads
+    them) and a copied signature, not a deep copy of the whole program. The finalized program cannot be
     checked by name instead: the passes after the write-back (device copies,
     out-variants, memory planning) rename graph nodes but not the signature,
     which then names nodes that no longer exist (``copy__default`` for a node
     now called ``copy_``) in ExecuTorch 1.5.
     """
+    import torch.fx
     from executorch.exir.passes.insert_write_back_for_buffers_pass import insert_write_back_for_buffers_pass
 
-    program = copy.deepcopy(edge_program)
+    source = edge_program.graph_module
+    program = SimpleNamespace(
+        graph_module=torch.fx.GraphModule(source, copy.deepcopy(source.graph)),
+        graph_signature=copy.deepcopy(edge_program.graph_signature),
+    )
     gm, signature = insert_write_back_for_buffers_pass(program)
     return crossed_mutations(SimpleNamespace(graph_module=gm, graph_signature=signature))

@@ -68,6 +68,7 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
     specs.push_back({s.key, std::string_view(static_cast<const char*>(s.value.buffer), s.value.nbytes)});
   }
   TRTX_ASSIGN_OR_RETURN(TrtCompileSpecs parsed_specs, parse_trt_compile_specs(specs, where));
+  bool stamp_is_all_aliased = false;
   if (parsed_specs.zero_copy_kv.has_value() && config.contract == TrtContract::ZeroCopy) {
     // A set, not a scan per name: both lists come from the file.
     std::unordered_set<std::string> aliased_outputs;
@@ -78,6 +79,9 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
                     "zero_copy_kv names '" + name + "', which is not an aliased output of the engine");
       }
     }
+    // The spec parser refuses a repeated name, so a subset of the same size
+    // is the whole set: settled once here, read on every zero-copy execute.
+    stamp_is_all_aliased = parsed_specs.zero_copy_kv->size() == aliased_outputs.size();
   }
   // The stock runtime does not know the key.
   if (config.contract == TrtContract::Stock) parsed_specs.zero_copy_kv.reset();
@@ -132,11 +136,9 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   }
   const int device_index =
       parsed_specs.target_device.has_value() ? *parsed_specs.target_device : static_cast<int>(blob.device_id);
-  if (config.target == runtime::Target::Cuda && (device_index < 0 || device_index >= runtime::cuda_device_count())) {
-    return fail(Error::DeviceUnavailable, where + ".compile_specs(target_device)",
-                "delegate targets cuda:" + std::to_string(device_index) + " but this machine has " +
-                    std::to_string(runtime::cuda_device_count()) + " visible CUDA device(s)");
-  }
+  // The same refusal (DeviceUnavailable, an environment result) the runner
+  // gives a program that plans memory on a device the machine lacks.
+  TRTX_CHECK_OK(runtime::require_device(config.target, device_index, where + ".compile_specs(target_device)"));
   // Everything init creates on the device (events, the engine's fault flag)
   // belongs to the engine's device, whichever device the loading thread is on.
   runtime::DeviceScope scope(config.target, device_index);
@@ -163,6 +165,7 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   for (size_t i : blob.outputs) handle->info.outputs.push_back(blob.bindings[i].name);
   for (const auto& a : blob.aliased_io) handle->info.aliased_outputs.push_back(a.output);
   handle->info.zero_copy_kv = parsed_specs.zero_copy_kv;
+  handle->stamp_is_all_aliased = stamp_is_all_aliased;
   handle->blob = std::move(blob);
   handle->specs = std::move(parsed_specs);
   std::lock_guard<std::mutex> lock(registry().mutex);

@@ -1,6 +1,5 @@
 // TensorRTBackend::execute: one DelegateCall under the delegate runtime
 // contracts (docs/runtime-contracts.md).
-#include <set>
 
 #include "trt_handle.h"
 #include "trtx/et/caller_stream.h"
@@ -145,10 +144,7 @@ Status check_stamp(const TrtHandle& h, Elision mode) {
       return fail(Error::CompileSpecInvalid, h.where,
                   "the call elides the aliased outputs but the delegate carries no zero_copy_kv spec");
     }
-    std::set<std::string> named(h.specs.zero_copy_kv->begin(), h.specs.zero_copy_kv->end());
-    std::set<std::string> aliased;
-    for (const auto& a : h.blob.aliased_io) aliased.insert(a.output);
-    if (named != aliased) {
+    if (!h.stamp_is_all_aliased) {
       return fail(Error::CompileSpecInvalid, h.where,
                   "zero_copy_kv does not name exactly the engine's aliased outputs (elision is all or nothing)");
     }
@@ -312,10 +308,7 @@ Status execute_handle(TrtHandle& handle, et::Span<et::EValue*> argv) {
   handle.info.copies.h2d_bytes += copies.h2d_bytes;
   handle.info.copies.d2h_bytes += copies.d2h_bytes;
   handle.info.copies.d2d_bytes += copies.d2d_bytes;
-  runtime::CopyCounters& traffic = trtx::et::device_allocator().traffic();
-  traffic.h2d_bytes += copies.h2d_bytes;
-  traffic.d2h_bytes += copies.d2h_bytes;
-  traffic.d2d_bytes += copies.d2d_bytes;
+  trtx::et::device_allocator().add_traffic(copies);
 
   const bool must_sync = host_staging || !reflects.empty() || !caller.has_value();
   if (must_sync) {

@@ -31,6 +31,8 @@ struct TrtHandle {
   std::string where;  // "decode.delegates[0]"
   TrtBlob blob;
   TrtCompileSpecs specs;
+  // specs.zero_copy_kv names exactly the blob's aliased outputs; fixed at init.
+  bool stamp_is_all_aliased = false;
   std::unique_ptr<engine::EngineExecutor> engine;
   std::shared_ptr<runtime::ScratchProvider> scratch;
   runtime::StreamRef own_stream;  // used when no caller stream is set

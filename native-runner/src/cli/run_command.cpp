@@ -299,7 +299,7 @@ class Runner {
     StepRecord rec;
     rec.step = step;
     rec.step_us = std::chrono::duration<double, std::micro>(stop - start).count();
-    const runtime::CopyCounters& after = trtx::et::device_allocator().traffic();
+    const runtime::CopyCounters after = trtx::et::device_allocator().traffic();
     rec.copies.h2d_bytes = after.h2d_bytes - traffic_before.h2d_bytes;
     rec.copies.d2h_bytes = after.d2h_bytes - traffic_before.d2h_bytes;
     rec.copies.d2d_bytes = after.d2d_bytes - traffic_before.d2d_bytes;

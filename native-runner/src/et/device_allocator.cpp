@@ -165,13 +165,28 @@ Error RunnerDeviceAllocator::copy(void* dst, const void* src, size_t n, bool to_
   const runtime::StreamRef stream = current_stream(device);
   const runtime::DeviceContext ctx = context(device);
   using runtime::Placement;
-  Status s = to_device ? ctx.copy(dst, Placement::Device, src, Placement::Host, n, stream, &traffic_)
-                       : ctx.copy(dst, Placement::Host, src, Placement::Device, n, stream, &traffic_);
+  // Counted locally and added under the lock: the copy itself runs unlocked.
+  runtime::CopyCounters moved;
+  Status s = to_device ? ctx.copy(dst, Placement::Device, src, Placement::Host, n, stream, &moved)
+                       : ctx.copy(dst, Placement::Host, src, Placement::Device, n, stream, &moved);
+  add_traffic(moved);
   // A host reader follows a device-to-host copy: with a caller stream the
   // copy is only enqueued, so wait for it, as ExecuTorch's CUDA allocator does.
   if (s.ok() && !to_device && stream.handle != nullptr) s = ctx.synchronize(stream);
   if (!s.ok()) return record_failure(s.take_failure(), Error::Internal);
   return Error::Ok;
+}
+
+runtime::CopyCounters RunnerDeviceAllocator::traffic() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return traffic_;
+}
+
+void RunnerDeviceAllocator::add_traffic(const runtime::CopyCounters& moved) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  traffic_.h2d_bytes += moved.h2d_bytes;
+  traffic_.d2h_bytes += moved.d2h_bytes;
+  traffic_.d2d_bytes += moved.d2d_bytes;
 }
 
 Error RunnerDeviceAllocator::copy_host_to_device(void* dst, const void* src, size_t nbytes, DeviceIndex) {

@@ -1,5 +1,6 @@
 #include "trtx/et/failure.h"
 
+#include <string_view>
 #include <utility>
 
 namespace trtx::et {
@@ -20,31 +21,12 @@ std::optional<Failure> take_failure() {
 }
 
 const char* et_error_name(executorch::runtime::Error e) {
-  using E = executorch::runtime::Error;
-  // runtime/core/error.h; names as ExecuTorch spells them.
-  static const std::pair<E, const char*> kNames[] = {
-      {E::Ok, "Ok"},
-      {E::Internal, "Internal"},
-      {E::InvalidState, "InvalidState"},
-      {E::EndOfMethod, "EndOfMethod"},
-      {E::NotSupported, "NotSupported"},
-      {E::NotImplemented, "NotImplemented"},
-      {E::InvalidArgument, "InvalidArgument"},
-      {E::InvalidType, "InvalidType"},
-      {E::OperatorMissing, "OperatorMissing"},
-      {E::NotFound, "NotFound"},
-      {E::MemoryAllocationFailed, "MemoryAllocationFailed"},
-      {E::AccessFailed, "AccessFailed"},
-      {E::InvalidProgram, "InvalidProgram"},
-      {E::InvalidExternalData, "InvalidExternalData"},
-      {E::OutOfResources, "OutOfResources"},
-      {E::DelegateInvalidCompatibility, "DelegateInvalidCompatibility"},
-      {E::DelegateMemoryAllocationFailed, "DelegateMemoryAllocationFailed"},
-      {E::DelegateInvalidHandle, "DelegateInvalidHandle"}};
-  for (const auto& n : kNames) {
-    if (n.first == e) return n.second;
-  }
-  return "ExecuTorchError";
+  // ExecuTorch's own names (runtime/core/error.h), which spell every code
+  // ("Error::Unknown" for one outside the enum); the prefix is dropped so the
+  // name matches trtx's error names where the two share one.
+  const char* name = executorch::runtime::to_string(e);
+  constexpr std::string_view kPrefix = "Error::";
+  return std::string_view(name).substr(0, kPrefix.size()) == kPrefix ? name + kPrefix.size() : name;
 }
 
 trtx::Error from_et_error(executorch::runtime::Error e) {

@@ -14,19 +14,22 @@ parser searches for the later keys only after ``io_bindings``. Bindings carry
 names only (``dtype`` "", ``shape`` []), as the real backend's ``preprocess``
 writes them. ``TR02`` marks a blob whose metadata carries ``aliased_io`` (a
 parser that predates aliasing only checks the magic, and must refuse it).
+The bytes are written by ``trtx_bridge.tensorrt_blob`` (one writer for both);
+this module adds the checks a lowering must pass first.
 """
 
 from __future__ import annotations
 
-import json
-import struct
 from dataclasses import dataclass, field
+
+from ..tensorrt_blob import HEADER_FORMAT, HEADER_SIZE, metadata_json
+from ..tensorrt_blob import serialize_blob as _write_blob
 
 MAGIC = b"TR01"
 MAGIC_ALIASED_IO = b"TR02"
-HEADER_FORMAT = "<4sIIIQ8s"
-HEADER_SIZE = struct.calcsize(HEADER_FORMAT)
 ALIAS_KINDS = ("kv_cache_update", "user")
+
+__all__ = ["ALIAS_KINDS", "HEADER_FORMAT", "HEADER_SIZE", "MAGIC", "MAGIC_ALIASED_IO", "Binding", "BlobMetadata", "serialize_blob"]
 
 
 @dataclass
@@ -54,31 +57,22 @@ class BlobMetadata:
         for out, inp, kind in self.aliased_io:
             if out not in outputs or inp not in inputs or kind not in ALIAS_KINDS:
                 raise ValueError(f"aliased_io entry {(out, inp, kind)} names no output/input binding or an unknown kind")
-        data = {
-            "io_bindings": [{"name": b.name, "dtype": "", "shape": [], "is_input": b.is_input} for b in self.bindings],
-            "aliased_io": [{"output": out, "input": inp, "kind": kind} for out, inp, kind in self.aliased_io],
-            "hardware_compatible": self.hardware_compatible,
-            "device_id": self.device_id,
-            "serialized_metadata": self.serialized_metadata,
-            "target_platform": self.target_platform,
-        }
-        return json.dumps(data, separators=(",", ":")).encode("utf-8")
-
-
-def _align16(offset: int) -> int:
-    return (offset + 15) & ~15
+        # Torch-TensorRT keeps aliased_io in a dict keyed by output (and so
+        # does metadata_json), so an output aliased twice would silently lose
+        # its first entry: refuse it instead.
+        aliased_outputs = [out for out, _, _ in self.aliased_io]
+        if len(set(aliased_outputs)) != len(aliased_outputs):
+            raise ValueError(f"aliased_io names an output more than once: {aliased_outputs}")
+        return metadata_json(
+            [{"name": b.name, "is_input": b.is_input} for b in self.bindings],
+            {out: (inp, kind) for out, inp, kind in self.aliased_io},
+            hardware_compatible=self.hardware_compatible,
+            device_id=self.device_id,
+            serialized_metadata=self.serialized_metadata,
+            target_platform=self.target_platform,
+        )
 
 
 def serialize_blob(engine: bytes, metadata: BlobMetadata) -> bytes:
-    meta = metadata.to_json()
-    engine_offset = _align16(HEADER_SIZE + len(meta))
-    header = struct.pack(
-        HEADER_FORMAT,
-        MAGIC_ALIASED_IO if metadata.aliased_io else MAGIC,
-        HEADER_SIZE,
-        len(meta),
-        engine_offset,
-        len(engine),
-        b"\x01" + b"\x00" * 7,
-    )
-    return header + meta + b"\x00" * (engine_offset - HEADER_SIZE - len(meta)) + bytes(engine)
+    """The blob for ``engine``: the checked metadata, written by ``tensorrt_blob``."""
+    return _write_blob(bytes(engine), metadata.to_json(), bool(metadata.aliased_io))

@@ -78,7 +78,11 @@ class RunnerDeviceAllocator final : public executorch::runtime::DeviceAllocator 
 
   /// Host<->device bytes the program moved: the et_copy kernels (through
   /// this allocator) and the TensorRT delegate's own staging add to it.
-  runtime::CopyCounters& traffic() { return traffic_; }
+  /// A snapshot taken under the lock: the counters move while a delegate
+  /// or a copy kernel runs on another thread.
+  runtime::CopyCounters traffic() const;
+  /// Adds `moved` to the counters, under the lock.
+  void add_traffic(const runtime::CopyCounters& moved);
   DeviceAllocatorStats stats() const;
 
  private:
