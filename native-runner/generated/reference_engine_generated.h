@@ -545,7 +545,8 @@ struct Engine FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
     VT_STEPS = 6,
     VT_SCRATCH = 8,
     VT_STREAMABLE_WEIGHT_BYTES = 10,
-    VT_WEIGHT_STREAMING = 12
+    VT_WEIGHT_STREAMING = 12,
+    VT_PROGRAM = 14
   };
   uint32_t version() const {
     return GetField<uint32_t>(VT_VERSION, 1);
@@ -562,6 +563,9 @@ struct Engine FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   bool weight_streaming() const {
     return GetField<uint8_t>(VT_WEIGHT_STREAMING, 0) != 0;
   }
+  const flatbuffers::Vector<uint8_t> *program() const {
+    return GetPointer<const flatbuffers::Vector<uint8_t> *>(VT_PROGRAM);
+  }
   bool Verify(flatbuffers::Verifier &verifier) const {
     return VerifyTableStart(verifier) &&
            VerifyField<uint32_t>(verifier, VT_VERSION, 4) &&
@@ -572,6 +576,8 @@ struct Engine FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
            verifier.VerifyTable(scratch()) &&
            VerifyField<uint64_t>(verifier, VT_STREAMABLE_WEIGHT_BYTES, 8) &&
            VerifyField<uint8_t>(verifier, VT_WEIGHT_STREAMING, 1) &&
+           VerifyOffset(verifier, VT_PROGRAM) &&
+           verifier.VerifyVector(program()) &&
            verifier.EndTable();
   }
 };
@@ -595,6 +601,9 @@ struct EngineBuilder {
   void add_weight_streaming(bool weight_streaming) {
     fbb_.AddElement<uint8_t>(Engine::VT_WEIGHT_STREAMING, static_cast<uint8_t>(weight_streaming), 0);
   }
+  void add_program(flatbuffers::Offset<flatbuffers::Vector<uint8_t>> program) {
+    fbb_.AddOffset(Engine::VT_PROGRAM, program);
+  }
   explicit EngineBuilder(flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -612,9 +621,11 @@ inline flatbuffers::Offset<Engine> CreateEngine(
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<trtx_ref::Step>>> steps = 0,
     flatbuffers::Offset<trtx_ref::ScratchNeed> scratch = 0,
     uint64_t streamable_weight_bytes = 0,
-    bool weight_streaming = false) {
+    bool weight_streaming = false,
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> program = 0) {
   EngineBuilder builder_(_fbb);
   builder_.add_streamable_weight_bytes(streamable_weight_bytes);
+  builder_.add_program(program);
   builder_.add_scratch(scratch);
   builder_.add_steps(steps);
   builder_.add_version(version);
@@ -628,15 +639,18 @@ inline flatbuffers::Offset<Engine> CreateEngineDirect(
     const std::vector<flatbuffers::Offset<trtx_ref::Step>> *steps = nullptr,
     flatbuffers::Offset<trtx_ref::ScratchNeed> scratch = 0,
     uint64_t streamable_weight_bytes = 0,
-    bool weight_streaming = false) {
+    bool weight_streaming = false,
+    const std::vector<uint8_t> *program = nullptr) {
   auto steps__ = steps ? _fbb.CreateVector<flatbuffers::Offset<trtx_ref::Step>>(*steps) : 0;
+  auto program__ = program ? _fbb.CreateVector<uint8_t>(*program) : 0;
   return trtx_ref::CreateEngine(
       _fbb,
       version,
       steps__,
       scratch,
       streamable_weight_bytes,
-      weight_streaming);
+      weight_streaming,
+      program__);
 }
 
 inline bool VerifyOp(flatbuffers::Verifier &verifier, const void *obj, Op type) {

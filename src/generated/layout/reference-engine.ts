@@ -24,6 +24,7 @@ export const REFERENCE_ENGINE_LAYOUT = {
       { name: 'scratch', slot: 2, kind: { k: 'table', table: 'ScratchNeed' } },
       { name: 'streamable_weight_bytes', slot: 3, kind: { k: 'scalar', t: 'u64' } },
       { name: 'weight_streaming', slot: 4, kind: { k: 'scalar', t: 'bool' } },
+      { name: 'program', slot: 5, kind: { k: 'vector', of: 'u8' } },
     ],
     KvWrite: [
       { name: 'cache', slot: 0, kind: { k: 'scalar', t: 'u32' } },

@@ -58,8 +58,23 @@ weightStreaming():boolean {
   return offset ? !!this.bb!.readInt8(this.bb_pos + offset) : false;
 }
 
+program(index: number):number|null {
+  const offset = this.bb!.__offset(this.bb_pos, 14);
+  return offset ? this.bb!.readUint8(this.bb!.__vector(this.bb_pos + offset) + index) : 0;
+}
+
+programLength():number {
+  const offset = this.bb!.__offset(this.bb_pos, 14);
+  return offset ? this.bb!.__vector_len(this.bb_pos + offset) : 0;
+}
+
+programArray():Uint8Array|null {
+  const offset = this.bb!.__offset(this.bb_pos, 14);
+  return offset ? new Uint8Array(this.bb!.bytes().buffer, this.bb!.bytes().byteOffset + this.bb!.__vector(this.bb_pos + offset), this.bb!.__vector_len(this.bb_pos + offset)) : null;
+}
+
 static startEngine(builder:flatbuffers.Builder) {
-  builder.startObject(5);
+  builder.startObject(6);
 }
 
 static addVersion(builder:flatbuffers.Builder, version:number) {
@@ -92,6 +107,22 @@ static addStreamableWeightBytes(builder:flatbuffers.Builder, streamableWeightByt
 
 static addWeightStreaming(builder:flatbuffers.Builder, weightStreaming:boolean) {
   builder.addFieldInt8(4, +weightStreaming, +false);
+}
+
+static addProgram(builder:flatbuffers.Builder, programOffset:flatbuffers.Offset) {
+  builder.addFieldOffset(5, programOffset, 0);
+}
+
+static createProgramVector(builder:flatbuffers.Builder, data:number[]|Uint8Array):flatbuffers.Offset {
+  builder.startVector(1, data.length, 1);
+  for (let i = data.length - 1; i >= 0; i--) {
+    builder.addInt8(data[i]!);
+  }
+  return builder.endVector();
+}
+
+static startProgramVector(builder:flatbuffers.Builder, numElems:number) {
+  builder.startVector(1, numElems, 1);
 }
 
 static endEngine(builder:flatbuffers.Builder):flatbuffers.Offset {
