@@ -27,6 +27,7 @@ import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
 import { callsOf } from '../tensorrt/delegates.js';
 import { atLabel, mutableBuffers, sharedAcrossMethods } from '../graph/dataflow.js';
 import type { CheckContext } from './context.js';
+import { inPlaceBuffers } from './zero-copy-scan.js';
 import { diag, type Diagnostic, type Severity } from './diagnostic.js';
 import { DEFAULT_RUNTIME, RUNTIME_NAMES, type RuntimeRules } from './runtime-rules.js';
 
@@ -43,9 +44,9 @@ interface DeviceBuffer {
   initialState: boolean;
 }
 
-function deviceBuffers(plan: ExecutionPlan, p: number): DeviceBuffer[] {
+function deviceBuffers(plan: ExecutionPlan, p: number, inPlace: ReadonlySet<number>): DeviceBuffer[] {
   const out: DeviceBuffer[] = [];
-  for (const v of mutableBuffers(plan)) {
+  for (const v of new Set([...mutableBuffers(plan), ...inPlace])) {
     const t = tensorAt(plan, v);
     const r = t && placement(plan, t);
     if (!t || !r || r.device.type !== 'cuda') continue;
@@ -79,7 +80,7 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
   program.executionPlan.forEach((plan, p) => {
     const m = planName(plan, p);
     const uninitialised = new Map<string, DeviceBuffer[]>();
-    for (const b of deviceBuffers(plan, p)) {
+    for (const b of deviceBuffers(plan, p, inPlaceBuffers(program, p, ctx))) {
       if (b.initialState) {
         add(
           'error',

@@ -79,9 +79,13 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
  * finding about them. The same identification as scanMethod's `direct`.
  */
 export function inPlaceBuffers(program: Program, p: number, ctx: Pick<CheckContext, 'trt'>): Set<number> {
-  const buffers = mutableBuffers(program.executionPlan[p]);
+  const vs = views(ctx, p, () => {});
+  const buffers = mutableBuffers(
+    program.executionPlan[p],
+    vs.flatMap((v) => v.edges),
+  );
   const out = new Set<number>();
-  for (const v of views(ctx, p, () => {})) for (const e of v.edges) if (buffers.has(e.inArg)) out.add(e.inArg);
+  for (const v of vs) for (const e of v.edges) if (buffers.has(e.inArg)) out.add(e.inArg);
   return out;
 }
 
@@ -140,7 +144,11 @@ export function scanMethod(
     severity: 'error' | 'warning' = 'error',
   ) => out.push(diag(severity, code, location, message, HINTS[code], { method, delegate }));
   const vs = views(ctx, p, (d) => out.push(d));
-  const buffers = mutableBuffers(plan);
+  // Named buffers, write-back destinations, and (unnamed programs) values only engines update in place.
+  const buffers = mutableBuffers(
+    plan,
+    vs.flatMap((v) => v.edges),
+  );
   const refs = referencesOf(plan);
   const at = (v: number) => `${method} > ${valueLabel(plan, v)}`;
   const zc = new Map<number, Use[]>();

@@ -135,7 +135,7 @@ export function writeBacks(plan: ExecutionPlan): { at: At; dest: number; src: nu
  * its mutable buffers under emit_mutable_buffer_names; parameters and
  * constants are not planned) or are the destination of a write-back.
  */
-export function mutableBuffers(plan: ExecutionPlan): Set<number> {
+export function mutableBuffers(plan: ExecutionPlan, edges: readonly AliasEdge[] = []): Set<number> {
   const inputs = new Set(plan.inputs);
   const dests = new Set(writeBacks(plan).map((w) => w.dest));
   const out = new Set<number>();
@@ -143,6 +143,43 @@ export function mutableBuffers(plan: ExecutionPlan): Set<number> {
     if (v.type !== 'Tensor' || !v.tensor.allocationInfo || inputs.has(i)) return;
     if (tensorName(v.tensor) !== null || dests.has(i)) out.add(i);
   });
+  for (const v of updatedInPlaceOnly(plan, edges)) out.add(v);
+  return out;
+}
+
+/**
+ * Mutable buffers recognised by structure alone, for a zero-copy program
+ * finalized without names: Torch-TensorRT documents `edge.to_executorch()`
+ * with ExecuTorch's default `emit_mutable_buffer_names=False`
+ * (executorch/exir/capture/_config.py), and the zero-copy rewrite removes the
+ * write-backs that identify a staged program's buffers. A memory-planned
+ * tensor that is no method input or output and that nothing in the method
+ * references except engines updating it in place (the aliased input of an
+ * elided output, `edges` with `outArg === null`) is written by nothing else
+ * and read by nothing else, so its contents carry from one execution to the
+ * next: that is what a mutable buffer is. An activation is always written by
+ * the instruction that produces it, so it never qualifies.
+ */
+export function updatedInPlaceOnly(plan: ExecutionPlan, edges: readonly AliasEdge[], refs?: Ref[][]): Set<number> {
+  const out = new Set<number>();
+  const elided = edges.filter((e) => e.outArg === null);
+  if (elided.length === 0) return out;
+  const r = refs ?? referencesOf(plan);
+  const io = new Set([...plan.inputs, ...plan.outputs]);
+  const feeds = new Map<number, Set<string>>();
+  for (const e of elided) {
+    const s = feeds.get(e.inArg) ?? new Set<string>();
+    s.add(`${atKey(e.at)}\0${e.delegate}`);
+    feeds.set(e.inArg, s);
+  }
+  for (const [v, calls] of feeds) {
+    const t = tensorAt(plan, v);
+    if (!t?.allocationInfo || io.has(v)) continue;
+    const onlyInPlace = (r[v] ?? []).every((ref) => ref.kind === 'delegate' && calls.has(`${atKey(ref.at)}\0${ref.delegate}`));
+    // One argument per in-place update: a value the call also passes as another input would be read there as well.
+    const uses = (r[v] ?? []).length;
+    if (onlyInPlace && uses === elided.filter((e) => e.inArg === v).length) out.add(v);
+  }
   return out;
 }
 
