@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { TrtxError, isTrtxError } from '../util/errors.js';
 import { escapeControls } from '../util/escape.js';
+import { writeStderr as toStderr, writeStdout as toStdout } from './status-line.js';
 
 export const EXIT_OK = 0;
 export const EXIT_CHECK = 1;
@@ -65,9 +66,9 @@ function textLogStream(withTime: boolean): Writable {
       for (const line of String(chunk).split('\n')) {
         if (!line) continue;
         try {
-          process.stderr.write(formatLogLine(JSON.parse(line) as { level: number; time?: number; msg: string }, withTime));
+          toStderr(formatLogLine(JSON.parse(line) as { level: number; time?: number; msg: string }, withTime));
         } catch {
-          process.stderr.write(line + '\n');
+          toStderr(line + '\n');
         }
       }
       done();
@@ -101,13 +102,13 @@ export function makeCtx(opts: GlobalOptions): Ctx {
     },
     stderrIsTTY: Boolean(process.stderr.isTTY),
     print: (line = '') => {
-      if (!json) process.stdout.write(escapeControls(line, color) + '\n');
+      if (!json) toStdout(escapeControls(line, color) + '\n');
     },
     printDocument: (text) => {
-      process.stdout.write(text + '\n');
+      toStdout(text + '\n');
     },
     emitJson: (value) => {
-      process.stdout.write(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
+      toStdout(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
     },
   };
 }
@@ -126,10 +127,10 @@ export function reportError(e: unknown, json: boolean): number {
           ...(e.diagnostics ? { diagnostics: e.diagnostics } : {}),
         },
       };
-      process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
+      toStdout(JSON.stringify(doc, null, 2) + '\n');
     }
-    process.stderr.write(`error: ${escapeControls(e.oneLine())}\n`);
-    if (e.hint) process.stderr.write(`hint: ${escapeControls(e.hint)}\n`);
+    toStderr(`error: ${escapeControls(e.oneLine())}\n`);
+    if (e.hint) toStderr(`hint: ${escapeControls(e.hint)}\n`);
     return code;
   }
   // A bug in trtx, not in the input: still one line, and the detail on request.
@@ -137,10 +138,10 @@ export function reportError(e: unknown, json: boolean): number {
   // A script reading --json must still get the error document (schemas/error.schema.json).
   if (json) {
     const doc = { error: { code: 'INTERNAL', location: '', message: err?.message ?? String(e), hint: 'set TRTX_DEBUG=1 for the stack' } };
-    process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
+    toStdout(JSON.stringify(doc, null, 2) + '\n');
   }
-  process.stderr.write(`error: INTERNAL: ${escapeControls(err?.message ?? String(e))} (set TRTX_DEBUG=1 for the stack)\n`);
-  if (process.env.TRTX_DEBUG) process.stderr.write(`${err?.stack}\n`);
+  toStderr(`error: INTERNAL: ${escapeControls(err?.message ?? String(e))} (set TRTX_DEBUG=1 for the stack)\n`);
+  if (process.env.TRTX_DEBUG) toStderr(`${err?.stack}\n`);
   return EXIT_USAGE;
 }
 

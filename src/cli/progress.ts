@@ -5,6 +5,7 @@
 import type { Ctx } from './context.js';
 import { formatIEC } from '../util/size.js';
 import { escapeControls } from '../util/escape.js';
+import { clearStatusLine, drawStatusLine } from './status-line.js';
 
 export interface Progress {
   update(done: number, total?: number, note?: string): void;
@@ -30,7 +31,7 @@ export function startProgress(ctx: Ctx, label: string, opts: { bytes?: boolean }
         const width = 24;
         const filled = total ? Math.round((width * done) / total) : 0;
         const bar = total ? ` [${'#'.repeat(filled)}${'.'.repeat(width - filled)}]` : '';
-        process.stderr.write(`\r\u001b[2K${escapeControls(label)}${bar}${pct}${amount}${note ? ' ' + escapeControls(note) : ''}`);
+        drawStatusLine(`${escapeControls(label)}${bar}${pct}${amount}${note ? ' ' + escapeControls(note) : ''}`);
       } else if (!shown) {
         ctx.log.info(`${label}...`);
       }
@@ -39,7 +40,7 @@ export function startProgress(ctx: Ctx, label: string, opts: { bytes?: boolean }
     done(note) {
       if (!shown) return;
       const secs = ((Date.now() - started) / 1000).toFixed(1);
-      if (tty) process.stderr.write(`\r\u001b[2K`);
+      if (tty) clearStatusLine();
       ctx.log.info(`${label} done in ${secs}s${note ? ': ' + note : ''}`);
     },
   };

@@ -19,6 +19,7 @@ import { action } from '../action.js';
 import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
 import { renderDiagnostics } from '../render-diagnostics.js';
 import { startProgress, type Progress } from '../progress.js';
+import { writeStderr } from '../status-line.js';
 
 interface RewriteOptions extends GlobalOptions {
   output?: string;
@@ -61,7 +62,7 @@ function outputOf(input: string, opts: RewriteOptions): string {
 
 /** Findings on stderr, one line each, control characters escaped. */
 function printDiagnostics(lines: string[]): void {
-  for (const l of lines) process.stderr.write(escapeControls(l) + '\n');
+  for (const l of lines) writeStderr(escapeControls(l) + '\n');
 }
 
 function describeWrite(w: RewriteWrite, input: string): string[] {
