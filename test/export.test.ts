@@ -115,22 +115,37 @@ describe('trtx export', () => {
 
   it('refuses to write a program that fails a check', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();
-    // The double "exports" a program whose engine has no aliased cache: --zero-copy-kv cannot be honoured.
-    const plain = join(ws.dir, 'plain.pte');
-    const { trtSingle } = await import('../src/examples/catalogue.js');
-    await writeFixture(plain, trtSingle());
+    // The double "exports" a program that partially elides its caches: check refuses it.
+    const broken = join(ws.dir, 'broken.pte');
+    const { catalogueEntry } = await import('../src/examples/catalogue.js');
+    await writeFixture(broken, catalogueEntry('broken-partial-elision.pte').build());
     await expect(
       exportModel({
         python: DOUBLE_PYTHON,
         model: ws.file('model.pt2'),
         output: out,
-        zeroCopyKv: true,
-        bridgeEnv: { ...env, TRTX_DOUBLE_PROGRAM: plain },
+        bridgeEnv: { ...env, TRTX_DOUBLE_PROGRAM: broken },
       }),
     ).rejects.toMatchObject({
-      code: 'ZC_REWRITE_NO_ALIASED_CACHE',
+      code: 'EXPORT_CHECK_FAILED',
     });
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('notes a model without KV caches under --zero-copy-kv and writes it as it is', { timeout: 60_000 }, async () => {
+    const { ws, env, out } = await setup();
+    const plain = join(ws.dir, 'plain.pte');
+    const { trtSingle } = await import('../src/examples/catalogue.js');
+    await writeFixture(plain, trtSingle());
+    const summary = await exportModel({
+      python: DOUBLE_PYTHON,
+      model: ws.file('model.pt2'),
+      output: out,
+      zeroCopyKv: true,
+      bridgeEnv: { ...env, TRTX_DOUBLE_PROGRAM: plain },
+    });
+    expect(existsSync(out)).toBe(true);
+    expect(summary.passes.flatMap((p) => p.lines).join('\n')).toContain('no KV cache to make zero-copy');
   });
 
   it('runs from the command line with an explicitly named double interpreter', { timeout: 60_000 }, async () => {

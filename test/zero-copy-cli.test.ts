@@ -115,10 +115,21 @@ describe('trtx rewrite --zero-copy-kv', () => {
     expect(existsSync(o)).toBe(false);
   });
 
-  it('refuses a program with no aliased cache at all', async () => {
-    const r = await runCli(['rewrite', await fixture(catalogueEntry('trt-single.pte').build()), '-o', out(), '--zero-copy-kv', '--json']);
-    expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout).error.code).toBe('ZC_REWRITE_NO_ALIASED_CACHE');
+  it('leaves a program with no aliased cache as it is and says so; --strict refuses it', async () => {
+    const input = await fixture(catalogueEntry('trt-single.pte').build());
+    const o = out();
+    const noted = await runCli(['rewrite', input, '-o', o, '--zero-copy-kv']);
+    expect(noted.code).toBe(0);
+    expect(noted.stdout).toMatch(
+      /^ {2}no KV cache to make zero-copy: no TensorRT delegate declares a kv_cache_update alias \(1 TensorRT delegate\); the program is left as it is \(--strict refuses it\)$/m,
+    );
+    const json = await runCli(['rewrite', input, '-o', out(), '--zero-copy-kv', '--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout).passes[0].details).toMatchObject({ no_kv_cache: true, already_zero_copy: false, rewritten: [] });
+    const strict = await runCli(['rewrite', input, '-o', out(), '--zero-copy-kv', '--strict', '--json']);
+    expect(strict.code).toBe(1);
+    expect(JSON.parse(strict.stdout).error.code).toBe('ZC_REWRITE_NO_ALIASED_CACHE');
+    expect((await runCli(['rewrite', input, '-o', out(), '--strict'])).code).toBe(2);
   });
 
   it('a cache the methods share needs --share-cache, which records the decision', async () => {

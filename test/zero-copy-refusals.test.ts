@@ -42,8 +42,8 @@ describe('refusals', () => {
     expect(ZERO_COPY_REWRITE_CODES.length).toBeGreaterThan(10);
   });
 
-  it('ZC_REWRITE_NO_ALIASED_CACHE: a program with no aliased cache at all', async () => {
-    const e = await refusal(catalogueEntry('multi-engine.pte').build());
+  it('ZC_REWRITE_NO_ALIASED_CACHE: a program with no aliased cache at all, under strict', async () => {
+    const e = await refusal(catalogueEntry('multi-engine.pte').build(), { strict: true });
     expect([e.code, e.location]).toEqual(['ZC_REWRITE_NO_ALIASED_CACHE', 'program']);
     expect(e.message).toContain('3 TensorRT delegates');
     expect(e.hint).toBeTruthy();
@@ -164,7 +164,7 @@ describe('refusals', () => {
   it('leaves the program untouched when it refuses', async () => {
     const { pte } = source(twoEnginesOneCache());
     const before = JSON.stringify(pte.program.executionPlan[0].chains, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
-    expect(() => applyZeroCopyKv(pte.program, new Map(), {})).toThrow(TrtxError);
+    expect(() => applyZeroCopyKv(pte.program, new Map(), { strict: true })).toThrow(TrtxError);
     await expect(readTrtBlobs(pte).then((b) => applyZeroCopyKv(pte.program, b))).rejects.toThrow(TrtxError);
     expect(JSON.stringify(pte.program.executionPlan[0].chains, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).toBe(before);
   });

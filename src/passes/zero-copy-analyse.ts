@@ -298,11 +298,14 @@ export interface ZeroCopyPlan {
   sharedArenas: Map<string, number>;
   /** "plan:arena" of every arena holding a cache another method plans at the same place. */
   layoutShared: Set<string>;
+  /** No engine declares a KV cache (only without opts.strict). */
+  noCache?: boolean;
 }
 
 /** Reads the program and refuses what cannot be un-staged; changes nothing. */
 export function analyseZeroCopyKv(program: Program, blobs: BlobTable, opts: ZeroCopyOptions): ZeroCopyPlan {
   const anyCache = [...blobs.values()].some((m) => m.aliased_io.some((a) => a.kind === 'kv_cache_update'));
+  if (!anyCache && !opts.strict) return { already: [], work: [], sharedArenas: new Map(), layoutShared: new Set(), noCache: true };
   if (!anyCache) {
     refuse(
       'ZC_REWRITE_NO_ALIASED_CACHE',

@@ -234,8 +234,15 @@ function rewriteMethod(
 
 /** Un-stages every staged KV cache of `program` (mutating it), or refuses. */
 export function applyZeroCopyKv(program: Program, blobs: BlobTable, opts: ZeroCopyOptions = {}): ZeroCopyResult {
-  const { already, work, sharedArenas, layoutShared } = analyseZeroCopyKv(program, blobs, opts);
-  const result: ZeroCopyResult = { changed: false, rewritten: [], already, methods: [], valueMaps: new Map() };
+  const { already, work, sharedArenas, layoutShared, noCache } = analyseZeroCopyKv(program, blobs, opts);
+  const result: ZeroCopyResult = {
+    changed: false,
+    noCache: noCache ? { delegates: blobs.size } : null,
+    rewritten: [],
+    already,
+    methods: [],
+    valueMaps: new Map(),
+  };
   for (const w of work) {
     const r = rewriteMethod(w, sharedArenas, layoutShared);
     result.rewritten.push(...r.delegates);

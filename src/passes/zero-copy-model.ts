@@ -49,6 +49,12 @@ export function refuse(code: ZeroCopyRewriteCode, location: string, message: str
 export interface ZeroCopyOptions {
   /** Allow caches two delegates or two methods share, recording the decision (shared_kv_cache). */
   shareCache?: boolean;
+  /**
+   * Refuse (ZC_REWRITE_NO_ALIASED_CACHE) a program whose engines declare no
+   * KV cache; without it such a program is left as it is, with a note, so one
+   * CI job can run the same lines over every model of a team.
+   */
+  strict?: boolean;
 }
 
 /** Parsed metadata of every TensorRT delegate, keyed blobKey(plan, delegate). */
@@ -90,6 +96,8 @@ export interface ZeroCopyMethod {
 
 export interface ZeroCopyResult {
   changed: boolean;
+  /** No TensorRT delegate declares a kv_cache_update alias: nothing to make zero-copy (non-strict). */
+  noCache: { delegates: number } | null;
   rewritten: ZeroCopyDelegate[];
   /** Delegates that were zero-copy already. */
   already: ZeroCopyDelegate[];

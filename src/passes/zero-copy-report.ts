@@ -8,6 +8,12 @@ import type { ZeroCopyDelegate, ZeroCopyOptions, ZeroCopyResult } from './zero-c
 const mb = (n: number | bigint) => formatIEC(BigInt(n));
 
 export function describeZeroCopy(r: ZeroCopyResult): string[] {
+  if (r.noCache) {
+    const n = r.noCache.delegates;
+    return [
+      `no KV cache to make zero-copy: no TensorRT delegate declares a kv_cache_update alias (${n} TensorRT delegate${n === 1 ? '' : 's'}); the program is left as it is (--strict refuses it)`,
+    ];
+  }
   if (!r.changed) {
     return [
       `already zero-copy, nothing to un-stage: ${r.already.map((d) => `${d.location} elides ${d.elided.join(', ')}`).join('; ') || 'no staged cache'}`,
@@ -48,7 +54,8 @@ export type ZeroCopyDetails = ReturnType<typeof detailsOf>;
 export function detailsOf(r: ZeroCopyResult, opts: ZeroCopyOptions) {
   return {
     share_cache: Boolean(opts.shareCache),
-    already_zero_copy: !r.changed,
+    no_kv_cache: r.noCache !== null,
+    already_zero_copy: !r.changed && r.noCache === null,
     rewritten: r.rewritten.map(delegateJson),
     already: r.already.map(delegateJson),
     methods: r.methods.map((m) => ({

@@ -37,6 +37,8 @@ export async function deriveVariants(
     output: given ? null : { path: twinPath, command: 'verify (zero-copy twin)', skipUnchanged: true },
   });
   const zc = outcome.reports.find(isZeroCopyReport)!;
+  // No engine declares a KV cache: nothing to make zero-copy; the program runs as it is.
+  if (zc.details.no_kv_cache) return { variants: [{ name: 'as-is', path: pte.path }], caches: [], mode: 'as-is' };
   // The pass names buffers as `fqn (%index)`; reports name them by fqn.
   const caches = [
     ...new Set([...zc.details.rewritten, ...zc.details.already].flatMap((d) => d.buffers).map((b) => b.replace(/ \(%[0-9]+\)$/, ''))),

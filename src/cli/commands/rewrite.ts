@@ -30,6 +30,7 @@ interface RewriteOptions extends GlobalOptions {
   delegate?: string;
   zeroCopyKv?: boolean;
   shareCache?: boolean;
+  strict?: boolean;
   force?: boolean;
   wait?: boolean;
   runtime?: string[];
@@ -49,7 +50,8 @@ function requestOf(opts: RewriteOptions): RewriteRequest {
     throw usage('--method and --delegate narrow --budget or --clear-budget; give one of those');
   }
   if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
-  if (opts.zeroCopyKv) request.zeroCopyKv = { shareCache: Boolean(opts.shareCache) };
+  if (opts.strict && !opts.zeroCopyKv) throw usage('--strict goes with --zero-copy-kv');
+  if (opts.zeroCopyKv) request.zeroCopyKv = { shareCache: Boolean(opts.shareCache), strict: Boolean(opts.strict) };
   return request;
 }
 
@@ -96,6 +98,7 @@ export function registerRewrite(program: Command): void {
       '--share-cache',
       'with --zero-copy-kv: allow a cache two engines or two methods share, recording the decision (shared_kv_cache)',
     )
+    .option('--strict', 'with --zero-copy-kv: refuse a program without KV caches (ZC_REWRITE_NO_ALIASED_CACHE) instead of noting it')
     .option(
       '--runtime <name...>',
       'whose rules the check after the rewrite applies (as trtx check --runtime); a cache shared between methods needs custom-memory',
