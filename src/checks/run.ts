@@ -14,6 +14,7 @@ import { checkProgramStructure, INDEX_CODES } from './structure.js';
 import { checkTensorRT } from './tensorrt.js';
 import { checkZeroCopy } from './zero-copy.js';
 import { checkRuntimeHazards } from './runtime-hazards.js';
+import { pushAll } from '../util/arrays.js';
 
 export const CHECKS: Check[] = [checkProgramStructure, checkTensorRT, checkZeroCopy, checkRuntimeHazards];
 
@@ -97,7 +98,7 @@ export async function runChecksIn(
       }
       continue;
     }
-    found.push(...(await check(ctx)));
+    pushAll(found, await check(ctx));
   }
   const methods = pte.program.executionPlan.map((p, i) => planName(p, i));
   const diagnostics = orderDiagnostics(dedupe(found), methods);

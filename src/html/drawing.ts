@@ -12,6 +12,7 @@
 
 import { bytes, esc } from './escape.js';
 import type { MethodPlan, PlanArena, PlannedTensor, StagingCopy } from './plan.js';
+import { maxOf } from '../util/arrays.js';
 
 const LABEL_W = 130;
 const LANE_H = 24;
@@ -77,7 +78,10 @@ function layout(m: MethodPlan, scaleBytes: number, barW: number): { rows: Row[];
   let y = 8;
   const place = (a: PlanArena) => {
     const lanes = assignLanes(a.tensors);
-    const laneCount = Math.max(1, ...[...lanes.values()].map((l) => l + 1));
+    const laneCount = maxOf(
+      [...lanes.values()].map((l) => l + 1),
+      1,
+    );
     const trueWidth = scaleBytes > 0 ? (a.size / scaleBytes) * barW : 0;
     const magnified = trueWidth < MIN_BAR;
     const height = laneCount * LANE_H + 8;

@@ -10,6 +10,7 @@ import type { MemoryPlan, MethodPlan } from './plan.js';
 import { SCRIPT } from './script.js';
 import { STYLE } from './style.js';
 import { arenaTable, copyTable, delegateSections, stagingSummary, tensorTable } from './tables.js';
+import { maxOf } from '../util/arrays.js';
 
 export interface Shell {
   title: string;
@@ -101,7 +102,10 @@ export function methodView(
 }
 
 export const largestArena = (...methods: (MethodPlan | undefined)[]) =>
-  Math.max(1, ...methods.flatMap((m) => m?.arenas.map((a) => a.size) ?? []));
+  maxOf(
+    methods.flatMap((m) => m?.arenas.map((a) => a.size) ?? []),
+    1,
+  );
 
 export function renderInspectHtml(plan: MemoryPlan): string {
   const sections = plan.methods.map((m, i) => {

@@ -34,6 +34,7 @@ import {
 } from './zero-copy-model.js';
 import { analyseZeroCopyKv } from './zero-copy-analyse.js';
 import { aliasEdgesOf, atKey, instructionAt, type AliasEdge } from '../graph/dataflow.js';
+import { pushAll } from '../util/arrays.js';
 
 function cudaArenaFor(plan: ExecutionPlan, device: number): number {
   const found = plan.nonConstBufferDevice.find(
@@ -205,7 +206,7 @@ function rewriteMethod(
   }
   const edges: AliasEdge[] = [];
   for (const { dg } of delegates.values())
-    edges.push(...aliasEdgesOf(plan, dg.d, dg.meta, new Set(aliasedOutputs(dg.meta).map((b) => b.name))));
+    pushAll(edges, aliasEdgesOf(plan, dg.d, dg.meta, new Set(aliasedOutputs(dg.meta).map((b) => b.name))));
   const sharedChains = new Set(w.chains.filter((c) => c.links.length > 1).map((c) => m(c.buffer)));
   for (const u of bufferUpdates(plan, edges, (v) => sharedChains.has(v))) {
     if (u.zeroCopy.length > 0 && u.count !== 1)
@@ -245,7 +246,7 @@ export function applyZeroCopyKv(program: Program, blobs: BlobTable, opts: ZeroCo
   };
   for (const w of work) {
     const r = rewriteMethod(w, sharedArenas, layoutShared);
-    result.rewritten.push(...r.delegates);
+    pushAll(result.rewritten, r.delegates);
     result.methods.push(r.report);
     result.valueMaps.set(w.p, r.valueMap);
   }

@@ -11,6 +11,7 @@
 // weight_streaming_budget compile spec"), so a checker that shrugged would
 // pass a program that cannot run.
 
+import { bytesToLatin1 } from '../util/arrays.js';
 import { TrtxError } from '../util/errors.js';
 import { isJsonObject, isWellFormedText, parseStrictJsonBytes, pyJsonCompact, utf8Bytes } from './strict-json.js';
 import { MAX_DEVICE_INDEX, readTargetDevice, type TargetDevice } from './target-device.js';
@@ -113,7 +114,7 @@ export function decodeBudget(value: Uint8Array, location = ''): bigint {
   let i = 0;
   while (i < digits.length - 1 && digits[i] === 0x30) i++;
   if (digits.length - i > 19) fail('is out of range (must be below 2^63)');
-  const n = BigInt(String.fromCharCode(...digits.subarray(i)));
+  const n = BigInt(bytesToLatin1(digits.subarray(i)));
   if (neg && n !== 0n) fail('is negative');
   if (n >= BUDGET_LIMIT) fail('is out of range (must be below 2^63)');
   return n;

@@ -17,6 +17,8 @@
 //   - deliberately stricter: non-ASCII spaces and digits, which Python's
 //     strip() and int() also take (`cuda:١`), are refused.
 
+import { bytesToLatin1 } from '../util/arrays.js';
+
 export type DeviceKind = 'cuda' | 'cpu';
 
 export interface TargetDevice {
@@ -42,7 +44,7 @@ const PY_INT = /^[+-]?[0-9](?:_?[0-9])*$/;
 export function readTargetDevice(value: Uint8Array): TargetDevice | string {
   if (value.length > 64) return `is ${value.length} bytes long; a device is a few characters`;
   if (!value.every((b) => b < 0x80)) return 'is not ASCII (ExecuTorch would take some non-ASCII spaces and digits; trtx does not)';
-  const raw = String.fromCharCode(...value);
+  const raw = bytesToLatin1(value);
   const text = raw.replace(ASCII_SPACE, '').toLowerCase();
   const colon = text.indexOf(':');
   const type = colon < 0 ? text : text.slice(0, colon);

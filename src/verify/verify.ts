@@ -33,6 +33,7 @@ import {
   type Assertion,
 } from './assertions.js';
 import { decodeMethods, deriveVariants, type Variant, type VerifyMode } from './variants.js';
+import { pushAll } from '../util/arrays.js';
 
 export type StreamMode = 'on' | 'off' | 'both';
 
@@ -147,7 +148,10 @@ async function checkFirst(
     // check failed); the input was checked while it was open; only a given
     // twin (--zero-copy-twin) is opened here.
     const r = v.checked ?? (v.path === input.path ? input.checked : await withPte(v.path, (pte) => runChecks(pte, { runtime })));
-    diagnostics.push(...r.diagnostics.map((d) => ({ ...d, file: label })));
+    pushAll(
+      diagnostics,
+      r.diagnostics.map((d) => ({ ...d, file: label })),
+    );
   }
   const summary = summarizeDiagnostics(diagnostics);
   return { refused: summary.errors > 0, summary, diagnostics };

@@ -21,6 +21,7 @@ import { checkReportTarget, writeReport } from '../../html/write.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
 import { action } from '../action.js';
 import { styler } from '../style.js';
+import { pushAll } from '../../util/arrays.js';
 
 interface DiffOptions extends GlobalOptions {
   method?: string;
@@ -125,7 +126,7 @@ function methodLines(md: MethodDiff, s: S): string[] {
   }
   const chains = md.instructions.some((c) => c.chain > 0);
   for (const c of md.instructions) lines.push('  ' + instructionLine(c, s, chains));
-  for (const d of md.delegates) lines.push(...delegateLines(d, s));
+  for (const d of md.delegates) pushAll(lines, delegateLines(d, s));
   for (const a of md.arenas) {
     const where = (a.after ?? a.before)!.device;
     if (!a.before) lines.push('  ' + m.add(`arena ${a.index}: ${iec(a.after!.size)} on ${a.after!.device}`));
@@ -152,7 +153,7 @@ export function renderDiff(r: DiffReport, ctx: Pick<Ctx, 'color'>): string[] {
   const m = marks(s);
   const lines = [s('red', `--- ${r.a}`), s('green', `+++ ${r.b}`)];
   if (r.equivalent) return [...lines, `no differences in meaning${r.method !== null ? ` in method ${r.method}` : ''}`];
-  if (r.header.length) lines.push(s('bold', 'header'), ...fieldLines(r.header, s, '  '));
+  if (r.header.length) pushAll(lines, [s('bold', 'header'), ...fieldLines(r.header, s, '  ')]);
   if (r.segments.count || r.segments.sizes.length) {
     lines.push(s('bold', 'segments'));
     if (r.segments.count) lines.push('  ' + m.mod(`count: ${r.segments.count.before} -> ${r.segments.count.after}`));
@@ -168,8 +169,8 @@ export function renderDiff(r: DiffReport, ctx: Pick<Ctx, 'color'>): string[] {
       ),
     );
   }
-  if (r.program.length) lines.push(s('bold', 'program'), ...fieldLines(r.program, s, '  '));
-  for (const md of r.methods) lines.push(...methodLines(md, s));
+  if (r.program.length) pushAll(lines, [s('bold', 'program'), ...fieldLines(r.program, s, '  ')]);
+  for (const md of r.methods) pushAll(lines, methodLines(md, s));
   lines.push(`${r.changes} change(s)`);
   return lines;
 }

@@ -10,6 +10,7 @@ import { checkReportTarget, writeReport } from '../../html/write.js';
 import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
 import { action } from '../action.js';
 import { styler } from '../style.js';
+import { pushAll } from '../../util/arrays.js';
 
 interface InspectOptions extends GlobalOptions {
   method?: string;
@@ -57,7 +58,7 @@ function methodLines(m: MethodSummary, s: ReturnType<typeof styler>): string[] {
   lines.push(`  instructions: ${counts(m.instructions)}`);
   for (const o of m.operators) lines.push(`  op ${o.name}${o.overload ? '.' + o.overload : ''} x${o.calls}`);
   for (const a of m.arenas) if (a.index > 0) lines.push(`  arena ${a.index}: ${iec(a.size)} on ${a.device}`);
-  for (const d of m.delegates) lines.push(...delegateLines(d));
+  for (const d of m.delegates) pushAll(lines, delegateLines(d));
   const st = m.staging;
   lines.push(
     `  staging per execution: host->device ${iec(st.host_to_device_bytes)}, device->host ${iec(st.device_to_host_bytes)} (${st.copies} copies)`,
@@ -78,7 +79,7 @@ export function renderInspect(r: InspectReport, ctx: Pick<Ctx, 'color'>): string
   for (const seg of r.program.segments) lines.push(`  segment ${seg.index}: ${iec(seg.size)} at ${seg.offset}`);
   const reference = referenceEngineLine(r.engines);
   if (reference) lines.push(`  ${reference}`);
-  for (const m of r.methods) lines.push('', ...methodLines(m, s));
+  for (const m of r.methods) pushAll(lines, ['', ...methodLines(m, s)]);
   return lines;
 }
 
