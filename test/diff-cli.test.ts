@@ -95,6 +95,16 @@ describe('trtx diff exit codes', () => {
     expect((await runCli(['diff', staged, staged, '--exit-code'])).code).toBe(0);
   });
 
+  it('exits 2, never the "differ" code 1, when an input is malformed (with or without --exit-code)', async () => {
+    const truncated = join(dir, 'truncated.pte');
+    writeFileSync(truncated, readFileSync(staged).subarray(0, 100));
+    for (const extra of [[], ['--exit-code']]) {
+      const r = await runCli(['diff', staged, truncated, ...extra]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^error: PTE_[A-Z_]+: .*truncated\.pte/);
+    }
+  });
+
   it.each([
     ['a missing file', join(dir, 'missing.pte'), 'no such file'],
     ['a directory', dir, 'is a directory'],

@@ -183,7 +183,7 @@ backend id, compile specs decoded. A canonical re-encoding diffs empty.
 Exit codes:
   0  compared (whether or not the programs differ)
   1  with --exit-code: the programs differ
-  2  usage or environment (missing, unreadable or non-.pte file)
+  2  usage or environment, or an input it cannot read (missing, unreadable, malformed or non-.pte file)
 
 Examples:
   trtx diff kv-decode-staged.pte kv-decode-zero-copy.pte
@@ -226,6 +226,17 @@ async function diffFiles(
   }
 }
 
+/**
+ * diff's exit code 1 means "the programs differ" (with --exit-code, as
+ * `git diff --exit-code`), so an input it cannot read is never 1: it is 2,
+ * like every usage or environment failure, with its own code and location.
+ */
+function unreadableIsNotADifference(e: unknown): never {
+  if (isTrtxError(e) && e.kind !== 'usage')
+    throw new TrtxError(e.code, e.location, e.message, { kind: 'usage', hint: e.hint, diagnostics: e.diagnostics });
+  throw e;
+}
+
 export function registerDiff(program: Command): void {
   program
     .command('diff')
@@ -240,7 +251,7 @@ export function registerDiff(program: Command): void {
     .action(
       action<DiffOptions>(async (ctx, opts, [a, b]) => {
         if (opts.html !== undefined) await checkReportTarget(opts.html, [a, b]);
-        const { report, page } = await diffFiles(a, b, opts.method, opts.html !== undefined);
+        const { report, page } = await diffFiles(a, b, opts.method, opts.html !== undefined).catch(unreadableIsNotADifference);
         const code = opts.exitCode && !report.equivalent ? EXIT_CHECK : EXIT_OK;
         if (opts.html !== undefined && page !== null) {
           const size = await writeReport(opts.html, page, [a, b]);
