@@ -13,7 +13,7 @@ import { action } from '../action.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 import { styler } from '../style.js';
 import type { VerifyResult } from '../../verify/verify.js';
-import { referenceEngineLine } from '../../tensorrt/engine-kind.js';
+import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
 
 interface VerifyOptions extends GlobalOptions {
   zeroCopyKv?: boolean;
@@ -63,8 +63,7 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     lines.push(`  check: ${r.check.summary.line} (${found.join('; ')}; trtx check explains each)`);
   }
   lines.push(`  ran on ${where}`);
-  const reference = referenceEngineLine(r.engines);
-  if (reference) lines.push(`  ${reference}`);
+  for (const l of referenceEngineLines(r.engines)) lines.push(`  ${l}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
   if (r.options.twin_contract) {
     lines.push(
