@@ -63,7 +63,7 @@ function report(steps: { out: string; k: string }[]): RunnerReport {
 
 function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "staged".pte'): VerifyResult {
   return {
-    schema: 'trtx.verify/2',
+    schema: 'trtx.verify/3',
     file,
     device: { kind: 'cpu' } as VerifyResult['device'],
     steps: 3,
@@ -94,6 +94,16 @@ function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "s
     ],
     budgets: [],
     memory: null,
+    reference: {
+      status: 'none',
+      file: null,
+      note: 'no reference outputs: the program is compared with itself only',
+      atol: null,
+      rtol: null,
+      comparisons: [],
+      worst: null,
+      ok: true,
+    },
     assertions,
     ok: assertions.every((a) => a.ok),
   };
