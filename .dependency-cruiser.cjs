@@ -35,7 +35,22 @@ const LAYERS = {
   // The jobs the commands run.
   export: ['pipeline', 'reference', 'bridge', 'pyenv', 'checks', 'pte', 'tensorrt', 'util', 'codes'],
   verify: ['pipeline', 'reference', 'runner', 'checks', 'pte', 'tensorrt', 'util', 'codes'],
-  demo: ['export', 'verify', 'reference', 'pipeline', 'examples', 'bridge', 'pyenv', 'runner', 'checks', 'graph', 'pte', 'tensorrt', 'util', 'codes'],
+  demo: [
+    'export',
+    'verify',
+    'reference',
+    'pipeline',
+    'examples',
+    'bridge',
+    'pyenv',
+    'runner',
+    'checks',
+    'graph',
+    'pte',
+    'tensorrt',
+    'util',
+    'codes',
+  ],
   // CI formats of findings and verify results (SARIF, GitHub annotations, JUnit).
   report: ['checks', 'verify', 'reference', 'util', 'codes'],
   // cli/ may import every folder; nothing imports it (rules below).

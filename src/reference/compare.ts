@@ -147,13 +147,8 @@ export function compareOutput(
       const va = viewOf(a.data);
       const vr = viewOf(r.data);
       const exact = !isFloating(r.dtype);
-      const size =
-        r.data.length /
-        Math.max(
-          1,
-          r.shape.reduce((p, d) => p * d, 1),
-        );
-      const n = r.shape.reduce((p, d) => p * d, 1);
+      const size = ITEM_SIZE[r.dtype];
+      const n = r.data.length / size;
       for (let i = 0; i < n; i++) {
         const differ = exact && !a.data.subarray(i * size, (i + 1) * size).every((b, k) => b === r.data[i * size + k]);
         acc.add(s, i, elementAt(va, a.dtype, i), elementAt(vr, r.dtype, i), differ);
