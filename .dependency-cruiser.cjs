@@ -30,12 +30,29 @@ const LAYERS = {
   pyenv: ['bridge', 'util', 'codes'],
   runner: ['pyenv', 'util', 'codes'],
   corpus: ['bridge', 'pyenv', 'util', 'codes'],
+  // Eager PyTorch's recorded outputs (the reference outputs file) and the comparison with them.
+  reference: ['util', 'codes'],
   // The jobs the commands run.
-  export: ['pipeline', 'bridge', 'pyenv', 'checks', 'pte', 'tensorrt', 'util', 'codes'],
-  verify: ['pipeline', 'runner', 'checks', 'pte', 'tensorrt', 'util', 'codes'],
-  demo: ['export', 'verify', 'pipeline', 'examples', 'bridge', 'pyenv', 'runner', 'checks', 'graph', 'pte', 'tensorrt', 'util', 'codes'],
+  export: ['pipeline', 'reference', 'bridge', 'pyenv', 'checks', 'pte', 'tensorrt', 'util', 'codes'],
+  verify: ['pipeline', 'reference', 'runner', 'checks', 'pte', 'tensorrt', 'util', 'codes'],
+  demo: [
+    'export',
+    'verify',
+    'reference',
+    'pipeline',
+    'examples',
+    'bridge',
+    'pyenv',
+    'runner',
+    'checks',
+    'graph',
+    'pte',
+    'tensorrt',
+    'util',
+    'codes',
+  ],
   // CI formats of findings and verify results (SARIF, GitHub annotations, JUnit).
-  report: ['checks', 'verify', 'util', 'codes'],
+  report: ['checks', 'verify', 'reference', 'util', 'codes'],
   // cli/ may import every folder; nothing imports it (rules below).
 };
 

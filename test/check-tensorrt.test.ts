@@ -350,6 +350,8 @@ it('every TensorRT code has a test above', () => {
       'TRT_DEVICE_MISMATCH',
       'TRT_DEVICE_ID_MISMATCH',
       'TRT_BUDGET_MULTI_ENGINE',
+      // test/reference-program.test.ts
+      'TRT_REFERENCE_PROGRAM_ARITY',
     ]),
   );
 });

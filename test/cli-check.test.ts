@@ -52,7 +52,7 @@ describe('trtx check', () => {
     expect(r.code).toBe(0);
     // Every fixture holds trtx reference engines, and check says so.
     expect(r.stdout).toBe(
-      `${clean}: no problems found (runtime rules: zero-copy-trt, et-module)\n  1 TensorRT delegate holds a trtx reference engine, not a TensorRT plan: the program runs in trtx verify, not on TensorRT\n0 errors, 0 warnings\n`,
+      `${clean}: no problems found (runtime rules: zero-copy-trt, et-module)\n  1 TensorRT delegate holds a synthetic reference engine, not a TensorRT plan (fixtures and benchmarks; it computes a made-up function, not the model): the program runs in trtx verify, not on TensorRT, and its numbers are synthetic\n0 errors, 0 warnings\n`,
     );
   });
 
@@ -72,7 +72,7 @@ describe('trtx check', () => {
     expect(r.code).toBe(1);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(`${broken}: checked (runtime rules: zero-copy-trt, et-module)`);
-    expect(lines[1]).toMatch(/^ {2}1 TensorRT delegate holds a trtx reference engine/);
+    expect(lines[1]).toMatch(/^ {2}1 TensorRT delegate holds a synthetic reference engine/);
     expect(lines.slice(2)).toEqual([
       'method forward',
       '  error STRUCT_VALUE_INDEX  forward > outputs[0]',
@@ -99,7 +99,7 @@ describe('trtx check', () => {
       summary: { errors: 2, warnings: 0, line: '2 errors, 0 warnings' },
     });
     expect(doc.diagnostics.map((d: { code: string }) => d.code)).toEqual(['STRUCT_VALUE_INDEX', 'TRT_ARITY']);
-    expect(doc.engines).toEqual({ tensorrt: 0, reference: 1, unknown: 0 });
+    expect(doc.engines).toMatchObject({ tensorrt: 0, reference: 1, synthetic: 1, programs: { engines: 0 }, unknown: 0 });
     const ok = JSON.parse((await runCli(['check', warned, '--json'])).stdout);
     expect(ok.ok).toBe(true);
     const strict = await runCli(['check', warned, '--json', '--strict']);

@@ -14,7 +14,8 @@ import { DataLocation } from '../src/pte/model.js';
 import { openPte } from '../src/pte/open.js';
 import { BLOB_ERROR_CODES, engineBytes, parseBlob, TRT_BACKEND_ID } from '../src/tensorrt/blob.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
-import { checkEngineBindings, decodeEngine } from '../src/tensorrt/reference-engine.js';
+import { decodeEngine } from '../src/tensorrt/reference-engine.js';
+import { checkEngineBindings } from '../src/tensorrt/reference-engine-bindings.js';
 import { TrtxError } from '../src/util/errors.js';
 import { flatcDecode } from './helpers/flatc.js';
 

@@ -12,7 +12,8 @@ import { cacheBytes, cacheFqns, kvDecoder, KV_SEED, resolveKv } from '../src/exa
 import { stagingBytes } from '../fixtures/measure.js';
 import { engineBytes, parseBlob } from '../src/tensorrt/blob.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
-import { decodeEngine, scratchBytes } from '../src/tensorrt/reference-engine.js';
+import { decodeEngine } from '../src/tensorrt/reference-engine.js';
+import { scratchBytes } from '../src/tensorrt/reference-engine-bindings.js';
 import { blobMeta, callArgSizes, lineDiff, viewMethod, type MethodView } from './helpers/fixture-view.js';
 
 const H2D = 'et_copy::_h2d_copy.out';

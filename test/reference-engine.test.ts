@@ -11,15 +11,8 @@ import { Step as FbStep } from '../src/generated/trtx-ref/step.js';
 import { Attend as FbAttend } from '../src/generated/trtx-ref/attend.js';
 import { Affine as FbAffine } from '../src/generated/trtx-ref/affine.js';
 import { Op } from '../src/generated/trtx-ref/op.js';
-import {
-  checkEngineBindings,
-  decodeEngine,
-  encodeEngine,
-  isReferenceEngine,
-  scratchBytes,
-  type EngineBinding,
-  type EngineInit,
-} from '../src/tensorrt/reference-engine.js';
+import { decodeEngine, encodeEngine, isReferenceEngine, type EngineInit } from '../src/tensorrt/reference-engine.js';
+import { checkEngineBindings, scratchBytes, type EngineBinding } from '../src/tensorrt/reference-engine-bindings.js';
 import { TrtxError } from '../src/util/errors.js';
 
 const SCHEMA = resolve(fileURLToPath(new URL('../schemas/reference_engine.fbs', import.meta.url)));
@@ -86,6 +79,7 @@ describe('reference engine codec', () => {
       scratch: { baseBytes: 65536n, perUnitBytes: 32n, unitBinding: 2, unitDim: 1 },
       streamableWeightBytes: 3n << 30n,
       weightStreaming: true,
+      program: null,
     });
   });
 
@@ -141,7 +135,7 @@ describe('reference engine refusals', () => {
   });
 
   it('refuses an unknown version', () => {
-    expect(codeOf(() => decodeEngine(encodeEngine({ ...SAMPLE, version: 2 })))).toBe('REF_ENGINE_VERSION');
+    expect(codeOf(() => decodeEngine(encodeEngine({ ...SAMPLE, version: 3 })))).toBe('REF_ENGINE_VERSION');
     expect(codeOf(() => decodeEngine(encodeEngine({ ...SAMPLE, version: 0 })))).toBe('REF_ENGINE_VERSION');
   });
 

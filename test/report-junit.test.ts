@@ -63,13 +63,19 @@ function report(steps: { out: string; k: string }[]): RunnerReport {
 
 function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "staged".pte'): VerifyResult {
   return {
-    schema: 'trtx.verify/2',
+    schema: 'trtx.verify/3',
     file,
     device: { kind: 'cpu' } as VerifyResult['device'],
     steps: 3,
     methods: ['decode'],
     mode: 'staged-vs-zero-copy',
-    engines: { tensorrt: 0, reference: 1, unknown: 0 },
+    engines: {
+      tensorrt: 0,
+      reference: 1,
+      synthetic: 1,
+      programs: { engines: 0, instructions: 0, operators: 0, weight_bytes: 0, program_bytes: 0 },
+      unknown: 0,
+    },
     caches: ['layers.0.attn.k_cache'],
     runtime: { delegate: 'zero-copy-trt', memory: 'et-module' },
     options: { init_device_buffers: true, twin_contract: false, arena_fill: 'poison', shared_scratch: false, cold_pool: false },
@@ -88,6 +94,16 @@ function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "s
     ],
     budgets: [],
     memory: null,
+    reference: {
+      status: 'none',
+      file: null,
+      note: 'no reference outputs: the program is compared with itself only',
+      atol: null,
+      rtol: null,
+      comparisons: [],
+      worst: null,
+      ok: true,
+    },
     assertions,
     ok: assertions.every((a) => a.ok),
   };

@@ -18,6 +18,7 @@ import { residentBudget, type EngineBudget } from '../tensorrt/resident.js';
 import { canonicalTargetDevice, type TargetDevice } from '../tensorrt/target-device.js';
 import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
+import { REFERENCE_PROGRAM_ARITY_HINT } from './reference-engines.js';
 
 const HINTS = {
   TRT_ARITY:
@@ -31,6 +32,7 @@ const HINTS = {
     "re-export the partition: the engine must be built on the device its target_device names (the blob's device_id is where Torch-TensorRT runs it)",
   TRT_BUDGET_MULTI_ENGINE:
     'each engine may hold its own budget: make the total fit the GPU (`trtx rewrite --budget SIZE`) or leave it automatic (`--clear-budget`)',
+  TRT_REFERENCE_PROGRAM_ARITY: REFERENCE_PROGRAM_ARITY_HINT,
 } as const satisfies Record<TrtCheckCode, string>;
 
 export type TensorRTCode = keyof typeof HINTS;

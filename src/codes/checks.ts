@@ -55,6 +55,8 @@ export const TRT_CHECK_CODES = {
   TRT_DEVICE_MISMATCH: 'a TensorRT argument lives on another device than the delegate\u2019s target_device',
   TRT_DEVICE_ID_MISMATCH: 'the blob\u2019s device_id (where Torch-TensorRT runs the engine) is not the device target_device names',
   TRT_BUDGET_MULTI_ENGINE: 'several engines each hold their own weight-streaming budget, and together may not fit (a warning)',
+  TRT_REFERENCE_PROGRAM_ARITY:
+    'a reference engine\u2019s program (version 2) takes another number of inputs or returns another number of outputs than the blob\u2019s bindings',
 } as const;
 
 /** The zero-copy KV rules (src/checks/zero-copy.ts, docs/zero-copy-kv.md). */

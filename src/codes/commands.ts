@@ -66,6 +66,8 @@ export const COMMAND_CODES = {
   VERIFY_BACKEND_MISSING: 'the program has a delegate of a backend the runner does not have',
   VERIFY_NO_GPU: '--device cuda without a GPU or a CUDA build of the runner, or a program planned for a GPU the machine lacks',
   VERIFY_MEMORY_LIMIT: 'the program plans more host memory than this machine has',
+  VERIFY_REFERENCE_STEPS: '--steps asks for more steps than the reference outputs file recorded',
+  VERIFY_TOLERANCE: '--atol or --rtol is not a finite number of at least 0',
   VERIFY_CANNOT_RUN_HERE: 'the program cannot run on this machine for another reason the runner gave',
   FIXTURES_NONE: '`trtx fixtures --only` matches no catalogue file',
   FIXTURES_OUT: 'the fixtures folder cannot be used',

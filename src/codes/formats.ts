@@ -74,4 +74,23 @@ export const REF_ENGINE_CODES = {
   REF_ENGINE_OP: 'an engine step has no op',
   REF_ENGINE_BINDING: 'an engine step names a binding that does not exist or does not fit its role',
   REF_ENGINE_VALUE: 'a value given to the engine writer does not fit its field',
+  REF_ENGINE_PROGRAM:
+    'a version-2 engine\u2019s program is missing, is not an ExecuTorch program trtx can decode, or lacks its method forward (or a version-1 engine carries one)',
+} as const;
+
+/** The reference outputs file `trtx export` records eager PyTorch's outputs in (schemas/reference-outputs.schema.json, src/reference/). */
+export const REFERENCE_CODES = {
+  REFERENCE_MISSING: 'the reference outputs file does not exist or cannot be read',
+  REFERENCE_JSON: 'the reference outputs file is not JSON',
+  REFERENCE_SCHEMA: 'the reference outputs file does not match its schema (trtx.reference/1)',
+  REFERENCE_DATA: 'a recorded tensor\u2019s data is not base64 of exactly numel \u00d7 itemsize bytes',
+  REFERENCE_PROGRAM: 'the reference outputs do not fit the program: a method it lacks, or another number of inputs or outputs',
+} as const;
+
+/** The runner\u2019s tensor files (TRXT, `trtx-runner run --inputs/--outputs`, src/runner/tensor-file.ts). */
+export const TENSOR_FILE_CODES = {
+  TENSOR_FILE_TRUNCATED: 'a tensor file ends before the record its header or sizes promise',
+  TENSOR_FILE_MAGIC: 'a tensor file does not start with TRXT, or is of a version trtx does not read',
+  TENSOR_FILE_VALUE:
+    'a tensor file record has an unknown kind or dtype, sizes that disagree with its bytes, or limits past trtx\u2019s bounds',
 } as const;

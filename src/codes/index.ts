@@ -8,7 +8,7 @@
 import { CHECK_CODES, RT_CODES, STRUCT_CODES, TRT_CHECK_CODES, ZC_CHECK_CODES } from './checks.js';
 import { COMMAND_CODES, GENERAL_CODES, OUTPUT_CODES, REWRITE_CODES } from './commands.js';
 import { BRIDGE_CODES, BRIDGE_TYPE_CODES, BRIDGE_WARNING_CODES, PYENV_CODES, RUNNER_CODES, RUNNER_REPORT_CODES } from './environment.js';
-import { PTE_CODES, REF_ENGINE_CODES, SPEC_CODES, TRT_BLOB_CODES } from './formats.js';
+import { PTE_CODES, REF_ENGINE_CODES, REFERENCE_CODES, SPEC_CODES, TENSOR_FILE_CODES, TRT_BLOB_CODES } from './formats.js';
 
 export * from './checks.js';
 export * from './commands.js';
@@ -19,6 +19,8 @@ export type PteCode = keyof typeof PTE_CODES;
 export type TrtBlobCode = keyof typeof TRT_BLOB_CODES;
 export type SpecCode = keyof typeof SPEC_CODES;
 export type RefEngineCode = keyof typeof REF_ENGINE_CODES;
+export type ReferenceCode = keyof typeof REFERENCE_CODES;
+export type TensorFileCode = keyof typeof TENSOR_FILE_CODES;
 export type StructCode = keyof typeof STRUCT_CODES;
 export type TrtCheckCode = keyof typeof TRT_CHECK_CODES;
 export type ZcCheckCode = keyof typeof ZC_CHECK_CODES;
@@ -39,6 +41,8 @@ export type Code =
   | TrtBlobCode
   | SpecCode
   | RefEngineCode
+  | ReferenceCode
+  | TensorFileCode
   | StructCode
   | TrtCheckCode
   | ZcCheckCode
@@ -90,7 +94,22 @@ export const FAMILIES: readonly CodeFamily[] = [
     title: 'Reference engines',
     space: 'error',
     codes: REF_ENGINE_CODES,
-    about: 'The trtx reference engine a fixture\u2019s blob carries in place of a TensorRT plan (schemas/reference-engine.md).',
+    about:
+      'The trtx reference engine a blob carries in place of a TensorRT plan (schemas/reference-engine.md): version 2 holds the partition as an ExecuTorch program, version 1 a synthetic function (fixtures and benchmarks).',
+  },
+  {
+    title: 'Reference outputs',
+    space: 'error',
+    codes: REFERENCE_CODES,
+    about:
+      'The file `trtx export` writes beside a program with eager PyTorch\u2019s outputs (`MODEL.pte.reference.json`, schemas/reference-outputs.schema.json), which `trtx verify` compares the program with (docs/reference-lowering.md).',
+  },
+  {
+    title: 'Runner tensor files',
+    space: 'error',
+    codes: TENSOR_FILE_CODES,
+    about:
+      'The TRXT files `trtx verify` feeds the runner recorded inputs in and reads its outputs back from (docs/reference-lowering.md \u00a73).',
   },
   {
     title: 'Program structure',

@@ -8,7 +8,7 @@ import { arenaDevice, deviceLabel, placement, scalarTypeName, taggedDevice, tens
 import { decodeCompileSpecs, showBytes } from '../tensorrt/compile-specs.js';
 import { canonicalTargetDevice } from '../tensorrt/target-device.js';
 import { delegatesOf, readDelegate } from '../tensorrt/delegates.js';
-import { countEngineKinds, delegateEngineKind, type EngineCensus, type EngineKind } from '../tensorrt/engine-kind.js';
+import { countEngines, delegateEngine, type EngineCensus, type EngineDetail, type EngineKind } from '../tensorrt/engine-kind.js';
 import { formatIEC } from '../util/size.js';
 import { stagingBytes } from '../graph/staging.js';
 import { shortName, shortNameOrNull } from '../util/display.js';
@@ -42,6 +42,12 @@ export interface DelegateSummary {
         engine_size: number;
         /** A TensorRT plan, a trtx reference engine (runs in trtx verify, not on TensorRT), or neither. */
         engine: EngineKind;
+        /** A reference engine that decodes: version 2 (the partition as an ExecuTorch program) or 1 (synthetic); null otherwise. */
+        reference: {
+          version: number;
+          synthetic: boolean;
+          program: { instructions: number; operators: number; weight_bytes: number; program_bytes: number } | null;
+        } | null;
         inputs: string[];
         outputs: string[];
         aliased: { output: string; input: string; kind: string }[];
@@ -128,7 +134,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
   const eh = pte.header.extended;
   const refs = new Map(delegatesOf(pte).map((r) => [`${r.planIndex}/${r.delegateIndex}`, r]));
   const methods: MethodSummary[] = [];
-  const kinds: EngineKind[] = [];
+  const kinds: EngineDetail[] = [];
   for (const [planIndex, plan] of pte.program.executionPlan.entries()) {
     if (opts.method !== undefined && plan.name !== opts.method) continue;
     const instructions = plan.chains.flatMap((c) => c.instructions);
@@ -147,19 +153,30 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       summary.data = 'error' in place ? place : { location: place.location, index: place.index, size: place.size };
       if (blob && 'error' in blob) {
         summary.tensorrt = blob;
-        kinds.push('unknown');
+        kinds.push({ kind: 'unknown', engine: null });
       } else if (blob) {
         const m = blob.metadata;
         chargeReport(
           m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64),
           ref.location,
         );
-        const engine = await delegateEngineKind(pte, ref, blob);
-        kinds.push(engine);
+        const detail = await delegateEngine(pte, ref, blob);
+        kinds.push(detail);
+        const e = detail.engine;
+        const p = e?.program;
         summary.tensorrt = {
           magic: blob.magic,
           engine_size: Number(blob.engineSize),
-          engine,
+          engine: detail.kind,
+          reference: e
+            ? {
+                version: e.version,
+                synthetic: !p,
+                program: p
+                  ? { instructions: p.instructions, operators: p.operators, weight_bytes: p.weightBytes, program_bytes: p.programBytes }
+                  : null,
+              }
+            : null,
           inputs: m.io_bindings.filter((b) => b.is_input).map((b) => shortName(b.name)),
           outputs: m.io_bindings.filter((b) => !b.is_input).map((b) => shortName(b.name)),
           aliased: m.aliased_io.map((a) => ({ output: shortName(a.output), input: shortName(a.input), kind: a.kind })),
@@ -208,7 +225,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       constant_data_bytes: constantBytes(pte),
       segments: pte.segments.map((s) => ({ index: s.index, offset: s.offset, size: s.size })),
     },
-    engines: countEngineKinds(kinds),
+    engines: countEngines(kinds),
     methods,
   };
 }

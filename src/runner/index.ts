@@ -6,3 +6,5 @@ export { runRunner, runnerArgs } from './run.js';
 export type { RunRunnerOptions, RunnerResult } from './run.js';
 export { RunnerReport, REPORT_SCHEMA_ID } from './report.js';
 export type { BudgetResolution, DelegateReport, MethodReport, RunnerError, StepReport } from './report.js';
+export { decodeTensorFile, encodeTensorFile, TENSOR_FILE_MAGIC, TENSOR_FILE_VERSION } from './tensor-file.js';
+export type { TensorFileValue, TensorRecord } from './tensor-file.js';

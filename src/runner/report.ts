@@ -31,7 +31,8 @@ export type BudgetResolution = z.infer<typeof BudgetResolution>;
 export const DelegateReport = z.strictObject({
   index: count,
   backend: z.string(),
-  engine: z.enum(['reference-cpu', 'reference-cuda']),
+  // reference-program: a version-2 engine (the partition's ExecuTorch program); synthetic-*: version 1. reference-* is the name older runners gave version 1.
+  engine: z.enum(['reference-program', 'synthetic-cpu', 'synthetic-cuda', 'reference-cpu', 'reference-cuda']),
   target_device: z.string().regex(/^cuda:[0-9]+$/),
   elision,
   inputs: z.array(z.string()),

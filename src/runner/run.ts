@@ -32,6 +32,10 @@ export interface RunRunnerOptions {
   arenaFill?: 'poison' | 'none';
   /** Zero every named buffer in device memory after each method load, as a correct application does. */
   initDeviceBuffers?: boolean;
+  /** A TRXT file (tensor-file.ts) of recorded inputs the runner feeds instead of its pattern (`--inputs`). */
+  inputsFile?: string;
+  /** Where the runner writes every output of every executed step, as a TRXT file (`--outputs`). */
+  outputsFile?: string;
   /** Module with share_memory_arenas (ExecuTorch refuses device arenas then). */
   shareArenas?: boolean;
   /** The Torch-TensorRT runtime the delegate behaves as: with the zero-copy contract (default) or stock. */
@@ -63,6 +67,8 @@ export function runnerArgs(program: string, o: Omit<RunRunnerOptions, 'runner'>,
   if (o.initDeviceBuffers) args.push('--init-device-buffers');
   if (o.shareArenas) args.push('--share-arenas');
   if (o.trtRuntime !== undefined) args.push('--trt-runtime', o.trtRuntime);
+  if (o.inputsFile !== undefined) args.push('--inputs', o.inputsFile);
+  if (o.outputsFile !== undefined) args.push('--outputs', o.outputsFile);
   return args;
 }
 

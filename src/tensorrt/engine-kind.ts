@@ -9,18 +9,39 @@
 import type { PteFile } from '../pte/open.js';
 import type { ParsedBlob } from './blob.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob, type DelegateRef } from './delegates.js';
-import { isReferenceEngine } from './reference-engine.js';
+import { decodeEngine, isReferenceEngine, type ReferenceEngine } from './reference-engine.js';
+import { describeReferenceProgram, SYNTHETIC_ENGINE } from './reference-program.js';
 import { isTrtxError } from '../util/errors.js';
 
 export type EngineKind = 'tensorrt' | 'reference' | 'unknown';
 
+/** Totals over the version-2 engines' programs. */
+export interface ProgramTotals {
+  engines: number;
+  instructions: number;
+  operators: number;
+  weight_bytes: number;
+  program_bytes: number;
+}
+
 export interface EngineCensus {
   /** TensorRT plans. */
   tensorrt: number;
-  /** trtx reference engines. */
+  /** trtx reference engines, of any version (and ones that do not decode). */
   reference: number;
+  /** Of the reference engines: version 1, synthetic (fixtures and benchmarks; a made-up function, not the model). */
+  synthetic: number;
+  /** Of the reference engines: version 2, the partition as an ExecuTorch program, with totals over their programs. */
+  programs: ProgramTotals;
   /** Neither, or a blob that does not parse. */
   unknown: number;
+}
+
+/** One delegate's engine: its kind and, for a reference engine that decodes, the engine. */
+export interface EngineDetail {
+  kind: EngineKind;
+  /** null unless a reference engine that decodes. */
+  engine: ReferenceEngine | null;
 }
 
 export function engineKindOf(head: Uint8Array): EngineKind {
@@ -30,32 +51,71 @@ export function engineKindOf(head: Uint8Array): EngineKind {
   return 'unknown';
 }
 
+/** `n` bytes of one delegate's engine from its start. */
+export async function readEngineBytes(pte: PteFile, ref: DelegateRef, blob: ParsedBlob, n: number): Promise<Uint8Array> {
+  const place = blobPlace(pte, ref);
+  return place.location === 'inline'
+    ? pte.program.backendDelegateData[place.index].data.subarray(blob.engineOffset, blob.engineOffset + n)
+    : await pte.readRange(place.fileOffset! + blob.engineOffset, n);
+}
+
 /** The kind of one delegate's engine, from its parsed blob. */
 export async function readEngineKind(pte: PteFile, ref: DelegateRef, blob: ParsedBlob): Promise<EngineKind> {
-  const n = Number(blob.engineSize < 8n ? blob.engineSize : 8n);
-  const place = blobPlace(pte, ref);
-  const head =
-    place.location === 'inline'
-      ? pte.program.backendDelegateData[place.index].data.subarray(blob.engineOffset, blob.engineOffset + n)
-      : await pte.readRange(place.fileOffset! + blob.engineOffset, n);
-  return engineKindOf(head);
+  return engineKindOf(await readEngineBytes(pte, ref, blob, Number(blob.engineSize < 8n ? blob.engineSize : 8n)));
+}
+
+/** Reads a reference engine whole and decodes it (refusals are REF_ENGINE_* TrtxErrors). */
+export async function readReferenceEngine(pte: PteFile, ref: DelegateRef, blob: ParsedBlob): Promise<ReferenceEngine> {
+  const bytes = await readEngineBytes(pte, ref, blob, Number(blob.engineSize));
+  return decodeEngine(bytes, { location: `${ref.location} > engine` });
 }
 
 /** The kind of one delegate's engine; 'unknown' for a blob that did not parse (null) or an engine head that cannot be read. */
 export async function delegateEngineKind(pte: PteFile, ref: DelegateRef, blob: ParsedBlob | null): Promise<EngineKind> {
-  if (!blob) return 'unknown';
+  return (await delegateEngine(pte, ref, blob)).kind;
+}
+
+/** The kind of one delegate's engine and, for a reference engine that decodes, the engine. */
+export async function delegateEngine(pte: PteFile, ref: DelegateRef, blob: ParsedBlob | null): Promise<EngineDetail> {
+  if (!blob) return { kind: 'unknown', engine: null };
+  let kind: EngineKind;
   try {
-    return await readEngineKind(pte, ref, blob);
+    kind = await readEngineKind(pte, ref, blob);
   } catch (e) {
     if (!isTrtxError(e)) throw e;
-    return 'unknown';
+    return { kind: 'unknown', engine: null };
+  }
+  if (kind !== 'reference') return { kind, engine: null };
+  try {
+    return { kind, engine: await readReferenceEngine(pte, ref, blob) };
+  } catch (e) {
+    // trtx check reports why it does not decode.
+    if (!isTrtxError(e)) throw e;
+    return { kind, engine: null };
   }
 }
 
 /** A census of engine kinds, one per delegate. */
-export function countEngineKinds(kinds: Iterable<EngineKind>): EngineCensus {
-  const census: EngineCensus = { tensorrt: 0, reference: 0, unknown: 0 };
-  for (const k of kinds) census[k] += 1;
+export function countEngines(details: Iterable<EngineDetail>): EngineCensus {
+  const census: EngineCensus = {
+    tensorrt: 0,
+    reference: 0,
+    synthetic: 0,
+    programs: { engines: 0, instructions: 0, operators: 0, weight_bytes: 0, program_bytes: 0 },
+    unknown: 0,
+  };
+  for (const d of details) {
+    census[d.kind] += 1;
+    const p = d.engine?.program;
+    if (d.engine && !p) census.synthetic += 1;
+    if (p) {
+      census.programs.engines += 1;
+      census.programs.instructions += p.instructions;
+      census.programs.operators += p.operators;
+      census.programs.weight_bytes += p.weightBytes;
+      census.programs.program_bytes += p.programBytes;
+    }
+  }
   return census;
 }
 
@@ -66,7 +126,7 @@ export function countEngineKinds(kinds: Iterable<EngineKind>): EngineCensus {
  * it each blob is read here.
  */
 export async function engineCensus(pte: PteFile, parsed?: readonly (DelegateRef & { blob: ParsedBlob })[]): Promise<EngineCensus> {
-  const kinds: EngineKind[] = [];
+  const details: EngineDetail[] = [];
   for (const ref of delegatesOf(pte, isTensorRT)) {
     let blob: ParsedBlob | null = null;
     if (parsed) {
@@ -78,18 +138,49 @@ export async function engineCensus(pte: PteFile, parsed?: readonly (DelegateRef 
         if (!isTrtxError(e)) throw e;
       }
     }
-    kinds.push(await delegateEngineKind(pte, ref, blob));
+    details.push(await delegateEngine(pte, ref, blob));
   }
-  return countEngineKinds(kinds);
+  return countEngines(details);
 }
 
-/** The line every command prints about a program with reference engines; null when it has none. */
-export function referenceEngineLine(census: EngineCensus): string | null {
-  const n = census.reference;
-  if (n === 0) return null;
+/** What a program's delegates hold, for people: "the partition as an ExecuTorch program (...)" or "synthetic reference engine (...)". */
+export function describeEngine(engine: ReferenceEngine | null): string {
+  if (!engine) return 'trtx reference engine that does not decode (trtx check says why)';
+  return engine.program ? `trtx reference engine: ${describeReferenceProgram(engine.program)}` : SYNTHETIC_ENGINE;
+}
+
+const RUNS = 'the program runs in trtx verify, not on TensorRT';
+
+/** The lines every command prints about a program with reference engines; none when it has none. */
+export function referenceEngineLines(census: EngineCensus): string[] {
   const all = census.tensorrt + census.reference + census.unknown;
-  if (n === 1 && all === 1)
-    return '1 TensorRT delegate holds a trtx reference engine, not a TensorRT plan: the program runs in trtx verify, not on TensorRT';
-  const head = n === all ? `${n} TensorRT delegates hold` : `${n} of ${all} TensorRT delegates hold`;
-  return `${head} trtx reference engines, not TensorRT plans: the program runs in trtx verify, not on TensorRT`;
+  const head = (n: number) =>
+    n === all ? (n === 1 ? '1 TensorRT delegate holds' : `${n} TensorRT delegates hold`) : `${n} of ${all} TensorRT delegates hold`;
+  const lines: string[] = [];
+  const p = census.programs;
+  if (p.engines > 0) {
+    const what = p.engines === 1 ? 'a trtx reference engine, not a TensorRT plan' : 'trtx reference engines, not TensorRT plans';
+    const totals = describeReferenceProgram({
+      instructions: p.instructions,
+      operators: p.operators,
+      weightBytes: p.weight_bytes,
+      programBytes: p.program_bytes,
+    });
+    lines.push(
+      `${head(p.engines)} ${what}: ${p.engines === 1 ? totals : totals.replace('the partition as', 'each partition as').replace('(', '(in all: ')}; ${RUNS}`,
+    );
+  }
+  if (census.synthetic > 0) {
+    const what =
+      census.synthetic === 1 ? 'a synthetic reference engine, not a TensorRT plan' : 'synthetic reference engines, not TensorRT plans';
+    lines.push(
+      `${head(census.synthetic)} ${what} (fixtures and benchmarks; ${census.synthetic === 1 ? 'it computes' : 'they compute'} a made-up function, not the model): ${RUNS}, and its numbers are synthetic`,
+    );
+  }
+  const unread = census.reference - census.synthetic - p.engines;
+  if (unread > 0)
+    lines.push(
+      `${head(unread)} trtx reference ${unread === 1 ? 'engine' : 'engines'} that ${unread === 1 ? 'does' : 'do'} not decode (trtx check says why)`,
+    );
+  return lines;
 }

@@ -16,15 +16,24 @@ import { KvWrite as FbKvWrite } from '../generated/trtx-ref/kv-write.js';
 import { Attend as FbAttend } from '../generated/trtx-ref/attend.js';
 import { RingShift as FbRingShift } from '../generated/trtx-ref/ring-shift.js';
 import { ScratchNeed as FbScratchNeed } from '../generated/trtx-ref/scratch-need.js';
-import type { RefEngineCode } from '../codes/index.js';
 import { REFERENCE_ENGINE_LAYOUT } from '../generated/layout/reference-engine.js';
 import { verifyFlatBuffer, type BufferFormat } from '../pte/verify.js';
 import { TrtxError } from '../util/errors.js';
+import { decodeReferenceProgram, type ReferenceProgram } from './reference-program.js';
+import { engineFail, engineWhere as where, ENGINE_HINT as HINT, type EngineLocationOptions } from './reference-engine-errors.js';
+
+export type { EngineLocationOptions } from './reference-engine-errors.js';
+
+const U32_LIMIT = 2 ** 32;
+const U64_LIMIT = 1n << 64n;
 
 export const REFERENCE_ENGINE_IDENTIFIER = 'TRXE';
 /** Versions this reader understands; any other is refused. */
-export const REFERENCE_ENGINE_VERSIONS: readonly number[] = [1];
+export const REFERENCE_ENGINE_VERSIONS: readonly number[] = [1, 2];
+/** Version 1: synthetic steps (fixtures and benchmarks). */
 export const REFERENCE_ENGINE_VERSION = 1;
+/** Version 2: the partition as an ExecuTorch program. */
+export const REFERENCE_ENGINE_PROGRAM_VERSION = 2;
 
 export type RefStep =
   | { op: 'Affine'; input: number; output: number; scale: number; bias: number }
@@ -55,32 +64,20 @@ export interface ReferenceEngine {
   scratch: ScratchNeed | null;
   streamableWeightBytes: bigint;
   weightStreaming: boolean;
+  /** Version 2: the partition's program as trtx reads it; null for version 1 (synthetic). */
+  program: ReferenceProgram | null;
 }
 
 export interface EngineInit {
+  /** Version 1's steps; empty for version 2. */
   steps: RefStepInit[];
+  /** Version 2: the partition's .pte bytes (the version defaults to 2 with it, 1 without). */
+  program?: Uint8Array;
   scratch?: { baseBytes: bigint | number; perUnitBytes?: bigint | number; unitBinding?: number; unitDim?: number } | null;
   streamableWeightBytes?: bigint | number;
   weightStreaming?: boolean;
-  /** Only for crafting refusal cases; a writer always writes the current version. */
+  /** Only for crafting refusal cases; a writer writes 2 with a program, else 1. */
   version?: number;
-}
-
-export interface EngineLocationOptions {
-  /** Prefix for error locations, e.g. `decode > delegate 0 (TensorRTBackend) > engine`. */
-  location?: string;
-}
-
-const HINT = 'the engine is not a trtx reference engine this version can read; rebuild the fixture with `npm run fixtures`';
-const U32_LIMIT = 2 ** 32;
-const U64_LIMIT = 1n << 64n;
-
-function where(opts: EngineLocationOptions | undefined, rel: string): string {
-  return opts?.location ? (rel ? `${opts.location} > ${rel}` : opts.location) : rel;
-}
-
-function fail(code: RefEngineCode, opts: EngineLocationOptions | undefined, rel: string, message: string): never {
-  throw new TrtxError(code, where(opts, rel), message, { hint: HINT });
 }
 
 // ---------------------------------------------------------------------------
@@ -175,12 +172,15 @@ export function encodeEngine(init: EngineInit): Uint8Array {
       u32(sc.unitDim ?? 0, 'scratch.unit_dim'),
     );
   }
+  const program = init.program ? FbEngine.createProgramVector(b, init.program) : 0;
   FbEngine.startEngine(b);
-  FbEngine.addVersion(b, u32(init.version ?? REFERENCE_ENGINE_VERSION, 'version'));
+  const version = init.version ?? (init.program ? REFERENCE_ENGINE_PROGRAM_VERSION : REFERENCE_ENGINE_VERSION);
+  FbEngine.addVersion(b, u32(version, 'version'));
   FbEngine.addSteps(b, steps);
   if (scratch) FbEngine.addScratch(b, scratch);
   FbEngine.addStreamableWeightBytes(b, u64(init.streamableWeightBytes ?? 0, 'streamable_weight_bytes'));
   FbEngine.addWeightStreaming(b, init.weightStreaming ?? false);
+  if (program) FbEngine.addProgram(b, program);
   FbEngine.finishEngineBuffer(b, FbEngine.endEngine(b));
   return b.asUint8Array().slice();
 }
@@ -232,17 +232,23 @@ function readStep(s: FbStep, i: number, opts: EngineLocationOptions | undefined)
       return { op: 'RingShift', stateIn: r.stateIn(), source: r.source(), stateOut: r.stateOut() };
     }
     default:
-      return fail('REF_ENGINE_OP', opts, `steps[${i}]`, 'step has no op');
+      return engineFail('REF_ENGINE_OP', opts, `steps[${i}]`, 'step has no op');
   }
 }
 
 /** Decodes engine bytes; refuses anything but a well-formed reference engine of a known version. */
 export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}): ReferenceEngine {
-  if (bytes.length < 8) fail('REF_ENGINE_TRUNCATED', opts, '', `engine has ${bytes.length} bytes; a reference engine needs at least 8`);
+  if (bytes.length < 8)
+    engineFail('REF_ENGINE_TRUNCATED', opts, '', `engine has ${bytes.length} bytes; a reference engine needs at least 8`);
   if (!isReferenceEngine(bytes)) {
     const id = Array.from(bytes.subarray(4, 8), (c) => (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : '.')).join('');
     const plan = String.fromCharCode(...bytes.subarray(0, 4)) === 'ftrt' ? ' (this looks like a TensorRT plan)' : '';
-    fail('REF_ENGINE_IDENTIFIER', opts, 'identifier', `identifier ${JSON.stringify(id)} is not "${REFERENCE_ENGINE_IDENTIFIER}"${plan}`);
+    engineFail(
+      'REF_ENGINE_IDENTIFIER',
+      opts,
+      'identifier',
+      `identifier ${JSON.stringify(id)} is not "${REFERENCE_ENGINE_IDENTIFIER}"${plan}`,
+    );
   }
   const root = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
   verifyFlatBuffer(bytes, root, engineFormat(opts));
@@ -250,7 +256,7 @@ export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}
   const e = FbEngine.getRootAsEngine(new flatbuffers.ByteBuffer(bytes));
   const version = e.version();
   if (!REFERENCE_ENGINE_VERSIONS.includes(version)) {
-    fail(
+    engineFail(
       'REF_ENGINE_VERSION',
       opts,
       'version',
@@ -259,6 +265,18 @@ export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}
   }
   const steps: RefStep[] = [];
   for (let i = 0; i < e.stepsLength(); i++) steps.push(readStep(e.steps(i)!, i, opts));
+  const programBytes = e.programArray();
+  let program: ReferenceProgram | null = null;
+  if (version === REFERENCE_ENGINE_VERSION) {
+    if (programBytes !== null)
+      engineFail('REF_ENGINE_PROGRAM', opts, 'program', 'a version-1 (synthetic) engine carries a program; only version 2 may');
+  } else {
+    if (steps.length)
+      engineFail('REF_ENGINE_PROGRAM', opts, 'steps', `a version-2 engine carries ${steps.length} synthetic steps; it must carry none`);
+    if (programBytes === null || programBytes.length === 0)
+      engineFail('REF_ENGINE_PROGRAM', opts, 'program', 'a version-2 engine carries no program (the partition as an ExecuTorch program)');
+    program = decodeReferenceProgram(programBytes, opts);
+  }
   const sc = e.scratch();
   return {
     version,
@@ -268,118 +286,6 @@ export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}
       : null,
     streamableWeightBytes: e.streamableWeightBytes(),
     weightStreaming: e.weightStreaming(),
+    program,
   };
-}
-
-// ---------------------------------------------------------------------------
-// Engine against its blob's bindings
-
-/** The part of a blob io binding an engine is checked against. */
-export interface EngineBinding {
-  name: string;
-  is_input: boolean;
-  dtype: string;
-  shape: number[];
-}
-
-const DATA_DTYPES = new Set(['float32', 'float16', 'bfloat16']);
-const POSITION_DTYPES = new Set(['int64', 'int32']);
-
-/**
- * Checks every binding index the engine names against the blob's io_bindings
- * (inputs first, then outputs): writes go to output bindings, except KvWrite,
- * which writes through its cache input; positions are one-element integers;
- * data bindings are floating point. Dtype and shape checks apply only where
- * the blob declares them.
- */
-export function checkEngineBindings(engine: ReferenceEngine, bindings: readonly EngineBinding[], opts: EngineLocationOptions = {}): void {
-  const n = bindings.length;
-  const bad = (rel: string, message: string): never => fail('REF_ENGINE_BINDING', opts, rel, message);
-  const get = (idx: number, rel: string) => {
-    if (idx >= n) bad(rel, `binding ${idx} does not exist (the blob has ${n} io_bindings)`);
-    return bindings[idx];
-  };
-  const label = (b: EngineBinding, idx: number) => `binding ${idx} (${b.name})`;
-  const wantInput = (idx: number, rel: string, role: string) => {
-    const b = get(idx, rel);
-    if (!b.is_input) bad(rel, `${role} ${label(b, idx)} must be an input binding`);
-    return b;
-  };
-  const wantOutput = (idx: number, rel: string, role: string) => {
-    const b = get(idx, rel);
-    if (b.is_input) bad(rel, `${role} ${label(b, idx)} must be an output binding`);
-    return b;
-  };
-  const wantData = (b: EngineBinding, idx: number, rel: string) => {
-    if (b.dtype !== '' && !DATA_DTYPES.has(b.dtype))
-      bad(rel, `${label(b, idx)} has dtype ${b.dtype}; data must be float32, float16 or bfloat16`);
-  };
-  const numel = (b: EngineBinding) => b.shape.reduce((p, d) => p * d, 1);
-
-  engine.steps.forEach((s, i) => {
-    const at = `steps[${i}] (${s.op})`;
-    switch (s.op) {
-      case 'Affine': {
-        const inp = get(s.input, `${at}.input`);
-        const out = wantOutput(s.output, `${at}.output`, 'output');
-        wantData(inp, s.input, `${at}.input`);
-        wantData(out, s.output, `${at}.output`);
-        if (inp.shape.length && out.shape.length && numel(inp) !== numel(out)) {
-          bad(at, `input has ${numel(inp)} elements and output ${numel(out)}; Affine needs equal counts`);
-        }
-        break;
-      }
-      case 'KvWrite': {
-        const cache = wantInput(s.cache, `${at}.cache`, 'cache');
-        const pos = wantInput(s.position, `${at}.position`, 'position');
-        wantData(cache, s.cache, `${at}.cache`);
-        wantData(get(s.source, `${at}.source`), s.source, `${at}.source`);
-        if (pos.dtype !== '' && !POSITION_DTYPES.has(pos.dtype))
-          bad(`${at}.position`, `${label(pos, s.position)} has dtype ${pos.dtype}; a position is int64 or int32`);
-        if (pos.shape.length && numel(pos) !== 1)
-          bad(`${at}.position`, `${label(pos, s.position)} has ${numel(pos)} elements; a position has exactly one`);
-        if (cache.shape.length && s.seqDim >= cache.shape.length)
-          bad(`${at}.seq_dim`, `seq_dim ${s.seqDim} is past the ${cache.shape.length} dimensions of ${label(cache, s.cache)}`);
-        break;
-      }
-      case 'Attend':
-        if (s.caches.length === 0) bad(`${at}.caches`, 'Attend names no cache');
-        s.caches.forEach((c, k) => wantData(wantInput(c, `${at}.caches[${k}]`, 'cache'), c, `${at}.caches[${k}]`));
-        wantData(get(s.query, `${at}.query`), s.query, `${at}.query`);
-        wantData(wantOutput(s.output, `${at}.output`, 'output'), s.output, `${at}.output`);
-        break;
-      case 'RingShift': {
-        const sin = wantInput(s.stateIn, `${at}.state_in`, 'state_in');
-        const sout = wantOutput(s.stateOut, `${at}.state_out`, 'state_out');
-        wantData(sin, s.stateIn, `${at}.state_in`);
-        wantData(sout, s.stateOut, `${at}.state_out`);
-        wantData(get(s.source, `${at}.source`), s.source, `${at}.source`);
-        if (sin.shape.length && sout.shape.length && sin.shape.join(',') !== sout.shape.join(',')) {
-          bad(at, `state_in is [${sin.shape.join(',')}] but state_out is [${sout.shape.join(',')}]`);
-        }
-        break;
-      }
-    }
-  });
-  if (engine.scratch) {
-    const b = get(engine.scratch.unitBinding, 'scratch.unit_binding');
-    if (engine.scratch.perUnitBytes > 0n && b.shape.length && engine.scratch.unitDim >= b.shape.length) {
-      bad(
-        'scratch.unit_dim',
-        `unit_dim ${engine.scratch.unitDim} is past the ${b.shape.length} dimensions of ${label(b, engine.scratch.unitBinding)}`,
-      );
-    }
-  }
-}
-
-/** Scratch bytes one enqueue needs when binding `unitBinding` has `shape`. */
-export function scratchBytes(engine: ReferenceEngine, shapes: readonly (readonly number[])[]): bigint {
-  const sc = engine.scratch;
-  if (!sc) return 0n;
-  if (sc.perUnitBytes === 0n) return sc.baseBytes;
-  const extent = shapes[sc.unitBinding]?.[sc.unitDim];
-  if (extent === undefined) {
-    throw new TrtxError('REF_ENGINE_BINDING', 'scratch', `binding ${sc.unitBinding} has no dimension ${sc.unitDim}`);
-  }
-  return sc.baseBytes + sc.perUnitBytes * BigInt(extent);
 }

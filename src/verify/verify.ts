@@ -34,11 +34,23 @@ import {
 } from './assertions.js';
 import { decodeMethods, deriveVariants, type Variant, type VerifyMode } from './variants.js';
 import { pushAll } from '../util/arrays.js';
+import {
+  compareRunOutputs,
+  loadReference,
+  referenceAssertions,
+  referenceSteps,
+  worstComparison,
+  writeReferenceInputs,
+  type ReferenceOptions,
+  type VerifyReference,
+} from './reference.js';
+import { join } from 'node:path';
 
 export type StreamMode = 'on' | 'off' | 'both';
 
-export interface VerifyOptions {
+export interface VerifyOptions extends ReferenceOptions {
   zeroCopyKv?: boolean;
+  /** Steps per run; default the reference outputs' steps, else 4. */
   steps?: number;
   callerStream?: StreamMode;
   budget?: bigint;
@@ -78,7 +90,7 @@ export interface VerifyMemory {
 }
 
 export interface VerifyResult {
-  schema: 'trtx.verify/2';
+  schema: 'trtx.verify/3';
   file: string;
   device: RunnerReport['device'] | null;
   steps: number;
@@ -96,6 +108,8 @@ export interface VerifyResult {
   budgets: { method: string; delegate: number; source: string; effective: string | null; clamped: boolean; ignored: string | null }[];
   /** Device memory of the primary run (the last variant, no caller stream). */
   memory: VerifyMemory | null;
+  /** The comparison with eager PyTorch's outputs (docs/reference-lowering.md §4). */
+  reference: VerifyReference;
   assertions: Assertion[];
   ok: boolean;
 }
@@ -158,11 +172,11 @@ async function checkFirst(
 }
 
 export async function verifyProgram(path: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
-  const steps = opts.steps ?? 4;
-  if (!Number.isInteger(steps) || steps < 2)
-    throw new TrtxError('VERIFY_STEPS', '--steps', `${opts.steps} steps: verify needs at least 2 to see a cache persist`, {
-      kind: 'usage',
-    });
+  const tooFew = (n: number) => {
+    if (!Number.isInteger(n) || n < 2)
+      throw new TrtxError('VERIFY_STEPS', '--steps', `${n} steps: verify needs at least 2 to see a cache persist`, { kind: 'usage' });
+  };
+  if (opts.steps !== undefined) tooFew(opts.steps);
   const modes = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
   const runtime = opts.runtime ?? DEFAULT_RUNTIME;
   const init = Boolean(opts.initDeviceBuffers);
@@ -175,10 +189,17 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin, runtime);
     const methods = decodeMethods(pte);
     const engines = await engineCensus(pte);
+    const { reference, result: referenceResult } = await loadReference(path, engines, opts);
+    const steps = referenceSteps(reference, opts.steps, 4);
+    tooFew(steps);
     const checked = await runChecks(pte, { runtime });
     await pte.close();
+    const inputsFile = reference ? await writeReferenceInputs(reference, methods, steps, dir) : undefined;
+    // Not ok until the runs completed and every comparison passed.
+    if (reference) referenceResult.ok = false;
+    const outputsFiles = new Map<string, { file: string; variant: string; caller_stream: boolean; label: string }>();
     const base: VerifyResult = {
-      schema: 'trtx.verify/2',
+      schema: 'trtx.verify/3',
       file: path,
       device: null,
       steps,
@@ -198,6 +219,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       runs: [],
       budgets: [],
       memory: null,
+      reference: referenceResult,
       assertions: [],
       ok: false,
     };
@@ -220,8 +242,14 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       opts.onProgress?.(
         `running ${v.name}${callerStream ? ' with a caller stream' : ''}${freshState ? ', fresh caches' : ''}${initDeviceBuffers ? ', device buffers initialised' : ''}`,
       );
+      // Every run gets the recorded inputs (so runs stay comparable with each other); each persistent one writes its outputs.
+      const key = `${v.name}/${callerStream}/${freshState}/${initDeviceBuffers}`;
+      const compared = reference !== null && !freshState && initDeviceBuffers === runInit;
+      const outputsFile = compared ? join(dir, `outputs-${outputsFiles.size}.trxt`) : undefined;
       const r = await runRunner(v.path, {
         runner: runner.path,
+        inputsFile,
+        outputsFile,
         methods,
         steps,
         callerStream,
@@ -244,7 +272,14 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
           { kind: 'usage', hint: env.hint },
         );
       }
-      reports.set(`${v.name}/${callerStream}/${freshState}/${initDeviceBuffers}`, r.report);
+      reports.set(key, r.report);
+      if (outputsFile)
+        outputsFiles.set(key, {
+          file: outputsFile,
+          variant: v.name,
+          caller_stream: callerStream,
+          label: `${v.name}, stream ${callerStream ? 'on' : 'off'}`,
+        });
       base.runs.push({
         variant: v.name,
         caller_stream: callerStream,
@@ -305,6 +340,15 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     // Runs that read poison compute NaN whatever the caches held: comparing them proves nothing.
     const readPoison = writtenFirst !== null && !writtenFirst.ok;
     if (completed && stateful && !readPoison) assertions.push(persistentDiffersFromFresh(primaryReport, fresh, primary.name));
+
+    if (completed && reference) {
+      const tolerance = { atol: opts.atol, rtol: opts.rtol };
+      for (const o of outputsFiles.values())
+        pushAll(base.reference.comparisons, await compareRunOutputs(reference, methods, steps, o.file, o, tolerance));
+      base.reference.ok = base.reference.comparisons.every((c) => c.ok);
+      base.reference.worst = worstComparison(base.reference.comparisons);
+      pushAll(assertions, referenceAssertions(base.reference));
+    }
 
     base.device = first.device;
     base.budgets = first.methods.flatMap((m) =>

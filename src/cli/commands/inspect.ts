@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { withPte } from '../../pte/open.js';
 import { summarize, type DelegateSummary, type InspectReport, type MethodSummary, type TensorSummary } from '../../inspect/summary.js';
 import { formatIEC } from '../../util/size.js';
-import { referenceEngineLine } from '../../tensorrt/engine-kind.js';
+import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
+import { describeReferenceProgram, SYNTHETIC_ENGINE } from '../../tensorrt/reference-program.js';
 import { memoryPlan } from '../../html/plan.js';
 import { renderInspectHtml } from '../../html/page.js';
 import { checkReportTarget, writeReport } from '../../html/write.js';
@@ -31,10 +32,23 @@ function delegateLines(d: DelegateSummary): string[] {
     if ('error' in d.tensorrt) lines.push(`    blob: ${d.tensorrt.error}`);
     else {
       const t = d.tensorrt;
-      const kind = t.engine === 'reference' ? 'trtx reference engine' : t.engine === 'tensorrt' ? 'TensorRT plan' : 'engine';
+      const kind =
+        t.engine === 'reference'
+          ? t.reference?.synthetic
+            ? 'synthetic reference engine'
+            : 'trtx reference engine'
+          : t.engine === 'tensorrt'
+            ? 'TensorRT plan'
+            : 'engine';
       lines.push(
         `    blob ${t.magic}: ${kind} ${iec(t.engine_size)}, inputs ${t.inputs.join(', ') || '-'}; outputs ${t.outputs.join(', ') || '-'}`,
       );
+      const p = t.reference?.program;
+      if (p)
+        lines.push(
+          `    engine: ${describeReferenceProgram({ instructions: p.instructions, operators: p.operators, weightBytes: p.weight_bytes, programBytes: p.program_bytes })}`,
+        );
+      else if (t.reference) lines.push(`    engine: ${SYNTHETIC_ENGINE}`);
       for (const a of t.aliased) lines.push(`    alias ${a.output} -> ${a.input} (${a.kind})`);
     }
   }
@@ -77,8 +91,7 @@ export function renderInspect(r: InspectReport, ctx: Pick<Ctx, 'color'>): string
     `  program v${r.program.version}: ${r.program.methods} method(s), constant data ${iec(r.program.constant_data_bytes)}, ${r.program.segments.length} segment(s)`,
   ];
   for (const seg of r.program.segments) lines.push(`  segment ${seg.index}: ${iec(seg.size)} at ${seg.offset}`);
-  const reference = referenceEngineLine(r.engines);
-  if (reference) lines.push(`  ${reference}`);
+  for (const l of referenceEngineLines(r.engines)) lines.push(`  ${l}`);
   for (const m of r.methods) pushAll(lines, ['', ...methodLines(m, s)]);
   return lines;
 }

@@ -1,4 +1,4 @@
-// trtx verify FILE [--zero-copy-kv] [--steps N] [--caller-stream on|off|both] [--budget SIZE] [--device cpu|cuda]
+// trtx verify FILE [--zero-copy-kv] [--steps N] [--reference FILE | --no-reference] [--atol X] [--rtol X] [--caller-stream on|off|both] [--budget SIZE] [--device cpu|cuda]
 //   [--runtime NAME ...] [--init-device-buffers] [--shared-scratch] [--cold-pool] [--json | --format text|json|junit]
 import { readdir } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
@@ -8,16 +8,20 @@ import { formatIEC, parseSize } from '../../util/size.js';
 import { toJunit } from '../../report/junit.js';
 import { renderDiagnostics } from '../render-diagnostics.js';
 import { renderMemory } from '../render-memory.js';
+import { renderReference } from '../render-reference.js';
 import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
 import { action } from '../action.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 import { styler } from '../style.js';
 import type { VerifyResult } from '../../verify/verify.js';
-import { referenceEngineLine } from '../../tensorrt/engine-kind.js';
+import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
 
 interface VerifyOptions extends GlobalOptions {
   zeroCopyKv?: boolean;
   steps?: string;
+  reference?: string | false;
+  atol?: string;
+  rtol?: string;
   callerStream?: 'on' | 'off' | 'both';
   budget?: string;
   device?: 'cpu' | 'cuda';
@@ -63,8 +67,7 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     lines.push(`  check: ${r.check.summary.line} (${found.join('; ')}; trtx check explains each)`);
   }
   lines.push(`  ran on ${where}`);
-  const reference = referenceEngineLine(r.engines);
-  if (reference) lines.push(`  ${reference}`);
+  for (const l of referenceEngineLines(r.engines)) lines.push(`  ${l}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
   if (r.options.twin_contract) {
     lines.push(
@@ -83,12 +86,16 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     );
   }
   if (r.memory) lines.push(...renderMemory(r.memory, r.options.init_device_buffers || r.options.twin_contract));
+  lines.push(...renderReference(r.reference, s));
   for (const a of r.assertions)
     lines.push(`  ${a.ok ? s('green', 'ok  ') : s('red', 'FAIL')} ${a.name}${a.detail ? s('dim', ` (${a.detail})`) : ''}`);
   const failed = r.assertions.filter((a) => !a.ok).length;
   lines.push(
     failed
-      ? s('red', `${failed} of ${r.assertions.length} checks failed`)
+      ? s(
+          'red',
+          `${failed} of ${r.assertions.length} checks failed${r.reference.worst ? `; furthest from PyTorch: ${r.reference.worst}` : ''}`,
+        )
       : s('green', `verified: ${r.assertions.length} checks passed on ${where}`),
   );
   return lines;
@@ -118,7 +125,14 @@ export function registerVerify(program: Command): void {
     .description('check the program, run it on the ExecuTorch runtime in the bundled runner and prove the delegate runtime contract')
     .argument('[file]', 'the .pte program (default: the one .pte in the current folder)')
     .option('--zero-copy-kv', 'prove zero-copy KV: derive the zero-copy twin of a staged program and compare both, step by step')
-    .option('--steps <n>', 'decode steps per run', '4')
+    .option('--steps <n>', "steps per run (default: the reference outputs' steps, else 4; at most the reference's)")
+    .option('--reference <file>', 'eager PyTorch outputs to compare with (default: PROGRAM.reference.json beside the program, when there)')
+    .option('--no-reference', 'compare the program with itself only, not with eager PyTorch')
+    .option(
+      '--atol <x>',
+      'absolute tolerance of floating outputs against PyTorch (default per dtype: 1e-4 float32/float64, 1e-2 float16, 5e-2 bfloat16)',
+    )
+    .option('--rtol <x>', 'relative tolerance of floating outputs against PyTorch (default per dtype, as --atol)')
     .addOption(
       new Option('--caller-stream <mode>', 'execute with a caller stream, without, or both').choices(['on', 'off', 'both']).default('both'),
     )
@@ -141,7 +155,7 @@ export function registerVerify(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU, a GPU the program targets missing).\n\nExamples:\n  trtx verify model.pte\n  trtx verify --zero-copy-kv                      (the one .pte in this folder)\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
+      '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU, a GPU the program targets missing).\n\nWith PROGRAM.reference.json beside the program (written by trtx export), every persistent run is fed its recorded\ninputs and its outputs are compared with eager PyTorch\u2019s: |program - pytorch| <= atol + rtol * |pytorch| per element.\n\nExamples:\n  trtx verify model.pte\n  trtx verify model.pte --steps 3 --atol 1e-3 --rtol 1e-3\n  trtx verify --zero-copy-kv                      (the one .pte in this folder)\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
     )
     // --format json is --json: the same document, and the error document on a refusal.
     .hook('preAction', (cmd) => {
@@ -154,8 +168,17 @@ export function registerVerify(program: Command): void {
           throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
         const started = new Date();
         const t0 = process.hrtime.bigint();
-        const steps = Number(opts.steps);
-        if (!/^[0-9]+$/.test(opts.steps ?? '')) throw usage(`--steps ${JSON.stringify(opts.steps)} is not a whole number`);
+        if (opts.steps !== undefined && !/^[0-9]+$/.test(opts.steps))
+          throw usage(`--steps ${JSON.stringify(opts.steps)} is not a whole number`);
+        const steps = opts.steps === undefined ? undefined : Number(opts.steps);
+        const tolerance = (flag: string, v: string | undefined) => {
+          if (v === undefined) return undefined;
+          const x = Number(v);
+          if (v.trim() === '' || !Number.isFinite(x) || x < 0) throw usage(`${flag} ${JSON.stringify(v)} is not a number of at least 0`);
+          return x;
+        };
+        const atol = tolerance('--atol', opts.atol);
+        const rtol = tolerance('--rtol', opts.rtol);
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
         const runtime = parseRuntimes(opts.runtime);
         // zod and execa come with the runner: loaded only when verify runs.
@@ -163,6 +186,9 @@ export function registerVerify(program: Command): void {
         const result = await verifyProgram(file, {
           zeroCopyKv: opts.zeroCopyKv,
           steps,
+          reference: opts.reference,
+          atol,
+          rtol,
           callerStream: opts.callerStream,
           budget,
           device: opts.device,
