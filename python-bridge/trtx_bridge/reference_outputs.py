@@ -193,14 +193,14 @@ def record(programs: Mapping[str, Any], request: Any, channel: Any) -> str | Non
 
 
 def write_document(document: dict[str, Any], path: str) -> None:
-    """Writes ``path`` whole or not at all (a temporary beside it, then a rename)."""
-    temp = f"{path}.part-{os.getpid()}"
+    """Writes ``path``, or removes what it began. ``path`` is already the
+    caller's temporary (trtx renames it beside the program and removes it on
+    any failure), so no second temporary is made that a kill could strand."""
     try:
-        with open(temp, "w", encoding="utf-8") as f:
+        with open(path, "w", encoding="utf-8") as f:
             json.dump(document, f, separators=(",", ":"))
             f.write("\n")
-        os.replace(temp, path)
     except BaseException:
-        if os.path.exists(temp):
-            os.remove(temp)
+        if os.path.exists(path):
+            os.remove(path)
         raise
