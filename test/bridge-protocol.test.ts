@@ -19,7 +19,9 @@ const request = {
   allow_pickle: false,
   check_only: false,
   engine: 'tensorrt',
+  reference: null,
 };
+const reference = { path: '/tmp/.x.pte.bridge-1.reference.json', steps: 5, program: 'x.pte' };
 const versions = { python: '3.11.7', torch: '2.9.0', torch_tensorrt: '2.14.0', executorch: '1.5.0' };
 const capabilities = { zero_copy_kv: true, check_zero_copy_kv: true, weight_streaming_budget: true, upstream_inplace_lineage: true };
 const signature = {
@@ -42,6 +44,7 @@ const exportResult = {
   protocol: 2,
   engine: 'tensorrt',
   program: { path: '/tmp/x.pte', bytes: 728, sha256: 'e'.repeat(64) },
+  reference: null,
   methods: [{ name: 'forward', signature, mutations: { copy_back: [], in_place: ['k_cache'], reordered: 0 } }],
   zero_copy_kv: true,
   zero_copy_kv_path: 'torch_tensorrt' as const,
@@ -63,6 +66,8 @@ const validRequests: unknown[] = [
   { ...request, model: '', output: '', check_only: true },
   { ...request, budget_bytes: '9223372036854775807' },
   { ...request, engine: 'reference' },
+  { ...request, reference },
+  { ...request, reference: { ...reference, steps: 10_000 } },
 ];
 const invalidRequests: unknown[] = [
   { ...request, protocol: 1 },
@@ -78,6 +83,14 @@ const invalidRequests: unknown[] = [
   { ...request, budget_bytes: '1e9' },
   { ...request, zero_copy_kv: 'yes' },
   (({ check_only, ...rest }) => rest)(request),
+  (({ reference: _r, ...rest }) => rest)(request),
+  { ...request, reference: { ...reference, steps: 0 } },
+  { ...request, reference: { ...reference, steps: 10_001 } },
+  { ...request, reference: { ...reference, steps: 1.5 } },
+  { ...request, reference: { ...reference, path: '' } },
+  { ...request, reference: { path: '/r.json', steps: 5 } },
+  { ...request, reference: { ...reference, extra: 1 } },
+  { ...request, reference: '/r.json' },
 ];
 
 const validEvents: unknown[] = [
@@ -92,10 +105,13 @@ const validEvents: unknown[] = [
   exportResult,
   { ...exportResult, weight_streaming: { budget_bytes: null, enabled_at_compile: false, budget_baked: false } },
   { ...exportResult, zero_copy_kv_path: 'trtx' as const },
+  { ...exportResult, reference: '/tmp/.x.pte.bridge-1.reference.json' },
   { ...exportResult, zero_copy_kv: false, zero_copy_kv_path: null },
   { ...exportResult, engine: 'reference', zero_copy_kv: false, zero_copy_kv_path: null, versions: { ...versions, torch_tensorrt: null } },
 ];
 const invalidEvents: unknown[] = [
+  (({ reference: _r, ...rest }) => rest)(exportResult),
+  { ...exportResult, reference: 5 },
   { event: 'hello', protocol: 1, bridge_version: '0.1.0', pid: 42 },
   { event: 'hello', protocol: 2, bridge_version: '0.1.0', pid: 0 },
   { event: 'progress', stage: 'compile', fraction: 1.5 },

@@ -21,6 +21,7 @@ async function checkPython(opts: RunBridgeOptions & { engine?: EngineKind }): Pr
     allow_pickle: false,
     check_only: true,
     engine: opts.engine ?? 'tensorrt',
+    reference: null,
   };
   const result = await runBridge(request, opts);
   if (result.mode !== 'check') throw new Error(`the import check answered with a ${result.mode} result`);

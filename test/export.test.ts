@@ -2,7 +2,7 @@
 // torch, Torch-TensorRT or ExecuTorch here): the bridge exports, TypeScript
 // finishes (budget, zero-copy, checks) and writes OUT atomically.
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
@@ -96,6 +96,50 @@ describe('trtx export', () => {
       }
     },
   );
+
+  it(
+    'an eager run that fails is a warning, no reference file, and a stale OUT.reference.json does not survive',
+    { timeout: 60_000 },
+    async () => {
+      const { ws, env, out } = await setup();
+      // The doubles' torch cannot run a model eagerly: the bridge's reference stage fails as a real failing model does.
+      const stale = `${out}.reference.json`;
+      writeFileSync(stale, '{"schema":"trtx.reference/1","program":"an earlier export"}');
+      const summary = await exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, bridgeEnv: env });
+      expect(summary.reference).toBeNull();
+      expect(summary.reference_removed).toBe(stale);
+      expect(summary.warnings.filter((w) => w.startsWith('REFERENCE_EAGER_FAILED: '))).toHaveLength(1);
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(out)).toBe(true);
+      expect(readdirSync(ws.dir).filter((f) => f.includes('.bridge-'))).toEqual([]);
+
+      // --no-reference: no eager run (no warning), and a stale file goes too.
+      writeFileSync(stale, '{}');
+      const none = await exportModel({
+        python: DOUBLE_PYTHON,
+        model: ws.file('model.pt2'),
+        output: out,
+        bridgeEnv: env,
+        referenceSteps: 0,
+      });
+      expect(none.warnings.filter((w) => w.startsWith('REFERENCE_'))).toEqual([]);
+      expect(none.reference_removed).toBe(stale);
+      expect(existsSync(stale)).toBe(false);
+    },
+  );
+
+  it('refuses a bad --reference-steps, exit 2, before any Python runs', async () => {
+    for (const [args, message] of [
+      [['--reference-steps', '0'], /--reference-steps "0" is not a whole number from 1 to 10000/],
+      [['--reference-steps', '2.5'], /--reference-steps "2.5" is not a whole number/],
+      [['--reference-steps', '10001'], /--reference-steps "10001" is not a whole number/],
+      [['--reference-steps', '3', '--no-reference'], /--reference-steps goes without --no-reference/],
+    ] as const) {
+      const r = await runCli(['export', 'm.pt2', '-o', '/tmp/never.pte', ...args, '--python', '/nonexistent/python']);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+  });
 
   it('leaves no output and no temporary file when the bridge dies', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();

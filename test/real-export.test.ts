@@ -66,8 +66,9 @@ describe("the user's three lines, with the reference lowering", () => {
       expect(verified.exitCode, verified.stdout + verified.stderr).toBe(0);
       expect(verified.stdout).toMatch(/staged-vs-zero-copy/);
       expect(verified.stdout).toMatch(/^verified: \d+ checks passed/m);
-      // Nothing but the model and the program are left in the folder.
-      expect(readdirSync(work).sort()).toEqual(['model.pt', 'model.pte']);
+      // Nothing but the model, the program and its reference outputs are left in the folder.
+      expect(exported.stdout).toMatch(/^ {2}reference: .*model\.pte\.reference\.json \(eager PyTorch, 5 steps per method/m);
+      expect(readdirSync(work).sort()).toEqual(['model.pt', 'model.pte', 'model.pte.reference.json']);
     },
   );
 });

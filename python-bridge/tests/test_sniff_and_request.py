@@ -67,6 +67,7 @@ def request(**changes):
         "allow_pickle": False,
         "check_only": False,
         "engine": "tensorrt",
+        "reference": {"path": "/tmp/x/ref.json", "steps": 5, "program": "out.pte"},
     }
     base.update(changes)
     return json.dumps(base).encode()
@@ -100,13 +101,32 @@ class Request(unittest.TestCase):
         self.assertRefused(request(protocol=1), "PROTOCOL_VERSION")
         self.assertRefused(request(engine="tensorrt-llm"))
         self.assertRefused(request(engine=None))
+        self.assertRefused(request(check_only=True))  # a check runs nothing eagerly
 
     def test_engine_is_read(self):
         self.assertEqual(parse_request(request(engine="reference")).engine, "reference")
         self.assertEqual(parse_request(request()).engine, "tensorrt")
 
+    def test_reference_is_read_and_checked(self):
+        ref = parse_request(request()).reference
+        self.assertEqual((ref.path, ref.steps, ref.program), ("/tmp/x/ref.json", 5, "out.pte"))
+        self.assertIsNone(parse_request(request(reference=None)).reference)
+        for bad in (
+            {"path": "/r.json", "steps": 0, "program": "p.pte"},
+            {"path": "/r.json", "steps": True, "program": "p.pte"},
+            {"path": "/r.json", "steps": 10001, "program": "p.pte"},
+            {"path": "", "steps": 5, "program": "p.pte"},
+            {"path": "/r.json", "steps": 5},
+            {"path": "/r.json", "steps": 5, "program": "p.pte", "more": 1},
+            "/r.json",
+        ):
+            self.assertRefused(request(reference=bad))
+        missing = json.loads(request())
+        del missing["reference"]
+        self.assertRefused(json.dumps(missing).encode())
+
     def test_check_only_needs_no_model(self):
-        self.assertTrue(parse_request(request(model="", output="", check_only=True)).check_only)
+        self.assertTrue(parse_request(request(model="", output="", check_only=True, reference=None)).check_only)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from .errors import BridgeError, describe_exception
 from .mutation_order import apply_copyback_order, plan_copyback_order, predicted_crossings, resolve_lineage
 from .request import Request
 from .signature import describe_signature
-from .sources import MethodSource, load_sources
+from .sources import MethodSource, example_inputs_of, load_sources
 from .write import write_program as _write
 
 _LOG = logging.getLogger("trtx_bridge.pipeline")
@@ -37,6 +37,7 @@ _STAGE_START = {
     "check": 0.0,
     "load": 0.03,
     "trace": 0.08,
+    "reference": 0.11,
     "compile": 0.15,
     "lower": 0.70,
     "order_mutations": 0.82,
@@ -80,22 +81,35 @@ def run(request: Request, channel: Channel) -> dict[str, Any]:
     _LOG.info("methods: %s", ", ".join(names))
 
     programs = _trace(sources, channel)
-    if reference:
-        from .reference_export import lower_sources
+    reference_file = None
+    if request.reference is not None:
+        from .reference_outputs import record
 
-        _stage(channel, "lower", "lowering to ExecuTorch with the reference partitioner (trtx reference engines, no TensorRT)")
-        edge, budget_baked = lower_sources(sources, programs, request, channel)
-    else:
-        compiled = _compile(sources, programs, request, modules, channel)
-        _stage(channel, "lower", "lowering to ExecuTorch with the TensorRT partitioner")
-        edge, budget_baked = _lower(sources, compiled, request, modules, caps, channel, zero_copy_path)
+        _stage(channel, "reference", f"running the exported model eagerly ({request.reference.steps} steps per method)")
+        reference_file = record(programs, request, channel)
+    # Lower and finalize without autograd: ExecuTorch's passes run the graph
+    # on the program's real tensors, and a model exported the documented way
+    # (model.eval(), torch.export.export, no torch.no_grad()) keeps
+    # requires_grad on its parameters, so an in-place buffer update there
+    # fails ("a leaf Variable that requires grad is being used in an in-place
+    # operation", trtx issue 24). No value changes; only the graph's tape goes.
+    with modules["torch"].no_grad():
+        if reference:
+            from .reference_export import lower_sources
 
-    _stage(channel, "order_mutations", "putting copy-back mutations first")
-    reorder = _order_mutations(edge, channel)
-    _check_mutation_maps(edge, channel)
+            _stage(channel, "lower", "lowering to ExecuTorch with the reference partitioner (trtx reference engines, no TensorRT)")
+            edge, budget_baked = lower_sources(sources, programs, request, channel)
+        else:
+            compiled = _compile(sources, programs, request, modules, channel)
+            _stage(channel, "lower", "lowering to ExecuTorch with the TensorRT partitioner")
+            edge, budget_baked = _lower(sources, compiled, request, modules, caps, channel, zero_copy_path)
 
-    _stage(channel, "finalize", "to_executorch")
-    program = _finalize(edge, request, zero_copy_path, modules)
+        _stage(channel, "order_mutations", "putting copy-back mutations first")
+        reorder = _order_mutations(edge, channel)
+        _check_mutation_maps(edge, channel)
+
+        _stage(channel, "finalize", "to_executorch")
+        program = _finalize(edge, request, zero_copy_path, modules)
 
     _stage(channel, "verify", "checking the finalized program")
     _verify(program, zero_copy_path, modules, caps, channel)
@@ -119,6 +133,7 @@ def run(request: Request, channel: Channel) -> dict[str, Any]:
         "protocol": PROTOCOL_VERSION,
         "engine": request.engine,
         "program": written,
+        "reference": reference_file,
         "methods": methods,
         "zero_copy_kv": request.zero_copy_kv,
         "zero_copy_kv_path": zero_copy_path,
@@ -141,24 +156,6 @@ def _method_names(program: Any, fallback: list[str]) -> list[str]:
     return ordered + sorted(n for n in found if n not in ordered)
 
 
-def _example_inputs(program: Any, origin: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Example inputs for an already-exported program (an archive, say).
-
-    torch.export.save stores the inputs it traced with; compile needs them.
-    """
-    stored = getattr(program, "example_inputs", None)
-    if stored is not None:
-        args, kwargs = stored
-        return tuple(args), dict(kwargs or {})
-    raise BridgeError(
-        "MODEL_NO_INPUTS",
-        f"{origin} carries no example inputs, which Torch-TensorRT needs to compile it",
-        "Re-save it with a torch that stores example inputs in the archive (2.5 or later), "
-        "or use a factory (file.py:function) that returns the module and its example inputs.",
-        stage="load",
-    )
-
-
 def _trace(sources: list[MethodSource], channel: Channel) -> dict[str, Any]:
     import torch
 
@@ -170,7 +167,7 @@ def _trace(sources: list[MethodSource], channel: Channel) -> dict[str, Any]:
         if source.exported_program is not None:
             programs[source.name] = source.exported_program
             if not source.example_inputs and not source.example_kwarg_inputs:
-                source.example_inputs, source.example_kwarg_inputs = _example_inputs(source.exported_program, source.origin)
+                source.example_inputs, source.example_kwarg_inputs = example_inputs_of(source.exported_program, source.origin)
             continue
         try:
             programs[source.name] = torch.export.export(

@@ -29,10 +29,22 @@ _KEYS = {
     "allow_pickle",
     "check_only",
     "engine",
+    "reference",
 }
+MAX_REFERENCE_STEPS = 10_000
 ENGINES = ("tensorrt", "reference")
 
 _HINT = "This is a bug in the program that drives the bridge (trtx sends a valid request); see schemas/bridge-protocol.schema.json."
+
+
+@dataclass(frozen=True)
+class ReferenceRequest:
+    # Where the bridge writes the reference outputs (a temporary path TS
+    # chooses; it moves the file beside the program), how many steps, and the
+    # program's final name, which the file records.
+    path: str
+    steps: int
+    program: str
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,8 @@ class Request:
     # "tensorrt": Torch-TensorRT builds TensorRT engines; "reference": the
     # reference lowering (trtx_bridge/reference) writes reference engines.
     engine: str = "tensorrt"
+    # None: no eager run, no reference file (trtx export --no-reference).
+    reference: ReferenceRequest | None = None
 
 
 def _bad(message: str) -> BridgeError:
@@ -108,6 +122,9 @@ def parse_request(raw: bytes) -> Request:
         budget_value = int(budget)
         if budget_value >= BUDGET_LIMIT:
             raise _bad("budget_bytes must be below 2**63")
+    reference = _reference(data["reference"])
+    if reference is not None and check_only:
+        raise _bad("reference must be null with check_only")
     return Request(
         model=data["model"],
         output=data["output"],
@@ -117,4 +134,19 @@ def parse_request(raw: bytes) -> Request:
         allow_pickle=data["allow_pickle"],
         check_only=check_only,
         engine=data["engine"],
+        reference=reference,
     )
+
+
+def _reference(value: Any) -> ReferenceRequest | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"path", "steps", "program"}:
+        raise _bad("reference must be null or {path, steps, program}")
+    steps = value["steps"]
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_REFERENCE_STEPS:
+        raise _bad(f"reference.steps must be an integer from 1 to {MAX_REFERENCE_STEPS}")
+    for key in ("path", "program"):
+        if not isinstance(value[key], str) or not value[key]:
+            raise _bad(f"reference.{key} must be a non-empty string")
+    return ReferenceRequest(path=value["path"], steps=steps, program=value["program"])

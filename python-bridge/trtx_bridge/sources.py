@@ -323,3 +323,21 @@ def _select(found: dict[str, MethodSource], methods: list[str] | None) -> list[M
             stage="load",
         )
     return [found[name] for name in methods]
+
+
+def example_inputs_of(program: Any, origin: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Example inputs for an already-exported program (an archive, say).
+
+    torch.export.save stores the inputs it traced with; compile needs them.
+    """
+    stored = getattr(program, "example_inputs", None)
+    if stored is not None:
+        args, kwargs = stored
+        return tuple(args), dict(kwargs or {})
+    raise BridgeError(
+        "MODEL_NO_INPUTS",
+        f"{origin} carries no example inputs, which Torch-TensorRT needs to compile it",
+        "Re-save it with a torch that stores example inputs in the archive (2.5 or later), "
+        "or use a factory (file.py:function) that returns the module and its example inputs.",
+        stage="load",
+    )

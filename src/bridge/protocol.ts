@@ -25,6 +25,17 @@ export const DecimalBytes = z
   // zod runs every check even after the regex fails; BigInt would throw on "1e9".
   .refine((s) => DECIMAL_BYTES.test(s) && BigInt(s) < BUDGET_LIMIT, { message: 'must be below 2^63' });
 
+/** Most eager steps a request may ask for (request.py MAX_REFERENCE_STEPS, src/export/model-file.ts). */
+const MAX_REFERENCE_STEPS = 10_000;
+
+/** The eager reference run (docs/reference-lowering.md §2): where the bridge writes the file, how many steps, the program's final name. */
+export const ReferenceRequest = z.strictObject({
+  path: z.string().min(1),
+  steps: z.number().int().min(1).max(MAX_REFERENCE_STEPS),
+  program: z.string().min(1),
+});
+export type ReferenceRequest = z.infer<typeof ReferenceRequest>;
+
 export const BridgeRequest = z.strictObject({
   protocol: z.literal(PROTOCOL_VERSION),
   model: z.string(),
@@ -39,6 +50,8 @@ export const BridgeRequest = z.strictObject({
   allow_pickle: z.boolean(),
   check_only: z.boolean(),
   engine: EngineKind,
+  /** null: no eager run (check_only, or trtx export --no-reference). */
+  reference: ReferenceRequest.nullable(),
 });
 export type BridgeRequest = z.infer<typeof BridgeRequest>;
 
@@ -139,6 +152,8 @@ export const ExportResult = z.strictObject({
     bytes: z.number().int().min(0),
     sha256: z.string().regex(/^[0-9a-f]{64}$/),
   }),
+  /** The reference file written (request.reference.path), or null: none asked, or the eager run failed (REFERENCE_EAGER_FAILED). */
+  reference: z.string().nullable(),
   methods: z.array(ExportedMethod).min(1),
   zero_copy_kv: z.boolean(),
   /** Who un-stages the KV caches: Torch-TensorRT's zero-copy export, or trtx's rewrite of a staged export; null without zero-copy. */

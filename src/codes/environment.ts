@@ -61,6 +61,8 @@ export const BRIDGE_WARNING_CODES = {
   MUTATION_ORDER: 'a mutation of a method could not be put in the order the write-back pass needs',
   MUTATION_MAP: 'the finalized mutation map is crossed',
   REFERENCE_OPTION_IGNORED: 'a compile option means nothing to the reference lowering and is ignored',
+  REFERENCE_EAGER_FAILED:
+    'the exported model does not run eagerly on the reference inputs: the program is written without OUT.reference.json',
 } as const;
 
 /** trtx's managed Python environment (src/pyenv/). */

@@ -4,6 +4,12 @@
 // writes OUT atomically. OUT is validated and its writer lock taken before
 // any work. Any failure leaves no OUT and no temporary file.
 //
+// Beside the program, OUT.reference.json: the exported model run eagerly by
+// the bridge (docs/reference-lowering.md section 2), written to a temporary
+// beside OUT and renamed over OUT.reference.json once OUT is written, so a
+// reference file always belongs to the program beside it; an export without
+// one (--no-reference, or an eager run that failed) removes a stale one.
+//
 // The bridge runs in the Python --python or TRTX_PYTHON names, else in trtx's
 // managed environment (src/pyenv, made on first use). `engine` picks what the
 // delegates carry: TensorRT plans built by Torch-TensorRT (the default), or
@@ -12,8 +18,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { rename, rm } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
 import { runBridge, type RunBridgeOptions } from '../bridge/run.js';
 import type { BridgeEvent, CheckResult, EngineKind, ExportResult } from '../bridge/protocol.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
@@ -22,7 +28,7 @@ import { claimTarget, runPipeline, withDiagnostics, type ClaimedTarget } from '.
 import { sidecarPath } from '../util/target.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
-import { checkModelFile, samePath, splitModelRef } from './model-file.js';
+import { DEFAULT_REFERENCE_STEPS, checkModelFile, samePath, splitModelRef } from './model-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
 
 export interface ExportOptions {
@@ -39,6 +45,8 @@ export interface ExportOptions {
   python?: string;
   /** What the delegates carry; default 'tensorrt'. */
   engine?: EngineKind;
+  /** Eager steps per method for OUT.reference.json (default 5); 0: no reference file (--no-reference). */
+  referenceSteps?: number;
   /** Progress of finding or making the Python environment (making it takes minutes, once). */
   onPythonEnv?: (p: PythonEnvProgress) => void;
   timeoutMs?: number;
@@ -68,6 +76,15 @@ export interface ExportSummary {
   warnings: string[];
   diagnostics: Diagnostic[];
   file_size: number;
+  /** OUT.reference.json as written, or null: none asked (--no-reference) or the eager run failed (REFERENCE_EAGER_FAILED). */
+  reference: { path: string; steps: number } | null;
+  /** A stale OUT.reference.json of an earlier export that this one (written without a reference) removed. */
+  reference_removed: string | null;
+}
+
+/** Where export writes the reference outputs of OUT (docs/reference-lowering.md section 2). */
+export function referencePath(output: string): string {
+  return `${output}.reference.json`;
 }
 
 /** The hint for a Python without Torch-TensorRT, which the default engine needs. */
@@ -141,7 +158,10 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
   const warnings: string[] = env.mismatches.map(
     (m) => `PYENV_VERSION_MISMATCH: ${env.python} has ${m}; trtx is tested with the locked versions`,
   );
+  const steps = opts.referenceSteps ?? DEFAULT_REFERENCE_STEPS;
+  const tempReference = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.reference.json`, true);
   const untrack = trackPath(temp);
+  const untrackReference = trackPath(tempReference);
   try {
     // The bridge imports what the engine needs before any work (its "check"
     // stage) and fails with BRIDGE_IMPORT_MISSING naming the package: no
@@ -157,6 +177,7 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
         allow_pickle: Boolean(opts.allowPickle),
         check_only: false,
         engine,
+        reference: steps > 0 ? { path: tempReference, steps, program: basename(output) } : null,
       },
       {
         ...base,
@@ -199,6 +220,17 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
       );
     }
     const written = outcome.written!;
+    // OUT is in place: its reference follows it (a rename, atomic), or a stale one goes.
+    const finalReference = referencePath(output);
+    let reference: ExportSummary['reference'] = null;
+    let referenceRemoved: string | null = null;
+    if (result.reference !== null) {
+      await rename(tempReference, finalReference);
+      reference = { path: finalReference, steps };
+    } else if (existsSync(finalReference)) {
+      await rm(finalReference, { force: true });
+      referenceRemoved = finalReference;
+    }
     return {
       schema: 'trtx.export/1',
       model: opts.model,
@@ -212,9 +244,13 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
       warnings: [...warnings, ...reports.flatMap((p) => p.warnings)],
       diagnostics: checked.diagnostics,
       file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
+      reference,
+      reference_removed: referenceRemoved,
     };
   } finally {
     await rm(temp, { force: true });
+    await rm(tempReference, { force: true });
     untrack();
+    untrackReference();
   }
 }

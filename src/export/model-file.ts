@@ -100,3 +100,11 @@ export function samePath(a: string, b: string): boolean {
   };
   return real(a) === real(b);
 }
+
+// Eager steps per method in OUT.reference.json (docs/reference-lowering.md
+// section 2): the default, and the most a request may ask for (the bridge's
+// request.py MAX_REFERENCE_STEPS; src/bridge/protocol.ts checks it again).
+// Here, not in export.ts, so the command line checks --reference-steps
+// without loading the export.
+export const DEFAULT_REFERENCE_STEPS = 5;
+export const MAX_REFERENCE_STEPS = 10_000;

@@ -62,6 +62,7 @@ export function exportRequest(ws: Workspace, over: Partial<BridgeRequest> = {}):
     allow_pickle: false,
     check_only: false,
     engine: 'tensorrt',
+    reference: null,
     ...over,
   };
 }

@@ -1,64 +1,28 @@
-"""The trtx reference engine, written from Python.
+"""The trtx reference engine, version 2, written from Python.
 
-The format is the project's (schemas/reference_engine.fbs, documented in
-schemas/reference-engine.md): a FlatBuffer with file identifier ``TRXE``
-describing a small deterministic computation over the blob's io bindings, which
-trtx's runner executes where a real program would run a TensorRT plan. The
-TypeScript side (src/tensorrt/reference-engine.ts) and the native runner read
-it; this module writes it with the ``flatbuffers`` runtime that the locked
-environment already carries (ExecuTorch depends on it), by hand rather than
-from generated code, so the bridge needs no code generator.
+The format is the project's (schemas/reference_engine.fbs; the contract is
+docs/reference-lowering.md §1): a FlatBuffer with file identifier ``TRXE``.
+Version 2, the only one the reference lowering writes, carries the
+partition's own computation as a whole ExecuTorch program (``program``, the
+``.pte`` bytes) and no steps; the runner executes that program where a real
+delegate runs a TensorRT plan. Version 1's synthetic steps are written by the
+TypeScript fixtures only (src/tensorrt/reference-engine.ts), never here.
 
-Every field is written, defaults included (``ForceDefaults``), as the
-TypeScript writer does, so the bytes mean the same to every reader.
+Written with the ``flatbuffers`` runtime that the locked environment already
+carries (ExecuTorch depends on it), by hand rather than from generated code,
+so the bridge needs no code generator. Every field is written, defaults
+included (``ForceDefaults``), as the TypeScript writer does, so the bytes mean
+the same to every reader.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass
 
 import flatbuffers
 
 IDENTIFIER = b"TRXE"
-VERSION = 1
-
-# union Op { Affine, KvWrite, Attend, RingShift } -- NONE is 0.
-_OP_TYPE = {"Affine": 1, "KvWrite": 2, "Attend": 3, "RingShift": 4}
-
-
-@dataclass
-class Affine:
-    input: int
-    output: int
-    scale: float = 1.0
-    bias: float = 0.0
-
-
-@dataclass
-class KvWrite:
-    cache: int
-    position: int
-    source: int
-    seq_dim: int
-    salt: float = 0.5
-
-
-@dataclass
-class Attend:
-    caches: list[int]
-    query: int
-    output: int
-
-
-@dataclass
-class RingShift:
-    state_in: int
-    source: int
-    state_out: int
-
-
-Step = Union[Affine, KvWrite, Attend, RingShift]
+VERSION = 2
 
 
 @dataclass
@@ -71,7 +35,9 @@ class ScratchNeed:
 
 @dataclass
 class Engine:
-    steps: list[Step] = field(default_factory=list)
+    # The partition as an ExecuTorch program: inputs the engine's input
+    # bindings in order, outputs its output bindings in order.
+    program: bytes
     scratch: ScratchNeed | None = None
     streamable_weight_bytes: int = 0
     weight_streaming: bool = False
@@ -89,55 +55,16 @@ def _u64(value: int, what: str) -> int:
     return value
 
 
-def _step_body(b: flatbuffers.Builder, step: Step, at: str) -> int:
-    # Fields in schema slot order; each table is built after any vector it refers to.
-    if isinstance(step, Affine):
-        b.StartObject(4)
-        b.PrependUint32Slot(0, _u32(step.input, f"{at}.input"), 0)
-        b.PrependUint32Slot(1, _u32(step.output, f"{at}.output"), 0)
-        b.PrependFloat32Slot(2, float(step.scale), 1.0)
-        b.PrependFloat32Slot(3, float(step.bias), 0.0)
-        return b.EndObject()
-    if isinstance(step, KvWrite):
-        b.StartObject(5)
-        b.PrependUint32Slot(0, _u32(step.cache, f"{at}.cache"), 0)
-        b.PrependUint32Slot(1, _u32(step.position, f"{at}.position"), 0)
-        b.PrependUint32Slot(2, _u32(step.source, f"{at}.source"), 0)
-        b.PrependUint32Slot(3, _u32(step.seq_dim, f"{at}.seq_dim"), 0)
-        b.PrependFloat32Slot(4, float(step.salt), 0.5)
-        return b.EndObject()
-    if isinstance(step, Attend):
-        b.StartVector(4, len(step.caches), 4)
-        for k, cache in reversed(list(enumerate(step.caches))):
-            b.PrependUint32(_u32(cache, f"{at}.caches[{k}]"))
-        caches = b.EndVector()
-        b.StartObject(3)
-        b.PrependUOffsetTRelativeSlot(0, caches, 0)
-        b.PrependUint32Slot(1, _u32(step.query, f"{at}.query"), 0)
-        b.PrependUint32Slot(2, _u32(step.output, f"{at}.output"), 0)
-        return b.EndObject()
-    if isinstance(step, RingShift):
-        b.StartObject(3)
-        b.PrependUint32Slot(0, _u32(step.state_in, f"{at}.state_in"), 0)
-        b.PrependUint32Slot(1, _u32(step.source, f"{at}.source"), 0)
-        b.PrependUint32Slot(2, _u32(step.state_out, f"{at}.state_out"), 0)
-        return b.EndObject()
-    raise ValueError(f"{at}: unknown step {step!r}")
-
-
 def encode_engine(engine: Engine) -> bytes:
-    b = flatbuffers.Builder(256)
+    if not engine.program:
+        raise ValueError("a version 2 reference engine needs its program")
+    b = flatbuffers.Builder(len(engine.program) + 256)
     b.ForceDefaults(True)
-    step_offsets = []
-    for i, step in enumerate(engine.steps):
-        body = _step_body(b, step, f"steps[{i}]")
-        b.StartObject(2)
-        b.PrependUint8Slot(0, _OP_TYPE[type(step).__name__], 0)
-        b.PrependUOffsetTRelativeSlot(1, body, 0)
-        step_offsets.append(b.EndObject())
-    b.StartVector(4, len(step_offsets), 4)
-    for offset in reversed(step_offsets):
-        b.PrependUOffsetTRelative(offset)
+    # Vectors and sub-tables before the table that refers to them. Schema
+    # slots: version 0, steps 1, scratch 2, streamable_weight_bytes 3,
+    # weight_streaming 4, program 5.
+    program = b.CreateByteVector(bytes(engine.program))
+    b.StartVector(4, 0, 4)
     steps = b.EndVector()
     scratch = 0
     if engine.scratch is not None:
@@ -148,13 +75,14 @@ def encode_engine(engine: Engine) -> bytes:
         b.PrependUint32Slot(2, _u32(sc.unit_binding, "scratch.unit_binding"), 0)
         b.PrependUint32Slot(3, _u32(sc.unit_dim, "scratch.unit_dim"), 0)
         scratch = b.EndObject()
-    b.StartObject(5)
+    b.StartObject(6)
     b.PrependUint32Slot(0, VERSION, 1)
     b.PrependUOffsetTRelativeSlot(1, steps, 0)
     if scratch:
         b.PrependUOffsetTRelativeSlot(2, scratch, 0)
     b.PrependUint64Slot(3, _u64(engine.streamable_weight_bytes, "streamable_weight_bytes"), 0)
     b.PrependBoolSlot(4, bool(engine.weight_streaming), False)
+    b.PrependUOffsetTRelativeSlot(5, program, 0)
     root = b.EndObject()
     b.Finish(root, file_identifier=IDENTIFIER)
     return bytes(b.Output())

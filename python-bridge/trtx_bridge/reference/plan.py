@@ -1,5 +1,6 @@
 """What one partition becomes: its blob bindings, its aliasing, and the
-reference-engine steps that stand in for its computation.
+version 2 reference engine around the partition's own program
+(``subprogram.partition_program``; docs/reference-lowering.md §1).
 
 Bindings follow Torch-TensorRT's backend (pytorch/TensorRT
 py/torch_tensorrt/executorch/backend.py, ``preprocess``): inputs in
@@ -17,12 +18,8 @@ KVCacheUpdate layer whose output is aliased to the cache input
 positions, a ring-shifted convolution state -- is an ordinary engine output
 that ExecuTorch copies back.
 
-The computation maps onto the format's steps (schemas/reference-engine.md):
-KvWrite through the cache input at the position input for each aliased
-update, RingShift from the buffer's current value for each copy-back update,
-Attend over the engine's caches for each other output (Affine from an input of
-the same size when the engine has no cache). The numbers are not the model's;
-what the engine reads, writes in place and returns is.
+The engine's numbers are the partition's: its program computes exactly what
+the partition computes, in the bindings' dtypes, whatever they are.
 """
 
 from __future__ import annotations
@@ -34,7 +31,7 @@ import torch
 from torch.export.graph_signature import InputKind
 
 from .blob import Binding, BlobMetadata
-from .engine import Affine, Attend, Engine, KvWrite, RingShift, ScratchNeed, Step
+from .engine import Engine, ScratchNeed
 
 # node.meta keys the partitioner sets (ExecuTorch copies node meta into the
 # partition's program, so preprocess sees them).
@@ -44,14 +41,13 @@ MUTATES_META = "trtx_reference_mutates"  # node whose value a buffer takes -> th
 WEIGHT_STREAMING_BUDGET = "weight_streaming_budget"
 TARGET_DEVICE = "target_device"
 
-_FLOAT = (torch.float32, torch.float16, torch.bfloat16)
 _INDEX = (torch.int64, torch.int32)
 # Ops a position index passes through on its way from an input unchanged.
 _PASS_THROUGH = ("aten::view_copy", "aten::clone", "aten::_to_copy", "aten::alias_copy", "dim_order_ops::_to_dim_order_copy")
 
 
 class ReferenceLoweringError(ValueError):
-    """A partition the reference engine format cannot stand in for."""
+    """A partition the reference lowering cannot stand in for (an operator ExecuTorch has no kernel for)."""
 
 
 @dataclass
@@ -137,7 +133,13 @@ def _scratch(gm: torch.fx.GraphModule) -> ScratchNeed:
     return ScratchNeed(base_bytes=total)
 
 
-def plan_engine(edge_program: object, compile_specs: Sequence[object]) -> EnginePlan:
+def user_input_names(edge_program: object) -> list[str]:
+    """The partition's runtime inputs (its input bindings), in order."""
+    return [s.arg.name for s in edge_program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+
+
+def plan_engine(edge_program: object, compile_specs: Sequence[object], program: bytes) -> EnginePlan:
+    """The blob metadata and the engine for a partition whose program is ``program``."""
     gm = edge_program.graph_module
     sig = edge_program.graph_signature
     placeholders = {n.name: n for n in gm.graph.nodes if n.op == "placeholder"}
@@ -148,81 +150,27 @@ def plan_engine(edge_program: object, compile_specs: Sequence[object]) -> Engine
         if spec.kind == InputKind.USER_INPUT:
             runtime.append(node)
         elif _val(node) is not None:
+            # Parameters and constant buffers tagged into the partition: the
+            # program's constants, as a TensorRT plan folds them in.
             weights += _nbytes(_val(node))
     inputs = {node: i for i, node in enumerate(runtime)}
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs: list[torch.fx.Node] = list(output_node.args[0])
     if len(outputs) != len(sig.output_specs):
         raise ReferenceLoweringError("the partition's outputs and its signature disagree")
-    if len(set(outputs)) != len(outputs) or any(o in inputs for o in outputs):
-        raise ReferenceLoweringError("an engine output that repeats another or passes an input through has no reference step")
 
-    n_in = len(runtime)
     bindings = [Binding(node.name, True) for node in runtime] + [Binding(f"output{i}", False) for i in range(len(outputs))]
-    for i, node in enumerate(outputs):
-        value = _val(node)
-        if value is None or value.dtype not in _FLOAT:
-            raise ReferenceLoweringError(
-                f"engine output {i} ({node.name}) is {getattr(value, 'dtype', 'not a tensor')}; "
-                "reference engines produce floating-point outputs only"
-            )
-
-    def is_float(node: torch.fx.Node) -> bool:
-        value = _val(node)
-        return value is not None and value.dtype in _FLOAT
-
-    buffers = [n for n in runtime if n.meta.get(BUFFER_META)]
-    activations = [n for n in runtime if is_float(n) and not n.meta.get(BUFFER_META)]
-    float_inputs = [n for n in runtime if is_float(n)]
-    if not float_inputs:
-        raise ReferenceLoweringError("the engine has no floating-point input for a reference step to read")
-
-    def source_for(exclude: torch.fx.Node) -> int:
-        for node in activations + float_inputs:
-            if node is not exclude:
-                return inputs[node]
-        return inputs[exclude]
-
     aliased: list[tuple[str, str, str]] = []
-    writes: list[Step] = []
-    states: list[Step] = []
-    reads: list[Step] = []
-    caches: list[int] = []
     for i, node in enumerate(outputs):
-        out = n_in + i
-        fqn = node.meta.get(MUTATES_META)
+        fqn = node.meta.get(MUTATES_META) if isinstance(node, torch.fx.Node) else None
         kv = _kv_update(node, inputs) if fqn else None
         if kv is not None and kv[0].meta.get(BUFFER_META) == fqn:
-            cache, position = kv
-            aliased.append((f"output{i}", cache.name, "kv_cache_update"))
-            # Distinct salts keep two caches fed the same source distinguishable.
-            writes.append(KvWrite(inputs[cache], inputs[position], source_for(cache), 2, 0.5 + 0.125 * len(writes)))
-            caches.append(inputs[cache])
-            continue
-        if fqn:
-            state = next((n for n in buffers if n.meta.get(BUFFER_META) == fqn), None)
-            if state is not None and _val(state).shape == _val(node).shape:
-                states.append(RingShift(inputs[state], source_for(state), out))
-                continue
-        reads.append(out)  # resolved below, once every cache is known
-    read_steps: list[Step] = []
-    attend_over = caches or [inputs[n] for n in buffers if is_float(n)]
-    for out in reads:
-        value = _val(outputs[out - n_in])
-        query = source_for(outputs[out - n_in])
-        if attend_over:
-            read_steps.append(Attend(list(attend_over), query, out))
-            continue
-        same = next((n for n in float_inputs if _val(n).numel() == value.numel()), None)
-        if same is not None:
-            read_steps.append(Affine(inputs[same], out, 1.0 + 0.25 * len(read_steps), 0.125))
-        else:
-            read_steps.append(Attend([inputs[n] for n in float_inputs], query, out))
+            aliased.append((f"output{i}", kv[0].name, "kv_cache_update"))
 
     specs = {getattr(s, "key", None) for s in compile_specs}
     metadata = BlobMetadata(bindings=bindings, aliased_io=aliased, device_id=_device_id(compile_specs))
     engine = Engine(
-        steps=writes + states + read_steps,
+        program=program,
         scratch=_scratch(gm),
         streamable_weight_bytes=weights,
         weight_streaming=WEIGHT_STREAMING_BUDGET in specs,

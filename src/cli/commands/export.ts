@@ -1,6 +1,6 @@
-// trtx export MODEL [-o OUT] [--force] [--engine tensorrt|reference] [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--python PATH] [--timeout S] [--json]
+// trtx export MODEL [-o OUT] [--force] [--engine tensorrt|reference] [--budget SIZE] [--zero-copy-kv] [--method NAME]... [--reference-steps N | --no-reference] [--python PATH] [--timeout S] [--json]
 import type { Command } from 'commander';
-import { defaultOutput } from '../../export/model-file.js';
+import { DEFAULT_REFERENCE_STEPS, MAX_REFERENCE_STEPS, defaultOutput } from '../../export/model-file.js';
 import { parseSize } from '../../util/size.js';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
@@ -18,6 +18,9 @@ interface ExportCliOptions extends GlobalOptions {
   engine?: string;
   timeout?: string;
   allowPickle?: boolean;
+  referenceSteps?: string;
+  /** commander's --no-reference: false when given. */
+  reference?: boolean;
 }
 
 const collect = (v: string, acc: string[] = []) => [...acc, v];
@@ -42,6 +45,8 @@ export function registerExport(program: Command): void {
       '--python <path>',
       "the Python with torch, executorch (and torch_tensorrt for --engine tensorrt); default $TRTX_PYTHON, else trtx's managed environment",
     )
+    .option('--reference-steps <n>', 'eager PyTorch steps per method recorded in OUT.reference.json for trtx verify (default 5)')
+    .option('--no-reference', 'write no OUT.reference.json (and remove a stale one)')
     .option('--timeout <seconds>', 'stop the export after this long')
     .option('--allow-pickle', 'accept a pickled nn.Module (runs its code: only for files you trust)')
     .option('--json', 'machine-readable output')
@@ -57,6 +62,14 @@ export function registerExport(program: Command): void {
         const engine = opts.engine ?? 'tensorrt';
         if (engine !== 'tensorrt' && engine !== 'reference') throw usage(`--engine ${JSON.stringify(engine)}: use tensorrt or reference`);
         const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
+        let referenceSteps = opts.reference === false ? 0 : DEFAULT_REFERENCE_STEPS;
+        if (opts.referenceSteps !== undefined) {
+          if (opts.reference === false) throw usage('--reference-steps goes without --no-reference');
+          const n = opts.referenceSteps;
+          if (!/^[1-9][0-9]*$/.test(n) || Number(n) > MAX_REFERENCE_STEPS)
+            throw usage(`--reference-steps ${JSON.stringify(n)} is not a whole number from 1 to ${MAX_REFERENCE_STEPS}`);
+          referenceSteps = Number(n);
+        }
         let timeoutMs: number | undefined;
         if (opts.timeout !== undefined) {
           if (!/^[0-9]+(\.[0-9]+)?$/.test(opts.timeout) || Number(opts.timeout) <= 0)
@@ -85,6 +98,7 @@ export function registerExport(program: Command): void {
             allowPickle: opts.allowPickle,
             python: opts.python,
             engine,
+            referenceSteps,
             onPythonEnv: (p) => {
               // Making the environment takes minutes once: say so on every line of it.
               if (p.phase === 'cached') ctx.log.debug(p.message);
@@ -115,6 +129,13 @@ export function registerExport(program: Command): void {
               `${summary.engine === 'reference' ? '' : `torch_tensorrt ${summary.versions.torch_tensorrt ?? '?'}, `}executorch ${summary.versions.executorch ?? '?'}`,
           );
           for (const m of summary.methods) ctx.print(`  method ${m.name}`);
+          if (summary.reference)
+            ctx.print(
+              `  reference: ${summary.reference.path} (eager PyTorch, ${summary.reference.steps} steps per method, for trtx verify)`,
+            );
+          else
+            ctx.print(`  reference: none${referenceSteps === 0 ? ' (--no-reference)' : ' (the eager run failed: REFERENCE_EAGER_FAILED)'}`);
+          if (summary.reference_removed) ctx.print(`  removed ${summary.reference_removed}: it belonged to an earlier export`);
           if (summary.bridge.zero_copy_kv_path === 'torch_tensorrt') ctx.print('  zero-copy KV: Torch-TensorRT exported it (zero_copy_kv)');
           if (summary.bridge.zero_copy_kv_path === 'trtx')
             ctx.print('  zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
