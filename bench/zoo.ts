@@ -55,6 +55,8 @@ const times: Record<Name, number[]> = Object.fromEntries(Object.keys(commands).m
 function must(name: Name, r: Run): void {
   if (r.status === 0) return;
   console.error(`${name} failed (exit ${r.status}):\n${(r.stdout + r.stderr).split('\n').slice(-12).join('\n')}`);
+  const measured = Object.entries(times).filter(([, t]) => t.length > 0);
+  for (const [n, t] of measured) console.error(`measured so far: ${n}: ${t.map((x) => x.toFixed(2)).join(', ')} s`);
   console.error(`\nnpx tsx bench/zoo.ts --model ${modelName} --runs ${runs}: cannot measure until ${name} succeeds on ${model.file}`);
   process.exit(1);
 }

@@ -170,7 +170,10 @@ async function build(python: string, packages: string, out: string, opts: Ensure
   const rows = jsonLines(String(lean.stdout)).map((x) => LeanRow.parse(x));
   const bad = rows.filter((x) => !x.ok);
   if (lean.exitCode !== 0 || bad.length > 0)
-    fail(`archives that do not load without transformers: ${bad.map((x) => `${x.name} (${x.error})`).join('; ') || '?'}`, String(lean.all ?? ''));
+    fail(
+      `archives that do not load without transformers: ${bad.map((x) => `${x.name} (${x.error})`).join('; ') || '?'}`,
+      String(lean.all ?? ''),
+    );
   await writeFile(join(out, LEAN), JSON.stringify(rows, null, 2) + '\n');
   return rows;
 }

@@ -13,5 +13,7 @@ console.error(
 );
 for (const m of zoo.manifest.models)
   console.log(`${m.name.padEnd(16)} ${m.architecture.padEnd(30)} ${String(m.params).padStart(7)} params  ${m.description}`);
-console.log(`transformers ${zoo.manifest.versions.transformers}, torch ${zoo.manifest.versions.torch}; loads without transformers: ${zoo.lean.length}/${zoo.manifest.models.length}`);
+console.log(
+  `transformers ${zoo.manifest.versions.transformers}, torch ${zoo.manifest.versions.torch}; loads without transformers: ${zoo.lean.length}/${zoo.manifest.models.length}`,
+);
 console.log(zoo.dir);
