@@ -188,12 +188,17 @@ async function readZoo(dir: string): Promise<{ manifest: ZooManifest; lean: Lean
   }
 }
 
-/** Removes zoos of this managed lock built from other sources or another zoo lock (a finished build only). */
-async function pruneOlder(parent: string, envLock: string, keep: string): Promise<void> {
-  const same = new RegExp(`^zoo-${envLock}-[0-9a-f]+-[0-9a-f]+$`);
+/**
+ * Removes, for this managed lock, zoos built from other sources or another zoo
+ * lock and package folders of another zoo lock; one of another managed lock is
+ * another checkout's, and one being made holds its lock: both left alone.
+ */
+async function pruneOlder(parent: string, envLock: string, zooLock: string, keep: string): Promise<void> {
+  const zoo = new RegExp(`^zoo-${envLock}-[0-9a-f]+-[0-9a-f]+$`);
+  const packages = new RegExp(`^packages-(?!${zooLock}-)[0-9a-f]+-${envLock}$`);
   for (const name of await readdir(parent)) {
     const path = join(parent, name);
-    if (path === keep || !same.test(name) || existsSync(`${path}.lock`)) continue;
+    if (path === keep || !(zoo.test(name) || packages.test(name)) || existsSync(`${path}.lock`)) continue;
     await rm(path, { recursive: true, force: true });
   }
 }
@@ -223,7 +228,7 @@ export async function ensureZoo(opts: EnsureZooOptions = {}): Promise<Zoo> {
         await rm(dir, { recursive: true, force: true });
         await rename(tmp, dir);
         built = true;
-        await pruneOlder(join(root, 'zoo'), env.lock.hash, dir);
+        await pruneOlder(join(root, 'zoo'), env.lock.hash, zooLock, dir);
       } finally {
         await rm(tmp, { recursive: true, force: true });
         untrack();
