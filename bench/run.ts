@@ -12,6 +12,7 @@ const BENCHES: Record<string, string> = {
   'zero-copy': 'staging bytes per decode step at seed scale, staged vs zero-copy; rewrite time vs cp',
   hostile: 'check and inspect --json time and RSS per input byte on sound, shared and repeated programs',
   html: 'inspect --html write time and headless-Chromium open time at 40 MB vs 4 GiB of engines',
+  zoo: 'export --engine reference and verify --zero-copy-kv wall time on a tiny HF decoder of the zoo, vs python -c "import torch" and check',
 };
 
 const script = (name: string) => fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
