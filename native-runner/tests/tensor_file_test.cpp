@@ -36,7 +36,7 @@ TensorRecord tensor(const std::string& method, uint32_t step, uint32_t index, st
   r.dtype = 6;  // Float
   r.sizes = std::move(sizes);
   r.bytes.resize(values.size() * 4);
-  std::memcpy(r.bytes.data(), values.data(), r.bytes.size());
+  if (!values.empty()) std::memcpy(r.bytes.data(), values.data(), r.bytes.size());
   return r;
 }
 
