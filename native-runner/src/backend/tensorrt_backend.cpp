@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "trt_handle.h"
+#include "trtx/engine/program_executor.h"
 #include "trtx/engine/reference_engine.h"
 #include "trtx/et/failure.h"
 
@@ -37,6 +38,9 @@ et::Error et_error_for(trtx::Error code) {
     case trtx::Error::CompileSpecInvalid:
     case trtx::Error::EngineFormat:
       return et::Error::InvalidProgram;
+    case trtx::Error::OperatorMissing:
+      // A version-2 engine's program needs a kernel the runtime lacks.
+      return et::Error::OperatorMissing;
     default:
       return code >= trtx::Error::TRT_BLOB_TRUNCATED ? et::Error::InvalidProgram : et::Error::InvalidArgument;
   }
@@ -152,7 +156,15 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   handle->info.target_device = device_index;
   BudgetResolution budget =
       resolve_budget(budget_option, parsed_specs.budget, ref.weight_streaming, ref.streamable_weight_bytes);
-  TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_reference_executor(std::move(ref), handle->device));
+  // Version 1 is synthetic steps; version 2 is the partition's own ExecuTorch
+  // program, loaded and run by ExecuTorch inside this delegate
+  // (docs/reference-lowering.md section 1).
+  if (ref.version == 2) {
+    TRTX_ASSIGN_OR_RETURN(handle->engine,
+                          engine::make_program_executor(std::move(ref), handle->device, is_input, where));
+  } else {
+    TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_reference_executor(std::move(ref), handle->device));
+  }
   if (budget.effective.has_value()) TRTX_CHECK_OK(handle->engine->set_weight_streaming_budget(*budget.effective));
   handle->info.budget = budget;
   handle->info.engine = handle->engine->kind();

@@ -13,14 +13,10 @@ namespace trtx::cli {
 
 namespace et = executorch::runtime;
 
-// The failure behind an ExecuTorch error: the one a trtx plugin recorded, or
-// the runtime's own last error line.
-Failure failure_of(et::Error e, const std::string& location, const std::string& what) {
-  std::optional<Failure> plugin = trtx::et::take_failure();
-  std::vector<std::string> lines = take_et_errors();
-  if (plugin.has_value()) return *plugin;
-  std::string msg = what + " failed with " + trtx::et::et_error_name(e);
-  // ExecuTorch logs each operator it has no kernel for, then a count.
+namespace {
+
+// ExecuTorch logs each operator it has no kernel for, then a count.
+std::string missing_operators(const std::vector<std::string>& lines) {
   std::vector<std::string> missing;
   for (const std::string& line : lines) {
     const size_t at = line.find("Missing operator: [");
@@ -29,9 +25,29 @@ Failure failure_of(et::Error e, const std::string& location, const std::string& 
     const std::string op = line.substr(name + 2);
     if (std::find(missing.begin(), missing.end(), op) == missing.end()) missing.push_back(op);
   }
+  if (missing.empty()) return "";
+  std::string msg = ": no kernel for ";
+  for (size_t i = 0; i < missing.size(); ++i) msg += (i ? ", " : "") + missing[i];
+  return msg;
+}
+
+}  // namespace
+
+// The failure behind an ExecuTorch error: the one a trtx plugin recorded, or
+// the runtime's own last error line.
+Failure failure_of(et::Error e, const std::string& location, const std::string& what) {
+  std::optional<Failure> plugin = trtx::et::take_failure();
+  std::vector<std::string> lines = take_et_errors();
+  if (plugin.has_value()) {
+    // A version-2 engine's program missing a kernel: the runtime's log, not
+    // the plugin, knows which (src/engine/program_executor.cpp).
+    if (plugin->code == Error::OperatorMissing) plugin->message += missing_operators(lines);
+    return *plugin;
+  }
+  std::string msg = what + " failed with " + trtx::et::et_error_name(e);
+  const std::string missing = missing_operators(lines);
   if (!missing.empty()) {
-    msg += ": no kernel for ";
-    for (size_t i = 0; i < missing.size(); ++i) msg += (i ? ", " : "") + missing[i];
+    msg += missing;
   } else {
     // The cause first (a kernel's failed check), then where it stopped; the
     // per-argument type dump adds nothing a reader can act on.

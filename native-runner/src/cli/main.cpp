@@ -21,9 +21,13 @@ const char kUsage[] =
     "                  [--device cpu|cuda] [--arena-fill poison|none] [--init-device-buffers]\n"
     "                  [--share-arenas] [--trt-runtime zero-copy|stock] [--max-planned-bytes BYTES]\n"
     "                  [--verification internal|minimal] [--report FILE]\n"
+    "                  [--inputs FILE] [--outputs FILE]\n"
     "  trtx-runner parse-blob-vectors FILE\n"
     "  trtx-runner --version\n"
-    "exit codes: 0 ok, 1 program invalid or execution failed, 2 usage,\n"
+    "  --inputs FILE: recorded step inputs (TRXT) instead of the pattern; --outputs FILE:\n"
+    "  every output of every executed step (TRXT; docs/reference-lowering.md section 3)\n"
+    "exit codes: 0 ok, 1 program invalid or execution failed, 2 usage (also a bad --inputs\n"
+    "            file or a recorded input the method does not take),\n"
     "            3 the program cannot run here (a TensorRT plan, a backend this runner lacks,\n"
     "              --device cuda without a GPU)\n";
 
@@ -143,6 +147,10 @@ int run_main(int argc, char** argv) {
       const char* v = next("--report");
       if (v == nullptr || *v == '\0') return usage("--report needs FILE");
       o.report_path = v;
+    } else if (a == "--inputs" || a == "--outputs") {
+      const char* v = next(a.c_str());
+      if (v == nullptr || *v == '\0') return usage(a + " needs FILE");
+      (a == "--inputs" ? o.inputs_path : o.outputs_path) = v;
     } else if (!a.empty() && a[0] == '-') {
       return usage("unknown option '" + a + "'");
     } else if (!have_program) {

@@ -20,6 +20,7 @@
 #include "run_report.h"
 #include "runner_memory.h"
 #include "step_io.h"
+#include "step_values.h"
 #include "trtx/et/caller_stream.h"
 #include "trtx/et/failure.h"
 
@@ -43,7 +44,7 @@ class RunnerModule final : public Module {
 
 class Runner {
  public:
-  Runner(const RunOptions& o, Report& r) : opts_(o), report_(r) {}
+  Runner(const RunOptions& o, Report& r, StepValues& v) : opts_(o), report_(r), values_(v) {}
   ~Runner() {
     for (size_t i = 0; i < loaded_.size(); ++i) close(i);
     module_.reset();
@@ -279,7 +280,7 @@ class Runner {
     et::Method* m = loaded_[i] ? module_->loaded(methods_[i]) : load(i);
     if (m == nullptr) return;
     const std::string& name = methods_[i];
-    Status s = inputs_[i].set(*m, step);
+    Status s = values_.set_inputs(inputs_[i], *m, name, step);
     if (!s.ok()) return record(fail(s.failure().code, name + "." + s.failure().location, s.failure().message));
     const std::vector<backend::DelegateInfo> before = backend::delegate_infos(name);
     const runtime::CopyCounters traffic_before = trtx::et::device_allocator().traffic();
@@ -304,27 +305,19 @@ class Runner {
     rec.copies.d2h_bytes = after.d2h_bytes - traffic_before.d2h_bytes;
     rec.copies.d2d_bytes = after.d2d_bytes - traffic_before.d2d_bytes;
     s = record_outputs(*m, rec.outputs);
+    if (s.ok()) s = values_.record_outputs(*m, name, step);
     if (s.ok()) s = record_buffers(*m, rec.buffers);
     if (!s.ok()) return record(fail(s.failure().code, name + "." + s.failure().location, s.failure().message));
     const std::vector<backend::DelegateInfo>& now = report_.methods[i].delegates;
     for (size_t d = 0; d < now.size(); ++d) {
-      const backend::DelegateInfo* b = d < before.size() ? &before[d] : nullptr;
-      DelegateStep ds;
-      ds.index = d;
-      ds.elision = now[d].elision;
-      ds.syncs_performed = now[d].syncs_performed - (b ? b->syncs_performed : 0);
-      ds.syncs_skipped = now[d].syncs_skipped - (b ? b->syncs_skipped : 0);
-      ds.waits = now[d].waits - (b ? b->waits : 0);
-      ds.copies.h2d_bytes = now[d].copies.h2d_bytes - (b ? b->copies.h2d_bytes : 0);
-      ds.copies.d2h_bytes = now[d].copies.d2h_bytes - (b ? b->copies.d2h_bytes : 0);
-      ds.copies.d2d_bytes = now[d].copies.d2d_bytes - (b ? b->copies.d2d_bytes : 0);
-      rec.delegates.push_back(ds);
+      rec.delegates.push_back(delegate_step(d, now[d], d < before.size() ? &before[d] : nullptr));
     }
     report_.methods[i].steps.push_back(std::move(rec));
   }
 
   const RunOptions& opts_;
   Report& report_;
+  StepValues& values_;  // --inputs / --outputs
   std::unique_ptr<runtime::DeviceContext> device_;
   std::unique_ptr<RunnerMemory> memory_;
   std::vector<std::pair<int, runtime::StreamRef>> streams_;  // (device, caller stream)
@@ -356,6 +349,11 @@ void write_final(const Report& report, const RunOptions& options, const RunnerMe
   }
 }
 
+int usage_error(const Failure& f) {
+  std::fprintf(stderr, "trtx-runner: %s: %s\n", f.location.c_str(), f.message.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -371,11 +369,22 @@ int run_command(const RunOptions& options) {
     int code = 1;
     write_final(*g_current.report, *g_current.options, nullptr, code);
   });
+  // --inputs and --outputs are the caller's files: a bad one is a usage
+  // error (exit 2, no report), as is a recorded input the method does not take.
+  StepValues values;
+  Status opened = values.open(options.inputs_path, options.outputs_path);
+  if (!opened.ok()) return usage_error(opened.failure());
   {
-    Runner runner(options, report);
+    Runner runner(options, report, values);
     g_current = Current{&options, &report, &runner};
     runner.run();
+    Status closed = values.close();
+    if (values.usage().has_value()) {
+      g_current = Current{};
+      return usage_error(*values.usage());
+    }
     write_final(report, options, runner.memory(), exit_code);
+    if (!closed.ok()) exit_code = usage_error(closed.failure());
     g_current = Current{};
   }
   return exit_code;

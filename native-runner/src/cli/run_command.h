@@ -31,6 +31,8 @@ struct RunOptions {
   bool minimal_verification = false;  // --verification minimal: Module's default, no flatbuffer verifier (tests)
   std::optional<uint64_t> max_planned_bytes;  // --max-planned-bytes: default the machine's physical memory
   std::string report_path;                    // empty: stdout
+  std::string inputs_path;                    // --inputs FILE: recorded step inputs (TRXT) instead of the pattern
+  std::string outputs_path;                   // --outputs FILE: every output of every executed step (TRXT)
 };
 
 /// Runs and writes the report; returns the process exit code.

@@ -156,6 +156,19 @@ void write_device_arenas(JsonWriter& w, const RunOptions& o, runtime::Target tar
 
 }  // namespace
 
+DelegateStep delegate_step(size_t index, const backend::DelegateInfo& now, const backend::DelegateInfo* b) {
+  DelegateStep ds;
+  ds.index = index;
+  ds.elision = now.elision;
+  ds.syncs_performed = now.syncs_performed - (b ? b->syncs_performed : 0);
+  ds.syncs_skipped = now.syncs_skipped - (b ? b->syncs_skipped : 0);
+  ds.waits = now.waits - (b ? b->waits : 0);
+  ds.copies.h2d_bytes = now.copies.h2d_bytes - (b ? b->copies.h2d_bytes : 0);
+  ds.copies.d2h_bytes = now.copies.d2h_bytes - (b ? b->copies.d2h_bytes : 0);
+  ds.copies.d2d_bytes = now.copies.d2d_bytes - (b ? b->copies.d2d_bytes : 0);
+  return ds;
+}
+
 int exit_code_of(const Report& r) {
   int code = 0;
   for (const auto& e : r.errors) {

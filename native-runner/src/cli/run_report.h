@@ -38,6 +38,10 @@ struct DelegateStep {
   runtime::CopyCounters copies;
 };
 
+/// What delegate `index` did in one step: its counters now less `before`
+/// (null: it did not exist before the step).
+DelegateStep delegate_step(size_t index, const backend::DelegateInfo& now, const backend::DelegateInfo* before);
+
 struct StepRecord {
   int step = 0;
   double step_us = 0.0;  // the method's execute and its final synchronize

@@ -166,6 +166,131 @@ Status MethodInputs::set(et::Method& method, int step) {
   return ok_status();
 }
 
+namespace {
+
+std::string shape_text(int32_t dtype, const std::vector<int64_t>& sizes) {
+  std::string s = std::string(scalar_type_name(static_cast<ScalarType>(dtype))) + "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? "," : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+// The record kind an input of this tag takes; false for a tag --inputs
+// cannot carry (the pattern path skips those inputs too).
+bool record_kind(et::Tag tag, ValueKind& kind) {
+  switch (tag) {
+    case et::Tag::Tensor:
+      kind = ValueKind::Tensor;
+      return true;
+    case et::Tag::Int:
+      kind = ValueKind::Int;
+      return true;
+    case et::Tag::Double:
+      kind = ValueKind::Double;
+      return true;
+    case et::Tag::Bool:
+      kind = ValueKind::Bool;
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Status MethodInputs::check_recorded(const RecordedValues& recorded, const std::string& method, int step) const {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Input& in = inputs_[i];
+    ValueKind want;
+    if (!record_kind(in.tag, want)) continue;
+    const std::string at = "steps[" + std::to_string(step) + "].inputs[" + std::to_string(i) + "]";
+    const std::string what = "method '" + method + "' step " + std::to_string(step) + " input " + std::to_string(i);
+    const TensorRecord* r = recorded.find(method, static_cast<uint32_t>(step), static_cast<uint32_t>(i));
+    if (r == nullptr) return fail(Error::InvalidArgument, at, "--inputs has no record for " + what);
+    if (r->kind != want) {
+      return fail(Error::InvalidArgument, at,
+                  std::string("--inputs records a ") + value_kind_name(r->kind) + " for " + what + ", which is a " +
+                      value_kind_name(want));
+    }
+    if (want != ValueKind::Tensor) continue;
+    const auto dtype = static_cast<int32_t>(static_cast<int8_t>(in.impl->scalar_type()));
+    const std::vector<int64_t> sizes(in.sizes.begin(), in.sizes.end());
+    if (r->dtype != dtype || r->sizes != sizes || r->bytes.size() != in.bytes.size()) {
+      return fail(Error::InvalidArgument, at,
+                  "--inputs records " + shape_text(r->dtype, r->sizes) + " (" + std::to_string(r->bytes.size()) +
+                      " bytes) for " + what + ", which is " + shape_text(dtype, sizes) + " (" +
+                      std::to_string(in.bytes.size()) + " bytes)");
+    }
+  }
+  return ok_status();
+}
+
+Status MethodInputs::set_recorded(et::Method& method, const RecordedValues& recorded, const std::string& name,
+                                  int step) {
+  TRTX_CHECK_OK(check_recorded(recorded, name, step));
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    Input& in = inputs_[i];
+    ValueKind kind;
+    if (!record_kind(in.tag, kind)) continue;
+    const TensorRecord& r = *recorded.find(name, static_cast<uint32_t>(step), static_cast<uint32_t>(i));
+    et::EValue value;
+    if (kind == ValueKind::Tensor) {
+      if (!in.bytes.empty()) std::memcpy(in.bytes.data(), r.bytes.data(), in.bytes.size());
+      value = et::EValue(Tensor(in.impl.get()));
+    } else if (kind == ValueKind::Int) {
+      int64_t x;
+      std::memcpy(&x, r.bytes.data(), 8);
+      value = et::EValue(x);
+    } else if (kind == ValueKind::Double) {
+      double x;
+      std::memcpy(&x, r.bytes.data(), 8);
+      value = et::EValue(x);
+    } else {
+      value = et::EValue(r.bytes[0] != 0);
+    }
+    const et::Error e = method.set_input(value, i);
+    if (e != et::Error::Ok) {
+      return fail(trtx::et::from_et_error(e), std::string("inputs[") + std::to_string(i) + "]",
+                  "Method::set_input refused the recorded input");
+    }
+  }
+  return ok_status();
+}
+
+Status write_output_records(const et::Method& method, const std::string& name, int step, TensorFileWriter& out) {
+  for (size_t i = 0; i < method.outputs_size(); ++i) {
+    const et::EValue& v = method.get_output(i);
+    TensorRecord r;
+    r.method = name;
+    r.step = static_cast<uint32_t>(step);
+    r.index = static_cast<uint32_t>(i);
+    if (v.isTensor()) {
+      const Tensor& t = v.toTensor();
+      bool on_device = false;
+      Status s = read_tensor(t, r.bytes, on_device);
+      if (!s.ok()) return fail(s.failure().code, "outputs[" + std::to_string(i) + "]", s.failure().message);
+      r.kind = ValueKind::Tensor;
+      r.dtype = static_cast<int32_t>(static_cast<int8_t>(t.scalar_type()));
+      r.sizes = sizes_of(t);
+    } else if (v.isInt()) {
+      const int64_t x = v.toInt();
+      r.kind = ValueKind::Int;
+      r.bytes.assign(reinterpret_cast<const uint8_t*>(&x), reinterpret_cast<const uint8_t*>(&x) + 8);
+    } else if (v.isDouble()) {
+      const double x = v.toDouble();
+      r.kind = ValueKind::Double;
+      r.bytes.assign(reinterpret_cast<const uint8_t*>(&x), reinterpret_cast<const uint8_t*>(&x) + 8);
+    } else if (v.isBool()) {
+      r.kind = ValueKind::Bool;
+      r.bytes.push_back(v.toBool() ? 1 : 0);
+    } else {
+      // None, and the kinds the format has no record for (lists, strings).
+      r.kind = ValueKind::None;
+    }
+    TRTX_CHECK_OK(out.add(r));
+  }
+  return ok_status();
+}
+
 Status record_outputs(const et::Method& method, std::vector<OutputRecord>& out) {
   std::vector<uint8_t> bytes;
   for (size_t i = 0; i < method.outputs_size(); ++i) {

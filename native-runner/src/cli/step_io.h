@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "run_report.h"
+#include "tensor_file.h"
 #include "trtx/runtime/result.h"
 
 namespace trtx::cli {
@@ -25,6 +26,13 @@ class MethodInputs {
   /// ((7 step + 13 k) mod 29 - 14) / 16, exact in every float type; a bool
   /// (step + k) mod 2; an Int value the step.
   Status set(executorch::runtime::Method& method, int step);
+  /// Checks that `recorded` (run --inputs) has a value for every input of
+  /// (method, step) whose kind, dtype, sizes and nbytes equal the input's
+  /// meta. A failure is the caller's usage error, at "steps[S].inputs[I]".
+  Status check_recorded(const RecordedValues& recorded, const std::string& method, int step) const;
+  /// Step inputs from `recorded`, after check_recorded accepted them.
+  Status set_recorded(executorch::runtime::Method& method, const RecordedValues& recorded, const std::string& name,
+                      int step);
 
  private:
   struct Input {
@@ -38,6 +46,12 @@ class MethodInputs {
 };
 
 Status record_outputs(const executorch::runtime::Method& method, std::vector<OutputRecord>& out);
+
+/// Every output of the method after an execute, as TRXT records of (name,
+/// step) (run --outputs); device-resident outputs read through the
+/// registered allocator, as record_outputs reads them.
+Status write_output_records(const executorch::runtime::Method& method, const std::string& name, int step,
+                            TensorFileWriter& out);
 
 /// Every named, memory-planned tensor of the method (its mutable buffers).
 Status record_buffers(executorch::runtime::Method& method, std::vector<BufferRecord>& out);

@@ -4,6 +4,7 @@
 // reference_executor.cpp.
 #include "trtx/engine/reference_engine.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "flatbuffers/flatbuffers.h"
@@ -23,7 +24,10 @@ EngineKind classify_engine(const uint8_t* head, size_t n) {
 
 namespace {
 
-constexpr uint32_t kKnownVersion = 1;
+// Version 1: synthetic steps. Version 2: the partition as an ExecuTorch
+// program (schemas/reference_engine.fbs, docs/reference-lowering.md).
+constexpr uint32_t kSyntheticVersion = 1;
+constexpr uint32_t kProgramVersion = 2;
 /// Every execute runs every step over its bindings, so the step count bounds
 /// the time one execute may take per element; trtx's writers emit a handful
 /// (fixtures/trt.ts, python-bridge/trtx_bridge/reference). Stricter than the
@@ -53,6 +57,45 @@ Status check_binding(uint32_t index, const std::vector<bool>& is_input, int want
 
 }  // namespace
 
+Result<std::shared_ptr<AlignedBytes>> AlignedBytes::copy_of(const uint8_t* data, size_t size) {
+  // aligned_alloc wants a multiple of the alignment; one byte at least, so an
+  // empty copy still has an address.
+  if (size > SIZE_MAX - 2 * kAlignment) return fail(Error::MemoryAllocationFailed, "engine.program", "too large");
+  const size_t rounded = (size / kAlignment + 1) * kAlignment;
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded));
+  if (p == nullptr) {
+    return fail(Error::MemoryAllocationFailed, "engine.program",
+                "cannot allocate " + std::to_string(rounded) + " bytes for the engine's program");
+  }
+  if (size != 0) std::memcpy(p, data, size);
+  std::memset(p + size, 0, rounded - size);
+  return std::shared_ptr<AlignedBytes>(new AlignedBytes(p, size));
+}
+
+AlignedBytes::~AlignedBytes() { std::free(data_); }
+
+Result<uint64_t> declared_scratch_bytes(const RefEngine& engine, const std::vector<BindingView>& b,
+                                        const std::string& where) {
+  uint64_t declared = engine.scratch_base;
+  if (engine.scratch_per_unit == 0) return declared;
+  if (engine.scratch_unit_binding >= b.size()) {
+    return fail(Error::DelegateExecutionFailed, where + ".engine.scratch",
+                "unit_binding " + std::to_string(engine.scratch_unit_binding) + " but " + std::to_string(b.size()) +
+                    " bindings are bound");
+  }
+  const BindingView& u = b[engine.scratch_unit_binding];
+  if (engine.scratch_unit_dim >= u.sizes.size()) {
+    return fail(Error::DelegateExecutionFailed, where + ".engine.scratch",
+                "unit_dim " + std::to_string(engine.scratch_unit_dim) + " but binding '" + u.name + "' has rank " +
+                    std::to_string(u.sizes.size()));
+  }
+  auto extent = static_cast<uint64_t>(u.sizes[engine.scratch_unit_dim]);
+  if (extent != 0 && engine.scratch_per_unit > (UINT64_MAX - declared) / extent) {
+    return fail(Error::DelegateExecutionFailed, where + ".engine.scratch", "scratch need overflows 64 bits");
+  }
+  return declared + engine.scratch_per_unit * extent;
+}
+
 Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const std::vector<bool>& is_input,
                                          const std::string& where) {
   if (size < 8 || !rfb::EngineBufferHasIdentifier(data)) {
@@ -66,12 +109,29 @@ Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const
     return format_error(where, "reference engine fails verification against its schema: truncated or corrupt");
   }
   const rfb::Engine* e = rfb::GetEngine(data);
-  if (e->version() != kKnownVersion) {
-    return format_error(where, "reference engine version " + std::to_string(e->version()) +
-                                   " is not one this runner knows (it reads version " + std::to_string(kKnownVersion) +
-                                   ")");
+  const uint32_t version = e->version();
+  if (version != kSyntheticVersion && version != kProgramVersion) {
+    return format_error(where, "reference engine version " + std::to_string(version) +
+                                   " is not one this runner knows (it reads versions 1, synthetic, and 2, a program)");
+  }
+  const size_t n_steps = e->steps() != nullptr ? e->steps()->size() : 0;
+  const size_t n_program = e->program() != nullptr ? e->program()->size() : 0;
+  if (version == kSyntheticVersion && n_program != 0) {
+    return format_error(where, "reference engine version 1 (synthetic steps) carries a " + std::to_string(n_program) +
+                                   "-byte program; only version 2 may");
+  }
+  if (version == kProgramVersion && n_program == 0) {
+    return format_error(where, "reference engine version 2 has no program (the partition's ExecuTorch program)");
+  }
+  if (version == kProgramVersion && n_steps != 0) {
+    return format_error(where, "reference engine version 2 carries " + std::to_string(n_steps) +
+                                   " synthetic steps; a version-2 engine computes its program only");
   }
   RefEngine out;
+  out.version = version;
+  if (version == kProgramVersion) {
+    TRTX_ASSIGN_OR_RETURN(out.program, AlignedBytes::copy_of(e->program()->data(), n_program));
+  }
   out.streamable_weight_bytes = e->streamable_weight_bytes();
   out.weight_streaming = e->weight_streaming();
   if (const auto* s = e->scratch()) {

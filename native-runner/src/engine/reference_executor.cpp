@@ -38,7 +38,9 @@ class ReferenceExecutor final : public EngineExecutor {
   }
 
   const char* kind() const override {
-    return device_.target() == runtime::Target::Cuda ? "reference-cuda" : "reference-cpu";
+    // Synthetic (version 1): its numbers are not a model's, and the name says
+    // so wherever a report shows it (docs/reference-lowering.md section 1).
+    return device_.target() == runtime::Target::Cuda ? "synthetic-cuda" : "synthetic-cpu";
   }
   uint64_t streamable_weight_bytes() const override { return engine_.streamable_weight_bytes; }
   bool weight_streaming() const override { return engine_.weight_streaming; }
@@ -111,20 +113,7 @@ class ReferenceExecutor final : public EngineExecutor {
   }
 
   Result<uint64_t> scratch_bytes(const std::vector<BindingView>& b, const std::string& where) const override {
-    uint64_t declared = engine_.scratch_base;
-    if (engine_.scratch_per_unit != 0) {
-      const BindingView& u = b[engine_.scratch_unit_binding];
-      if (engine_.scratch_unit_dim >= u.sizes.size()) {
-        return exec_error(where + ".engine.scratch", "unit_dim " + std::to_string(engine_.scratch_unit_dim) +
-                                                         " but binding '" + u.name + "' has rank " +
-                                                         std::to_string(u.sizes.size()));
-      }
-      auto extent = static_cast<uint64_t>(u.sizes[engine_.scratch_unit_dim]);
-      if (extent != 0 && engine_.scratch_per_unit > (UINT64_MAX - declared) / extent) {
-        return exec_error(where + ".engine.scratch", "scratch need overflows 64 bits");
-      }
-      declared += engine_.scratch_per_unit * extent;
-    }
+    TRTX_ASSIGN_OR_RETURN(uint64_t declared, declared_scratch_bytes(engine_, b, where));
     // Attend accumulates its per-cache partial sums in scratch; the engine
     // gets at least that much whatever it declares.
     uint64_t intrinsic = 0;

@@ -55,7 +55,8 @@ std::vector<uint8_t> build_reference_engine(const RefEngineSpec& spec) {
   }
   auto scratch = trtx_ref::CreateScratchNeed(b, spec.scratch_base, spec.scratch_per_unit, spec.scratch_unit_binding,
                                              spec.scratch_unit_dim);
-  auto engine = trtx_ref::CreateEngineDirect(b, spec.version, &steps, scratch, spec.streamable, spec.streaming);
+  auto engine = trtx_ref::CreateEngineDirect(b, spec.version, &steps, scratch, spec.streamable, spec.streaming,
+                                             spec.program.empty() ? nullptr : &spec.program);
   trtx_ref::FinishEngineBuffer(b, engine);
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }

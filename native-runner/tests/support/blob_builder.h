@@ -27,6 +27,7 @@ struct RefEngineSpec {
   uint32_t scratch_unit_binding = 0, scratch_unit_dim = 0;
   uint64_t streamable = 0;
   bool streaming = false;
+  std::vector<uint8_t> program;  // version 2: a whole .pte (absent when empty)
 };
 
 std::vector<uint8_t> build_reference_engine(const RefEngineSpec& spec);

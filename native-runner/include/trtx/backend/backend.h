@@ -33,7 +33,7 @@ struct DelegateInfo {
   std::string method;
   size_t index = 0;  // the delegate's place among its method's delegates
   std::string backend_id;
-  std::string engine;  // reference-cpu | reference-cuda
+  std::string engine;  // synthetic-cpu | synthetic-cuda | reference-program (EngineExecutor::kind)
   int target_device = 0;
   std::string elision;  // staged | zero-copy | none; empty before the first execute
   std::vector<std::string> inputs;

@@ -1,7 +1,8 @@
 // What a TensorRT delegate handle runs: an engine over bound addresses, on a
 // stream. Real programs carry TensorRT plans; this build executes trtx's
-// reference engines (see reference_engine.h) and recognises a TensorRT plan
-// only to refuse it.
+// reference engines (reference_engine.h: synthetic version 1,
+// program_executor.h: version 2) and recognises a TensorRT plan only to
+// refuse it.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,9 @@ class EngineExecutor {
  public:
   virtual ~EngineExecutor() = default;
 
-  /// "reference-cpu" or "reference-cuda".
+  /// What runs the engine: "synthetic-cpu" / "synthetic-cuda" (a version-1
+  /// reference engine, whose steps are not the model's) or
+  /// "reference-program" (version 2: the partition's ExecuTorch program).
   virtual const char* kind() const = 0;
 
   /// Weight bytes streaming may keep off the device; a budget is clamped to it.

@@ -1,9 +1,10 @@
 // The trtx reference engine (schemas/reference_engine.fbs, identifier TRXE):
-// a small deterministic computation over a blob's io bindings that stands
-// where a TensorRT plan stands in a real program, so the delegate contract
-// (binding, aliasing, elision, streams, scratch, budgets) runs end to end
-// without TensorRT. It is executed on the CPU or by CUDA kernels; the same
-// inputs give the same bits on one device, whatever the elision mode.
+// what stands where a TensorRT plan stands in a real program, so the
+// delegate contract (binding, aliasing, elision, streams, scratch, budgets)
+// runs end to end without TensorRT. Version 1 is synthetic: a few
+// deterministic steps over the bindings (not the model), run on the CPU or by
+// CUDA kernels. Version 2 carries the partition itself as an ExecuTorch
+// program, run by program_executor.h (docs/reference-lowering.md section 1).
 #pragma once
 
 #include <cstddef>
@@ -35,8 +36,33 @@ struct RefStep {
   float scale = 1.0f, bias = 0.0f, salt = 0.5f;
 };
 
+/// Owned bytes at a 64-byte aligned address. A version-2 engine's program is
+/// copied into one: ExecuTorch's BufferDataLoader hands out pointers into it
+/// (extension/data_loader/buffer_data_loader.h), the program's flatbuffer
+/// verifier and its constant tensors need aligned data, and the blob keeps the
+/// engine only 16-aligned (docs/file-format.md).
+class AlignedBytes {
+ public:
+  static constexpr size_t kAlignment = 64;
+  static Result<std::shared_ptr<AlignedBytes>> copy_of(const uint8_t* data, size_t size);
+  ~AlignedBytes();
+  AlignedBytes(const AlignedBytes&) = delete;
+  AlignedBytes& operator=(const AlignedBytes&) = delete;
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  AlignedBytes(uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t* data_;
+  size_t size_;
+};
+
 struct RefEngine {
+  /// 1: synthetic steps; 2: an ExecuTorch program (`program`).
+  uint32_t version = 1;
   std::vector<RefStep> steps;
+  /// Version 2 only: the whole .pte, shared by copies of the engine.
+  std::shared_ptr<const AlignedBytes> program;
   uint64_t scratch_base = 0;
   uint64_t scratch_per_unit = 0;
   uint32_t scratch_unit_binding = 0;
@@ -46,11 +72,20 @@ struct RefEngine {
 };
 
 /// Verifies the engine flatbuffer, refuses unknown versions and checks every
-/// binding index against `binding_is_input` (the blob's io_bindings).
+/// binding index against `binding_is_input` (the blob's io_bindings). Reads
+/// version 1 (steps, no program) and version 2 (a program, no steps); any
+/// other combination is EngineFormat at `where`.engine.
 Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const std::vector<bool>& binding_is_input,
                                          const std::string& where);
 
-/// An executor for the device context's target (CPU or CUDA).
+/// The activation scratch the engine declares for these bindings (its
+/// ScratchNeed: base + per_unit * the unit binding's extent), as both
+/// executors compute it.
+Result<uint64_t> declared_scratch_bytes(const RefEngine& engine, const std::vector<BindingView>& bindings,
+                                        const std::string& where);
+
+/// A version-1 (synthetic) executor for the device context's target (CPU or
+/// CUDA).
 Result<std::unique_ptr<EngineExecutor>> make_reference_executor(RefEngine engine, const runtime::DeviceContext& device);
 
 }  // namespace trtx::engine

@@ -1,0 +1,33 @@
+// The executor of a version-2 reference engine: the partition Torch-TensorRT
+// would take, lowered to an ExecuTorch program whose method "forward" takes
+// the engine's input bindings in order and returns its output bindings in
+// order (docs/reference-lowering.md section 1). It runs that program with
+// ExecuTorch's own Program and Method on the CPU kernels the runner links,
+// inside the delegate's execute (the program has no delegates, so the nested
+// execution never re-enters a backend).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trtx/engine/engine_executor.h"
+#include "trtx/engine/reference_engine.h"
+#include "trtx/runtime/device.h"
+#include "trtx/runtime/result.h"
+
+namespace trtx::engine {
+
+/// The kind() of a program executor.
+constexpr const char* kProgramExecutorKind = "reference-program";
+
+/// Loads `engine.program` (version 2) for a delegate whose io bindings have
+/// the roles `binding_is_input` (the blob's io_bindings). Refused at init, at
+/// `where`.engine: a program ExecuTorch will not load (an operator without a
+/// kernel is OperatorMissing), and one whose forward's input or output count,
+/// or value kinds, differ from the bindings.
+Result<std::unique_ptr<EngineExecutor>> make_program_executor(RefEngine engine, const runtime::DeviceContext& device,
+                                                              const std::vector<bool>& binding_is_input,
+                                                              const std::string& where);
+
+}  // namespace trtx::engine
