@@ -42,8 +42,6 @@ WEIGHT_STREAMING_BUDGET = "weight_streaming_budget"
 TARGET_DEVICE = "target_device"
 
 _INDEX = (torch.int64, torch.int32)
-# Ops a position index passes through on its way from an input unchanged.
-_PASS_THROUGH = ("aten::view_copy", "aten::clone", "aten::_to_copy", "aten::alias_copy", "dim_order_ops::_to_dim_order_copy")
 
 
 class ReferenceLoweringError(ValueError):
@@ -79,19 +77,6 @@ def _device_id(compile_specs: Sequence[object]) -> int:
     return 0
 
 
-def _position_input(node: object, inputs: dict[torch.fx.Node, int]) -> torch.fx.Node | None:
-    """The engine input a write position comes from, through ops that do not change it."""
-    seen = 0
-    while isinstance(node, torch.fx.Node) and seen < 8:
-        if node in inputs:
-            return node
-        if node.op != "call_function" or _schema_name(node.target) not in _PASS_THROUGH:
-            return None
-        node = node.args[0]
-        seen += 1
-    return None
-
-
 def kv_update_shape(node: torch.fx.Node) -> bool:
     """An ``index_copy`` Torch-TensorRT's validator admits to its KV-cache
     layer: into a placeholder, 4-D, along dim 2, one position, batch 1."""
@@ -106,18 +91,19 @@ def kv_update_shape(node: torch.fx.Node) -> bool:
     return source_val.shape[2] == 1 and cache_val.shape[0] == 1
 
 
-def _kv_update(node: torch.fx.Node, inputs: dict[torch.fx.Node, int]) -> tuple[torch.fx.Node, torch.fx.Node] | None:
-    """(cache input, position input) when ``node`` is a KVCacheUpdate in Torch-TensorRT's sense."""
+def _kv_cache_input(node: torch.fx.Node, inputs: dict[torch.fx.Node, int]) -> torch.fx.Node | None:
+    """The cache input when ``node`` is a KVCacheUpdate in Torch-TensorRT's
+    sense: the validator's shape, into a direct engine input
+    (``emit_kv_cache_update_layer`` falls back to a scatter otherwise). The
+    write index may be any tensor the engine computes -- transformers'
+    StaticCache derives it from ``cumulative_length`` -- as the converter
+    takes it as a runtime tensor (impl/index_copy.py, ``index_copy_kv``)."""
     if not kv_update_shape(node) or node.args[0] not in inputs:
         return None
-    cache, index = node.args[0], node.args[2]
-    position = _position_input(index, inputs)
-    if position is None:
+    index = _val(node.args[2]) if isinstance(node.args[2], torch.fx.Node) else None
+    if index is None or index.dtype not in _INDEX or index.numel() != 1:
         return None
-    pos_val = _val(position)
-    if pos_val is None or pos_val.dtype not in _INDEX or pos_val.numel() != 1:
-        return None
-    return cache, position
+    return node.args[0]
 
 
 def _scratch(gm: torch.fx.GraphModule) -> ScratchNeed:
@@ -163,9 +149,9 @@ def plan_engine(edge_program: object, compile_specs: Sequence[object], program: 
     aliased: list[tuple[str, str, str]] = []
     for i, node in enumerate(outputs):
         fqn = node.meta.get(MUTATES_META) if isinstance(node, torch.fx.Node) else None
-        kv = _kv_update(node, inputs) if fqn else None
-        if kv is not None and kv[0].meta.get(BUFFER_META) == fqn:
-            aliased.append((f"output{i}", kv[0].name, "kv_cache_update"))
+        cache = _kv_cache_input(node, inputs) if fqn else None
+        if cache is not None and cache.meta.get(BUFFER_META) == fqn:
+            aliased.append((f"output{i}", cache.name, "kv_cache_update"))
 
     specs = {getattr(s, "key", None) for s in compile_specs}
     metadata = BlobMetadata(bindings=bindings, aliased_io=aliased, device_id=_device_id(compile_specs))
