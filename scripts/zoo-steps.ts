@@ -100,7 +100,8 @@ export async function runZooModel(zooDir: string, model: ZooModel, work: string)
   run.reference = referenceOf(run.steps.verify.stdout);
   if (existsSync(join(work, zeroCopy))) {
     const ref = `${staged}.reference.json`;
-    run.steps.verifyRewritten = await trtx(['verify', '--json', '--reference', ref, zeroCopy], work);
+    // The rewritten program keeps its caches in device memory: its application initialises them (docs/zero-copy-kv.md), as --init-device-buffers models.
+    run.steps.verifyRewritten = await trtx(['verify', '--json', '--init-device-buffers', '--reference', ref, zeroCopy], work);
     run.referenceRewritten = referenceOf(run.steps.verifyRewritten.stdout);
   }
   return run;

@@ -13,6 +13,7 @@ import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/ten
 import { decodeEngine } from '../src/tensorrt/reference-engine.js';
 import { CORPUS_TIMEOUT_MS, file, realCorpus } from './helpers/real-corpus.js';
 import { BIN } from './helpers/spawn-trtx.js';
+import { REPO } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
 
 const EXPORT_MS = 300_000;
@@ -69,6 +70,44 @@ describe("the user's three lines, with the reference lowering", () => {
       // Nothing but the model, the program and its reference outputs are left in the folder.
       expect(exported.stdout).toMatch(/^ {2}reference: .*model\.pte\.reference\.json \(eager PyTorch, 5 steps per method/m);
       expect(readdirSync(work).sort()).toEqual(['model.pt', 'model.pte', 'model.pte.reference.json']);
+    },
+  );
+});
+
+describe('a hand-written token-id decoder against eager PyTorch', () => {
+  it(
+    'exports from a factory, goes zero-copy and matches PyTorch at every step; a program that does not compute the model fails',
+    { timeout: EXPORT_MS },
+    async () => {
+      const work = join(dir, 'token-llama');
+      freshDir(work);
+      const factory = join(REPO, 'python-bridge', 'corpus', 'token_llama.py');
+      const exported = await trtx(
+        ['export', `${factory}:make_decoder`, '-o', 'tok.pte', '--engine', 'reference', '--budget', '8GiB'],
+        work,
+      );
+      expect(exported.exitCode, exported.stderr).toBe(0);
+      const verified = await trtx(['verify', '--zero-copy-kv', '--json', 'tok.pte'], work);
+      expect(verified.exitCode, verified.stdout + verified.stderr).toBe(0);
+      const doc = JSON.parse(verified.stdout) as {
+        mode: string;
+        reference: { status: string; comparisons: { run: string; max_abs: number; steps: number; ok: boolean }[] };
+      };
+      expect(doc.mode).toBe('staged-vs-zero-copy');
+      expect(doc.reference.status).toBe('compared');
+      // Staged and zero-copy, caller stream off and on: each within 1e-4 of eager PyTorch at every one of the 5 steps.
+      expect(doc.reference.comparisons).toHaveLength(4);
+      for (const c of doc.reference.comparisons) expect([c.ok, c.steps, c.max_abs <= 1e-4], c.run).toEqual([true, 5, true]);
+
+      // The same decoder with one weight changed records other outputs: the program computes its own model, so verify fails.
+      const other = await trtx(['export', `${factory}:make_decoder_perturbed`, '-o', 'other.pte', '--engine', 'reference'], work);
+      expect(other.exitCode, other.stderr).toBe(0);
+      const mismatch = await trtx(['verify', 'tok.pte', '--reference', 'other.pte.reference.json'], work);
+      expect(mismatch.exitCode).toBe(1);
+      expect(mismatch.stdout).toMatch(
+        /^ {2}FAIL outputs match eager PyTorch \(other\.pte\.reference\.json\): decode output 0: max abs [0-9.e-]+/m,
+      );
+      expect(mismatch.stdout).toMatch(/furthest from PyTorch: decode output 0/);
     },
   );
 });
