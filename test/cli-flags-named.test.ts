@@ -26,6 +26,8 @@ const OTHER_PROGRAMS: Record<string, string> = {
   '--share-arenas': 'the native runner (trtx-runner run)',
   '--trt-runtime': 'the native runner (trtx-runner run)',
   '--max-planned-bytes': 'the native runner (trtx-runner run)',
+  '--inputs': 'the native runner (trtx-runner run)',
+  '--outputs': 'the native runner (trtx-runner run)',
 };
 
 /**

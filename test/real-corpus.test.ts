@@ -73,7 +73,8 @@ describe('trtx inspect', () => {
       expect(methods.map((m) => m.name).sort()).toEqual(Object.keys(model(corpus, name).methods).sort());
       const trt = methods.flatMap((m) => m.delegates);
       expect(trt.length).toBeGreaterThan(0);
-      expect(doc.engines).toEqual({ tensorrt: 0, reference: trt.length, unknown: 0 });
+      // Every engine is the partition's own program, none synthetic.
+      expect(doc.engines).toMatchObject({ tensorrt: 0, reference: trt.length, synthetic: 0, unknown: 0 });
       for (const d of trt) {
         expect(d.backend_id).toBe('TensorRTBackend');
         expect(d.tensorrt?.engine).toBe('reference');
@@ -158,38 +159,33 @@ describe('the reference engines the Python lowering wrote', () => {
             location: r.location,
           });
           checkEngineBindings(engine, blob.metadata.io_bindings, { location: r.location });
-          expect(engine.version).toBe(1);
+          // Version 2: the partition itself as an ExecuTorch program, its weights inside; no synthetic steps.
+          expect(engine.version).toBe(2);
+          expect(engine.steps).toEqual([]);
+          const program = engine.program!;
+          expect(program.methods).toContain('forward');
+          expect(program.inputs).toBe(blob.metadata.io_bindings.filter((b) => b.is_input).length);
+          expect(program.outputs).toBe(blob.metadata.io_bindings.filter((b) => !b.is_input).length);
+          expect(program.weightBytes).toBeGreaterThan(0);
           expect(engine.streamableWeightBytes).toBeGreaterThan(0n); // the partition's weights
           expect(engine.weightStreaming).toBe(false); // exported without a budget
-          const ops = engine.steps.map((st) => st.op);
-          const aliased = blob.metadata.aliased_io.length;
-          // One in-place write per aliased cache, through the cache input at the position input.
-          expect(ops.filter((o) => o === 'KvWrite')).toHaveLength(aliased);
-          for (const st of engine.steps) {
-            if (st.op !== 'KvWrite') continue;
-            const cache = blob.metadata.io_bindings[st.cache].name;
-            expect(blob.metadata.aliased_io.map((a) => a.input)).toContain(cache);
-            expect(blob.metadata.io_bindings[st.position].name).toBe('input_pos');
-            expect(st.seqDim).toBe(2);
-          }
+          // Each aliased output updates a cache the engine takes as an input.
+          for (const a of blob.metadata.aliased_io) expect(blob.metadata.io_bindings.find((b) => b.name === a.input)?.is_input).toBe(true);
         }
       });
     },
   );
 
-  it("a copy-back (the conv state, a prefill's caches) is a RingShift of its buffer", async () => {
+  it("a copy-back (a prefill's caches) is an ordinary engine output, computed by the partition's program", async () => {
     await withPte(ref('llama'), async (pte) => {
       const prefill = delegatesOf(pte, isTensorRT).find((r) => r.plan.name === 'prefill')!;
       const blob = await readDelegateBlob(pte, prefill);
       const place = blobPlace(pte, prefill);
       const engine = decodeEngine(await pte.readRange(place.fileOffset! + blob.engineOffset, Number(blob.engineSize)));
-      const shifted = engine.steps.flatMap((st) => (st.op === 'RingShift' ? [blob.metadata.io_bindings[st.stateIn].name] : []));
-      expect(shifted.sort()).toEqual([
-        'b_layers_0_attn_k_cache',
-        'b_layers_0_attn_v_cache',
-        'b_layers_1_attn_k_cache',
-        'b_layers_1_attn_v_cache',
-      ]);
+      // Four positions at once: no KVCacheUpdate layer, so no alias; the four caches come back as outputs.
+      expect(blob.metadata.aliased_io).toEqual([]);
+      expect(engine.program!.outputs).toBe(5);
+      expect(prefill.plan.operators.map((o) => o.name)).toContain('aten::copy_');
     });
   });
 });

@@ -139,7 +139,7 @@ describe('trtx demo --from-pytorch', () => {
       expect(r.exitCode, r.stderr).toBe(0);
       const doc = JSON.parse(r.stdout);
       expect(doc).toMatchObject({ schema: 'trtx.demo/1', source: 'pytorch', ok: true, check: { errors: 0 } });
-      expect(doc.verify.engines).toEqual({ tensorrt: 0, reference: 2, unknown: 0 }); // prefill and decode
+      expect(doc.verify.engines).toMatchObject({ tensorrt: 0, reference: 2, synthetic: 0, unknown: 0 }); // prefill and decode, each the partition's own program
       expect(doc.verify.mode).toBe('staged-vs-zero-copy');
       expect(doc.staging.after.h2d).toBeLessThan(doc.staging.before.h2d);
       // One log line per stage (whatever the log format), in order.

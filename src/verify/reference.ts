@@ -154,8 +154,7 @@ export function referenceAssertions(r: VerifyReference): Assertion[] {
   return r.comparisons.map((c) => ({
     name: `outputs match eager PyTorch (${file}): ${c.method} output ${c.output}: ${describeComparison(c).split(';')[0]} (${c.run})`,
     ok: c.ok,
-    // The numbers are in the name; the detail adds where it is worst.
-    detail: c.ok ? '' : describeComparison(c).split('; ').slice(1).join('; ') || describeComparison(c),
+    detail: c.ok ? '' : describeComparison(c),
   }));
 }
 

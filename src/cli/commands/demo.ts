@@ -48,7 +48,7 @@ export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
   const title =
     r.source === 'pytorch'
       ? 'trtx demo (from PyTorch): a Llama-style decoder exported by ExecuTorch with trtx reference engines, made zero-copy with an 8 GiB weight-streaming budget'
-      : `trtx demo (${r.scale} scale): a staged KV decoder made zero-copy with an 8 GiB weight-streaming budget`;
+      : `trtx demo (${r.scale} scale): a staged KV decoder made zero-copy with an 8 GiB weight-streaming budget (synthetic reference engines: a made-up function, not a model; --from-pytorch exports a real one)`;
   const lines = [
     s('bold', title),
     `  staged program     ${shownPath(r.staged)}`,
