@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeTensorFile, encodeTensorFile, type TensorRecord } from '../src/runner/tensor-file.js';
 import { dtypeOfScalarType, SCALAR_TYPE_CODE } from '../src/util/dtype.js';
+import { ScalarType } from '../src/generated/executorch-flatbuffer/scalar-type.js';
 import { TrtxError } from '../src/util/errors.js';
 
 const RECORDS: TensorRecord[] = [
@@ -51,18 +52,18 @@ describe('TRXT', () => {
     expect(b.length).toBe(o + 44 + 8);
   });
 
-  it('maps dtypes to ExecuTorch ScalarType codes', () => {
-    expect(SCALAR_TYPE_CODE).toMatchObject({
-      uint8: 0,
-      int8: 1,
-      int16: 2,
-      int32: 3,
-      int64: 4,
-      float16: 5,
-      float32: 6,
-      float64: 7,
-      bool: 11,
-      bfloat16: 15,
+  it("maps dtypes to ExecuTorch's ScalarType codes (the schema's enum, schemas/scalar_type.fbs)", () => {
+    expect(SCALAR_TYPE_CODE).toEqual({
+      uint8: ScalarType.BYTE,
+      int8: ScalarType.CHAR,
+      int16: ScalarType.SHORT,
+      int32: ScalarType.INT,
+      int64: ScalarType.LONG,
+      float16: ScalarType.HALF,
+      float32: ScalarType.FLOAT,
+      float64: ScalarType.DOUBLE,
+      bool: ScalarType.BOOL,
+      bfloat16: ScalarType.BFLOAT16,
     });
     expect(dtypeOfScalarType(15)).toBe('bfloat16');
     expect(dtypeOfScalarType(23)).toBeNull();
