@@ -69,6 +69,7 @@ function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "s
     steps: 3,
     methods: ['decode'],
     mode: 'staged-vs-zero-copy',
+    zero_copy_note: null,
     engines: {
       tensorrt: 0,
       reference: 1,

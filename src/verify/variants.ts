@@ -26,11 +26,12 @@ export async function deriveVariants(
   zeroCopyKv: boolean,
   given: string | undefined,
   runtime: RuntimeRules,
-): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyMode }> {
+  strict = false,
+): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyMode; note?: string }> {
   if (!zeroCopyKv) return { variants: [{ name: 'as-is', path: pte.path }], caches: [], mode: 'as-is' };
   const twinPath = given ?? join(dir, 'zero-copy-twin.pte');
   const outcome = await runPipeline(pte, {
-    request: { zeroCopyKv: {} },
+    request: { zeroCopyKv: { strict } },
     runtime,
     copy: true,
     // A given twin is only compared with; a derived one is written when it changed something.
@@ -38,7 +39,13 @@ export async function deriveVariants(
   });
   const zc = outcome.reports.find(isZeroCopyReport)!;
   // No engine declares a KV cache: nothing to make zero-copy; the program runs as it is.
-  if (zc.details.no_kv_cache) return { variants: [{ name: 'as-is', path: pte.path }], caches: [], mode: 'as-is' };
+  if (zc.details.no_kv_cache)
+    return {
+      variants: [{ name: 'as-is', path: pte.path }],
+      caches: [],
+      mode: 'as-is',
+      note: zc.lines[0] ?? 'no KV cache to make zero-copy',
+    };
   // The pass names buffers as `fqn (%index)`; reports name them by fqn.
   const caches = [
     ...new Set([...zc.details.rewritten, ...zc.details.already].flatMap((d) => d.buffers).map((b) => b.replace(/ \(%[0-9]+\)$/, ''))),

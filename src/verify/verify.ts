@@ -65,6 +65,8 @@ export interface VerifyOptions extends ReferenceOptions {
   coldPool?: boolean;
   /** With zeroCopyKv on a staged program: compare against this file instead of deriving the twin. */
   zeroCopyTwin?: string;
+  /** With zeroCopyKv: refuse a program without KV caches (ZC_REWRITE_NO_ALIASED_CACHE) instead of running it as it is. */
+  strict?: boolean;
   /** A runner binary to use instead of the cached build. */
   runner?: string;
   onProgress?: (message: string) => void;
@@ -96,6 +98,8 @@ export interface VerifyResult {
   steps: number;
   methods: string[];
   mode: VerifyMode;
+  /** --zero-copy-kv on a program whose engines declare no KV cache: what was (not) done, else null. */
+  zero_copy_note: string | null;
   /** What the TensorRTBackend delegates hold (the runner executes reference engines only). */
   engines: EngineCensus;
   caches: string[];
@@ -186,7 +190,14 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   try {
     temp = await makeTempDir('trtx-verify-');
     const dir = temp.path;
-    const { variants, caches, mode } = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin, runtime);
+    const { variants, caches, mode, note } = await deriveVariants(
+      pte,
+      dir,
+      Boolean(opts.zeroCopyKv),
+      opts.zeroCopyTwin,
+      runtime,
+      Boolean(opts.strict),
+    );
     const methods = decodeMethods(pte);
     const engines = await engineCensus(pte);
     const { reference, result: referenceResult } = await loadReference(path, engines, opts);
@@ -205,6 +216,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       steps,
       methods,
       mode,
+      zero_copy_note: note ?? null,
       engines,
       caches,
       runtime,

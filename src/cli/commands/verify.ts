@@ -18,6 +18,7 @@ import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
 
 interface VerifyOptions extends GlobalOptions {
   zeroCopyKv?: boolean;
+  strict?: boolean;
   steps?: string;
   reference?: string | false;
   atol?: string;
@@ -40,6 +41,7 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   const lines = [
     `${s('bold', r.file)}: ${r.mode}, ${r.steps} steps of ${r.methods.join(', ')}; runtime rules ${describeRuntime(r.runtime)}`,
   ];
+  if (r.zero_copy_note) lines.push(`  --zero-copy-kv: ${r.zero_copy_note}`);
   if (r.check.refused) {
     lines.push(`  check: ${r.check.summary.line}`);
     for (const file of [...new Set(r.check.diagnostics.map((d) => d.file))]) {
@@ -125,6 +127,10 @@ export function registerVerify(program: Command): void {
     .description('check the program, run it on the ExecuTorch runtime in the bundled runner and prove the delegate runtime contract')
     .argument('[file]', 'the .pte program (default: the one .pte in the current folder)')
     .option('--zero-copy-kv', 'prove zero-copy KV: derive the zero-copy twin of a staged program and compare both, step by step')
+    .option(
+      '--strict',
+      'with --zero-copy-kv: refuse a program without KV caches (ZC_REWRITE_NO_ALIASED_CACHE) instead of running it as it is',
+    )
     .option('--steps <n>', "steps per run (default: the reference outputs' steps, else 4; at most the reference's)")
     .option('--reference <file>', 'eager PyTorch outputs to compare with (default: PROGRAM.reference.json beside the program, when there)')
     .option('--no-reference', 'compare the program with itself only, not with eager PyTorch')
@@ -185,6 +191,7 @@ export function registerVerify(program: Command): void {
         const { verifyProgram } = await import('../../verify/verify.js');
         const result = await verifyProgram(file, {
           zeroCopyKv: opts.zeroCopyKv,
+          strict: opts.strict,
           steps,
           reference: opts.reference,
           atol,
