@@ -40,7 +40,9 @@ async function prepare(dir: string, programs: string[]): Promise<void> {
 async function compare(dir: string, out: string): Promise<number> {
   let failed = 0;
   console.log('| run | output | max abs | max rel | result |\n| --- | --- | --- | --- | --- |');
-  for (const file of readdirSync(out).filter((f) => f.endsWith('.trxt')).sort()) {
+  for (const file of readdirSync(out)
+    .filter((f) => f.endsWith('.trxt'))
+    .sort()) {
     // NAME.VARIANT.DEVICE.stream-MODE.trxt
     const m = /^(.+)\.(staged|zero-copy)\.(cuda|cpu)\.stream-(on|off)\.trxt$/.exec(file);
     if (!m) continue;
@@ -50,11 +52,20 @@ async function compare(dir: string, out: string): Promise<number> {
     const reference = await readReference(refFile);
     const label = `${name} ${variant} ${device} stream ${stream}`;
     const methods = reference.methods.map((x) => x.name);
-    const rows = await compareRunOutputs(reference, methods, reference.steps, join(out, file), { label, variant, caller_stream: stream === 'on' }, {});
+    const rows = await compareRunOutputs(
+      reference,
+      methods,
+      reference.steps,
+      join(out, file),
+      { label, variant, caller_stream: stream === 'on' },
+      {},
+    );
     for (const c of rows) {
       if (!c.ok) failed++;
       const num = (x: number | null) => (x === null ? '-' : x.toExponential(2));
-      console.log(`| ${label} | ${c.method}[${c.output}] | ${num(c.max_abs)} | ${num(c.max_rel)} | ${c.ok ? 'ok' : `FAIL ${c.error ?? ''}`} |`);
+      console.log(
+        `| ${label} | ${c.method}[${c.output}] | ${num(c.max_abs)} | ${num(c.max_rel)} | ${c.ok ? 'ok' : `FAIL ${c.error ?? ''}`} |`,
+      );
     }
   }
   console.log(`\n${failed === 0 ? 'every run within tolerance' : `${failed} comparison(s) over tolerance`}`);
