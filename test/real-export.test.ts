@@ -124,6 +124,8 @@ describe('trtx export --engine tensorrt (the default) without Torch-TensorRT', (
       expect(r.exitCode).toBe(2);
       expect(r.stderr).toMatch(/^error: BRIDGE_IMPORT_MISSING: .*cannot import torch_tensorrt/m);
       expect(r.stderr).toMatch(/^hint: .*pip install torch-tensorrt.*--engine reference/m);
+      // Said before the bridge started: no stage of it ran (the managed environment's probe knows).
+      expect(r.stderr).not.toMatch(/trtx info: (check|load|trace) /);
       expect(readdirSync(work)).toEqual(['model.pt']);
     },
   );

@@ -152,6 +152,21 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
   const engine: EngineKind = opts.engine ?? 'tensorrt';
   const env = await ensurePythonEnv({ python: opts.python, onProgress: opts.onPythonEnv, signal: opts.signal });
   const python = { command: env.python, source: env.source };
+  // Fail fast: trtx's managed environment is made from the lock, which has no
+  // Torch-TensorRT, and its probe (package metadata, no import) says so in a
+  // fraction of a second; the bridge would take torch's import to find out.
+  // A named interpreter, or extra paths for the bridge (bridgeEnv's
+  // PYTHONPATH, which the probe did not see), are left to the bridge's own
+  // import check.
+  const probed = env.source === 'managed' && !opts.bridgeEnv?.PYTHONPATH;
+  if (engine === 'tensorrt' && probed && env.probe.packages.torch_tensorrt === null) {
+    throw new TrtxError(
+      'BRIDGE_IMPORT_MISSING',
+      env.python,
+      `Python ${env.probe.version} at ${env.python} cannot import torch_tensorrt (trtx's managed environment has no torch-tensorrt)`,
+      { kind: 'usage', hint: tensorrtHint(env, undefined) },
+    );
+  }
   const base: RunBridgeOptions = { python: env.python, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
   // Beside the output (one filesystem for the rename), a name that fits whatever the output's length.
   const temp = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.pte`, true);
