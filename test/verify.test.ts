@@ -7,6 +7,7 @@ import { kvDecoder, multiEngine, trtSingle } from '../src/examples/catalogue.js'
 import { verifyProgram } from '../src/verify/verify.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 import { tempDir } from './helpers/temp.js';
+import { corpusPath } from './helpers/corpus.js';
 
 const dir = tempDir('verify');
 
@@ -78,6 +79,18 @@ describe('trtx verify', () => {
       kind: 'usage',
     });
   });
+
+  it(
+    'reports an operator the runner has no kernel for as an environment result, like a missing backend',
+    { timeout: BUILD_TIMEOUT_MS },
+    async () => {
+      // ExecuTorch's own program with cortex_m operators (../shared/pte-corpus).
+      await expect(verifyProgram(corpusPath('keyword-spotting-cortex-m'), { runner: await testRunner() })).rejects.toMatchObject({
+        code: 'VERIFY_KERNEL_MISSING',
+        kind: 'usage',
+      });
+    },
+  );
 
   it('needs at least two steps', async () => {
     await expect(verifyProgram(join(dir, 'x.pte'), { steps: 1 })).rejects.toMatchObject({ code: 'VERIFY_STEPS' });

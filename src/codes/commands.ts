@@ -64,6 +64,7 @@ export const COMMAND_CODES = {
   VERIFY_STEPS: '--steps is below 2, too few to see a cache persist',
   VERIFY_TENSORRT_PLAN: 'the program carries real TensorRT plans, which the bundled runner does not execute',
   VERIFY_BACKEND_MISSING: 'the program has a delegate of a backend the runner does not have',
+  VERIFY_KERNEL_MISSING: 'the program calls an operator the runner has no kernel for (an environment result, like a missing backend)',
   VERIFY_NO_GPU: '--device cuda without a GPU or a CUDA build of the runner, or a program planned for a GPU the machine lacks',
   VERIFY_MEMORY_LIMIT: 'the program plans more host memory than this machine has',
   VERIFY_REFERENCE_STEPS: '--steps asks for more steps than the reference outputs file recorded',

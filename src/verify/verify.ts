@@ -127,6 +127,10 @@ const ENVIRONMENT: Partial<Record<RunnerReportCode, { code: CommandCode; hint: s
     code: 'VERIFY_BACKEND_MISSING',
     hint: 'the bundled runner has the TensorRT backend only; run the program where its other backends are built in',
   },
+  OperatorMissing: {
+    code: 'VERIFY_KERNEL_MISSING',
+    hint: 'the bundled runner links ExecuTorch\u2019s portable and optimized CPU kernels; run the program where the kernel libraries it calls are linked',
+  },
   PlannedMemoryLimit: {
     code: 'VERIFY_MEMORY_LIMIT',
     hint: 'the program plans more host memory than this machine has; verify it on a machine where it fits',

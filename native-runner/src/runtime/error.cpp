@@ -85,6 +85,10 @@ int error_exit_code(Error e) {
     case Error::DeviceUnavailable:
     case Error::BackendMissing:
     case Error::PlannedMemoryLimit:
+    // A kernel the application's kernel libraries do not register (the
+    // corpus's cortex_m operators): like a missing backend, the runtime's
+    // build decides, not the program.
+    case Error::OperatorMissing:
       return 3;
     default:
       return 1;
