@@ -69,7 +69,7 @@ function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "s
     steps: 3,
     methods: ['decode'],
     mode: 'staged-vs-zero-copy',
-    zero_copy_note: null,
+    notes: [],
     engines: {
       tensorrt: 0,
       reference: 1,

@@ -60,7 +60,7 @@ describe('trtx verify', () => {
       expect(r.mode).toBe('as-is');
       expect(r.caches).toEqual([]);
       expect(r.ok).toBe(true);
-      expect(r.zero_copy_note).toMatch(/^no KV cache to make zero-copy: no TensorRT delegate declares a kv_cache_update alias/);
+      expect(r.notes[0]).toMatch(/^no KV cache to make zero-copy: no TensorRT delegate declares a kv_cache_update alias/);
       // --strict: the same program is refused, as before.
       await expect(verifyProgram(file, { zeroCopyKv: true, strict: true, runner: await testRunner() })).rejects.toMatchObject({
         code: 'ZC_REWRITE_NO_ALIASED_CACHE',

@@ -14,6 +14,8 @@ import { aliasEdgesOf, mutableBuffers, updatedInPlaceOnly } from '../src/graph/d
 import { aliasedOutputs } from '../src/tensorrt/blob.js';
 import { delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
 import { runCli } from './helpers/cli.js';
+import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { verifyProgram } from '../src/verify/verify.js';
 import { rewrite } from './helpers/diff-files.js';
 import { staged } from './helpers/zero-copy-shapes.js';
 
@@ -74,4 +76,25 @@ describe('zero-copy KV on programs without buffer names', () => {
       expect(updatedInPlaceOnly(p, edges).has(first)).toBe(false);
     });
   });
+
+  it(
+    'verify --zero-copy-kv runs it through a copy naming its buffers after the engine inputs they feed, and proves the contract',
+    { timeout: BUILD_TIMEOUT_MS },
+    async () => {
+      const input = await unnamedStaged();
+      const r = await verifyProgram(input, { zeroCopyKv: true, steps: 3, callerStream: 'off', runner: await testRunner() });
+      expect(r.mode).toBe('staged-vs-zero-copy');
+      // The caches by the bindings they feed, the same in the staged program and its twin.
+      expect(r.caches.sort()).toEqual([
+        'b_layers_0_attn_k_cache',
+        'b_layers_0_attn_v_cache',
+        'b_layers_1_attn_k_cache',
+        'b_layers_1_attn_v_cache',
+      ]);
+      expect(r.notes.join('\n')).toMatch(/carry no names .* the runner ran a copy naming them after the engine inputs they feed/);
+      const failed = r.assertions.filter((a) => !a.ok);
+      expect(failed, JSON.stringify(failed)).toEqual([]);
+      expect(r.assertions.map((a) => a.name)).toContain('every cache changes at every step: zero-copy (stream off)');
+    },
+  );
 });

@@ -13,6 +13,8 @@ import type { PteFile } from '../pte/open.js';
 export interface Variant {
   name: 'as-is' | 'staged' | 'zero-copy';
   path: string;
+  /** What the runner runs when it is not `path` itself: a copy naming unnamed buffers (name-buffers.ts). */
+  runPath?: string;
   /** The check of a twin derived here (its file is written only when it passes). */
   checked?: CheckResult;
 }

@@ -33,6 +33,7 @@ import {
   type Assertion,
 } from './assertions.js';
 import { decodeMethods, deriveVariants, type Variant, type VerifyMode } from './variants.js';
+import { nameVariants } from './name-buffers.js';
 import { pushAll } from '../util/arrays.js';
 import {
   compareRunOutputs,
@@ -98,8 +99,8 @@ export interface VerifyResult {
   steps: number;
   methods: string[];
   mode: VerifyMode;
-  /** --zero-copy-kv on a program whose engines declare no KV cache: what was (not) done, else null. */
-  zero_copy_note: string | null;
+  /** What verify did that the command line did not say: --zero-copy-kv on a program without KV caches, a copy naming unnamed buffers. */
+  notes: string[];
   /** What the TensorRTBackend delegates hold (the runner executes reference engines only). */
   engines: EngineCensus;
   caches: string[];
@@ -194,15 +195,11 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   try {
     temp = await makeTempDir('trtx-verify-');
     const dir = temp.path;
-    const { variants, caches, mode, note } = await deriveVariants(
-      pte,
-      dir,
-      Boolean(opts.zeroCopyKv),
-      opts.zeroCopyTwin,
-      runtime,
-      Boolean(opts.strict),
-    );
+    const derived = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin, runtime, Boolean(opts.strict));
     const methods = decodeMethods(pte);
+    const { variants, mode, note } = derived;
+    const naming = await nameVariants(variants, dir);
+    const caches = naming.caches ?? derived.caches;
     const engines = await engineCensus(pte);
     const { reference, result: referenceResult } = await loadReference(path, engines, opts);
     const steps = referenceSteps(reference, opts.steps, 4);
@@ -220,7 +217,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       steps,
       methods,
       mode,
-      zero_copy_note: note ?? null,
+      notes: [note, naming.note].filter((n): n is string => n !== undefined && n !== null),
       engines,
       caches,
       runtime,
@@ -262,7 +259,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       const key = `${v.name}/${callerStream}/${freshState}/${initDeviceBuffers}`;
       const compared = reference !== null && !freshState && initDeviceBuffers === runInit;
       const outputsFile = compared ? join(dir, `outputs-${outputsFiles.size}.trxt`) : undefined;
-      const r = await runRunner(v.path, {
+      const r = await runRunner(v.runPath ?? v.path, {
         runner: runner.path,
         inputsFile,
         outputsFile,

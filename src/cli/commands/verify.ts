@@ -41,7 +41,7 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   const lines = [
     `${s('bold', r.file)}: ${r.mode}, ${r.steps} steps of ${r.methods.join(', ')}; runtime rules ${describeRuntime(r.runtime)}`,
   ];
-  if (r.zero_copy_note) lines.push(`  --zero-copy-kv: ${r.zero_copy_note}`);
+  for (const n of r.notes) lines.push(`  note: ${n}`);
   if (r.check.refused) {
     lines.push(`  check: ${r.check.summary.line}`);
     for (const file of [...new Set(r.check.diagnostics.map((d) => d.file))]) {
