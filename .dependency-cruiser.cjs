@@ -34,7 +34,7 @@ const LAYERS = {
   reference: ['util', 'codes'],
   // The jobs the commands run.
   export: ['pipeline', 'reference', 'bridge', 'pyenv', 'checks', 'pte', 'tensorrt', 'util', 'codes'],
-  verify: ['pipeline', 'reference', 'runner', 'checks', 'pte', 'tensorrt', 'util', 'codes'],
+  verify: ['pipeline', 'reference', 'runner', 'checks', 'graph', 'pte', 'tensorrt', 'util', 'codes'],
   demo: [
     'export',
     'verify',
