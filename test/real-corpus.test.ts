@@ -190,6 +190,29 @@ describe('the reference engines the Python lowering wrote', () => {
   });
 });
 
+describe('unnamed twins: finalized as Torch-TensorRT documents it (no emit_mutable_buffer_names)', () => {
+  it.each(DEVICE_PLANNED)(
+    '%s: rewrite --zero-copy-kv finds the caches by structure, and verify --zero-copy-kv proves the contract',
+    async (name) => {
+      const unnamed = file(corpus, model(corpus, name).files.unnamed!);
+      const out = join(tempDir('real-corpus-unnamed'), `${name}.zc.pte`);
+      const rewritten = await runCli(['rewrite', '--zero-copy-kv', unnamed, '-o', out]);
+      expect(rewritten.code, rewritten.stderr).toBe(0);
+      // Named by value: the program has no names.
+      expect(rewritten.stdout).toMatch(/fed its caches directly \(%\d+/);
+      const verified = await runCli(['verify', '--zero-copy-kv', unnamed, '--json']);
+      expect(verified.code, verified.stdout).toBe(0);
+      const doc = JSON.parse(verified.stdout) as { mode: string; caches: string[]; notes: string[] };
+      expect(doc.mode).toBe('staged-vs-zero-copy');
+      // Each cache named after the engine input it feeds, as torch.export names a buffer's placeholder.
+      expect(doc.caches.length).toBeGreaterThan(0);
+      for (const c of doc.caches) expect(c).toMatch(/^b_/);
+      expect(doc.notes.join(' ')).toMatch(/carry no names/);
+    },
+    120_000,
+  );
+});
+
 describe('trtx check', () => {
   it.each(DEVICE_PLANNED)('%s: the staged program passes; --zero-copy-kv says its caches are staged', async (name) => {
     const plain = await json(['check', ref(name)]);

@@ -11,6 +11,8 @@ per model:
                       reference`` makes)
   NAME.portable.pte   the same methods on ExecuTorch's portable kernels, no
                       delegate, for ExecuTorch's own runtime
+  NAME.unnamed.pte    NAME.pte finalized without emit_mutable_buffer_names,
+                      as Torch-TensorRT documents it (not for llama-shared)
 
 and once: ``llama.mixed.pte`` (prefill and decode lowered to XNNPACK for the
 CPU beside ``decode_tensorrt`` on the reference TensorRT lowering),
@@ -77,8 +79,18 @@ def build_model(model: CorpusModel, programs: dict[str, Any], out: str) -> dict[
     for variant, delegate in (("reference", True), ("portable", False)):
         name = f"{model.name}.pte" if delegate else f"{model.name}.portable.pte"
         edge = lower(_fresh(programs), options=_options(model), delegate=delegate)
+        # The unnamed twin: the same lowering finalized the way Torch-TensorRT
+        # documents it (edge.to_executorch(), ExecuTorch's default
+        # emit_mutable_buffer_names=False), its caches identifiable only by
+        # structure (docs/zero-copy-kv.md).
+        upstream = copy.deepcopy(edge) if delegate and not model.share_mutable_buffers else None
         _write(edge.to_executorch(_config(model)), os.path.join(out, name))
         files[variant] = name
+        if upstream is not None:
+            config = _config(model)
+            config.emit_mutable_buffer_names = False
+            files["unnamed"] = f"{model.name}.unnamed.pte"
+            _write(upstream.to_executorch(config), os.path.join(out, files["unnamed"]))
     return {
         "name": model.name,
         "description": model.description,

@@ -9,7 +9,7 @@ export const CorpusModel = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9-]*$/),
   description: z.string(),
   methods: z.record(z.string(), z.strictObject({ inputs: z.array(Input) })),
-  files: z.strictObject({ reference: z.string(), portable: z.string() }),
+  files: z.strictObject({ reference: z.string(), portable: z.string(), unnamed: z.string().optional() }),
   torch_executed_ops: z.array(z.string()),
   initialized_buffers: z.array(z.string()),
   share_mutable_buffers: z.boolean(),
