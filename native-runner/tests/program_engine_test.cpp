@@ -13,8 +13,10 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "support/binding_view.h"
 #include "support/blob_builder.h"
 #include "support/check.h"
 #include "trtx/backend/tensorrt_backend.h"
@@ -40,16 +42,7 @@ std::vector<uint8_t> read_file(const std::string& path) {
 }
 
 BindingView view(const std::string& name, bool in, void* data, ScalarType t, std::vector<int64_t> sizes) {
-  BindingView v;
-  v.name = name;
-  v.is_input = in;
-  v.data = data;
-  v.dtype = t;
-  v.sizes = sizes;
-  v.numel = 1;
-  for (auto s : sizes) v.numel *= static_cast<uint64_t>(s);
-  v.nbytes = v.numel * trtx::element_size(t);
-  return v;
+  return trtx::test::binding_view(name, in, data, t, std::move(sizes));
 }
 
 std::vector<uint8_t> v2_engine(const std::vector<uint8_t>& program) {

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "support/binding_view.h"
 #include "support/blob_builder.h"
 #include "support/check.h"
 #include "trtx/runtime/device.h"
@@ -24,16 +26,7 @@ namespace rt = trtx::runtime;
 namespace {
 
 BindingView view(const std::string& name, bool in, void* data, ScalarType t, std::vector<int64_t> sizes) {
-  BindingView v;
-  v.name = name;
-  v.is_input = in;
-  v.data = data;
-  v.dtype = t;
-  v.sizes = sizes;
-  v.numel = 1;
-  for (auto s : sizes) v.numel *= static_cast<uint64_t>(s);
-  v.nbytes = v.numel * trtx::element_size(t);
-  return v;
+  return trtx::test::binding_view(name, in, data, t, std::move(sizes));
 }
 
 // Bindings: 0 pos (int64[1]), 1 x (f32[1,8]), 2 cache (f32[2,3,4]), 3 state
