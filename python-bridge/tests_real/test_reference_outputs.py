@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -102,6 +103,8 @@ class Eager(unittest.TestCase):
 class Pipeline(unittest.TestCase):
     def _export(self, module, inputs, steps=3):
         work = tempfile.mkdtemp(prefix="trtx-ref-")
+        # The test run fails on anything left in its temp dir (test/global-temp-dir.ts).
+        self.addCleanup(shutil.rmtree, work, ignore_errors=True)
         model = os.path.join(work, "model.pt2")
         # The documented way: eval(), torch.export.export, no torch.no_grad().
         torch.export.save(torch.export.export(module.eval(), inputs), model)
