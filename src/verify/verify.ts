@@ -198,8 +198,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     const derived = await deriveVariants(pte, dir, Boolean(opts.zeroCopyKv), opts.zeroCopyTwin, runtime, Boolean(opts.strict));
     const methods = decodeMethods(pte);
     const { variants, mode, note } = derived;
-    const naming = await nameVariants(variants, dir);
-    const caches = naming.caches ?? derived.caches;
+    let caches = derived.caches;
     const engines = await engineCensus(pte);
     const { reference, result: referenceResult } = await loadReference(path, engines, opts);
     const steps = referenceSteps(reference, opts.steps, 4);
@@ -217,7 +216,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       steps,
       methods,
       mode,
-      notes: [note, naming.note].filter((n): n is string => n !== undefined && n !== null),
+      notes: note ? [note] : [],
       engines,
       caches,
       runtime,
@@ -237,6 +236,10 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       ok: false,
     };
     if (base.check.refused) return base;
+    // Only a program that passed its check is read for buffer names (a refused one may not even decode).
+    const naming = await nameVariants(variants, dir);
+    if (naming.note) base.notes.push(naming.note);
+    base.caches = caches = naming.caches ?? caches;
     const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild });
 
     // A zero-copy twin derived here is not a file anyone deploys as it is: it
