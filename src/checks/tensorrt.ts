@@ -19,6 +19,7 @@ import { canonicalTargetDevice, type TargetDevice } from '../tensorrt/target-dev
 import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 import { REFERENCE_PROGRAM_ARITY_HINT } from './reference-engines.js';
+import { SCALAR_TYPE_CODE } from '../util/dtype.js';
 
 const HINTS = {
   TRT_ARITY:
@@ -38,18 +39,11 @@ const HINTS = {
 export type TensorRTCode = keyof typeof HINTS;
 export const TENSORRT_CODES = Object.keys(HINTS) as TensorRTCode[];
 
-// The blob's dtype strings (torch names, as Torch-TensorRT writes them).
+// The blob's dtype strings (torch names, as Torch-TensorRT writes them): the
+// data types trtx moves (util/dtype.ts, pinned to the schema's enum by
+// test/tensor-file.test.ts), then the rarer ones and the legacy aliases.
 const DTYPES: Record<string, ScalarType> = {
-  uint8: ScalarType.BYTE,
-  int8: ScalarType.CHAR,
-  int16: ScalarType.SHORT,
-  int32: ScalarType.INT,
-  int64: ScalarType.LONG,
-  float16: ScalarType.HALF,
-  float32: ScalarType.FLOAT,
-  float64: ScalarType.DOUBLE,
-  bool: ScalarType.BOOL,
-  bfloat16: ScalarType.BFLOAT16,
+  ...(SCALAR_TYPE_CODE as Readonly<Record<string, ScalarType>>),
   uint16: ScalarType.UINT16,
   uint32: ScalarType.UINT32,
   uint64: ScalarType.UINT64,
