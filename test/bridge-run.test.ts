@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION, type BridgeEvent } from '../src/bridge/protocol.js';
 import { BridgeFailure, runBridge } from '../src/bridge/run.js';
 import { alive, doubleEnv, eventually, exportRequest, FIXTURE_PTE, PYTHON, readCalls, REPO, workspace } from './helpers/bridge.js';
-import { validate } from './helpers/json-schema-subset.js';
+import { validate } from './helpers/json-schema.js';
 
 const schema = JSON.parse(readFileSync(join(REPO, 'schemas', 'bridge-protocol.schema.json'), 'utf8')) as Record<string, unknown>;
 

@@ -14,7 +14,7 @@ import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry, kvDecoder, multiEngine } from '../src/examples/catalogue.js';
 import { DOUBLE_PYTHON, REPO, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
-import { validate } from './helpers/json-schema-subset.js';
+import { validate } from './helpers/json-schema.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 
 // Documents are walked and damaged by key path; the schemas, not the types, hold their shape.

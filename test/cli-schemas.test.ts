@@ -12,7 +12,7 @@ import { writeFixture } from '../src/examples/builder.js';
 import { CATALOGUE } from '../src/examples/catalogue.js';
 import { runCli } from './helpers/cli.js';
 import { CORPUS_DIR } from './helpers/corpus.js';
-import { validate } from './helpers/json-schema-subset.js';
+import { validate } from './helpers/json-schema.js';
 
 const schema = (name: string) =>
   JSON.parse(readFileSync(new URL(`../schemas/${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;

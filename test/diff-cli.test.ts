@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import { runCli } from './helpers/cli.js';
-import { validate } from './helpers/json-schema-subset.js';
+import { validate } from './helpers/json-schema.js';
 
 const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const schema = JSON.parse(readFileSync(join(REPO, 'schemas', 'diff.schema.json'), 'utf8')) as Record<string, unknown>;
@@ -51,8 +51,7 @@ describe('trtx diff --json', () => {
     expect(decode.staging).not.toBeNull();
     delete decode.tensors;
     expect(validate(schema, doc)).not.toEqual([]);
-    const report = (schema.$defs as Record<string, Record<string, unknown>>).report;
-    expect(validate(schema, doc, report)).toEqual(['$.methods[0]: lacks tensors']);
+    expect(validate(schema, doc, { $ref: '#/$defs/report' })).toContain("/methods/0: must have required property 'tensors'");
   });
 
   it('prints the error object for an unreadable input, valid against the schema', async () => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { compareOutput, toleranceOf } from '../src/reference/compare.js';
 import { parseReference, readReference, type RecordedMethod, type Value } from '../src/reference/read.js';
 import { ReferenceFile } from '../src/reference/schema.js';
-import { REFERENCE_SCHEMA_FILE, renderReferenceSchema } from '../scripts/gen-reference-schema.js';
+import { REFERENCE_SCHEMA_FILE, renderReferenceSchema } from '../scripts/gen-schemas.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { tempDir } from './helpers/temp.js';
 

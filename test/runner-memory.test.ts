@@ -13,7 +13,7 @@ import { kvDecoder } from '../src/examples/kv-decoder.js';
 import { multiEngine } from '../src/examples/programs.js';
 import type { RunnerReport } from '../src/runner/report.js';
 import { runRunner, type RunRunnerOptions } from '../src/runner/run.js';
-import { validate } from './helpers/json-schema-subset.js';
+import { validate } from './helpers/json-schema.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 
 const SCHEMA = JSON.parse(readFileSync(new URL('../schemas/runner-report.schema.json', import.meta.url), 'utf8')) as Record<

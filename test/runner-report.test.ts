@@ -14,7 +14,7 @@ import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import { RunnerReport } from '../src/runner/report.js';
 import { runRunner } from '../src/runner/run.js';
 import { corpusPath } from './helpers/corpus.js';
-import { validate } from './helpers/json-schema-subset.js';
+import { validate } from './helpers/json-schema.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 
 const SCHEMA = JSON.parse(readFileSync(new URL('../schemas/runner-report.schema.json', import.meta.url), 'utf8')) as Record<

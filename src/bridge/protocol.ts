@@ -1,9 +1,13 @@
-// The bridge protocol, version 2, as zod schemas. schemas/bridge-protocol.schema.json
-// is the language-neutral statement of the same thing; a test checks that both
-// accept and refuse the same samples. Every line the bridge writes on stdout
-// must parse as `BridgeEvent`; anything else is a bridge failure.
+// The bridge protocol, version 2, as zod schemas: the one source of the
+// contract. schemas/bridge-protocol.schema.json is generated from them
+// (scripts/gen-schemas.ts, `npm run gen`), and the Python side
+// (python-bridge/trtx_bridge/request.py) is held to the shared vectors of
+// test/vectors/bridge-request.json that these schemas and that file both
+// judge. Every line the bridge writes on stdout must parse as `BridgeEvent`;
+// anything else is a bridge failure.
 
 import { z } from 'zod';
+import { decimalBelowPattern } from '../util/decimal-below.js';
 
 export const PROTOCOL_VERSION = 2;
 
@@ -17,13 +21,15 @@ const methodName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
 const upperCode = z.string().regex(/^[A-Z][A-Z0-9_]*$/);
 const stageName = z.string().regex(/^[a-z][a-z_]*$/);
 
-/** Decimal bytes below 2^63, as a string: JSON numbers lose precision past 2^53. */
-const DECIMAL_BYTES = /^(0|[1-9][0-9]{0,18})$/;
+/**
+ * Decimal bytes below 2^63, as a string: JSON numbers lose precision past
+ * 2^53. The bound is in the pattern itself, so the generated JSON Schema
+ * states it exactly (a refinement would not survive the generation).
+ */
 export const DecimalBytes = z
   .string()
-  .regex(DECIMAL_BYTES)
-  // zod runs every check even after the regex fails; BigInt would throw on "1e9".
-  .refine((s) => DECIMAL_BYTES.test(s) && BigInt(s) < BUDGET_LIMIT, { message: 'must be below 2^63' });
+  .regex(new RegExp(decimalBelowPattern(BUDGET_LIMIT)), { message: 'must be decimal digits below 2^63' })
+  .meta({ description: 'A byte count as decimal digits (JSON numbers lose precision past 2^53); below 2^63.' });
 
 /** Most eager steps a request may ask for (request.py MAX_REFERENCE_STEPS, src/export/model-file.ts). */
 const MAX_REFERENCE_STEPS = 10_000;
@@ -36,23 +42,51 @@ export const ReferenceRequest = z.strictObject({
 });
 export type ReferenceRequest = z.infer<typeof ReferenceRequest>;
 
-export const BridgeRequest = z.strictObject({
-  protocol: z.literal(PROTOCOL_VERSION),
-  model: z.string(),
-  output: z.string(),
-  methods: z
-    .array(methodName)
-    .min(1)
-    .refine((names) => new Set(names).size === names.length, { message: 'method names repeat' })
-    .nullable(),
-  budget_bytes: DecimalBytes.nullable(),
-  zero_copy_kv: z.boolean(),
-  allow_pickle: z.boolean(),
-  check_only: z.boolean(),
-  engine: EngineKind,
-  /** null: no eager run (check_only, or trtx export --no-reference). */
-  reference: ReferenceRequest.nullable(),
-});
+export const BridgeRequest = z
+  .strictObject({
+    protocol: z.literal(PROTOCOL_VERSION),
+    model: z
+      .string()
+      .meta({ description: 'An ExportedProgram archive (torch.export.save), or `file.py:factory`. Empty only with check_only.' }),
+    output: z
+      .string()
+      .meta({
+        description: 'Where the bridge writes the finalized .pte (a temporary path the caller renames). Empty only with check_only.',
+      }),
+    methods: z
+      .array(methodName)
+      .min(1)
+      .refine((names) => new Set(names).size === names.length, { message: 'method names repeat' })
+      .meta({ uniqueItems: true })
+      .nullable()
+      .meta({
+        description:
+          "null: every method the model has. One name for a one-program model names its method; several pick from a factory's methods.",
+      }),
+    budget_bytes: DecimalBytes.nullable().meta({
+      description: 'Weight streaming budget per engine. Non-null turns on enable_weight_streaming at compile.',
+    }),
+    zero_copy_kv: z.boolean(),
+    allow_pickle: z.boolean(),
+    check_only: z.boolean().meta({ description: 'Only check the imports and report versions and capabilities.' }),
+    engine: EngineKind.meta({
+      description:
+        'tensorrt: Torch-TensorRT compiles TensorRT engines (needs torch_tensorrt). reference: the reference lowering of python-bridge/trtx_bridge/reference writes the same delegates with trtx reference engines (needs torch and executorch only).',
+    }),
+    /** null: no eager run (check_only, or trtx export --no-reference). */
+    reference: ReferenceRequest.nullable().meta({
+      description:
+        "The eager reference run (docs/reference-lowering.md section 2): the bridge runs every method `steps` times on trtx-step-v1 inputs and writes the reference outputs file (schemas/reference-outputs.schema.json) at `path`, a temporary path the caller renames beside the program; `program` is the program's final file name, which the file records. null: no eager run (always with check_only).",
+    }),
+  })
+  // An export names its model and output; a check names neither file and runs no reference.
+  .refine((r) => r.check_only || (r.model !== '' && r.output !== ''), { message: 'model and output must name files' })
+  .refine((r) => !r.check_only || r.reference === null, { message: 'reference must be null with check_only' })
+  .meta({
+    if: { properties: { check_only: { const: false } } },
+    then: { properties: { model: { type: 'string', minLength: 1 }, output: { type: 'string', minLength: 1 } } },
+    else: { properties: { reference: { type: 'null' } } },
+  });
 export type BridgeRequest = z.infer<typeof BridgeRequest>;
 
 export const HelloEvent = z.strictObject({
@@ -65,7 +99,9 @@ export type HelloEvent = z.infer<typeof HelloEvent>;
 
 export const ProgressEvent = z.strictObject({
   event: z.literal('progress'),
-  stage: stageName,
+  stage: stageName.meta({
+    description: 'check, load, trace, compile, lower, order_mutations, finalize, verify, write (new stages may appear).',
+  }),
   fraction: z.number().min(0).max(1),
   message: z.string().optional(),
 });
@@ -80,7 +116,7 @@ export type WarningEvent = z.infer<typeof WarningEvent>;
 
 export const ErrorEvent = z.strictObject({
   event: z.literal('error'),
-  type: upperCode,
+  type: upperCode.meta({ description: 'Reported by trtx as TrtxError code BRIDGE_<type>.' }),
   message: z.string(),
   hint: z.string(),
   stage: stageName.optional(),
@@ -91,17 +127,22 @@ export const Versions = z.strictObject({
   python: z.string(),
   torch: z.string(),
   /** null when the request did not need it (engine reference) and it is not installed. */
-  torch_tensorrt: z.string().nullable(),
+  torch_tensorrt: z
+    .string()
+    .nullable()
+    .meta({ description: 'null when the request did not need it (engine reference) and it is not installed.' }),
   executorch: z.string(),
 });
 export type Versions = z.infer<typeof Versions>;
 
-export const Capabilities = z.strictObject({
-  zero_copy_kv: z.boolean(),
-  check_zero_copy_kv: z.boolean(),
-  weight_streaming_budget: z.boolean(),
-  upstream_inplace_lineage: z.boolean(),
-});
+export const Capabilities = z
+  .strictObject({
+    zero_copy_kv: z.boolean(),
+    check_zero_copy_kv: z.boolean(),
+    weight_streaming_budget: z.boolean(),
+    upstream_inplace_lineage: z.boolean(),
+  })
+  .meta({ description: 'Read off the installed API, not its version.' });
 export type Capabilities = z.infer<typeof Capabilities>;
 
 const Spec = z.strictObject({
@@ -115,21 +156,24 @@ export const MethodSignature = z.strictObject({
   outputs: z.array(Spec),
   user_inputs: z.array(z.string()),
   user_outputs: z.array(z.string()),
-  /** Output value name -> buffer FQN. */
-  buffers_to_mutate: z.record(z.string(), z.string()),
-  /** Input placeholder name -> buffer FQN. */
-  inputs_to_buffers: z.record(z.string(), z.string()),
+  buffers_to_mutate: z.record(z.string(), z.string()).meta({ description: 'Output value name -> buffer fully qualified name.' }),
+  inputs_to_buffers: z.record(z.string(), z.string()).meta({ description: 'Input placeholder name -> buffer fully qualified name.' }),
 });
 export type MethodSignature = z.infer<typeof MethodSignature>;
 
 export const ExportedMethod = z.strictObject({
   name: methodName,
   signature: MethodSignature,
-  mutations: z.strictObject({
-    copy_back: z.array(z.string()),
-    in_place: z.array(z.string()),
-    reordered: z.number().int().min(0),
-  }),
+  mutations: z
+    .strictObject({
+      copy_back: z.array(z.string()),
+      in_place: z.array(z.string()),
+      reordered: z.number().int().min(0),
+    })
+    .meta({
+      description:
+        'Buffers written back by a copy (copy_back) and buffers the engine writes in place (in_place), as ordered on the Edge program before finalization; reordered counts the output slots the ordering pass changed.',
+    }),
 });
 export type ExportedMethod = z.infer<typeof ExportedMethod>;
 
@@ -152,16 +196,20 @@ export const ExportResult = z.strictObject({
     bytes: z.number().int().min(0),
     sha256: z.string().regex(/^[0-9a-f]{64}$/),
   }),
-  /** The reference file written (request.reference.path), or null: none asked, or the eager run failed (REFERENCE_EAGER_FAILED). */
-  reference: z.string().nullable(),
+  reference: z.string().nullable().meta({
+    description:
+      'The reference outputs file written (request.reference.path), or null: none was asked, or the eager run failed (warning REFERENCE_EAGER_FAILED).',
+  }),
   methods: z.array(ExportedMethod).min(1),
   zero_copy_kv: z.boolean(),
-  /** Who un-stages the KV caches: Torch-TensorRT's zero-copy export, or trtx's rewrite of a staged export; null without zero-copy. */
-  zero_copy_kv_path: z.enum(['torch_tensorrt', 'trtx']).nullable(),
+  zero_copy_kv_path: z.enum(['torch_tensorrt', 'trtx']).nullable().meta({
+    description:
+      "Who un-stages the KV caches when zero_copy_kv was asked: Torch-TensorRT's own zero-copy export (torch_tensorrt), or a staged export that trtx rewrites (trtx); null otherwise.",
+  }),
   weight_streaming: z.strictObject({
     budget_bytes: DecimalBytes.nullable(),
     enabled_at_compile: z.boolean(),
-    budget_baked: z.boolean(),
+    budget_baked: z.boolean().meta({ description: 'Torch-TensorRT wrote the weight_streaming_budget compile spec itself.' }),
   }),
   versions: Versions,
   capabilities: Capabilities,

@@ -2,7 +2,7 @@
 // (`MODEL.pte.reference.json`, docs/reference-lowering.md §2): eager
 // PyTorch's inputs and outputs of every method, step by step, as zod
 // schemas. schemas/reference-outputs.schema.json is generated from them
-// (`npm run gen`, scripts/gen-reference-schema.ts).
+// (`npm run gen`, scripts/gen-schemas.ts).
 
 import { z } from 'zod';
 import { DTYPES } from '../util/dtype.js';
