@@ -1,9 +1,9 @@
 // schemas/check.schema.json and schemas/inspect.schema.json hold the real
 // `--json` outputs: every shape the commands print (clean, findings, a file
 // that does not parse, a file that cannot be read) validates, and the schemas
-// are not vacuous (a damaged document fails). The validator is the project's
-// JSON Schema subset (test/helpers/json-schema-subset.ts), which refuses any
-// keyword it does not implement, so a schema cannot lean on an unchecked one.
+// are not vacuous (a damaged document fails). The validator is Ajv in strict
+// mode (test/helpers/json-schema.ts), which refuses a keyword it does not
+// know, so a schema cannot lean on an unchecked one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
