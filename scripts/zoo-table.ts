@@ -1,4 +1,4 @@
-// The README's "Models" table: every zoo model through the user's four steps
+// The "Results" table of docs/zoo.md: every zoo model through the user's four steps
 // (scripts/zoo-steps.ts), one row each: model, architecture, parameters, the
 // result of export / check / rewrite --zero-copy-kv / verify --zero-copy-kv
 // (ok, or the code that refused), and verify's largest absolute error against

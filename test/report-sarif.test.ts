@@ -70,7 +70,7 @@ describe('check --format sarif', () => {
       expect(chain.join(' > ')).toBe(d.location);
       const rule = run.tool.driver.rules[r.ruleIndex];
       expect(rule.help.text).toContain(d.hint);
-      expect(rule.help.text).toMatch(d.code.startsWith('ZC_') ? /docs\/zero-copy-kv\.md/ : /README\.md#trtx-check/);
+      expect(rule.help.text).toMatch(d.code.startsWith('ZC_') ? /docs\/zero-copy-kv\.md/ : /docs\/commands\/check\.md/);
     });
     expect(new Set(run.tool.driver.rules.map((x: any) => x.id)).size).toBe(run.tool.driver.rules.length);
   });

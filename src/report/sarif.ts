@@ -24,7 +24,7 @@ const LEVEL: Record<Diagnostic['severity'], Level> = { error: 'error', warning: 
 /** The document, inside the trtx package, that explains a code's rule family. */
 export function docsFor(code: string): string {
   if (code.startsWith('ZC_')) return 'docs/zero-copy-kv.md';
-  return 'README.md#trtx-check';
+  return 'docs/commands/check.md';
 }
 
 /** The file as a URI reference: a relative path stays relative (code scanning resolves it against the checkout), percent-encoded. */
