@@ -1,4 +1,4 @@
-// `npm run screenshots`: regenerates the README's picture of the zero-copy
+// `npm run screenshots`: regenerates docs/commands/diff.md's picture of the zero-copy
 // diff (docs/zero-copy-diff.png). It builds the demo's KV decoder staged and
 // zero-copy (the catalogue's kv-decode-staged.pte and kv-decode-zero-copy.pte),
 // writes `trtx diff --html` of the pair, opens it in headless Chromium

@@ -1,5 +1,6 @@
 // Every relative link of the user docs leads somewhere: each `[text](path)`
-// and `![alt](path)` in README.md and docs/**/*.md (outside code) names a
+// and `![alt](path)` in README.md, docs/**/*.md and the READMEs of fixtures/,
+// python-bridge/, native-runner/ and bench/ (outside code) names a
 // file or folder of this repository, and a `#fragment` names a heading of
 // the Markdown file it points into, by GitHub's anchor rule (lower case,
 // punctuation dropped, spaces to hyphens, -1, -2 for repeats).
@@ -46,9 +47,13 @@ export function anchorsOf(markdown: string): Set<string> {
   return anchors;
 }
 
-const files = [join(REPO, 'README.md'), ...markdownUnder(join(REPO, 'docs'))];
+const files = [
+  join(REPO, 'README.md'),
+  ...markdownUnder(join(REPO, 'docs')),
+  ...['fixtures', 'python-bridge', 'native-runner', 'bench', 'schemas'].map((d) => join(REPO, d, 'README.md')).filter((f) => existsSync(f)),
+];
 
-describe('links in README.md and docs/**/*.md', () => {
+describe('links in README.md, docs/**/*.md and the folder READMEs', () => {
   it("the anchor rule is GitHub's", () => {
     expect([...anchorsOf("# trtx check\n## Which runtime's rules: `--runtime`\n## A\n## A\n```\n# not a heading\n```\n")]).toEqual([
       'trtx-check',
