@@ -23,7 +23,7 @@ import { RT_CODES } from '../codes/index.js';
 import type { ExecutionPlan } from '../pte/model.js';
 import { deviceLabel, placement, planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { inputs, outputs, aliasedOutputs } from '../tensorrt/blob.js';
-import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
+import { specView } from '../tensorrt/delegate-view.js';
 import { callsOf } from '../tensorrt/delegates.js';
 import { atLabel, mutableBuffers, sharedAcrossMethods } from '../graph/dataflow.js';
 import type { CheckContext } from './context.js';
@@ -153,7 +153,7 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
   for (const d of ctx.trt) {
     const need = inputs(d.blob.metadata).length + outputs(d.blob.metadata).length;
     const aliased = aliasedOutputs(d.blob.metadata).length;
-    const stamped = zeroCopyStampOf(d.delegate.compileSpecs) !== null;
+    const stamped = specView(d.delegate).zeroCopy !== null;
     const m = planName(d.plan, d.planIndex);
     for (const c of callsOf(d.plan, d.delegateIndex)) {
       // Only a well-formed zero-copy call: any other arity is TRT_ARITY's.

@@ -12,9 +12,8 @@ import type { ExecutionPlan, Tensor } from '../pte/model.js';
 import { DeviceType, ScalarType } from '../pte/model.js';
 import { arenaDevice, deviceLabel, planName, scalarTypeName, valueLabel, type DevicePlace } from '../pte/tensor.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs, type IoBinding } from '../tensorrt/blob.js';
-import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
+import { programBudgets, specDiagnosticsAt, specView } from '../tensorrt/delegate-view.js';
 import { callsOf, delegatesOf, isTensorRT, type DelegateRef } from '../tensorrt/delegates.js';
-import { residentBudget, type EngineBudget } from '../tensorrt/resident.js';
 import { canonicalTargetDevice, type TargetDevice } from '../tensorrt/target-device.js';
 import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
@@ -67,11 +66,11 @@ export function shapeAgrees(binding: readonly number[], sizes: readonly number[]
   return binding.length === sizes.length && binding.every((d, i) => d < 0 || d === sizes[i]);
 }
 
-function specChecks(ref: DelegateRef, out: Diagnostic[]): { target?: TargetDevice; budget?: bigint } {
-  const { specs, diagnostics } = decodeCompileSpecs(ref.delegate.compileSpecs, { location: ref.location });
+function specChecks(ref: DelegateRef, out: Diagnostic[]): TargetDevice | undefined {
+  const view = specView(ref.delegate);
   const where = { method: planName(ref.plan, ref.planIndex), delegate: ref.delegateIndex };
-  for (const d of diagnostics) out.push(diag(d.severity, d.code, d.location, d.message, d.hint, where));
-  return { target: specs.target, budget: specs.weightStreamingBudget };
+  for (const d of specDiagnosticsAt(view, ref.location)) out.push(diag(d.severity, d.code, d.location, d.message, d.hint, where));
+  return view.specs.target;
 }
 
 /** Devices a tensor claims: its tag and, when planned, its arena's. */
@@ -228,20 +227,15 @@ function deviceIdCheck(d: TrtDelegate, target: TargetDevice | undefined, out: Di
 
 export function checkTensorRT(ctx: Pick<CheckContext, 'pte' | 'trt'>): Diagnostic[] {
   const out: Diagnostic[] = [];
-  const budgets: EngineBudget[] = [];
   const targets = new Map<string, TargetDevice | undefined>();
-  for (const ref of delegatesOf(ctx.pte, isTensorRT)) {
-    const { target, budget } = specChecks(ref, out);
-    targets.set(`${ref.planIndex}/${ref.delegateIndex}`, target);
-    if (budget !== undefined) budgets.push({ method: planName(ref.plan, ref.planIndex), budget });
-  }
+  for (const ref of delegatesOf(ctx.pte, isTensorRT)) targets.set(`${ref.planIndex}/${ref.delegateIndex}`, specChecks(ref, out));
   for (const d of ctx.trt) {
     const target = targets.get(`${d.planIndex}/${d.delegateIndex}`);
     deviceIdCheck(d, target, out);
     callChecks(d, target, out);
   }
-  if (budgets.length > 1) {
-    const r = residentBudget(budgets);
+  const { resident: r } = programBudgets(ctx.pte.program);
+  if (r !== null) {
     out.push(
       diag(
         'warning',

@@ -7,9 +7,8 @@
 import type { Program } from '../pte/model.js';
 import { planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs, type BlobMetadata } from '../tensorrt/blob.js';
-import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
-import { SPEC_SHARED_KV_CACHE, sharedKvCacheOf } from '../tensorrt/shared-kv-cache.js';
-import { isTrtxError } from '../util/errors.js';
+import { specView } from '../tensorrt/delegate-view.js';
+import { SPEC_SHARED_KV_CACHE } from '../tensorrt/shared-kv-cache.js';
 import {
   H2D_COPY,
   aliasEdgesOf,
@@ -46,14 +45,14 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
     if (t.planIndex !== p) continue;
     const meta = t.blob.metadata;
     const where = { method: planName(t.plan, p), delegate: t.delegateIndex };
-    const read = zeroCopyStampOf(t.delegate.compileSpecs);
+    const view = specView(t.delegate);
+    const read = view.zeroCopy;
     const stamp = read === null ? null : 'error' in read ? undefined : read.names;
-    let shared: string[] | null = null;
-    try {
-      shared = sharedKvCacheOf(t.delegate.compileSpecs, `${t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`);
-    } catch (e) {
-      if (!isTrtxError(e)) throw e;
-      report(diag('error', 'SPEC_SHARED_KV_CACHE_INVALID', e.location, e.message, HINTS.SPEC_SHARED_KV_CACHE_INVALID, where));
+    const sharedRead = view.sharedKvCache;
+    const shared = sharedRead !== null && 'names' in sharedRead ? sharedRead.names : null;
+    if (sharedRead !== null && 'error' in sharedRead) {
+      const at = `${t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`;
+      report(diag('error', 'SPEC_SHARED_KV_CACHE_INVALID', at, sharedRead.error.message, HINTS.SPEC_SHARED_KV_CACHE_INVALID, where));
     }
     const elided = new Set(
       stamp

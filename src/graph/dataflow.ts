@@ -13,7 +13,7 @@ import { memoryOffset } from '../pte/model.js';
 import { arenaDevice, tensorAt, tensorBytes, tensorName, valueLabel, type DevicePlace } from '../pte/tensor.js';
 import { D2H_COPY, H2D_COPY } from './staging.js';
 import { inputs, outputs, type BlobMetadata } from '../tensorrt/blob.js';
-import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
+import { specView } from '../tensorrt/delegate-view.js';
 
 export { D2H_COPY, H2D_COPY };
 export const COPY_BACK = 'aten::copy_';
@@ -185,7 +185,7 @@ export function updatedInPlaceOnly(plan: ExecutionPlan, edges: readonly AliasEdg
 
 /** The device a TensorRT delegate's I/O lives on: its cuda target_device, else the blob's device_id. */
 export function delegateDevice(delegate: BackendDelegate, meta: BlobMetadata): number {
-  const { target } = decodeCompileSpecs(delegate.compileSpecs).specs;
+  const { target } = specView(delegate).specs;
   return target?.type === 'cuda' ? target.index : meta.device_id;
 }
 

@@ -7,7 +7,7 @@ import { checkSharedArenas } from './zero-copy-shared.js';
 import type { ExecutionPlan, Program } from '../pte/model.js';
 import { planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs } from '../tensorrt/blob.js';
-import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
+import { specView } from '../tensorrt/delegate-view.js';
 import { delegateLocation, isTensorRT } from '../tensorrt/delegates.js';
 import {
   blobKey,
@@ -76,7 +76,8 @@ function kvDelegatesOf(program: Program, p: number, blobs: BlobTable, already: Z
     const nIn = inputs(meta).length;
     const nOut = outputs(meta).length;
     const n = call.args.length;
-    const stamped = zeroCopyStampOf(delegate.compileSpecs, `${location} > compile_specs (zero_copy_kv)`);
+    // The stamp's parse error is reported by its message, under the delegate's location.
+    const stamped = specView(delegate).zeroCopy;
     if (stamped !== null) {
       if ('error' in stamped)
         refuse('ZC_REWRITE_INPUT_UNSOUND', location, `carries a zero_copy_kv spec that does not parse: ${stamped.error.message}`);

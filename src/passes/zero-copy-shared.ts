@@ -6,7 +6,7 @@
 
 import type { Program } from '../pte/model.js';
 import { arenaDevice, deviceLabel, planName, tensorAt, valueLabel } from '../pte/tensor.js';
-import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
+import { specView } from '../tensorrt/delegate-view.js';
 import { blobKey, refuse, type BlobTable, type Chain, type MethodWork } from './zero-copy-model.js';
 import { aliasEdgesOf, regionOf } from '../graph/dataflow.js';
 
@@ -16,7 +16,7 @@ function zeroCopyBuffersOf(program: Program, p: number, blobs: BlobTable): Set<n
   const out = new Set<number>();
   plan.delegates.forEach((delegate, d) => {
     const meta = blobs.get(blobKey(p, d));
-    const stamp = zeroCopyStampOf(delegate.compileSpecs);
+    const stamp = specView(delegate).zeroCopy;
     if (!meta || stamp === null || 'error' in stamp) return;
     for (const e of aliasEdgesOf(plan, d, meta, new Set(stamp.names))) if (e.outArg === null) out.add(e.inArg);
   });
