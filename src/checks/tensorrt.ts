@@ -19,6 +19,7 @@ import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 import { REFERENCE_PROGRAM_ARITY_HINT } from './reference-engines.js';
 import { SCALAR_TYPE_CODE } from '../util/dtype.js';
+import { itemAt } from '../util/present.js';
 
 const HINTS = {
   TRT_ARITY:
@@ -58,7 +59,7 @@ const DTYPES: Record<string, ScalarType> = {
 /** The scalar type a binding's dtype string names; null when unknown. */
 export function dtypeScalarType(dtype: string): ScalarType | null {
   const name = dtype.startsWith('torch.') ? dtype.slice(6) : dtype;
-  return Object.hasOwn(DTYPES, name) ? DTYPES[name] : null;
+  return Object.hasOwn(DTYPES, name) ? (DTYPES[name] ?? null) : null;
 }
 
 /** A dimension of -1 in a binding is dynamic and matches any size. */
@@ -120,7 +121,8 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
     }
 
     bound.forEach((b, k) => {
-      const v = call.args[k];
+      // `bound` was chosen for this call's argument count: argument k is there.
+      const v = itemAt(call.args, k, `arguments of the call at ${site}`);
       const at = `${d.location} > binding ${bindingLabel(b.name)}`;
       const arg = `argument ${k} (${valueLabel(plan, v)}) at ${site}`;
       const value = plan.values[v];

@@ -15,9 +15,11 @@ import {
   atLabel,
   copyOf,
   delegateDevice,
+  instructionAt,
   instructionsOf,
   isCopyOutput,
   mutableBuffers,
+  planAt,
   referencesOf,
   type AliasEdge,
   type MethodBuffer,
@@ -80,7 +82,7 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
 export function inPlaceBuffers(program: Program, p: number, ctx: Pick<CheckContext, 'trt'>): Set<number> {
   const vs = views(ctx, p, () => {});
   const buffers = mutableBuffers(
-    program.executionPlan[p],
+    planAt(program, p),
     vs.flatMap((v) => v.edges),
   );
   const out = new Set<number>();
@@ -133,7 +135,7 @@ export function scanMethod(
   sharedMap: Map<string, MethodBuffer[]>,
   out: Diagnostic[],
 ): MethodScan {
-  const plan = program.executionPlan[p];
+  const plan = planAt(program, p);
   const method = planName(plan, p);
   const emit: Emit = (
     code: ZeroCopyCode,
@@ -238,7 +240,7 @@ function checkDelegateSide(s: MethodScan): void {
       }
       const staged = refs[e.inArg]?.find((r) => isCopyOutput(r, H2D_COPY));
       if (staged && staged.kind === 'kernel') {
-        const src = copyOf(plan, plan.chains[staged.at.chain].instructions[staged.at.instruction], H2D_COPY)!.src;
+        const src = copyOf(plan, instructionAt(plan, staged.at), H2D_COPY)!.src;
         emit(
           'ZC_STAGED_CACHE',
           binding(v, e.input),

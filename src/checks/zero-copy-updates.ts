@@ -7,7 +7,7 @@
 import { arenaDevice, deviceLabel, planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { SPEC_SHARED_KV_CACHE } from '../tensorrt/shared-kv-cache.js';
 import { bufferUpdates, crossedWriteBacks } from '../graph/writeback-order.js';
-import { atLabel, regionOf } from '../graph/dataflow.js';
+import { atLabel, planAt, regionOf } from '../graph/dataflow.js';
 import type { MethodScan } from './zero-copy-scan.js';
 
 /** Checks sharing and the once-per-execution update of the buffers of `s`. */
@@ -23,7 +23,7 @@ export function checkUpdates(s: MethodScan): void {
     const partners = partnersOf(b);
     const withWhom = [
       ...(sharedBy(b).size > 1 ? [`delegates ${[...sharedBy(b)].join(' and ')} of ${method}`] : []),
-      ...partners.map((x) => `method ${planName(program.executionPlan[x.plan], x.plan)}`),
+      ...partners.map((x) => `method ${planName(planAt(program, x.plan), x.plan)}`),
     ].join(', ');
     for (const { v } of uses) {
       if (fqn === null || !v.shared?.includes(fqn))
@@ -36,7 +36,7 @@ export function checkUpdates(s: MethodScan): void {
     }
     const here = arenaDevice(plan, regionOf(tensorAt(plan, b)!)!.arena);
     for (const x of partners) {
-      const other = program.executionPlan[x.plan];
+      const other = planAt(program, x.plan);
       const there = arenaDevice(other, regionOf(tensorAt(other, x.value)!)!.arena);
       if (there.type !== here.type || there.index !== here.index) {
         emit(
@@ -50,14 +50,15 @@ export function checkUpdates(s: MethodScan): void {
   for (const v of vs) {
     for (const name of v.shared ?? []) {
       const fed = v.edges.filter((e) => e.outArg === null && buffers.has(e.inArg) && tensorName(tensorAt(plan, e.inArg)!) === name);
-      if (!v.stamp || fed.length === 0) {
+      const [first] = fed;
+      if (!v.stamp || first === undefined) {
         emit(
           'ZC_SHARED_CACHE_STALE',
           `${v.t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`,
           `shared_kv_cache names ${JSON.stringify(name)}, which this delegate does not update in place`,
           v.d,
         );
-      } else if (!isShared(fed[0].inArg)) {
+      } else if (!isShared(first.inArg)) {
         emit(
           'ZC_SHARED_CACHE_STALE',
           `${v.t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`,

@@ -114,7 +114,10 @@ export function applyBudget(program: Program, req: BudgetRequest): BudgetResult 
     d.compileSpecs = value === null ? removeSpec(old, key) : setSpec(old, key, value);
     const changed =
       old.length !== d.compileSpecs.length ||
-      old.some((s, i) => s.key !== d.compileSpecs[i].key || !Buffer.from(s.value).equals(Buffer.from(d.compileSpecs[i].value)));
+      old.some((s, i) => {
+        const now = d.compileSpecs[i];
+        return now === undefined || s.key !== now.key || !Buffer.from(s.value).equals(Buffer.from(now.value));
+      });
     return {
       method: planName(ref.plan, ref.planIndex),
       delegate: ref.delegateIndex,

@@ -204,11 +204,11 @@ function specLoc(opts: SpecLocationOptions | undefined, index: number, key: stri
 export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: SpecLocationOptions = {}): DecodedCompileSpecs {
   const diagnostics: SpecDiagnostic[] = [];
   const out: TypedCompileSpecs = {};
-  const byKey = new Map<string, number[]>();
+  const byKey = new Map<string, { i: number; value: Uint8Array }[]>();
   specs.forEach((s, i) => {
     if (s.key === null) return;
     const list = byKey.get(s.key) ?? [];
-    list.push(i);
+    list.push({ i, value: s.value });
     byKey.set(s.key, list);
   });
   const push = (severity: 'error' | 'warning', code: SpecCode, location: string, message: string): void => {
@@ -216,12 +216,11 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
   };
 
   const unusable = new Set<string>();
-  for (const [key, at] of byKey) {
-    if (at.length < 2) continue;
-    const first = at[0];
-    for (const i of at.slice(1)) {
+  for (const [key, [first, ...repeated]] of byKey) {
+    if (first === undefined) continue;
+    for (const { i, value } of repeated) {
       const where = specLoc(opts, i, key);
-      const repeats = `compile spec ${JSON.stringify(key)} repeats compile_specs[${first}]`;
+      const repeats = `compile spec ${JSON.stringify(key)} repeats compile_specs[${first.i}]`;
       if (key === SPEC_WEIGHT_STREAMING_BUDGET) {
         unusable.add(key);
         push(
@@ -230,7 +229,7 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
           where,
           `${repeats}; Torch-TensorRT refuses a delegate with two budgets when it loads (TensorRTBackend::init)`,
         );
-      } else if (key === SPEC_ZERO_COPY_KV && !sameBytes(specs[i].value, specs[first].value)) {
+      } else if (key === SPEC_ZERO_COPY_KV && !sameBytes(value, first.value)) {
         unusable.add(key);
         push(
           'error',
@@ -289,10 +288,10 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
     [SPEC_ZERO_COPY_KV, (v, w) => (out.zeroCopyKv = decodeZeroCopyKv(v, w))],
   ];
   for (const [key, decode] of decoders) {
-    const at = byKey.get(key);
-    if (at === undefined || unusable.has(key)) continue;
+    const first = byKey.get(key)?.[0];
+    if (first === undefined || unusable.has(key)) continue;
     try {
-      decode(specs[at[0]].value, specLoc(opts, at[0], key));
+      decode(first.value, specLoc(opts, first.i, key));
     } catch (e) {
       if (!(e instanceof TrtxError)) throw e;
       push('error', e.code as SpecErrorCode, e.location, e.message);
