@@ -75,15 +75,12 @@ export default defineConfig(
       // In the layers of the passes and checks, not split yet:
       'src/checks/runtime-hazards.ts', // checkRuntimeHazards
       'src/checks/structure.ts', // checkPlan
-      'src/checks/tensorrt.ts', // callChecks
       'src/checks/zero-copy-buffers.ts', // checkBufferSide
       'src/checks/zero-copy-scan.ts', // checkDelegateSide
-      'src/checks/zero-copy-updates.ts', // checkUpdates
       'src/examples/builder.ts', // buildMethod
       'src/examples/kv-decoder.ts', // kvMethod
       'src/passes/zero-copy-analyse.ts', // chainsOf
       'src/passes/zero-copy-apply.ts', // rewriteMethod
-      'src/tensorrt/compile-specs.ts', // decodeCompileSpecs
       'src/tensorrt/strict-json.ts', // parseStrictJson
       'src/tensorrt/upstream-reading.ts', // readLikeUpstream
     ],

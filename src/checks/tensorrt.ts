@@ -86,10 +86,19 @@ function claimedDevices(plan: ExecutionPlan, t: Tensor): { source: string; place
   return out;
 }
 
+/** What the checks of one delegate's calls share: where they report and what they compare against. */
+interface CallSite {
+  d: TrtDelegate;
+  plan: ExecutionPlan;
+  where: { method: string; delegate: number };
+  site: string;
+  target: TargetDevice | undefined;
+  out: Diagnostic[];
+}
+
 function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagnostic[]): void {
   const { plan } = d;
-  const m = planName(plan, d.planIndex);
-  const where = { method: m, delegate: d.delegateIndex };
+  const where = { method: planName(plan, d.planIndex), delegate: d.delegateIndex };
   const ins = inputs(d.blob.metadata);
   const outs = outputs(d.blob.metadata);
   const aliased = new Set(aliasedOutputs(d.blob.metadata).map((b) => b.name));
@@ -119,86 +128,93 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
       );
       continue;
     }
+    const at: CallSite = { d, plan, where, site, target, out };
+    // `bound` was chosen for this call's argument count: argument k is there.
+    bound.forEach((b, k) => argumentChecks(at, b, k, itemAt(call.args, k, `arguments of the call at ${site}`)));
+  }
+}
 
-    bound.forEach((b, k) => {
-      // `bound` was chosen for this call's argument count: argument k is there.
-      const v = itemAt(call.args, k, `arguments of the call at ${site}`);
-      const at = `${d.location} > binding ${bindingLabel(b.name)}`;
-      const arg = `argument ${k} (${valueLabel(plan, v)}) at ${site}`;
-      const value = plan.values[v];
-      if (!value) return; // an index out of range is structure.ts's finding
-      if (value.type !== 'Tensor') {
-        out.push(
-          diag(
-            'error',
-            'TRT_ARG_NOT_TENSOR',
-            at,
-            `${arg} is a ${value.type} value; ${b.is_input ? 'input' : 'output'} binding ${JSON.stringify(b.name)} takes a tensor`,
-            HINTS.TRT_ARG_NOT_TENSOR,
-            where,
-          ),
-        );
-        return;
-      }
-      const t = value.tensor;
-      // The real export records names only (dtype "", shape []: backend.py
-      // preprocess), so each field is compared only when it was recorded.
-      if (b.dtype !== '') {
-        const want = dtypeScalarType(b.dtype);
-        if (want === null) {
-          out.push(
-            diag(
-              'warning',
-              'TRT_BINDING_DTYPE_UNKNOWN',
-              at,
-              `binding dtype ${JSON.stringify(b.dtype)} is not one trtx knows; ${arg} was not compared`,
-              HINTS.TRT_BINDING_DTYPE_UNKNOWN,
-              where,
-            ),
-          );
-        } else if (want !== t.scalarType) {
-          out.push(
-            diag(
-              'error',
-              'TRT_ARG_DTYPE',
-              at,
-              `${arg} is ${scalarTypeName(t.scalarType).toLowerCase()}; the binding is ${b.dtype}`,
-              HINTS.TRT_ARG_DTYPE,
-              where,
-            ),
-          );
-        }
-      }
-      if (b.shape.length > 0 && !shapeAgrees(b.shape, t.sizes)) {
-        out.push(
-          diag(
-            'error',
-            'TRT_ARG_SHAPE',
-            at,
-            `${arg} has shape [${t.sizes.join(', ')}]; the binding is [${b.shape.join(', ')}]`,
-            HINTS.TRT_ARG_SHAPE,
-            where,
-          ),
-        );
-      }
-      if (target !== undefined) {
-        // A cpu target leaves every tensor on the host (PropagateDevicePass), so any device claim disagrees.
-        for (const c of claimedDevices(plan, t)) {
-          if (target.type === 'cpu' || c.place.index !== target.index) {
-            out.push(
-              diag(
-                'error',
-                'TRT_DEVICE_MISMATCH',
-                at,
-                `${arg} is on ${deviceLabel(c.place)} (its ${c.source}); the delegate's target_device is ${canonicalTargetDevice(target)}`,
-                HINTS.TRT_DEVICE_MISMATCH,
-                where,
-              ),
-            );
-          }
-        }
-      }
-    });
+/** Argument `k` (value `v`) of a call against its binding `b`: a tensor, of the binding's dtype and shape where recorded, on the target device. */
+function argumentChecks(s: CallSite, b: IoBinding, k: number, v: number): void {
+  const { d, plan, where, out } = s;
+  const at = `${d.location} > binding ${bindingLabel(b.name)}`;
+  const arg = `argument ${k} (${valueLabel(plan, v)}) at ${s.site}`;
+  const value = plan.values[v];
+  if (!value) return; // an index out of range is structure.ts's finding
+  if (value.type !== 'Tensor') {
+    out.push(
+      diag(
+        'error',
+        'TRT_ARG_NOT_TENSOR',
+        at,
+        `${arg} is a ${value.type} value; ${b.is_input ? 'input' : 'output'} binding ${JSON.stringify(b.name)} takes a tensor`,
+        HINTS.TRT_ARG_NOT_TENSOR,
+        where,
+      ),
+    );
+    return;
+  }
+  const t = value.tensor;
+  // The real export records names only (dtype "", shape []: backend.py
+  // preprocess), so each field is compared only when it was recorded.
+  if (b.dtype !== '') dtypeCheck(s, b, t, at, arg);
+  if (b.shape.length > 0 && !shapeAgrees(b.shape, t.sizes)) {
+    out.push(
+      diag(
+        'error',
+        'TRT_ARG_SHAPE',
+        at,
+        `${arg} has shape [${t.sizes.join(', ')}]; the binding is [${b.shape.join(', ')}]`,
+        HINTS.TRT_ARG_SHAPE,
+        where,
+      ),
+    );
+  }
+  if (s.target !== undefined) deviceChecks(s, s.target, t, at, arg);
+}
+
+function dtypeCheck({ where, out }: CallSite, b: IoBinding, t: Tensor, at: string, arg: string): void {
+  const want = dtypeScalarType(b.dtype);
+  if (want === null) {
+    out.push(
+      diag(
+        'warning',
+        'TRT_BINDING_DTYPE_UNKNOWN',
+        at,
+        `binding dtype ${JSON.stringify(b.dtype)} is not one trtx knows; ${arg} was not compared`,
+        HINTS.TRT_BINDING_DTYPE_UNKNOWN,
+        where,
+      ),
+    );
+  } else if (want !== t.scalarType) {
+    out.push(
+      diag(
+        'error',
+        'TRT_ARG_DTYPE',
+        at,
+        `${arg} is ${scalarTypeName(t.scalarType).toLowerCase()}; the binding is ${b.dtype}`,
+        HINTS.TRT_ARG_DTYPE,
+        where,
+      ),
+    );
+  }
+}
+
+/** A cpu target leaves every tensor on the host (PropagateDevicePass), so any device claim disagrees. */
+function deviceChecks({ plan, where, out }: CallSite, target: TargetDevice, t: Tensor, at: string, arg: string): void {
+  for (const c of claimedDevices(plan, t)) {
+    if (target.type === 'cpu' || c.place.index !== target.index) {
+      out.push(
+        diag(
+          'error',
+          'TRT_DEVICE_MISMATCH',
+          at,
+          `${arg} is on ${deviceLabel(c.place)} (its ${c.source}); the delegate's target_device is ${canonicalTargetDevice(target)}`,
+          HINTS.TRT_DEVICE_MISMATCH,
+          where,
+        ),
+      );
+    }
   }
 }
 
