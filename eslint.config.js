@@ -51,4 +51,39 @@ export default defineConfig(
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },
   },
+  {
+    // A function reads as one step: past 80 lines (blank lines and comments
+    // not counted) it is split into named steps, as the 400-line rule splits
+    // a file (docs/architecture.md, "Size and style").
+    files: ['src/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
+  },
+  {
+    // The functions longer than that when the rule came in, each still one
+    // long function, in folders being reworked in parallel: the list only
+    // shrinks (split one, then drop its file here).
+    files: [
+      'src/bridge/run.ts', // runBridge
+      'src/cli/commands/export.ts', // registerExport and its action
+      'src/cli/commands/rewrite.ts', // registerRewrite
+      'src/cli/commands/verify.ts', // registerVerify
+      'src/demo/demo.ts', // demoIn
+      'src/export/export.ts', // exportTo
+      'src/inspect/summary.ts', // summarize
+      'src/pte/header.ts', // parseHeader
+      'src/verify/verify.ts', // verifyProgram
+      // In the layers of the passes and checks, not split yet:
+      'src/checks/runtime-hazards.ts', // checkRuntimeHazards
+      'src/checks/structure.ts', // checkPlan
+      'src/checks/zero-copy-buffers.ts', // checkBufferSide
+      'src/checks/zero-copy-scan.ts', // checkDelegateSide
+      'src/examples/builder.ts', // buildMethod
+      'src/examples/kv-decoder.ts', // kvMethod
+      'src/passes/zero-copy-analyse.ts', // chainsOf
+      'src/passes/zero-copy-apply.ts', // rewriteMethod
+      'src/tensorrt/strict-json.ts', // parseStrictJson
+      'src/tensorrt/upstream-reading.ts', // readLikeUpstream
+    ],
+    rules: { 'max-lines-per-function': 'off' },
+  },
 );

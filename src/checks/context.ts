@@ -1,11 +1,12 @@
 // What every check sees: the opened program and, per TensorRT delegate, its
-// parsed blob (read once, shared by all checks). A blob that fails to parse
-// is recorded as its diagnostic and left out of `blobs`.
+// parsed blob (read once, shared by all checks, and with the passes when the
+// pipeline read them for those: CheckOptions.blobs). A blob that fails to
+// parse is recorded as its diagnostic and left out of `trt`.
 
 import type { PteFile } from '../pte/open.js';
 import type { ParsedBlob } from '../tensorrt/blob.js';
-import { delegatesOf, isTensorRT, readDelegateBlob, type DelegateRef } from '../tensorrt/delegates.js';
-import { isTrtxError } from '../util/errors.js';
+import { blobOf, type DelegateBlobs } from '../tensorrt/delegate-view.js';
+import { delegatesOf, isTensorRT, type DelegateRef } from '../tensorrt/delegates.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 import type { RuntimeRules } from './runtime-rules.js';
 
@@ -26,6 +27,8 @@ export interface CheckOptions {
   requireZeroCopyKv?: boolean;
   /** Whose runtime rules apply (`--runtime`); default DEFAULT_RUNTIME. */
   runtime?: RuntimeRules;
+  /** The file's blobs, read already (the pipeline reads them once for its passes and its checks). */
+  blobs?: DelegateBlobs;
 }
 
 export type Check = (ctx: CheckContext) => Diagnostic[] | Promise<Diagnostic[]>;
@@ -37,10 +40,10 @@ export async function buildCheckContext(
   const trt: TrtDelegate[] = [];
   const blobDiagnostics: Diagnostic[] = [];
   for (const ref of delegatesOf(pte, isTensorRT)) {
-    try {
-      trt.push({ ...ref, blob: await readDelegateBlob(pte, ref) });
-    } catch (e) {
-      if (!isTrtxError(e)) throw e;
+    const read = await blobOf(pte, ref, options.blobs);
+    if ('blob' in read) trt.push({ ...ref, blob: read.blob });
+    else {
+      const e = read.error;
       blobDiagnostics.push(
         diag('error', e.code, e.location || ref.location, e.message, e.hint ?? 're-export the program', {
           method: ref.plan.name,

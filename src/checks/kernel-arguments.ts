@@ -51,6 +51,7 @@ import {
   type Tensor,
 } from '../pte/model.js';
 import { deviceLabel, numel, operatorName, placement, scalarTypeName, taggedDevice, tensorBytes, valueLabel } from '../pte/tensor.js';
+import { itemAt, present } from '../util/present.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 
 export const KERNEL_ARGUMENT_HINTS = {
@@ -233,30 +234,33 @@ function checkSignature(plan: ExecutionPlan, full: string, args: number[], at: s
     return;
   }
   // Dangling indices are structure.ts's (STRUCT_VALUE_INDEX).
-  if (args.some((a) => !Number.isInteger(a) || a < 0 || a >= plan.values.length)) return;
-  const ret = args[signature.args.length];
-  if (signature.returnsSelf && ret !== args[0]) {
+  const values = args.map((a) => (Number.isInteger(a) ? plan.values[a] : undefined));
+  if (values.includes(undefined)) return;
+  // The arity is checked: self, the second argument and the return slot are there.
+  const arg = (i: number) => itemAt(args, i, `args of ${full}`);
+  const ret = arg(signature.args.length);
+  if (signature.returnsSelf && ret !== arg(0)) {
     err(
       'STRUCT_KERNEL_RETURN',
       `${at} > args[${signature.args.length}]`,
-      `the return slot is ${valueLabel(plan, ret)}, not self ${valueLabel(plan, args[0])}: the kernel wrapper stores its result there, rebinding that value to self's tensor for every later instruction`,
+      `the return slot is ${valueLabel(plan, ret)}, not self ${valueLabel(plan, arg(0))}: the kernel wrapper stores its result there, rebinding that value to self's tensor for every later instruction`,
     );
   }
   let typed = true;
   signature.args.forEach((kind, i) => {
-    const v = plan.values[args[i]];
+    const v = present(values[i], `argument ${i} of ${full}`);
     if (!ACCEPTS[kind].includes(v.type)) {
       typed = false;
       err(
         'STRUCT_KERNEL_ARG_TYPE',
         `${at} > args[${i}]`,
-        `argument ${i} is ${valueLabel(plan, args[i])}, a ${v.type} value; the kernel reads a ${kind} with ${UNBOX[kind]}, which aborts the process on another type`,
+        `argument ${i} is ${valueLabel(plan, arg(i))}, a ${v.type} value; the kernel reads a ${kind} with ${UNBOX[kind]}, which aborts the process on another type`,
       );
     }
   });
   if (!typed) return;
-  if (DEVICE_COPIES.has(full)) checkDeviceCopy(plan, full, args[0], args[1], at, err);
-  if (full === 'aten::copy_') checkCopyOverlap(plan, args[0], args[1], at, err);
+  if (DEVICE_COPIES.has(full)) checkDeviceCopy(plan, full, arg(0), arg(1), at, err);
+  if (full === 'aten::copy_') checkCopyOverlap(plan, arg(0), arg(1), at, err);
 }
 
 /**

@@ -23,9 +23,10 @@ import { RT_CODES } from '../codes/index.js';
 import type { ExecutionPlan } from '../pte/model.js';
 import { deviceLabel, placement, planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { inputs, outputs, aliasedOutputs } from '../tensorrt/blob.js';
-import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
+import { specView } from '../tensorrt/delegate-view.js';
 import { callsOf } from '../tensorrt/delegates.js';
-import { atLabel, mutableBuffers, sharedAcrossMethods } from '../graph/dataflow.js';
+import { atLabel, mutableBuffers, parseIndexPair, planAt, sharedAcrossMethods } from '../graph/dataflow.js';
+import { present } from '../util/present.js';
 import type { CheckContext } from './context.js';
 import { inPlaceBuffers } from './zero-copy-scan.js';
 import { diag, type Diagnostic, type Severity } from './diagnostic.js';
@@ -112,18 +113,18 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
   // Buffers two methods share, in a device arena in at least one of them.
   const reported = new Set<string>();
   for (const [key, others] of sharedAcrossMethods(program)) {
-    const [p, v] = key.split(':').map(Number);
-    const plan = program.executionPlan[p];
+    const [p, v] = present(parseIndexPair(key), `shared buffer key ${key}`);
+    const plan = planAt(program, p);
     const t = tensorAt(plan, v);
     const r = t && placement(plan, t);
     if (!t || !r) continue;
     const onDevice = [{ plan: p, value: v }, ...others].some((b) => {
-      const bplan = program.executionPlan[b.plan];
+      const bplan = planAt(program, b.plan);
       const bt = tensorAt(bplan, b.value);
       return (bt && placement(bplan, bt))?.device.type === 'cuda';
     });
     const name = tensorName(t) ?? valueLabel(plan, v);
-    const methods = [p, ...others.map((o) => o.plan)].map((i) => planName(program.executionPlan[i], i));
+    const methods = [p, ...others.map((o) => o.plan)].map((i) => planName(planAt(program, i), i));
     const id = `${name}\0${r.arena}`;
     if (!onDevice || reported.has(id)) continue;
     reported.add(id);
@@ -153,7 +154,7 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
   for (const d of ctx.trt) {
     const need = inputs(d.blob.metadata).length + outputs(d.blob.metadata).length;
     const aliased = aliasedOutputs(d.blob.metadata).length;
-    const stamped = zeroCopyStampOf(d.delegate.compileSpecs) !== null;
+    const stamped = specView(d.delegate).zeroCopy !== null;
     const m = planName(d.plan, d.planIndex);
     for (const c of callsOf(d.plan, d.delegateIndex)) {
       // Only a well-formed zero-copy call: any other arity is TRT_ARITY's.

@@ -128,7 +128,8 @@ function checkInitialState(pte: PteFile, program: Program, t: Tensor, at: string
   const idx = t.dataBufferIdx >>> 0;
   if (!mds)
     return err('STRUCT_MUTABLE_DATA', where, `initial state ${idx} but the program has no mutable_data_segments (NotFound at method load)`);
-  if (idx >= mds.offsets.length)
+  const offset = mds.offsets[idx];
+  if (offset === undefined)
     return err(
       'STRUCT_MUTABLE_DATA',
       where,
@@ -138,11 +139,11 @@ function checkInitialState(pte: PteFile, program: Program, t: Tensor, at: string
   if (!seg || pte.segmentBase === 0)
     return err('STRUCT_MUTABLE_DATA', where, `mutable_data_segments[0] names segment ${mds.segmentIndex}, which the file does not have`);
   const bytes = tensorBytes(t) ?? 0n;
-  if (mds.offsets[idx] + bytes > BigInt(seg.size)) {
+  if (offset + bytes > BigInt(seg.size)) {
     err(
       'STRUCT_MUTABLE_DATA',
       where,
-      `initial state [${mds.offsets[idx]}, ${mds.offsets[idx] + bytes}) runs past its segment (${seg.size} bytes) (InvalidArgument at method load)`,
+      `initial state [${offset}, ${offset + bytes}) runs past its segment (${seg.size} bytes) (InvalidArgument at method load)`,
     );
   }
 }

@@ -80,14 +80,11 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
         const optional = v.type === 'OptionalTensorList';
         v.items.forEach((item, k) => {
           if (optional && item === -1) return; // -1 is how an optional list says "None"
-          if (!inValues(item)) {
+          const listed = inValues(item) ? plan.values[item] : undefined;
+          if (listed === undefined) {
             err('STRUCT_VALUE_INDEX', `${at} > items[${k}]`, `${v.type} item ${item} is outside values[0..${nValues - 1}]`);
-          } else if (plan.values[item].type !== 'Tensor') {
-            err(
-              'STRUCT_LIST_ITEM_TYPE',
-              `${at} > items[${k}]`,
-              `${v.type} item ${item} is a ${plan.values[item].type} value, not a Tensor`,
-            );
+          } else if (listed.type !== 'Tensor') {
+            err('STRUCT_LIST_ITEM_TYPE', `${at} > items[${k}]`, `${v.type} item ${item} is a ${listed.type} value, not a Tensor`);
           }
         });
         return;
@@ -194,7 +191,8 @@ function checkTensor(pte: PteFile, plan: ExecutionPlan, t: Tensor, at: string, e
   if (alloc) {
     const id = alloc.memoryId >>> 0;
     const arenas = plan.nonConstBufferSizes.length;
-    if (id === 0 || id >= arenas) {
+    const size = id === 0 ? undefined : plan.nonConstBufferSizes[id];
+    if (size === undefined) {
       err(
         'STRUCT_ARENA_ID',
         `${at} > allocation_info.memory_id`,
@@ -206,7 +204,6 @@ function checkTensor(pte: PteFile, plan: ExecutionPlan, t: Tensor, at: string, e
     }
     // u64 offset + u64 bytes against an i64 size: bigint, so nothing wraps.
     const offset = memoryOffset(alloc);
-    const size = plan.nonConstBufferSizes[id];
     if (offset + bytes > size) {
       err(
         'STRUCT_ARENA_EXTENT',
@@ -224,7 +221,8 @@ function checkConstant(pte: PteFile, program: Program, t: Tensor, bytes: bigint,
   const idx = t.dataBufferIdx >>> 0;
   const cs = program.constantSegment;
   if (cs && cs.offsets.length > 0) {
-    if (idx >= cs.offsets.length) {
+    const offset = cs.offsets[idx];
+    if (offset === undefined) {
       err(
         'STRUCT_CONSTANT_INDEX',
         `${at} > data_buffer_idx`,
@@ -234,7 +232,6 @@ function checkConstant(pte: PteFile, program: Program, t: Tensor, bytes: bigint,
     }
     const seg = pte.segments[cs.segmentIndex];
     if (!seg) return; // reported once per program
-    const offset = cs.offsets[idx];
     if (offset + bytes > BigInt(seg.size)) {
       err(
         'STRUCT_CONSTANT_EXTENT',
@@ -245,7 +242,8 @@ function checkConstant(pte: PteFile, program: Program, t: Tensor, bytes: bigint,
     return;
   }
   const buffers = program.constantBuffer;
-  if (idx >= buffers.length) {
+  const buffer = buffers[idx];
+  if (buffer === undefined) {
     err(
       'STRUCT_CONSTANT_INDEX',
       `${at} > data_buffer_idx`,
@@ -253,11 +251,11 @@ function checkConstant(pte: PteFile, program: Program, t: Tensor, bytes: bigint,
     );
     return;
   }
-  if (BigInt(buffers[idx].storage.length) < bytes) {
+  if (BigInt(buffer.storage.length) < bytes) {
     err(
       'STRUCT_CONSTANT_EXTENT',
       `${at} > data_buffer_idx`,
-      `constant_buffer[${idx}] holds ${buffers[idx].storage.length} bytes; the tensor needs ${bytes}`,
+      `constant_buffer[${idx}] holds ${buffer.storage.length} bytes; the tensor needs ${bytes}`,
     );
   }
 }

@@ -12,14 +12,14 @@ import type { ExecutionPlan, Tensor } from '../pte/model.js';
 import { DeviceType, ScalarType } from '../pte/model.js';
 import { arenaDevice, deviceLabel, planName, scalarTypeName, valueLabel, type DevicePlace } from '../pte/tensor.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs, type IoBinding } from '../tensorrt/blob.js';
-import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
+import { programBudgets, specDiagnosticsAt, specView } from '../tensorrt/delegate-view.js';
 import { callsOf, delegatesOf, isTensorRT, type DelegateRef } from '../tensorrt/delegates.js';
-import { residentBudget, type EngineBudget } from '../tensorrt/resident.js';
 import { canonicalTargetDevice, type TargetDevice } from '../tensorrt/target-device.js';
 import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 import { REFERENCE_PROGRAM_ARITY_HINT } from './reference-engines.js';
 import { SCALAR_TYPE_CODE } from '../util/dtype.js';
+import { itemAt } from '../util/present.js';
 
 const HINTS = {
   TRT_ARITY:
@@ -59,7 +59,7 @@ const DTYPES: Record<string, ScalarType> = {
 /** The scalar type a binding's dtype string names; null when unknown. */
 export function dtypeScalarType(dtype: string): ScalarType | null {
   const name = dtype.startsWith('torch.') ? dtype.slice(6) : dtype;
-  return Object.hasOwn(DTYPES, name) ? DTYPES[name] : null;
+  return Object.hasOwn(DTYPES, name) ? (DTYPES[name] ?? null) : null;
 }
 
 /** A dimension of -1 in a binding is dynamic and matches any size. */
@@ -67,11 +67,11 @@ export function shapeAgrees(binding: readonly number[], sizes: readonly number[]
   return binding.length === sizes.length && binding.every((d, i) => d < 0 || d === sizes[i]);
 }
 
-function specChecks(ref: DelegateRef, out: Diagnostic[]): { target?: TargetDevice; budget?: bigint } {
-  const { specs, diagnostics } = decodeCompileSpecs(ref.delegate.compileSpecs, { location: ref.location });
+function specChecks(ref: DelegateRef, out: Diagnostic[]): TargetDevice | undefined {
+  const view = specView(ref.delegate);
   const where = { method: planName(ref.plan, ref.planIndex), delegate: ref.delegateIndex };
-  for (const d of diagnostics) out.push(diag(d.severity, d.code, d.location, d.message, d.hint, where));
-  return { target: specs.target, budget: specs.weightStreamingBudget };
+  for (const d of specDiagnosticsAt(view, ref.location)) out.push(diag(d.severity, d.code, d.location, d.message, d.hint, where));
+  return view.specs.target;
 }
 
 /** Devices a tensor claims: its tag and, when planned, its arena's. */
@@ -86,10 +86,19 @@ function claimedDevices(plan: ExecutionPlan, t: Tensor): { source: string; place
   return out;
 }
 
+/** What the checks of one delegate's calls share: where they report and what they compare against. */
+interface CallSite {
+  d: TrtDelegate;
+  plan: ExecutionPlan;
+  where: { method: string; delegate: number };
+  site: string;
+  target: TargetDevice | undefined;
+  out: Diagnostic[];
+}
+
 function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagnostic[]): void {
   const { plan } = d;
-  const m = planName(plan, d.planIndex);
-  const where = { method: m, delegate: d.delegateIndex };
+  const where = { method: planName(plan, d.planIndex), delegate: d.delegateIndex };
   const ins = inputs(d.blob.metadata);
   const outs = outputs(d.blob.metadata);
   const aliased = new Set(aliasedOutputs(d.blob.metadata).map((b) => b.name));
@@ -119,85 +128,93 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
       );
       continue;
     }
+    const at: CallSite = { d, plan, where, site, target, out };
+    // `bound` was chosen for this call's argument count: argument k is there.
+    bound.forEach((b, k) => argumentChecks(at, b, k, itemAt(call.args, k, `arguments of the call at ${site}`)));
+  }
+}
 
-    bound.forEach((b, k) => {
-      const v = call.args[k];
-      const at = `${d.location} > binding ${bindingLabel(b.name)}`;
-      const arg = `argument ${k} (${valueLabel(plan, v)}) at ${site}`;
-      const value = plan.values[v];
-      if (!value) return; // an index out of range is structure.ts's finding
-      if (value.type !== 'Tensor') {
-        out.push(
-          diag(
-            'error',
-            'TRT_ARG_NOT_TENSOR',
-            at,
-            `${arg} is a ${value.type} value; ${b.is_input ? 'input' : 'output'} binding ${JSON.stringify(b.name)} takes a tensor`,
-            HINTS.TRT_ARG_NOT_TENSOR,
-            where,
-          ),
-        );
-        return;
-      }
-      const t = value.tensor;
-      // The real export records names only (dtype "", shape []: backend.py
-      // preprocess), so each field is compared only when it was recorded.
-      if (b.dtype !== '') {
-        const want = dtypeScalarType(b.dtype);
-        if (want === null) {
-          out.push(
-            diag(
-              'warning',
-              'TRT_BINDING_DTYPE_UNKNOWN',
-              at,
-              `binding dtype ${JSON.stringify(b.dtype)} is not one trtx knows; ${arg} was not compared`,
-              HINTS.TRT_BINDING_DTYPE_UNKNOWN,
-              where,
-            ),
-          );
-        } else if (want !== t.scalarType) {
-          out.push(
-            diag(
-              'error',
-              'TRT_ARG_DTYPE',
-              at,
-              `${arg} is ${scalarTypeName(t.scalarType).toLowerCase()}; the binding is ${b.dtype}`,
-              HINTS.TRT_ARG_DTYPE,
-              where,
-            ),
-          );
-        }
-      }
-      if (b.shape.length > 0 && !shapeAgrees(b.shape, t.sizes)) {
-        out.push(
-          diag(
-            'error',
-            'TRT_ARG_SHAPE',
-            at,
-            `${arg} has shape [${t.sizes.join(', ')}]; the binding is [${b.shape.join(', ')}]`,
-            HINTS.TRT_ARG_SHAPE,
-            where,
-          ),
-        );
-      }
-      if (target !== undefined) {
-        // A cpu target leaves every tensor on the host (PropagateDevicePass), so any device claim disagrees.
-        for (const c of claimedDevices(plan, t)) {
-          if (target.type === 'cpu' || c.place.index !== target.index) {
-            out.push(
-              diag(
-                'error',
-                'TRT_DEVICE_MISMATCH',
-                at,
-                `${arg} is on ${deviceLabel(c.place)} (its ${c.source}); the delegate's target_device is ${canonicalTargetDevice(target)}`,
-                HINTS.TRT_DEVICE_MISMATCH,
-                where,
-              ),
-            );
-          }
-        }
-      }
-    });
+/** Argument `k` (value `v`) of a call against its binding `b`: a tensor, of the binding's dtype and shape where recorded, on the target device. */
+function argumentChecks(s: CallSite, b: IoBinding, k: number, v: number): void {
+  const { d, plan, where, out } = s;
+  const at = `${d.location} > binding ${bindingLabel(b.name)}`;
+  const arg = `argument ${k} (${valueLabel(plan, v)}) at ${s.site}`;
+  const value = plan.values[v];
+  if (!value) return; // an index out of range is structure.ts's finding
+  if (value.type !== 'Tensor') {
+    out.push(
+      diag(
+        'error',
+        'TRT_ARG_NOT_TENSOR',
+        at,
+        `${arg} is a ${value.type} value; ${b.is_input ? 'input' : 'output'} binding ${JSON.stringify(b.name)} takes a tensor`,
+        HINTS.TRT_ARG_NOT_TENSOR,
+        where,
+      ),
+    );
+    return;
+  }
+  const t = value.tensor;
+  // The real export records names only (dtype "", shape []: backend.py
+  // preprocess), so each field is compared only when it was recorded.
+  if (b.dtype !== '') dtypeCheck(s, b, t, at, arg);
+  if (b.shape.length > 0 && !shapeAgrees(b.shape, t.sizes)) {
+    out.push(
+      diag(
+        'error',
+        'TRT_ARG_SHAPE',
+        at,
+        `${arg} has shape [${t.sizes.join(', ')}]; the binding is [${b.shape.join(', ')}]`,
+        HINTS.TRT_ARG_SHAPE,
+        where,
+      ),
+    );
+  }
+  if (s.target !== undefined) deviceChecks(s, s.target, t, at, arg);
+}
+
+function dtypeCheck({ where, out }: CallSite, b: IoBinding, t: Tensor, at: string, arg: string): void {
+  const want = dtypeScalarType(b.dtype);
+  if (want === null) {
+    out.push(
+      diag(
+        'warning',
+        'TRT_BINDING_DTYPE_UNKNOWN',
+        at,
+        `binding dtype ${JSON.stringify(b.dtype)} is not one trtx knows; ${arg} was not compared`,
+        HINTS.TRT_BINDING_DTYPE_UNKNOWN,
+        where,
+      ),
+    );
+  } else if (want !== t.scalarType) {
+    out.push(
+      diag(
+        'error',
+        'TRT_ARG_DTYPE',
+        at,
+        `${arg} is ${scalarTypeName(t.scalarType).toLowerCase()}; the binding is ${b.dtype}`,
+        HINTS.TRT_ARG_DTYPE,
+        where,
+      ),
+    );
+  }
+}
+
+/** A cpu target leaves every tensor on the host (PropagateDevicePass), so any device claim disagrees. */
+function deviceChecks({ plan, where, out }: CallSite, target: TargetDevice, t: Tensor, at: string, arg: string): void {
+  for (const c of claimedDevices(plan, t)) {
+    if (target.type === 'cpu' || c.place.index !== target.index) {
+      out.push(
+        diag(
+          'error',
+          'TRT_DEVICE_MISMATCH',
+          at,
+          `${arg} is on ${deviceLabel(c.place)} (its ${c.source}); the delegate's target_device is ${canonicalTargetDevice(target)}`,
+          HINTS.TRT_DEVICE_MISMATCH,
+          where,
+        ),
+      );
+    }
   }
 }
 
@@ -228,20 +245,15 @@ function deviceIdCheck(d: TrtDelegate, target: TargetDevice | undefined, out: Di
 
 export function checkTensorRT(ctx: Pick<CheckContext, 'pte' | 'trt'>): Diagnostic[] {
   const out: Diagnostic[] = [];
-  const budgets: EngineBudget[] = [];
   const targets = new Map<string, TargetDevice | undefined>();
-  for (const ref of delegatesOf(ctx.pte, isTensorRT)) {
-    const { target, budget } = specChecks(ref, out);
-    targets.set(`${ref.planIndex}/${ref.delegateIndex}`, target);
-    if (budget !== undefined) budgets.push({ method: planName(ref.plan, ref.planIndex), budget });
-  }
+  for (const ref of delegatesOf(ctx.pte, isTensorRT)) targets.set(`${ref.planIndex}/${ref.delegateIndex}`, specChecks(ref, out));
   for (const d of ctx.trt) {
     const target = targets.get(`${d.planIndex}/${d.delegateIndex}`);
     deviceIdCheck(d, target, out);
     callChecks(d, target, out);
   }
-  if (budgets.length > 1) {
-    const r = residentBudget(budgets);
+  const { resident: r } = programBudgets(ctx.pte.program);
+  if (r !== null) {
     out.push(
       diag(
         'warning',

@@ -18,6 +18,7 @@ import {
   writeBacks,
   type Ref,
 } from '../graph/dataflow.js';
+import { itemAt, present } from '../util/present.js';
 import { binding, type MethodScan } from './zero-copy-scan.js';
 
 /** Checks the buffers the delegates of `s` take in place. */
@@ -91,7 +92,9 @@ export function checkBufferSide(s: MethodScan): void {
   for (const b of [...marked].sort((x, y) => x - y)) {
     const t = tensorAt(plan, b)!;
     const uses = [...(zc.get(b) ?? []), ...(direct.get(b) ?? [])];
-    const device = uses[0].v.device;
+    // A buffer is marked by its first use.
+    const first = present(uses[0], `the uses of zero-copy buffer ${b}`);
+    const device = first.v.device;
     const r = regionOf(t)!;
     const arenaOk = r.arena > 0 && r.arena < plan.nonConstBufferSizes.length;
     const place = arenaOk ? arenaDevice(plan, r.arena) : null;
@@ -100,7 +103,7 @@ export function checkBufferSide(s: MethodScan): void {
       emit(
         'ZC_CACHE_OFF_DEVICE',
         at(b),
-        `${valueLabel(plan, b)} is planned in arena ${r.arena} (${place ? deviceLabel(place) : 'no such arena'}); its engine (${uses[0].v.t.location}) writes it in place on cuda:${device}`,
+        `${valueLabel(plan, b)} is planned in arena ${r.arena} (${place ? deviceLabel(place) : 'no such arena'}); its engine (${first.v.t.location}) writes it in place on cuda:${device}`,
       );
     } else if (taggedDevice(t).type !== 'cuda' || taggedDevice(t).index !== device) {
       emit(
@@ -120,7 +123,7 @@ export function checkBufferSide(s: MethodScan): void {
         );
     }
     // Readers other than its aliased inputs, its staging copies (rule 2, above) and write-backs (rule 5, above).
-    const others = refs[b].filter(
+    const others = itemAt(refs, b, 'the references of a value').filter(
       (x: Ref) =>
         !(
           x.kind === 'delegate' &&

@@ -7,18 +7,19 @@
 import type { Program } from '../pte/model.js';
 import { planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs, type BlobMetadata } from '../tensorrt/blob.js';
-import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
-import { SPEC_SHARED_KV_CACHE, sharedKvCacheOf } from '../tensorrt/shared-kv-cache.js';
-import { isTrtxError } from '../util/errors.js';
+import { specView } from '../tensorrt/delegate-view.js';
+import { SPEC_SHARED_KV_CACHE } from '../tensorrt/shared-kv-cache.js';
 import {
   H2D_COPY,
   aliasEdgesOf,
   atLabel,
   copyOf,
   delegateDevice,
+  instructionAt,
   instructionsOf,
   isCopyOutput,
   mutableBuffers,
+  planAt,
   referencesOf,
   type AliasEdge,
   type MethodBuffer,
@@ -46,14 +47,14 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
     if (t.planIndex !== p) continue;
     const meta = t.blob.metadata;
     const where = { method: planName(t.plan, p), delegate: t.delegateIndex };
-    const read = zeroCopyStampOf(t.delegate.compileSpecs);
+    const view = specView(t.delegate);
+    const read = view.zeroCopy;
     const stamp = read === null ? null : 'error' in read ? undefined : read.names;
-    let shared: string[] | null = null;
-    try {
-      shared = sharedKvCacheOf(t.delegate.compileSpecs, `${t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`);
-    } catch (e) {
-      if (!isTrtxError(e)) throw e;
-      report(diag('error', 'SPEC_SHARED_KV_CACHE_INVALID', e.location, e.message, HINTS.SPEC_SHARED_KV_CACHE_INVALID, where));
+    const sharedRead = view.sharedKvCache;
+    const shared = sharedRead !== null && 'names' in sharedRead ? sharedRead.names : null;
+    if (sharedRead !== null && 'error' in sharedRead) {
+      const at = `${t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`;
+      report(diag('error', 'SPEC_SHARED_KV_CACHE_INVALID', at, sharedRead.error.message, HINTS.SPEC_SHARED_KV_CACHE_INVALID, where));
     }
     const elided = new Set(
       stamp
@@ -81,7 +82,7 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
 export function inPlaceBuffers(program: Program, p: number, ctx: Pick<CheckContext, 'trt'>): Set<number> {
   const vs = views(ctx, p, () => {});
   const buffers = mutableBuffers(
-    program.executionPlan[p],
+    planAt(program, p),
     vs.flatMap((v) => v.edges),
   );
   const out = new Set<number>();
@@ -134,7 +135,7 @@ export function scanMethod(
   sharedMap: Map<string, MethodBuffer[]>,
   out: Diagnostic[],
 ): MethodScan {
-  const plan = program.executionPlan[p];
+  const plan = planAt(program, p);
   const method = planName(plan, p);
   const emit: Emit = (
     code: ZeroCopyCode,
@@ -239,7 +240,7 @@ function checkDelegateSide(s: MethodScan): void {
       }
       const staged = refs[e.inArg]?.find((r) => isCopyOutput(r, H2D_COPY));
       if (staged && staged.kind === 'kernel') {
-        const src = copyOf(plan, plan.chains[staged.at.chain].instructions[staged.at.instruction], H2D_COPY)!.src;
+        const src = copyOf(plan, instructionAt(plan, staged.at), H2D_COPY)!.src;
         emit(
           'ZC_STAGED_CACHE',
           binding(v, e.input),

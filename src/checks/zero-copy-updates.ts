@@ -7,23 +7,40 @@
 import { arenaDevice, deviceLabel, planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { SPEC_SHARED_KV_CACHE } from '../tensorrt/shared-kv-cache.js';
 import { bufferUpdates, crossedWriteBacks } from '../graph/writeback-order.js';
-import { atLabel, regionOf } from '../graph/dataflow.js';
+import { atLabel, planAt, regionOf, type MethodBuffer } from '../graph/dataflow.js';
 import type { MethodScan } from './zero-copy-scan.js';
+
+/** Who shares a buffer of the method: the delegates updating it in place, the methods planned to share it. */
+interface Sharing {
+  partnersOf: (b: number) => MethodBuffer[];
+  sharedBy: (b: number) => Set<number>;
+  isShared: (b: number) => boolean;
+}
+
+function sharingOf({ p, zc, sharedMap }: MethodScan): Sharing {
+  const partnersOf = (b: number) => sharedMap.get(`${p}:${b}`) ?? [];
+  const sharedBy = (b: number) => new Set((zc.get(b) ?? []).map((u) => u.v.d));
+  return { partnersOf, sharedBy, isShared: (b) => sharedBy(b).size > 1 || partnersOf(b).length > 0 };
+}
 
 /** Checks sharing and the once-per-execution update of the buffers of `s`. */
 export function checkUpdates(s: MethodScan): void {
-  const { program, p, plan, method, emit, vs, buffers, at, zc, sharedMap } = s;
-  // ---- rule 7: sharing is a recorded decision
-  const partnersOf = (b: number) => sharedMap.get(`${p}:${b}`) ?? [];
-  const sharedBy = (b: number) => new Set((zc.get(b) ?? []).map((u) => u.v.d));
-  const isShared = (b: number) => sharedBy(b).size > 1 || partnersOf(b).length > 0;
+  const sharing = sharingOf(s);
+  checkSharedCaches(s, sharing);
+  checkStaleSharing(s, sharing);
+  checkUpdatedOnce(s, sharing);
+}
+
+/** Rule 7: a cache two delegates or two methods share is named by every delegate's shared_kv_cache, on one device. */
+function checkSharedCaches(s: MethodScan, { partnersOf, sharedBy, isShared }: Sharing): void {
+  const { program, plan, method, emit, at, zc } = s;
   for (const [b, uses] of zc) {
     if (!isShared(b)) continue;
     const fqn = tensorName(tensorAt(plan, b)!);
     const partners = partnersOf(b);
     const withWhom = [
       ...(sharedBy(b).size > 1 ? [`delegates ${[...sharedBy(b)].join(' and ')} of ${method}`] : []),
-      ...partners.map((x) => `method ${planName(program.executionPlan[x.plan], x.plan)}`),
+      ...partners.map((x) => `method ${planName(planAt(program, x.plan), x.plan)}`),
     ].join(', ');
     for (const { v } of uses) {
       if (fqn === null || !v.shared?.includes(fqn))
@@ -36,7 +53,7 @@ export function checkUpdates(s: MethodScan): void {
     }
     const here = arenaDevice(plan, regionOf(tensorAt(plan, b)!)!.arena);
     for (const x of partners) {
-      const other = program.executionPlan[x.plan];
+      const other = planAt(program, x.plan);
       const there = arenaDevice(other, regionOf(tensorAt(other, x.value)!)!.arena);
       if (there.type !== here.type || there.index !== here.index) {
         emit(
@@ -47,17 +64,23 @@ export function checkUpdates(s: MethodScan): void {
       }
     }
   }
+}
+
+/** Rule 7 the other way: a shared_kv_cache names only caches its delegate updates in place and someone shares. */
+function checkStaleSharing(s: MethodScan, { isShared }: Sharing): void {
+  const { plan, emit, vs, buffers } = s;
   for (const v of vs) {
     for (const name of v.shared ?? []) {
       const fed = v.edges.filter((e) => e.outArg === null && buffers.has(e.inArg) && tensorName(tensorAt(plan, e.inArg)!) === name);
-      if (!v.stamp || fed.length === 0) {
+      const [first] = fed;
+      if (!v.stamp || first === undefined) {
         emit(
           'ZC_SHARED_CACHE_STALE',
           `${v.t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`,
           `shared_kv_cache names ${JSON.stringify(name)}, which this delegate does not update in place`,
           v.d,
         );
-      } else if (!isShared(fed[0].inArg)) {
+      } else if (!isShared(first.inArg)) {
         emit(
           'ZC_SHARED_CACHE_STALE',
           `${v.t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`,
@@ -67,8 +90,11 @@ export function checkUpdates(s: MethodScan): void {
       }
     }
   }
+}
 
-  // ---- exactly once per execution
+/** Every mutable buffer is updated exactly once per execution, staged outputs into their own buffers. */
+function checkUpdatedOnce(s: MethodScan, { partnersOf, isShared }: Sharing): void {
+  const { plan, method, emit, vs, at, zc } = s;
   const edges = vs.flatMap((v) => v.edges);
   const declared = (b: number) =>
     isShared(b) && (zc.get(b) ?? []).every((u) => u.v.shared?.includes(tensorName(tensorAt(plan, b)!) ?? '\0'));

@@ -16,7 +16,7 @@
 import type { Program } from '../pte/model.js';
 import { planName } from '../pte/tensor.js';
 import { aliasedOutputs } from '../tensorrt/blob.js';
-import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
+import { specView } from '../tensorrt/delegate-view.js';
 import { sharedAcrossMethods, type MethodBuffer } from '../graph/dataflow.js';
 import { HINTS } from './zero-copy-rules.js';
 import { scanMethod } from './zero-copy-scan.js';
@@ -47,7 +47,7 @@ function requireZeroCopy(ctx: Pick<CheckContext, 'trt'>, out: Diagnostic[]): voi
     );
     if (aliased.length === 0) continue;
     any = true;
-    const stamp = zeroCopyStampOf(t.delegate.compileSpecs);
+    const stamp = specView(t.delegate).zeroCopy;
     const elided = stamp && 'names' in stamp ? stamp.names : [];
     const staged = aliased.filter((b) => !elided.includes(b.name));
     if (staged.length > 0) {

@@ -7,6 +7,7 @@ import { renderBlob } from './builder.js';
 import type { ProgramSpec } from './spec.js';
 import { BLOB_HEADER_SIZE, ENGINE_ALIGNMENT, type BlobErrorCode } from '../tensorrt/blob.js';
 import { cloneSpec, delegateOf, methodOf } from './spec-edit.js';
+import { itemAt } from '../util/present.js';
 
 export type BlobFault =
   | 'truncated'
@@ -101,7 +102,9 @@ function editMetadata(blob: Uint8Array, edit: (json: string) => string): Uint8Ar
   return out;
 }
 
-function aliasEntries(blob: Uint8Array): { output: string; input: string; kind: string }[] {
+type Alias = { output: string; input: string; kind: string };
+
+function aliasEntries(blob: Uint8Array): Alias[] {
   const h = header(blob);
   const doc = JSON.parse(td.decode(blob.subarray(h.metadataOffset, h.metadataOffset + h.metadataSize))) as {
     aliased_io: { output: string; input: string; kind: string }[];
@@ -150,29 +153,33 @@ export function patchBlob(valid: Uint8Array, fault: BlobFault): Uint8Array {
       // Inputs and outputs share one name space.
       return editMetadata(valid, (j) => replaceOnce(j, '{"name":"x",', '{"name":"output0",'));
     case 'alias-missing-side': {
-      const [a] = aliasEntries(valid);
+      const a = itemAt(aliasEntries(valid), 0, 'the aliases of the valid blob');
       return editMetadata(valid, (j) =>
         replaceOnce(j, entry(a), `{"output":${JSON.stringify(a.output)},"kind":${JSON.stringify(a.kind)}}`),
       );
     }
     case 'alias-unknown-binding': {
-      const [a] = aliasEntries(valid);
+      const a = itemAt(aliasEntries(valid), 0, 'the aliases of the valid blob');
       return editMetadata(valid, (j) => replaceOnce(j, entry(a), entry({ ...a, output: 'no_such_output' })));
     }
     case 'alias-direction': {
-      const [a] = aliasEntries(valid);
+      const a = itemAt(aliasEntries(valid), 0, 'the aliases of the valid blob');
       return editMetadata(valid, (j) => replaceOnce(j, entry(a), entry({ ...a, output: a.input, input: a.output })));
     }
     case 'alias-duplicate-output': {
-      const [a, b] = aliasEntries(valid);
+      const aliases = aliasEntries(valid);
+      const a = itemAt(aliases, 0, 'the aliases of the valid blob');
+      const b = itemAt(aliases, 1, 'the aliases of the valid blob');
       return editMetadata(valid, (j) => replaceOnce(j, entry(b), entry({ ...b, output: a.output })));
     }
     case 'alias-duplicate-input': {
-      const [a, b] = aliasEntries(valid);
+      const aliases = aliasEntries(valid);
+      const a = itemAt(aliases, 0, 'the aliases of the valid blob');
+      const b = itemAt(aliases, 1, 'the aliases of the valid blob');
       return editMetadata(valid, (j) => replaceOnce(j, entry(b), entry({ ...b, input: a.input })));
     }
     case 'alias-kind': {
-      const [a] = aliasEntries(valid);
+      const a = itemAt(aliasEntries(valid), 0, 'the aliases of the valid blob');
       return editMetadata(valid, (j) => replaceOnce(j, entry(a), entry({ ...a, kind: 'kv_cache_swap' })));
     }
     case 'alias-in-tr01':

@@ -13,7 +13,8 @@ import { memoryOffset } from '../pte/model.js';
 import { arenaDevice, tensorAt, tensorBytes, tensorName, valueLabel, type DevicePlace } from '../pte/tensor.js';
 import { D2H_COPY, H2D_COPY } from './staging.js';
 import { inputs, outputs, type BlobMetadata } from '../tensorrt/blob.js';
-import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
+import { specView } from '../tensorrt/delegate-view.js';
+import { itemAt } from '../util/present.js';
 
 export { D2H_COPY, H2D_COPY };
 export const COPY_BACK = 'aten::copy_';
@@ -45,9 +46,8 @@ export function opName(plan: ExecutionPlan, ins: KernelCall): string {
 
 /** Every instruction of the method with its place. */
 export function* instructionsOf(plan: ExecutionPlan): Generator<{ at: At; ins: Instruction }> {
-  for (let c = 0; c < plan.chains.length; c++) {
-    const chain = plan.chains[c];
-    for (let i = 0; i < chain.instructions.length; i++) yield { at: { chain: c, instruction: i }, ins: chain.instructions[i] };
+  for (const [c, chain] of plan.chains.entries()) {
+    for (const [i, ins] of chain.instructions.entries()) yield { at: { chain: c, instruction: i }, ins };
   }
 }
 
@@ -55,7 +55,7 @@ export function* instructionsOf(plan: ExecutionPlan): Generator<{ at: At; ins: I
 export function referencesOf(plan: ExecutionPlan): Ref[][] {
   const refs: Ref[][] = plan.values.map(() => []);
   const add = (v: number, r: Ref) => {
-    if (Number.isInteger(v) && v >= 0 && v < refs.length) refs[v].push(r);
+    if (Number.isInteger(v)) refs[v]?.push(r);
   };
   plan.inputs.forEach((v, index) => add(v, { kind: 'plan-input', index }));
   plan.outputs.forEach((v, index) => add(v, { kind: 'plan-output', index }));
@@ -93,14 +93,16 @@ export function referencesOf(plan: ExecutionPlan): Ref[][] {
 
 /** `et_copy::_h2d_copy.out(src, out) -> out` / `_d2h_copy`: the copy's source and destination. */
 export function copyOf(plan: ExecutionPlan, ins: Instruction, op: string): { src: number; dst: number } | null {
-  if (ins.type !== 'KernelCall' || opName(plan, ins) !== op || ins.args.length < 2) return null;
-  return { src: ins.args[0], dst: ins.args[1] };
+  if (ins.type !== 'KernelCall' || opName(plan, ins) !== op) return null;
+  const [src, dst] = ins.args;
+  return src === undefined || dst === undefined ? null : { src, dst };
 }
 
 /** `aten::copy_(dest, src, non_blocking) -> dest`: a buffer write-back. */
 export function writeBackOf(plan: ExecutionPlan, ins: Instruction): { dest: number; src: number } | null {
-  if (ins.type !== 'KernelCall' || opName(plan, ins) !== COPY_BACK || ins.args.length < 2) return null;
-  return { dest: ins.args[0], src: ins.args[1] };
+  if (ins.type !== 'KernelCall' || opName(plan, ins) !== COPY_BACK) return null;
+  const [dest, src] = ins.args;
+  return dest === undefined || src === undefined ? null : { dest, src };
 }
 
 /** True when `r` is one of the places an out-variant copy writes (out, or the return value that repeats it). */
@@ -111,12 +113,25 @@ export function isCopyOutput(r: Ref, op: string): boolean {
 /** True when `r` is the destination (or the return value) of a write-back. */
 export function isWriteBackDest(plan: ExecutionPlan, r: Ref): boolean {
   if (r.kind !== 'kernel' || r.op !== COPY_BACK) return false;
-  const ins = plan.chains[r.at.chain].instructions[r.at.instruction];
+  const ins = instructionAt(plan, r.at);
   return r.arg === 0 || (ins.type === 'KernelCall' && r.arg === ins.args.length - 1 && ins.args[r.arg] === ins.args[0]);
 }
 
+/** The two indices of a `plan:index` key (sharedAcrossMethods's `plan:value`, a pass's `plan:arena`); undefined for another string. */
+export function parseIndexPair(key: string): [number, number] | undefined {
+  const m = /^(\d+):(\d+)$/.exec(key);
+  return m?.[1] === undefined || m[2] === undefined ? undefined : [Number(m[1]), Number(m[2])];
+}
+
+/** Method `p` of `program`, an index trtx iterated or recorded (a missing one is a trtx bug: INTERNAL). */
+export function planAt(program: Program, p: number): ExecutionPlan {
+  return itemAt(program.executionPlan, p, 'a method of the program');
+}
+
+/** The instruction at `at`, a place trtx found in this plan (a missing one is a trtx bug: INTERNAL). */
 export function instructionAt(plan: ExecutionPlan, at: At): Instruction {
-  return plan.chains[at.chain].instructions[at.instruction];
+  const chain = itemAt(plan.chains, at.chain, 'a chain of the method');
+  return itemAt(chain.instructions, at.instruction, `an instruction of chain ${at.chain}`);
 }
 
 /** Write-backs in instruction order. */
@@ -185,7 +200,7 @@ export function updatedInPlaceOnly(plan: ExecutionPlan, edges: readonly AliasEdg
 
 /** The device a TensorRT delegate's I/O lives on: its cuda target_device, else the blob's device_id. */
 export function delegateDevice(delegate: BackendDelegate, meta: BlobMetadata): number {
-  const { target } = decodeCompileSpecs(delegate.compileSpecs).specs;
+  const { target } = specView(delegate).specs;
   return target?.type === 'cuda' ? target.index : meta.device_id;
 }
 
@@ -338,7 +353,7 @@ export interface AliasEdge {
 export function bindArgs(call: DelegateCall, meta: BlobMetadata, elided: ReadonlySet<string>): Map<string, number> | null {
   const bound = [...inputs(meta), ...outputs(meta).filter((b) => !elided.has(b.name))];
   if (call.args.length !== bound.length) return null;
-  return new Map(bound.map((b, k) => [b.name, call.args[k]]));
+  return new Map(call.args.map((arg, k) => [itemAt(bound, k, 'the bindings of a delegate call').name, arg]));
 }
 
 /** The aliased pairs of every call of `delegate` laid out with `elided` outputs left out (calls that do not fit are skipped). */

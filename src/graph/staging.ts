@@ -17,7 +17,8 @@ export function stagingBytes(plan: ExecutionPlan): { host_to_device_bytes: numbe
       if (ins.type !== 'KernelCall') continue;
       const name = plan.operators[ins.opIndex]?.name;
       if (name !== H2D_COPY && name !== D2H_COPY) continue;
-      const src = tensorAt(plan, ins.args[0]);
+      const [from] = ins.args;
+      const src = from === undefined ? null : tensorAt(plan, from);
       const bytes = (src && tensorBytes(src)) ?? 0n;
       copies++;
       if (name === H2D_COPY) h2d += bytes;

@@ -77,8 +77,8 @@ export interface CrossedWriteBack {
 
 /** The one reader of `v` other than the refs `skip` accepts, or null when there is not exactly one. */
 function soleReader(refs: Ref[][], v: number, skip: (r: Ref) => boolean): Ref | null {
-  const rs = refs[v]?.filter((r) => !skip(r)) ?? [];
-  return rs.length === 1 ? rs[0] : null;
+  const [only, ...others] = refs[v]?.filter((r) => !skip(r)) ?? [];
+  return only !== undefined && others.length === 0 ? only : null;
 }
 
 /**

@@ -6,16 +6,10 @@
 
 import type { Program } from '../pte/model.js';
 import { planName } from '../pte/tensor.js';
-import {
-  SPEC_WEIGHT_STREAMING_BUDGET,
-  decodeCompileSpecs,
-  encodeBudget,
-  removeSpec,
-  setSpec,
-  showBytes,
-} from '../tensorrt/compile-specs.js';
+import { SPEC_WEIGHT_STREAMING_BUDGET, encodeBudget, removeSpec, setSpec } from '../tensorrt/compile-specs.js';
+import { programBudgets, specView, type BudgetState } from '../tensorrt/delegate-view.js';
 import { delegatesOf, isTensorRT, type DelegateRef } from '../tensorrt/delegates.js';
-import { residentBudget, type EngineBudget, type ResidentBudget } from '../tensorrt/resident.js';
+import type { ResidentBudget } from '../tensorrt/resident.js';
 import { TrtxError } from '../util/errors.js';
 import { formatIEC } from '../util/size.js';
 import type { Pass, PassReport } from './pass.js';
@@ -29,8 +23,7 @@ export interface BudgetRequest {
   delegate?: number;
 }
 
-/** A budget as found or left: absent (automatic), a value, or bytes that do not parse. */
-export type BudgetState = { kind: 'automatic' } | { kind: 'bytes'; bytes: bigint } | { kind: 'invalid'; raw: string };
+export type { BudgetState } from '../tensorrt/delegate-view.js';
 
 export interface BudgetEdit {
   method: string;
@@ -51,15 +44,6 @@ export interface BudgetResult {
 }
 
 const key = SPEC_WEIGHT_STREAMING_BUDGET;
-
-function stateOf(specs: DelegateRef['delegate']['compileSpecs']): BudgetState {
-  const entries = specs.filter((s) => s.key === key);
-  if (entries.length === 0) return { kind: 'automatic' };
-  const { specs: typed } = decodeCompileSpecs([entries[0]]);
-  return typed.weightStreamingBudget !== undefined
-    ? { kind: 'bytes', bytes: typed.weightStreamingBudget }
-    : { kind: 'invalid', raw: showBytes(entries[0].value) };
-}
 
 export function describeBudget(s: BudgetState): string {
   if (s.kind === 'automatic') return 'automatic';
@@ -125,30 +109,27 @@ export function applyBudget(program: Program, req: BudgetRequest): BudgetResult 
   const value = req.budget === null ? null : encodeBudget(req.budget);
   const edits: BudgetEdit[] = targets.map((ref) => {
     const d = ref.delegate;
-    const before = stateOf(d.compileSpecs);
-    const entriesBefore = d.compileSpecs.filter((s) => s.key === key).length;
+    const { budget: before, budgetEntries: entriesBefore } = specView(d);
     const old = d.compileSpecs;
     d.compileSpecs = value === null ? removeSpec(old, key) : setSpec(old, key, value);
     const changed =
       old.length !== d.compileSpecs.length ||
-      old.some((s, i) => s.key !== d.compileSpecs[i].key || !Buffer.from(s.value).equals(Buffer.from(d.compileSpecs[i].value)));
+      old.some((s, i) => {
+        const now = d.compileSpecs[i];
+        return now === undefined || s.key !== now.key || !Buffer.from(s.value).equals(Buffer.from(now.value));
+      });
     return {
       method: planName(ref.plan, ref.planIndex),
       delegate: ref.delegateIndex,
       location: ref.location,
       before,
       entriesBefore,
-      after: stateOf(d.compileSpecs),
+      after: specView(d).budget,
       changed,
     };
   });
-
-  const carrying: EngineBudget[] = [];
-  for (const ref of delegatesOf({ program }, isTensorRT)) {
-    const s = stateOf(ref.delegate.compileSpecs);
-    if (s.kind === 'bytes') carrying.push({ method: planName(ref.plan, ref.planIndex), budget: s.bytes });
-  }
-  return { edits, changed: edits.some((e) => e.changed), resident: carrying.length > 1 ? residentBudget(carrying) : null };
+  // The same total, from the same views, as the check on the result reports.
+  return { edits, changed: edits.some((e) => e.changed), resident: programBudgets(program).resident };
 }
 
 export function describeBudgetEdit(e: BudgetEdit): string {

@@ -7,7 +7,7 @@ import { checkSharedArenas } from './zero-copy-shared.js';
 import type { ExecutionPlan, Program } from '../pte/model.js';
 import { planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
 import { aliasedOutputs, bindingLabel, inputs, outputs } from '../tensorrt/blob.js';
-import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
+import { specView } from '../tensorrt/delegate-view.js';
 import { delegateLocation, isTensorRT } from '../tensorrt/delegates.js';
 import {
   blobKey,
@@ -25,6 +25,7 @@ import {
   D2H_COPY,
   H2D_COPY,
   atLabel,
+  bindArgs,
   copyOf,
   delegateDevice,
   describeRef,
@@ -33,6 +34,8 @@ import {
   instructionsOf,
   isCopyOutput,
   mutableBuffers,
+  parseIndexPair,
+  planAt,
   referencesOf,
   regionOf,
   sharedAcrossMethods,
@@ -41,6 +44,7 @@ import {
   type DelegateCall,
   type Ref,
 } from '../graph/dataflow.js';
+import { itemAt, present } from '../util/present.js';
 
 const sameSet = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && new Set(a).size === a.length && a.every((x) => b.includes(x));
@@ -55,7 +59,7 @@ function describeReaders(plan: ExecutionPlan, rs: Ref[]): string {
 
 /** Classifies the method's KV delegates: those to rewrite (returned) and those already zero-copy (pushed to `already`). */
 function kvDelegatesOf(program: Program, p: number, blobs: BlobTable, already: ZeroCopyDelegate[]): KvDelegate[] {
-  const plan = program.executionPlan[p];
+  const plan = planAt(program, p);
   const method = planName(plan, p);
   const todo: KvDelegate[] = [];
   plan.delegates.forEach((delegate, d) => {
@@ -63,28 +67,28 @@ function kvDelegatesOf(program: Program, p: number, blobs: BlobTable, already: Z
     if (!meta || !isTensorRT(delegate) || !meta.aliased_io.some((a) => a.kind === 'kv_cache_update')) return;
     const location = delegateLocation(plan, p, d, delegate);
     const calls = [...instructionsOf(plan)].filter((x) => x.ins.type === 'DelegateCall' && x.ins.delegateIndex === d);
-    if (calls.length === 0) return;
-    if (calls.length > 1)
+    const [only, ...more] = calls;
+    if (only === undefined) return;
+    if (more.length > 0)
       refuse(
         'ZC_REWRITE_INPUT_UNSOUND',
         location,
         `is called ${calls.length} times (${calls.map((c) => atLabel(c.at)).join(', ')}); un-staging handles one call per delegate`,
       );
-    const { at } = calls[0];
-    const call = calls[0].ins as DelegateCall;
+    const { at } = only;
+    const call = only.ins as DelegateCall;
     const aliased = aliasedOutputs(meta).map((b) => b.name);
     const nIn = inputs(meta).length;
     const nOut = outputs(meta).length;
     const n = call.args.length;
-    const stamped = zeroCopyStampOf(delegate.compileSpecs, `${location} > compile_specs (zero_copy_kv)`);
+    // The stamp's parse error is reported by its message, under the delegate's location.
+    const stamped = specView(delegate).zeroCopy;
     if (stamped !== null) {
       if ('error' in stamped)
         refuse('ZC_REWRITE_INPUT_UNSOUND', location, `carries a zero_copy_kv spec that does not parse: ${stamped.error.message}`);
       const stamp = stamped.names;
       if (sameSet(stamp, aliased) && n === nIn + nOut - aliased.length) {
-        const args = new Map(
-          [...inputs(meta), ...outputs(meta).filter((b) => !aliased.includes(b.name))].map((b, k) => [b.name, call.args[k]]),
-        );
+        const args = present(bindArgs(call, meta, new Set(aliased)), `the zero-copy bindings of ${location}`);
         already.push({
           method,
           delegate: d,
@@ -138,10 +142,13 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
     for (const a of dg.meta.aliased_io) {
       const inPos = ins.findIndex((b) => b.name === a.input);
       const outPos = ins.length + outs.findIndex((b) => b.name === a.output);
-      links.push({ dg, output: a.output, input: a.input, inPos, outPos, inArg: dg.call.args[inPos], outArg: dg.call.args[outPos] });
+      // The call was checked to take every binding (kvDelegatesOf); the metadata, to name only bindings it has.
+      const arg = (pos: number) => itemAt(dg.call.args, pos, `the arguments of ${dg.location}`);
+      links.push({ dg, output: a.output, input: a.input, inPos, outPos, inArg: arg(inPos), outArg: arg(outPos) });
     }
   }
   const byOut = new Map(links.map((l) => [l.outArg, l]));
+  const refsOf = (v: number) => itemAt(refs, v, 'the references of a value');
   const at = (l: Link, which: 'in' | 'out') => `${l.dg.location} > binding ${bindingLabel(which === 'in' ? l.input : l.output)}`;
   const visited = new Set<Link>();
   const chains: Chain[] = [];
@@ -176,7 +183,7 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
         `aliased input ${JSON.stringify(start.input)} is staged from ${bl}, which ${why}`,
       );
     }
-    const stagingReaders = refs[start.inArg].filter(
+    const stagingReaders = refsOf(start.inArg).filter(
       (r) => !isCopyOutput(r, H2D_COPY) && !(refAt(r, start.dg.at) && r.kind === 'delegate' && r.arg === start.inPos),
     );
     if (stagingReaders.length > 0) {
@@ -192,34 +199,31 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
     let cur = start;
     let end: { d2h: At; host: number; copy: At } | null = null;
     while (!end) {
-      const readers = refs[cur.outArg].filter((r) => !(r.kind === 'delegate' && refAt(r, cur.dg.at) && r.arg === cur.outPos));
-      const next =
-        readers.length === 1 && readers[0].kind === 'delegate'
-          ? links.find((l) => refAt(readers[0], l.dg.at) && l.inPos === (readers[0] as { arg: number }).arg)
-          : undefined;
+      const readers = refsOf(cur.outArg).filter((r) => !(r.kind === 'delegate' && refAt(r, cur.dg.at) && r.arg === cur.outPos));
+      const [first, ...moreReaders] = readers;
+      const r = moreReaders.length === 0 ? first : undefined;
+      const next = r?.kind === 'delegate' ? links.find((l) => refAt(r, l.dg.at) && l.inPos === r.arg) : undefined;
       if (next && !visited.has(next)) {
         chain.push(next);
         visited.add(next);
         cur = next;
         continue;
       }
-      const r = readers[0];
-      if (readers.length === 1 && r.kind === 'kernel' && r.op === D2H_COPY && r.arg === 0) {
+      if (r?.kind === 'kernel' && r.op === D2H_COPY && r.arg === 0) {
         const host = copyOf(plan, instructionAt(plan, r.at), D2H_COPY)!.dst;
-        const hostReaders = refs[host].filter((x) => !isCopyOutput(x, D2H_COPY));
-        const w =
-          hostReaders.length === 1 && hostReaders[0].kind === 'kernel' && hostReaders[0].arg === 1
-            ? writeBackOf(plan, instructionAt(plan, hostReaders[0].at))
-            : null;
-        if (w && hostReaders[0].kind === 'kernel') {
+        const hostReaders = refsOf(host).filter((x) => !isCopyOutput(x, D2H_COPY));
+        const [firstHost, ...moreHost] = hostReaders;
+        const copy = moreHost.length === 0 && firstHost?.kind === 'kernel' && firstHost.arg === 1 ? firstHost : undefined;
+        const w = copy ? writeBackOf(plan, instructionAt(plan, copy.at)) : null;
+        if (w && copy) {
           if (w.dest !== buffer) {
             refuse(
               'ZC_REWRITE_WRITEBACK_MISMATCH',
               at(cur, 'out'),
-              `aliased output ${JSON.stringify(cur.output)} updates the staging copy of ${bl}, but the program writes it back into ${valueLabel(plan, w.dest)} (${atLabel(hostReaders[0].at)})`,
+              `aliased output ${JSON.stringify(cur.output)} updates the staging copy of ${bl}, but the program writes it back into ${valueLabel(plan, w.dest)} (${atLabel(copy.at)})`,
             );
           }
-          end = { d2h: r.at, host, copy: hostReaders[0].at };
+          end = { d2h: r.at, host, copy: copy.at };
           break;
         }
         refuse(
@@ -228,7 +232,7 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
           `aliased output ${JSON.stringify(cur.output)} is copied to the host as ${valueLabel(plan, host)}, which is read by ${describeReaders(plan, hostReaders)} instead of one write-back into ${bl}`,
         );
       }
-      if (readers.length === 0) {
+      if (first === undefined) {
         refuse(
           'ZC_REWRITE_OUTPUT_READ',
           at(cur, 'out'),
@@ -242,7 +246,7 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
       );
     }
 
-    const bufferReaders = refs[buffer].filter(
+    const bufferReaders = refsOf(buffer).filter(
       (r) =>
         !(r.kind === 'kernel' && refAt(r, staging.at) && r.arg === 0) &&
         !(r.kind === 'kernel' && refAt(r, end.copy) && r.op === COPY_BACK && r.arg !== 1),
@@ -250,7 +254,7 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
     if (bufferReaders.length > 0) {
       refuse(
         'ZC_REWRITE_OTHER_READER',
-        `${planName(plan, chain[0].dg.p)} > ${bl}`,
+        `${planName(plan, start.dg.p)} > ${bl}`,
         `cache ${bl} is also read by ${describeReaders(plan, bufferReaders)}; once it lives on the device only its engine may read it`,
       );
     }
@@ -258,7 +262,7 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
     if (devices.length > 1) {
       refuse(
         'ZC_REWRITE_DEVICE_CONFLICT',
-        `${planName(plan, chain[0].dg.p)} > ${bl}`,
+        `${planName(plan, start.dg.p)} > ${bl}`,
         `cache ${bl} is updated by engines on ${devices.map((d) => `cuda:${d}`).join(' and ')} (${chain.map((l) => l.dg.location).join(', ')})`,
       );
     }
@@ -267,17 +271,18 @@ function chainsOf(plan: ExecutionPlan, delegates: KvDelegate[], opts: ZeroCopyOp
       if (!opts.shareCache)
         refuse(
           'ZC_REWRITE_SHARED_DELEGATES',
-          `${planName(plan, chain[0].dg.p)} > ${bl}`,
+          `${planName(plan, start.dg.p)} > ${bl}`,
           `cache ${bl} is shared by ${chain.length} delegates (${who}): each updates it in turn`,
         );
       if (tensorName(bt) === null)
         refuse(
           'ZC_REWRITE_SHARED_DELEGATES',
-          `${planName(plan, chain[0].dg.p)} > ${bl}`,
+          `${planName(plan, start.dg.p)} > ${bl}`,
           `cache ${bl} is shared by ${who}, and the decision cannot be recorded: the buffer has no fully_qualified_name`,
         );
     }
-    chains.push({ buffer, h2d: staging.at, staging: start.inArg, links: chain, ...end, device: devices[0], partners: [] });
+    // One device (refused above otherwise): the first engine's.
+    chains.push({ buffer, h2d: staging.at, staging: start.inArg, links: chain, ...end, device: start.dg.device, partners: [] });
   }
   const lost = links.find((l) => !visited.has(l));
   if (lost) {
@@ -325,7 +330,7 @@ export function analyseZeroCopyKv(program: Program, blobs: BlobTable, opts: Zero
     for (const c of w.chains) {
       c.partners = shared.get(`${w.p}:${c.buffer}`) ?? [];
       if (c.partners.length > 0 && !opts.shareCache) {
-        const others = [...new Set(c.partners.map((x) => planName(program.executionPlan[x.plan], x.plan)))];
+        const others = [...new Set(c.partners.map((x) => planName(planAt(program, x.plan), x.plan)))];
         refuse(
           'ZC_REWRITE_SHARED_METHODS',
           `${planName(w.plan, w.p)} > ${valueLabel(w.plan, c.buffer)}`,
@@ -337,8 +342,8 @@ export function analyseZeroCopyKv(program: Program, blobs: BlobTable, opts: Zero
   const sharedArenas = checkSharedArenas(program, work, blobs);
   const layoutShared = new Set<string>();
   for (const key of shared.keys()) {
-    const [p, v] = key.split(':').map(Number);
-    const r = regionOf(tensorAt(program.executionPlan[p], v)!);
+    const [p, v] = present(parseIndexPair(key), `shared buffer key ${key}`);
+    const r = regionOf(tensorAt(planAt(program, p), v)!);
     if (r) layoutShared.add(`${p}:${r.arena}`);
   }
 

@@ -33,8 +33,9 @@ import {
   type ZeroCopyResult,
 } from './zero-copy-model.js';
 import { analyseZeroCopyKv } from './zero-copy-analyse.js';
-import { aliasEdgesOf, atKey, instructionAt, type AliasEdge } from '../graph/dataflow.js';
+import { aliasEdgesOf, atKey, instructionAt, parseIndexPair, planAt, type AliasEdge } from '../graph/dataflow.js';
 import { pushAll } from '../util/arrays.js';
+import { itemAt, present } from '../util/present.js';
 
 function cudaArenaFor(plan: ExecutionPlan, device: number): number {
   const found = plan.nonConstBufferDevice.find(
@@ -124,7 +125,7 @@ function rewriteMethod(
   const out: ZeroCopyDelegate[] = [];
   for (const { dg, links } of delegates.values()) {
     const elided = aliasedOutputs(dg.meta).map((b) => b.name);
-    const delegate = plan.delegates[dg.d];
+    const delegate = itemAt(plan.delegates, dg.d, `the delegates of ${method}`);
     delegate.compileSpecs = setSpec(delegate.compileSpecs, SPEC_ZERO_COPY_KV, encodeZeroCopyKv(elided));
     const byInput = new Map(links.map((l) => [l.input, l]));
     const ordered = dg.meta.aliased_io.map((a) => byInput.get(a.input)!);
@@ -148,11 +149,11 @@ function rewriteMethod(
   for (const b of elidedBuffers) candidates.delete(b);
   const valueMap = removeDeadValues(plan, candidates);
   removeUnusedOperators(plan, candidateOps);
-  const m = (v: number) => valueMap[v];
+  const m = (v: number) => itemAt(valueMap, v, `the value map of ${method}`);
 
   // Placement.
   const touched = new Set<number>();
-  for (const [v, arena] of fromArena) if (valueMap[v] < 0) touched.add(arena);
+  for (const [v, arena] of fromArena) if (m(v) < 0) touched.add(arena);
   const moving = new Map<number, { value: number; chain: Chain }[]>(); // target arena -> caches
   const caches: ZeroCopyMethod['caches'] = [];
   for (const c of w.chains) {
@@ -180,8 +181,8 @@ function rewriteMethod(
   }
   const leaving = new Set([...moving.values()].flat().map((x) => x.value));
   for (const arena of [...touched].sort((a, b) => a - b)) {
-    if (arena <= 0 || arena >= plan.nonConstBufferSizes.length) continue;
-    const old = plan.nonConstBufferSizes[arena];
+    const old = arena > 0 ? plan.nonConstBufferSizes[arena] : undefined;
+    if (old === undefined) continue;
     // An arena another method shares keeps its layout: offsets there are the sharing.
     const packed = layoutShared.has(`${p}:${arena}`) ? null : packArena(plan, arena, leaving);
     let end = packed ?? old;
@@ -252,10 +253,9 @@ export function applyZeroCopyKv(program: Program, blobs: BlobTable, opts: ZeroCo
   }
   // A shared arena whose partner method had nothing to rewrite still moves with it.
   for (const [key, device] of sharedArenas) {
-    const [p, arena] = key.split(':').map(Number);
+    const [p, arena] = present(parseIndexPair(key), `shared arena key ${key}`);
     if (work.some((w) => w.p === p)) continue;
-    const plan = program.executionPlan[p];
-    setArenaDevice(plan, arena, device);
+    setArenaDevice(planAt(program, p), arena, device);
   }
   result.changed = result.rewritten.length > 0;
   return result;

@@ -9,26 +9,25 @@ import type { ExecutionPlan } from '../pte/model.js';
 import { memoryOffset, splitMemoryOffset } from '../pte/model.js';
 import { tensorAt, tensorBytes } from '../pte/tensor.js';
 import { atKey, referencesOf, type At } from '../graph/dataflow.js';
+import { itemAt } from '../util/present.js';
 
 /** Removes the instructions at `remove` (keys from atKey). */
 export function removeInstructions(plan: ExecutionPlan, remove: ReadonlySet<string>): void {
   plan.chains.forEach((chain, c) => {
     const n = chain.instructions.length;
-    const kept: number[] = [];
-    for (let i = 0; i < n; i++) if (!remove.has(atKey({ chain: c, instruction: i }))) kept.push(i);
+    const keeps = (i: number) => !remove.has(atKey({ chain: c, instruction: i }));
+    const kept = [...chain.instructions.keys()].filter(keeps);
     if (kept.length === n) return;
     // A jump to a removed instruction lands on the next one kept (or the end).
     const target = (d: number) => {
-      let k = 0;
-      while (k < kept.length && kept[k] < d) k++;
-      return k;
+      const k = kept.findIndex((i) => i >= d);
+      return k === -1 ? kept.length : k;
     };
     const trace = chain.stacktrace.length === n ? chain.stacktrace : null;
-    chain.instructions = kept.map((i) => {
-      const ins = chain.instructions[i];
-      return ins.type === 'JumpFalseCall' ? { ...ins, destinationInstruction: target(ins.destinationInstruction) } : ins;
-    });
-    if (trace) chain.stacktrace = kept.map((i) => trace[i]);
+    chain.instructions = chain.instructions
+      .filter((_, i) => keeps(i))
+      .map((ins) => (ins.type === 'JumpFalseCall' ? { ...ins, destinationInstruction: target(ins.destinationInstruction) } : ins));
+    if (trace) chain.stacktrace = trace.filter((_, i) => keeps(i));
   });
 }
 
@@ -39,14 +38,14 @@ export function removeInstructions(plan: ExecutionPlan, remove: ReadonlySet<stri
 export function removeDeadValues(plan: ExecutionPlan, candidates: Iterable<number>): Int32Array {
   const refs = referencesOf(plan);
   const dead = new Set<number>();
-  for (const v of candidates) if (v >= 0 && v < plan.values.length && refs[v].length === 0) dead.add(v);
+  for (const v of candidates) if (Number.isInteger(v) && refs[v]?.length === 0) dead.add(v);
   const oldLength = plan.values.length;
   const map = new Int32Array(oldLength);
   let next = 0;
   for (let i = 0; i < oldLength; i++) map[i] = dead.has(i) ? -1 : next++;
   if (dead.size === 0) return map;
   // An index outside the values (an unsound input) keeps pointing past the end.
-  const re = (v: number) => (v >= 0 && v < oldLength ? map[v] : v >= oldLength ? v - dead.size : v);
+  const re = (v: number) => map[v] ?? (v >= oldLength ? v - dead.size : v);
   plan.values = plan.values
     .filter((_, i) => !dead.has(i))
     .map((v) =>
@@ -89,7 +88,10 @@ export function removeUnusedOperators(plan: ExecutionPlan, candidates: Iterable<
   });
   plan.operators = plan.operators.filter((_, i) => !drop.has(i));
   for (const c of plan.chains)
-    c.instructions = c.instructions.map((ins) => (ins.type === 'KernelCall' ? { ...ins, opIndex: map[ins.opIndex] } : ins));
+    c.instructions = c.instructions.map((ins) =>
+      // Every used operator is kept, so its index maps (refused inputs never get here).
+      ins.type === 'KernelCall' ? { ...ins, opIndex: itemAt(map, ins.opIndex, 'the operator map') } : ins,
+    );
 }
 
 /** Offsets keep their residue modulo this when an arena is re-packed. */
@@ -123,27 +125,26 @@ export function packArena(plan: ExecutionPlan, arena: number, skip: ReadonlySet<
     items.push({ v, start, end: start + bytes });
   }
   items.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.end < b.end ? -1 : a.end > b.end ? 1 : 0));
+  // Runs: every tensor whose region meets the run so far joins it.
+  const runs: { start: bigint; end: bigint; members: typeof items }[] = [];
+  for (const item of items) {
+    const last = runs.at(-1);
+    if (last && item.start < last.end) {
+      last.members.push(item);
+      if (item.end > last.end) last.end = item.end;
+    } else runs.push({ start: item.start, end: item.end, members: [item] });
+  }
   let cursor = 0n;
-  let i = 0;
-  while (i < items.length) {
-    // A run: every tensor whose region meets the run so far.
-    const runStart = items[i].start;
-    let runEnd = items[i].end;
-    let j = i + 1;
-    while (j < items.length && items[j].start < runEnd) {
-      if (items[j].end > runEnd) runEnd = items[j].end;
-      j++;
-    }
-    const residue = runStart % PACK_GRANULE;
+  for (const run of runs) {
+    const residue = run.start % PACK_GRANULE;
     let base = alignUp(cursor, PACK_GRANULE) + residue;
     if (base - PACK_GRANULE >= cursor) base -= PACK_GRANULE;
-    const shift = runStart - base;
-    for (let k = i; k < j; k++) {
-      const t = tensorAt(plan, items[k].v)!;
-      t.allocationInfo = { memoryId: arena, ...splitMemoryOffset(items[k].start - shift) };
+    const shift = run.start - base;
+    for (const member of run.members) {
+      const t = tensorAt(plan, member.v)!;
+      t.allocationInfo = { memoryId: arena, ...splitMemoryOffset(member.start - shift) };
     }
-    cursor = runEnd - shift;
-    i = j;
+    cursor = run.end - shift;
   }
   return cursor;
 }

@@ -9,7 +9,7 @@ import type { ExecutionPlan } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
 import { stagingBytes } from '../graph/staging.js';
 import type { BlobMetadata } from '../tensorrt/blob.js';
-import { delegatesOf, isTensorRT, readDelegateBlob } from '../tensorrt/delegates.js';
+import { readDelegateBlobs, type DelegateBlobs } from '../tensorrt/delegate-view.js';
 import { TrtxError } from '../util/errors.js';
 import { type At, type DelegateCall } from '../graph/dataflow.js';
 
@@ -61,12 +61,19 @@ export interface ZeroCopyOptions {
 export type BlobTable = ReadonlyMap<string, BlobMetadata>;
 export const blobKey = (plan: number, delegate: number) => `${plan}/${delegate}`;
 
-/** Reads every TensorRT blob's header and metadata (never an engine). A blob that does not parse is refused with its own code. */
-export async function readTrtBlobs(pte: PteFile): Promise<Map<string, BlobMetadata>> {
+/** The metadata of every blob read (readDelegateBlobs). A blob that does not parse is refused with its own code, the first in file order. */
+export function blobTableOf(blobs: DelegateBlobs): Map<string, BlobMetadata> {
   const out = new Map<string, BlobMetadata>();
-  for (const ref of delegatesOf(pte, isTensorRT))
-    out.set(blobKey(ref.planIndex, ref.delegateIndex), (await readDelegateBlob(pte, ref)).metadata);
+  for (const { planIndex, delegateIndex, read } of blobs.entries) {
+    if ('error' in read) throw read.error;
+    out.set(blobKey(planIndex, delegateIndex), read.blob.metadata);
+  }
   return out;
+}
+
+/** Reads every TensorRT blob's header and metadata (never an engine), refusing as blobTableOf. */
+export async function readTrtBlobs(pte: PteFile): Promise<Map<string, BlobMetadata>> {
+  return blobTableOf(await readDelegateBlobs(pte));
 }
 
 // ---------------------------------------------------------------------------

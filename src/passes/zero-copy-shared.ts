@@ -6,17 +6,18 @@
 
 import type { Program } from '../pte/model.js';
 import { arenaDevice, deviceLabel, planName, tensorAt, valueLabel } from '../pte/tensor.js';
-import { zeroCopyStampOf } from '../tensorrt/compile-specs.js';
+import { specView } from '../tensorrt/delegate-view.js';
 import { blobKey, refuse, type BlobTable, type Chain, type MethodWork } from './zero-copy-model.js';
-import { aliasEdgesOf, regionOf } from '../graph/dataflow.js';
+import { aliasEdgesOf, parseIndexPair, planAt, regionOf } from '../graph/dataflow.js';
+import { present } from '../util/present.js';
 
 /** The method's buffers an already zero-copy delegate takes directly. */
 function zeroCopyBuffersOf(program: Program, p: number, blobs: BlobTable): Set<number> {
-  const plan = program.executionPlan[p];
+  const plan = planAt(program, p);
   const out = new Set<number>();
   plan.delegates.forEach((delegate, d) => {
     const meta = blobs.get(blobKey(p, d));
-    const stamp = zeroCopyStampOf(delegate.compileSpecs);
+    const stamp = specView(delegate).zeroCopy;
     if (!meta || stamp === null || 'error' in stamp) return;
     for (const e of aliasEdgesOf(plan, d, meta, new Set(stamp.names))) if (e.outArg === null) out.add(e.inArg);
   });
@@ -40,8 +41,8 @@ export function checkSharedArenas(program: Program, work: MethodWork[], blobs: B
     }
   }
   for (const [key, { device, why }] of want) {
-    const [p, arena] = key.split(':').map(Number);
-    const plan = program.executionPlan[p];
+    const [p, arena] = present(parseIndexPair(key), `shared arena key ${key}`);
+    const plan = planAt(program, p);
     const zc = zeroCopyBuffersOf(program, p, blobs);
     const at = `${planName(plan, p)} > arena ${arena}`;
     const place = arenaDevice(plan, arena);

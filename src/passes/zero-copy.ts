@@ -29,7 +29,7 @@ import type { BlobTable, ZeroCopyOptions } from './zero-copy-model.js';
 import { applyZeroCopyKv } from './zero-copy-apply.js';
 import { describeZeroCopy, detailsOf, type ZeroCopyDetails } from './zero-copy-report.js';
 
-export { ZERO_COPY_REWRITE_CODES, readTrtBlobs } from './zero-copy-model.js';
+export { ZERO_COPY_REWRITE_CODES, blobTableOf, readTrtBlobs } from './zero-copy-model.js';
 export type {
   BlobTable,
   ZeroCopyDelegate,
@@ -41,7 +41,7 @@ export type {
 export { applyZeroCopyKv } from './zero-copy-apply.js';
 export { describeZeroCopy, isZeroCopyReport, type ZeroCopyDetails } from './zero-copy-report.js';
 
-/** The rewrite pass for `--zero-copy-kv`; `blobs` from readTrtBlobs on the input file. */
+/** The rewrite pass for `--zero-copy-kv`; `blobs` from readTrtBlobs (or blobTableOf) on the input file. */
 export function zeroCopyKvPass(blobs: BlobTable, opts: ZeroCopyOptions = {}): Pass {
   return (program): PassReport<ZeroCopyDetails> => {
     const r = applyZeroCopyKv(program, blobs, opts);

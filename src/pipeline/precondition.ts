@@ -20,8 +20,8 @@ export interface UnsoundInput {
 export function unsoundInput(pte: PteFile): UnsoundInput | null {
   const methods = pte.program.executionPlan.map((p, i) => planName(p, i));
   const diagnostics = orderDiagnostics(errorsIn(checkProgramStructure({ pte })), methods);
-  if (diagnostics.length === 0) return null;
-  const first = diagnostics[0];
+  const [first] = diagnostics;
+  if (first === undefined) return null;
   const n = diagnostics.length;
   const error = new TrtxError(
     'PASS_INPUT_UNSOUND',

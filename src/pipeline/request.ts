@@ -12,8 +12,8 @@
 import type { BudgetRequest } from '../passes/budget.js';
 import { budgetPass } from '../passes/budget.js';
 import type { Pass } from '../passes/pass.js';
-import { readTrtBlobs, zeroCopyKvPass, type ZeroCopyOptions } from '../passes/zero-copy.js';
-import type { PteFile } from '../pte/open.js';
+import { blobTableOf, zeroCopyKvPass, type ZeroCopyOptions } from '../passes/zero-copy.js';
+import type { DelegateBlobs } from '../tensorrt/delegate-view.js';
 
 // Callers read the reports through the pipeline: only it imports the passes.
 export type { PassReport } from '../passes/pass.js';
@@ -28,15 +28,15 @@ export interface RewriteRequest {
 
 export interface PlannedPass {
   name: 'budget' | 'zero-copy-kv';
-  /** Makes the pass once the input is open: a pass may read what the file holds (the engines' metadata). */
-  make(pte: PteFile): Promise<Pass>;
+  /** Makes the pass once the input is open: a pass may read what the file holds (the engines' metadata, read once by the pipeline). */
+  make(blobs: DelegateBlobs): Pass;
 }
 
 /** The passes `request` asks for, in the order they run. */
 export function planPasses(request: RewriteRequest): PlannedPass[] {
   const passes: PlannedPass[] = [];
   const { budget, zeroCopyKv } = request;
-  if (budget) passes.push({ name: 'budget', make: () => Promise.resolve(budgetPass(budget)) });
-  if (zeroCopyKv) passes.push({ name: 'zero-copy-kv', make: async (pte) => zeroCopyKvPass(await readTrtBlobs(pte), zeroCopyKv) });
+  if (budget) passes.push({ name: 'budget', make: () => budgetPass(budget) });
+  if (zeroCopyKv) passes.push({ name: 'zero-copy-kv', make: (blobs) => zeroCopyKvPass(blobTableOf(blobs), zeroCopyKv) });
   return passes;
 }

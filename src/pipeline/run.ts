@@ -19,6 +19,7 @@ import type { PassReport } from '../passes/pass.js';
 import { finishInterruptedInPlace, publishRewrite, type RewriteWrite } from '../pte/in-place.js';
 import type { Program } from '../pte/model.js';
 import { openPte, type PteFile } from '../pte/open.js';
+import { readDelegateBlobs } from '../tensorrt/delegate-view.js';
 import { lockTarget, type LockHolder, type TargetLock } from '../util/file-lock.js';
 import { checkInPlaceTarget, checkOutputTarget } from '../util/target.js';
 import { unsoundInput } from './precondition.js';
@@ -151,17 +152,19 @@ async function rewriteOpened(
   if (unsound) throw withDiagnostics(unsound.error, unsound.diagnostics, pte.program);
   // The segment table as opened: an in-place write keeps the file's segments.
   const fileSegments = pte.program.segments.map((s) => ({ ...s }));
-  // Every pass is made before any runs: each reads the input as opened.
+  // Every pass is made before any runs: each reads the input as opened. The
+  // blobs are read once, for the passes and for the checks on the result (no
+  // pass changes a blob or where a delegate's data lives).
   opts.onStep?.('passes');
-  const passes = [];
-  for (const planned of planPasses(opts.request)) passes.push(await planned.make(pte));
+  const blobs = await readDelegateBlobs(pte);
+  const passes = planPasses(opts.request).map((planned) => planned.make(blobs));
   const program = opts.copy ? structuredClone(pte.program) : pte.program;
   const reports = passes.map((pass) => pass(program));
   const changed = reports.some((r) => r.changed);
 
   opts.onStep?.('checks');
   const result = program === pte.program ? pte : { ...pte, program };
-  const checked = await runChecks(result, { requireZeroCopyKv: Boolean(opts.request.zeroCopyKv), runtime: opts.runtime });
+  const checked = await runChecks(result, { requireZeroCopyKv: Boolean(opts.request.zeroCopyKv), runtime: opts.runtime, blobs });
   const run: PipelineRun = { program, reports, changed, checked, recovered, inputSize: pte.fileSize };
   if (checked.summary.errors > 0) return { ...run, refused: true };
   opts.onChecked?.(run);

@@ -33,19 +33,19 @@ export function keep(obj: M.Fidelity, name: string, length: number): boolean {
 
 export function offsets(b: B, items: Offset[]): Offset {
   b.startVector(4, items.length, 4);
-  for (let i = items.length - 1; i >= 0; i--) b.addOffset(items[i]);
+  for (const item of [...items].reverse()) b.addOffset(item);
   return b.endVector();
 }
 
 export function int32s(b: B, items: number[]): Offset {
   b.startVector(4, items.length, 4);
-  for (let i = items.length - 1; i >= 0; i--) b.addInt32(items[i]);
+  for (const item of [...items].reverse()) b.addInt32(item);
   return b.endVector();
 }
 
 export function int64s(b: B, items: bigint[]): Offset {
   b.startVector(8, items.length, 8);
-  for (let i = items.length - 1; i >= 0; i--) b.addInt64(items[i]);
+  for (const item of [...items].reverse()) b.addInt64(item);
   return b.endVector();
 }
 

@@ -56,7 +56,7 @@ export interface InPlaceHooks {
 export type HeadPlan = { fits: true; head: Uint8Array; programSize: number; segmentBase: number } | { fits: false; reason: string };
 
 function sameSegments(a: Program['segments'], b: Program['segments']): boolean {
-  return a.length === b.length && a.every((s, i) => s.offset === b[i].offset && s.size === b[i].size);
+  return a.length === b.length && a.every((s, i) => s.offset === b[i]?.offset && s.size === b[i]?.size);
 }
 
 /**

@@ -20,7 +20,7 @@ export function bytesSource(bytes: Uint8Array): ProgramSource {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return {
     length: bytes.length,
-    u8: (at) => bytes[at],
+    u8: (at) => view.getUint8(at),
     u16: (at) => view.getUint16(at, true),
     i32: (at) => view.getInt32(at, true),
     u32: (at) => view.getUint32(at, true),

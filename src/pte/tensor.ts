@@ -96,10 +96,11 @@ export function tensorName(t: Tensor): string | null {
 
 /** The value at `index`, refusing an index outside the plan's values. */
 export function valueAt(plan: ExecutionPlan, index: number, where: string): EValue {
-  if (!Number.isInteger(index) || index < 0 || index >= plan.values.length) {
+  const value = Number.isInteger(index) && index >= 0 ? plan.values[index] : undefined;
+  if (value === undefined) {
     throw new TrtxError('PTE_VALUE_INDEX', where, `value index ${index} is outside values[0..${plan.values.length - 1}]`);
   }
-  return plan.values[index];
+  return value;
 }
 
 /** The tensor at `index`, or null when the value is not a tensor. */

@@ -26,6 +26,7 @@ import { TrtxError } from '../util/errors.js';
 import { PROGRAM_LAYOUT, SCALAR_SIZE, type FieldKind, type Scalar, type SchemaLayout } from './layout.js';
 import type { ProgramSource } from './program-source.js';
 import { bytesSource } from './program-source.js';
+import { present } from '../util/present.js';
 
 const MAX_DEPTH = 64;
 const MAX_TABLES = 1_000_000;
@@ -147,21 +148,22 @@ class Verifier {
     const slots = (vsize - 4) / 2;
     const fieldOffset = (slot: number) => (slot < slots ? this.src.u16(vtable + 4 + 2 * slot) : 0);
 
-    for (const field of this.format.layout.tables[name]) {
+    for (const field of present(this.format.layout.tables[name], `the layout of table ${name}`)) {
       const mark = this.path.length;
       this.path.push(`.${field.name}`);
       if (field.kind.k === 'union') {
         const tagAt = fieldOffset(field.kind.tagSlot);
         const valAt = fieldOffset(field.slot);
         const tag = tagAt ? this.fieldScalar(pos, tagAt, tsize, 'u8') : 0;
-        const members = this.format.layout.unions[field.kind.union];
-        if (tag >= members.length) this.fail(`unknown ${field.kind.union} member ${tag}`);
+        const members = present(this.format.layout.unions[field.kind.union], `the layout of union ${field.kind.union}`);
+        const member = members[tag];
+        if (member === undefined) this.fail(`unknown ${field.kind.union} member ${tag}`);
         if (tag !== 0 && valAt) {
           this.inField(valAt, tsize);
-          this.path.push(`(${members[tag]})`);
-          this.table(this.deref(pos + valAt), members[tag], depth + 1);
+          this.path.push(`(${member})`);
+          this.table(this.deref(pos + valAt), member, depth + 1);
         } else if (tag !== 0) {
-          this.fail(`${field.kind.union} says ${members[tag]} but has no value`);
+          this.fail(`${field.kind.union} says ${member} but has no value`);
         }
       } else {
         const at = fieldOffset(field.slot);

@@ -11,6 +11,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
+import { itemAt } from '../util/present.js';
 import { encodeProgram } from './encode.js';
 import { EXTENDED_HEADER_LENGTH, headWithExtendedHeader } from './header.js';
 import { syncDir, writeAllAt } from '../util/file-io.js';
@@ -60,14 +61,15 @@ export function layoutProgram(program: Program, sources: SegmentSource[], opts: 
     );
   }
   let cursor = 0;
-  const relative = sources.map((s) => {
+  const placed = sources.map((s) => {
     const at = alignUp(cursor, alignment);
     cursor = at + sourceSize(s);
-    return at;
+    return { at, size: sourceSize(s) };
   });
+  const relative = placed.map((p) => p.at);
   // Relative offsets depend only on sizes and alignment, so they can be set
   // before the program (whose size they would otherwise feed back into) is encoded.
-  program.segments = sources.map((s, i) => ({ offset: BigInt(relative[i]), size: BigInt(sourceSize(s)) }));
+  program.segments = placed.map((p) => ({ offset: BigInt(p.at), size: BigInt(p.size) }));
   const segmentDataSize = sources.length ? cursor : 0;
   const withHeader = opts.extendedHeader || segmentDataSize > 0;
 
@@ -97,7 +99,7 @@ async function copyRange(
 ) {
   let done = 0;
   let pending: Promise<void> = Promise.resolve();
-  let k = 0;
+  let k: 0 | 1 = 0;
   while (done < size) {
     signal?.throwIfAborted();
     const buf = bufs[k];
@@ -108,7 +110,7 @@ async function copyRange(
     const offset = at + done;
     pending = writeAllAt(dst, buf, offset, bytesRead).then(() => progress(bytesRead));
     done += bytesRead;
-    k ^= 1;
+    k = k === 0 ? 1 : 0;
   }
   await pending;
 }
@@ -124,12 +126,11 @@ async function sameLayoutSource(
   fileSize: number,
 ): Promise<string | null> {
   let path: string | null = null;
-  for (let i = 0; i < sources.length; i++) {
-    const s = sources[i];
+  for (const [i, s] of sources.entries()) {
     if (s.kind !== 'file') return null;
     if (s.size === 0) continue;
     if (path !== null && s.path !== path) return null;
-    if (s.offset !== segmentBase + relative[i]) return null;
+    if (s.offset !== segmentBase + itemAt(relative, i, 'segment offsets')) return null;
     path = s.path;
   }
   if (path === null) return null;
@@ -143,9 +144,9 @@ async function sameLayoutSource(
 /** Zeroes the padding between segments (a copied file's padding is not ours to keep). */
 async function zeroGaps(out: FileHandle, sources: SegmentSource[], segmentBase: number, relative: number[]): Promise<void> {
   const zeros = new Uint8Array(64 * 1024);
-  for (let i = 0; i + 1 < sources.length; i++) {
-    let from = segmentBase + relative[i] + sourceSize(sources[i]);
-    const to = segmentBase + relative[i + 1];
+  for (const [i, source] of sources.slice(0, -1).entries()) {
+    let from = segmentBase + itemAt(relative, i, 'segment offsets') + sourceSize(source);
+    const to = segmentBase + itemAt(relative, i + 1, 'segment offsets');
     while (from < to) {
       const n = Math.min(zeros.length, to - from);
       await writeAllAt(out, zeros, from, n);
@@ -171,9 +172,8 @@ async function streamSegments(
   report();
   const chunk = Math.min(COPY_CHUNK, Math.max(segmentDataSize, 1));
   const bufs: [Uint8Array, Uint8Array] = [new Uint8Array(chunk), new Uint8Array(chunk)];
-  for (let i = 0; i < sources.length; i++) {
-    const s = sources[i];
-    const at = segmentBase + relative[i];
+  for (const [i, s] of sources.entries()) {
+    const at = segmentBase + itemAt(relative, i, 'segment offsets');
     if (s.kind === 'bytes') {
       await writeAllAt(out, s.bytes, at);
       written += s.bytes.length;

@@ -19,7 +19,7 @@ export function parseBlobHeader(bytes: Uint8Array, opts: ParseHeaderOptions = {}
     throw blobError('TRT_BLOB_TRUNCATED', opts, 'header', `blob has ${have} bytes; the header needs ${BLOB_HEADER_SIZE}`);
   }
   const dv = new DataView(bytes.buffer, bytes.byteOffset, BLOB_HEADER_SIZE);
-  const magicText = String.fromCharCode(bytes[0], bytes[1], bytes[2], bytes[3]);
+  const magicText = String.fromCharCode(...bytes.subarray(0, 4));
   if (magicText !== 'TR01' && magicText !== 'TR02') {
     throw blobError('TRT_BLOB_MAGIC', opts, 'header.magic', `unknown magic ${JSON.stringify(magicText)} (expected "TR01" or "TR02")`);
   }

@@ -203,25 +203,48 @@ function specLoc(opts: SpecLocationOptions | undefined, index: number, key: stri
  */
 export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: SpecLocationOptions = {}): DecodedCompileSpecs {
   const diagnostics: SpecDiagnostic[] = [];
+  const push: PushSpecFinding = (severity, code, location, message) => {
+    diagnostics.push({ severity, code, location, message, hint: HINTS[code] });
+  };
+  const byKey = entriesByKey(specs);
+  const unusable = repeatedKeys(byKey, opts, push);
   const out: TypedCompileSpecs = {};
-  const byKey = new Map<string, number[]>();
+  for (const [key, decode] of ownedDecoders(out, push)) {
+    const first = byKey.get(key)?.[0];
+    if (first === undefined || unusable.has(key)) continue;
+    try {
+      decode(first.value, specLoc(opts, first.i, key));
+    } catch (e) {
+      if (!(e instanceof TrtxError)) throw e;
+      push('error', e.code as SpecErrorCode, e.location, e.message);
+    }
+  }
+  return { specs: out, diagnostics };
+}
+
+type PushSpecFinding = (severity: 'error' | 'warning', code: SpecCode, location: string, message: string) => void;
+type KeyedEntries = Map<string, { i: number; value: Uint8Array }[]>;
+
+/** The entries of each key, in list order (an entry with no key is nobody's). */
+function entriesByKey(specs: readonly CompileSpecEntry[]): KeyedEntries {
+  const byKey: KeyedEntries = new Map();
   specs.forEach((s, i) => {
     if (s.key === null) return;
     const list = byKey.get(s.key) ?? [];
-    list.push(i);
+    list.push({ i, value: s.value });
     byKey.set(s.key, list);
   });
-  const push = (severity: 'error' | 'warning', code: SpecCode, location: string, message: string): void => {
-    diagnostics.push({ severity, code, location, message, hint: HINTS[code] });
-  };
+  return byKey;
+}
 
+/** Reports every repeated key; returns the keys no reader can settle (they get no typed value). */
+function repeatedKeys(byKey: KeyedEntries, opts: SpecLocationOptions, push: PushSpecFinding): Set<string> {
   const unusable = new Set<string>();
-  for (const [key, at] of byKey) {
-    if (at.length < 2) continue;
-    const first = at[0];
-    for (const i of at.slice(1)) {
+  for (const [key, [first, ...repeated]] of byKey) {
+    if (first === undefined) continue;
+    for (const { i, value } of repeated) {
       const where = specLoc(opts, i, key);
-      const repeats = `compile spec ${JSON.stringify(key)} repeats compile_specs[${first}]`;
+      const repeats = `compile spec ${JSON.stringify(key)} repeats compile_specs[${first.i}]`;
       if (key === SPEC_WEIGHT_STREAMING_BUDGET) {
         unusable.add(key);
         push(
@@ -230,7 +253,7 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
           where,
           `${repeats}; Torch-TensorRT refuses a delegate with two budgets when it loads (TensorRTBackend::init)`,
         );
-      } else if (key === SPEC_ZERO_COPY_KV && !sameBytes(specs[i].value, specs[first].value)) {
+      } else if (key === SPEC_ZERO_COPY_KV && !sameBytes(value, first.value)) {
         unusable.add(key);
         push(
           'error',
@@ -248,8 +271,12 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
       }
     }
   }
+  return unusable;
+}
 
-  const decoders: [string, (v: Uint8Array, where: string) => void][] = [
+/** The keys trtx owns, each with the decoder that types its first entry into `out` (warning on an unusual spelling). */
+function ownedDecoders(out: TypedCompileSpecs, push: PushSpecFinding): [string, (v: Uint8Array, where: string) => void][] {
+  return [
     [
       SPEC_TARGET_DEVICE,
       (v, w) => {
@@ -288,17 +315,6 @@ export function decodeCompileSpecs(specs: readonly CompileSpecEntry[], opts: Spe
     ],
     [SPEC_ZERO_COPY_KV, (v, w) => (out.zeroCopyKv = decodeZeroCopyKv(v, w))],
   ];
-  for (const [key, decode] of decoders) {
-    const at = byKey.get(key);
-    if (at === undefined || unusable.has(key)) continue;
-    try {
-      decode(specs[at[0]].value, specLoc(opts, at[0], key));
-    } catch (e) {
-      if (!(e instanceof TrtxError)) throw e;
-      push('error', e.code as SpecErrorCode, e.location, e.message);
-    }
-  }
-  return { specs: out, diagnostics };
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -6,6 +6,7 @@ import { DataLocation, type BackendDelegate, type ExecutionPlan, type Instructio
 import type { PteFile } from '../pte/open.js';
 import { TrtxError } from '../util/errors.js';
 import { readBlobFromRange, TRT_BACKEND_ID, type ParsedBlob } from './blob.js';
+import { itemAt } from '../util/present.js';
 
 export interface DelegateRef {
   planIndex: number;
@@ -74,7 +75,9 @@ export async function readDelegateBlob(pte: PteFile, ref: DelegateRef): Promise<
   const read =
     place.location === 'inline'
       ? (offset: number, length: number) =>
-          Promise.resolve(pte.program.backendDelegateData[place.index].data.subarray(offset, offset + length))
+          Promise.resolve(
+            itemAt(pte.program.backendDelegateData, place.index, 'backend_delegate_data').data.subarray(offset, offset + length),
+          )
       : (offset: number, length: number) => pte.readRange(place.fileOffset! + offset, length);
   return readBlobFromRange(read, place.size, { location: ref.location });
 }

@@ -12,6 +12,7 @@ import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob, type DelegateRef 
 import { decodeEngine, isReferenceEngine, type ReferenceEngine } from './reference-engine.js';
 import { describeReferenceProgram, SYNTHETIC_ENGINE } from './reference-program.js';
 import { isTrtxError } from '../util/errors.js';
+import { itemAt } from '../util/present.js';
 
 export type EngineKind = 'tensorrt' | 'reference' | 'unknown';
 
@@ -46,7 +47,7 @@ export interface EngineDetail {
 
 export function engineKindOf(head: Uint8Array): EngineKind {
   // The plan magic first: a reference engine's bytes 0..3 are a small root offset, never "ftrt".
-  if (head.length >= 4 && String.fromCharCode(head[0], head[1], head[2], head[3]) === 'ftrt') return 'tensorrt';
+  if (head.length >= 4 && String.fromCharCode(...head.subarray(0, 4)) === 'ftrt') return 'tensorrt';
   if (isReferenceEngine(head)) return 'reference';
   return 'unknown';
 }
@@ -55,7 +56,7 @@ export function engineKindOf(head: Uint8Array): EngineKind {
 export async function readEngineBytes(pte: PteFile, ref: DelegateRef, blob: ParsedBlob, n: number): Promise<Uint8Array> {
   const place = blobPlace(pte, ref);
   return place.location === 'inline'
-    ? pte.program.backendDelegateData[place.index].data.subarray(blob.engineOffset, blob.engineOffset + n)
+    ? itemAt(pte.program.backendDelegateData, place.index, 'backend_delegate_data').data.subarray(blob.engineOffset, blob.engineOffset + n)
     : await pte.readRange(place.fileOffset! + blob.engineOffset, n);
 }
 

@@ -29,8 +29,9 @@ export function checkEngineBindings(engine: ReferenceEngine, bindings: readonly 
   const n = bindings.length;
   const bad = (rel: string, message: string): never => fail('REF_ENGINE_BINDING', opts, rel, message);
   const get = (idx: number, rel: string) => {
-    if (idx >= n) bad(rel, `binding ${idx} does not exist (the blob has ${n} io_bindings)`);
-    return bindings[idx];
+    const b = bindings[idx];
+    if (b === undefined) return bad(rel, `binding ${idx} does not exist (the blob has ${n} io_bindings)`);
+    return b;
   };
   const label = (b: EngineBinding, idx: number) => `binding ${idx} (${b.name})`;
   const wantInput = (idx: number, rel: string, role: string) => {

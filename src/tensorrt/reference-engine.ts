@@ -208,7 +208,7 @@ function engineFormat(opts: EngineLocationOptions | undefined): BufferFormat {
 
 /** Whether `bytes` carry the reference engine identifier (bytes 4..7 "TRXE"). */
 export function isReferenceEngine(bytes: Uint8Array): boolean {
-  return bytes.length >= 8 && String.fromCharCode(bytes[4], bytes[5], bytes[6], bytes[7]) === REFERENCE_ENGINE_IDENTIFIER;
+  return bytes.length >= 8 && String.fromCharCode(...bytes.subarray(4, 8)) === REFERENCE_ENGINE_IDENTIFIER;
 }
 
 function readStep(s: FbStep, i: number, opts: EngineLocationOptions | undefined): RefStep {

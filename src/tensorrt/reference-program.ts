@@ -31,7 +31,8 @@ export interface ReferenceProgram {
 
 function constantBytes(program: Program): number {
   const cs = program.constantSegment;
-  if (cs && cs.segmentIndex < program.segments.length) return Number(program.segments[cs.segmentIndex].size);
+  const segment = cs ? program.segments[cs.segmentIndex] : undefined;
+  if (segment) return Number(segment.size);
   return program.constantBuffer.reduce((n, b) => n + b.storage.length, 0);
 }
 

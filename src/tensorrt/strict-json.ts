@@ -194,7 +194,7 @@ export function parseStrictJson(text: string, code: Code, location: string, opts
     if (++values > MAX_VALUES) fail(`more than ${MAX_VALUES} values`);
     skipWs();
     if (pos >= text.length) fail('unexpected end');
-    const c = text[pos];
+    const c = text.charAt(pos);
     if (c === '{') {
       pos++;
       const obj = Object.create(null) as JsonObject;

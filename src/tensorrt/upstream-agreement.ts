@@ -25,6 +25,7 @@
 import type { TrtxError } from '../util/errors.js';
 import { HINT_METADATA, bindingLabel, blobError, type BlobLocationOptions, type BlobMetadata } from './blob-format.js';
 import { readLikeUpstream, type UpstreamReading } from './upstream-reading.js';
+import { itemAt } from '../util/present.js';
 
 const PARSER = "Torch-TensorRT's blob parser (TensorRTBlobHeader.cpp)";
 const HINT_ESCAPED =
@@ -51,7 +52,7 @@ export function checkUpstreamAgreement(meta: BlobMetadata, json: Uint8Array, opt
     );
   }
   meta.io_bindings.forEach((b, i) => {
-    const e = u.entries[i];
+    const e = itemAt(u.entries, i, 'the io_bindings upstream walks');
     if (e.kept && e.name === b.name && e.isInput === b.is_input) return;
     const dir = b.is_input ? 'input' : 'output';
     const seen = e.kept ? `${e.isInput ? 'input' : 'output'} ${q(e.name)}` : 'an entry without a name, which it skips';
@@ -84,7 +85,7 @@ export function checkUpstreamAgreement(meta: BlobMetadata, json: Uint8Array, opt
       throw misread(opts, 'metadata.aliased_io', `reads ${u.aliasEntries.length} aliased_io entries where the JSON has ${want.length}`);
     }
     want.forEach((a, j) => {
-      const e = u.aliasEntries[j];
+      const e = itemAt(u.aliasEntries, j, 'the aliased_io entries upstream walks');
       const kind = e.kind === '' ? 'kv_cache_update' : e.kind;
       if (e.output === a.output && e.input === a.input && kind === a.kind) return;
       const seen = `output ${q(e.output)}, input ${q(e.input)}, kind ${q(kind)}`;

@@ -21,6 +21,8 @@
 // parser's documented behaviour and the project's own tests against it, not
 // copied.
 
+import { itemAt } from '../util/present.js';
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
@@ -86,7 +88,7 @@ export function readLikeUpstream(json: Uint8Array): UpstreamReading {
         pos++;
         if (s[pos] !== QUOTE && s[pos] !== BACKSLASH && s[pos] !== 0x2f) lossy = true;
       }
-      bytes.push(s[pos++]);
+      bytes.push(itemAt(s, pos++, 'the metadata bytes'));
     }
     if (pos >= n) return { end: NPOS, bytes, lossy };
     return { end: pos + 1, bytes, lossy };
@@ -291,7 +293,7 @@ export function readLikeUpstream(json: Uint8Array): UpstreamReading {
     }
     let parsed = 0;
     let digits = 0;
-    for (; v < n && s[v] >= 0x30 && s[v] <= 0x39; v++, digits++) parsed = (Math.imul(parsed, 10) + (s[v] - 0x30)) | 0; // a C++ int
+    for (let d = s[v]; d !== undefined && d >= 0x30 && d <= 0x39; d = s[++v], digits++) parsed = (Math.imul(parsed, 10) + (d - 0x30)) | 0; // a C++ int
     if (digits === 0) return fail('device_id is not a number where upstream looks');
     deviceId = neg ? -parsed | 0 : parsed;
   }

@@ -46,7 +46,7 @@ export function parseSize(text: string, opts: SizeOptions = {}): bigint {
   if (text.length > MAX_TEXT) return fail('too long');
   const m = SIZE_RE.exec(text);
   if (!m) return fail('not a size');
-  const [, whole, frac = '', unitText] = m;
+  const [, whole = '', frac = '', unitText] = m;
   let mult = 1n;
   if (unitText !== undefined) {
     const u = UNITS.get(unitText.toLowerCase());
