@@ -48,11 +48,9 @@ export const BridgeRequest = z
     model: z
       .string()
       .meta({ description: 'An ExportedProgram archive (torch.export.save), or `file.py:factory`. Empty only with check_only.' }),
-    output: z
-      .string()
-      .meta({
-        description: 'Where the bridge writes the finalized .pte (a temporary path the caller renames). Empty only with check_only.',
-      }),
+    output: z.string().meta({
+      description: 'Where the bridge writes the finalized .pte (a temporary path the caller renames). Empty only with check_only.',
+    }),
     methods: z
       .array(methodName)
       .min(1)
