@@ -111,7 +111,7 @@ const ENV_FAILURES = new Set<string>([
 function forEnvironment(e: unknown, engine: EngineKind, env: PythonEnv): unknown {
   if (!(e instanceof TrtxError) || !ENV_FAILURES.has(e.code)) return e;
   const tensorrt = e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /\btorch_tensorrt\b/.test(e.message);
-  return new TrtxError(e.code, env.python, e.message, { kind: e.kind, hint: tensorrt ? tensorrtHint(env, e.hint) : e.hint });
+  return new TrtxError(e.code, env.python, e.message, { hint: tensorrt ? tensorrtHint(env, e.hint) : e.hint });
 }
 
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
@@ -122,13 +122,11 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   const output = resolve(opts.output);
   if (samePath(output, model)) {
     throw new TrtxError('EXPORT_OUTPUT_IS_MODEL', opts.output, 'the output would replace the model it is exported from', {
-      kind: 'usage',
       hint: 'name another file with -o OUT',
     });
   }
   if (opts.refuseExisting && existsSync(output)) {
     throw new TrtxError('EXPORT_OUTPUT_EXISTS', opts.output, 'already exists (the default output: the model\u2019s name with .pte)', {
-      kind: 'usage',
       hint: 'pass --force to replace it, or name another file with -o OUT',
     });
   }
@@ -164,7 +162,7 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
       'BRIDGE_IMPORT_MISSING',
       env.python,
       `Python ${env.probe.version} at ${env.python} cannot import torch_tensorrt (trtx's managed environment has no torch-tensorrt)`,
-      { kind: 'usage', hint: tensorrtHint(env, undefined) },
+      { hint: tensorrtHint(env, undefined) },
     );
   }
   const base: RunBridgeOptions = { python: env.python, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
@@ -205,8 +203,7 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
     ).catch((e: unknown) => {
       throw forEnvironment(e, engine, env);
     });
-    if (result.mode !== 'export')
-      throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result', { kind: 'usage' });
+    if (result.mode !== 'export') throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result');
 
     // The bridge may already have baked the budget; setting it again is
     // idempotent and proves it. Zero-copy: the caches of a staged export

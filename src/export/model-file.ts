@@ -27,7 +27,7 @@ const ZIP_MAGICS = ['504b0304', '504b0506'];
 const FORMAT_HINT = 'give a torch.export.save archive (.pt2, .pt, .ep) or a factory as file.py:function';
 
 function formatError(model: string, message: string, hint = FORMAT_HINT): TrtxError {
-  return new TrtxError('EXPORT_MODEL_FORMAT', model, message, { kind: 'usage', hint });
+  return new TrtxError('EXPORT_MODEL_FORMAT', model, message, { hint });
 }
 
 /**
@@ -36,8 +36,7 @@ function formatError(model: string, message: string, hint = FORMAT_HINT): TrtxEr
  */
 export async function checkModelFile(model: string): Promise<void> {
   const { path, factory } = splitModelRef(model);
-  const unreadable = (why: string) =>
-    new TrtxError('INPUT_UNREADABLE', path, why, { kind: 'usage', hint: factory === null ? FORMAT_HINT : undefined });
+  const unreadable = (why: string) => new TrtxError('INPUT_UNREADABLE', path, why, { hint: factory === null ? FORMAT_HINT : undefined });
   let size: number;
   try {
     const st = await stat(path);

@@ -4,7 +4,7 @@
 
 import type { CommandCode, RunnerReportCode } from '../codes/index.js';
 
-const ENVIRONMENT: Partial<Record<RunnerReportCode, { code: CommandCode; hint: string }>> = {
+export const ENVIRONMENT: Partial<Record<RunnerReportCode, { code: CommandCode; hint: string }>> = {
   EngineNotExecutable: {
     code: 'VERIFY_TENSORRT_PLAN',
     hint: 'verify real TensorRT plans with the ExecuTorch runtime built with the Torch-TensorRT delegate; the bundled runner executes trtx reference engines only',

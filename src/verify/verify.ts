@@ -160,7 +160,7 @@ async function checkFirst(
 export async function verifyProgram(path: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
   const tooFew = (n: number) => {
     if (!Number.isInteger(n) || n < 2)
-      throw new TrtxError('VERIFY_STEPS', '--steps', `${n} steps: verify needs at least 2 to see a cache persist`, { kind: 'usage' });
+      throw new TrtxError('VERIFY_STEPS', '--steps', `${n} steps: verify needs at least 2 to see a cache persist`);
   };
   if (opts.steps !== undefined) tooFew(opts.steps);
   const modes = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
@@ -271,7 +271,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
           env.code,
           v.path,
           `${e?.message ?? 'the program cannot run here'} (an environment result, not a failed program)`,
-          { kind: 'usage', hint: env.hint },
+          { hint: env.hint },
         );
       }
       reports.set(key, r.report);
