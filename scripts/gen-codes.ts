@@ -23,7 +23,8 @@ export function renderCodesDoc(): string {
     'Every stable code trtx reports, by family. A refusal prints `error: CODE: location: message` on stderr',
     '(and a `hint:` line), and under `--json` the error document of schemas/error.schema.json, whose',
     '`diagnostics` hold the findings when a check refused the result. A `trtx check` finding carries its',
-    'code in the report (schemas/check.schema.json). Exit codes: 0 ok, 1 the file or model failed a check,',
+    'code in the report (schemas/check.schema.json). The Exit column is the status a refusal with the code',
+    'ends a command with ([exit-codes.md](exit-codes.md)): 1 the program or model is refused or a check failed,',
     '2 usage or environment. Codes are stable: a script may match them.',
     '',
   ];
