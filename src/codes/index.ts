@@ -194,7 +194,15 @@ export const FAMILIES: readonly CodeFamily[] = [
     space: 'error',
     codes: COMMAND_CODES,
     exit: EXIT_USAGE,
-    exitExceptions: { EXPORT_CHECK_FAILED: 1, DEMO_CHECK_FAILED: 1 },
+    exitExceptions: {
+      EXPORT_MODEL_STATE_DICT: 1,
+      EXPORT_MODEL_TORCHSCRIPT: 1,
+      EXPORT_MODEL_PICKLE: 1,
+      EXPORT_MODEL_PROGRAM: 1,
+      EXPORT_MODEL_AOTI: 1,
+      EXPORT_CHECK_FAILED: 1,
+      DEMO_CHECK_FAILED: 1,
+    },
     about: 'Refusals particular to one command.',
   },
   {

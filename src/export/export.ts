@@ -116,7 +116,7 @@ function forEnvironment(e: unknown, engine: EngineKind, env: PythonEnv): unknown
 
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   // The model file before Python: a wrong path is not a missing package.
-  await checkModelFile(opts.model);
+  await checkModelFile(opts.model, { allowPickle: opts.allowPickle });
   const model = splitModelRef(opts.model).path;
   // Then OUT, before minutes of work: never the model, a regular file or a new path.
   const output = resolve(opts.output);
