@@ -29,6 +29,7 @@ import { sidecarPath } from '../util/target.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { DEFAULT_REFERENCE_STEPS, checkModelFile, samePath, splitModelRef } from './model-file.js';
+import { TRACEBACK_ENV, prepareTracebackFile, removeTracebackFile, withTraceback } from './traceback-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
 
 export interface ExportOptions {
@@ -165,7 +166,14 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
       { hint: tensorrtHint(env, undefined) },
     );
   }
-  const base: RunBridgeOptions = { python: env.python, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
+  // The bridge writes the traceback of a failure here, and the hint names it (traceback-file.ts).
+  const traceback = prepareTracebackFile(opts.model);
+  const base: RunBridgeOptions = {
+    python: env.python,
+    env: { ...opts.bridgeEnv, [TRACEBACK_ENV]: traceback },
+    signal: opts.signal,
+    onStderr: opts.onStderr,
+  };
   // Beside the output (one filesystem for the rename), a name that fits whatever the output's length.
   const temp = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.pte`, true);
   const warnings: string[] = env.mismatches.map(
@@ -201,8 +209,9 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
         },
       },
     ).catch((e: unknown) => {
-      throw forEnvironment(e, engine, env);
+      throw withTraceback(forEnvironment(e, engine, env), traceback);
     });
+    removeTracebackFile(traceback);
     if (result.mode !== 'export') throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result');
 
     // The bridge may already have baked the budget; setting it again is
