@@ -106,7 +106,8 @@ describe('runBridge: model sources', () => {
       const ws = workspace();
       const err = await failure(runBridge(exportRequest(ws, { model: ws.file(name) }), { python: PYTHON, env: doubleEnv(ws) }));
       expect(err.code).toBe('BRIDGE_PICKLE_REFUSED');
-      expect(err.kind).toBe('usage');
+      // The model is refused as given (exit 1, src/codes/exit.ts).
+      expect(err.kind).toBe('check');
       expect(err.hint).toMatch(/--allow-pickle/);
       expect(err.hint).toMatch(/torch\.export\.save/);
       expect(readCalls(ws).map((c) => c.call)).not.toContain('torch.load');

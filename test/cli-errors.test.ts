@@ -130,7 +130,9 @@ describe('--help', () => {
   it('the top-level help documents the exit codes', async () => {
     const r = await runCli(['--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/Exit codes:[\s\S]*0 +ok[\s\S]*1 +the file or model failed a check[\s\S]*2 +usage or environment/);
+    expect(r.stdout).toMatch(
+      /Exit codes[\s\S]*0 +ok[\s\S]*1 +the program or model is refused, or a check or verify assertion failed[\s\S]*2 +usage or environment/,
+    );
   });
 });
 

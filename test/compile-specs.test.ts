@@ -86,11 +86,11 @@ describe('weight_streaming_budget', () => {
     );
   });
 
-  it('refuses to encode a value outside [0, 2^63) as a usage error', () => {
+  it('refuses to encode a value outside [0, 2^63), with the status of its code (flags are checked before: SIZE_INVALID)', () => {
     for (const n of [-1n, 1n << 63n]) {
       const e = thrown(() => encodeBudget(n));
       expect(e.code).toBe('SPEC_BUDGET_INVALID');
-      expect(e.kind).toBe('usage');
+      expect(e.kind).toBe('check');
     }
   });
 });
@@ -177,7 +177,8 @@ describe('zero_copy_kv', () => {
     for (const bad of [[], [''], ['a', 'a'], ['a\0'], ['\ud800']]) {
       const e = thrown(() => encodeZeroCopyKv(bad));
       expect(e.code).toBe('SPEC_ZERO_COPY_KV_INVALID');
-      expect(e.kind).toBe('usage');
+      // Names come from the program's bindings: a bad one is the program's (exit 1).
+      expect(e.kind).toBe('check');
     }
   });
 });

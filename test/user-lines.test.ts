@@ -123,12 +123,13 @@ describe('export: the default output', () => {
   it('refuses a model that is already a .pte, or a .py without a factory, naming what to do', async () => {
     const { ws, env } = await modelFolder();
     const pte = await runCli(['export', ws.file('double-exports-this.pte'), '-o', ws.file('x.pte')], { env });
-    expect(pte.code).toBe(2);
-    expect(pte.stderr).toMatch(/^error: EXPORT_MODEL_FORMAT: .*already an ExecuTorch program/);
+    expect(pte.code).toBe(1);
+    expect(pte.stderr).toMatch(/^error: EXPORT_MODEL_PROGRAM: .*already an ExecuTorch program/);
     expect(pte.stderr).toMatch(/^hint: .*trtx check/m);
     writeFileSync(ws.file('llm.py'), 'def make_decoder():\n    pass\n');
     const py = await runCli(['export', ws.file('llm.py')], { env });
     expect(py.code).toBe(2);
+    expect(py.stderr).toMatch(/^error: EXPORT_MODEL_NO_FACTORY: /);
     expect(py.stderr).toMatch(/^hint: .*llm\.py:make_model/m);
   });
 });

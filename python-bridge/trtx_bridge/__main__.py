@@ -31,6 +31,23 @@ def _configure_logging() -> None:
     )
 
 
+def _write_traceback(exc: BaseException) -> None:
+    # trtx names this file in the failure's hint when it is there
+    # (src/export/traceback-file.ts): the traceback of a library failure,
+    # which the error event carries only as one line. A refusal of the
+    # bridge's own (no library exception behind it) has none.
+    path = os.environ.get("TRTX_BRIDGE_TRACEBACK")
+    if not path:
+        return
+    import traceback
+
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    except OSError:
+        pass
+
+
 def _on_sigterm(signum: int, frame: object) -> None:
     # Unwind through the finally blocks (the writer removes a partial file)
     # instead of dying mid-write. trtx follows up with SIGKILL on the group.
@@ -72,15 +89,17 @@ def main() -> int:
         return 0
     except BridgeError as exc:
         log.debug("bridge error %s", exc.type, exc_info=True)
+        if exc.__cause__ is not None:
+            _write_traceback(exc)
         channel.error(exc.type, exc.message, exc.hint, exc.stage)
         return 1
     except Exception as exc:
         log.exception("unexpected failure")
+        _write_traceback(exc)
         channel.error(
             "INTERNAL",
             describe_exception(exc),
-            "This is a bug in trtx's Python bridge or an unexpected library failure; "
-            "the traceback is on stderr (rerun with --log-level debug to see it).",
+            "This is a bug in trtx's Python bridge or an unexpected library failure.",
         )
         return 1
 

@@ -93,7 +93,7 @@ def import_required(engine: str = "tensorrt") -> dict[str, Any]:
             "IMPORT_FAILED",
             f"Python at {sys.executable} has the packages but importing failed: {'; '.join(broken)}",
             "The installed torch, torch-tensorrt, tensorrt and executorch versions probably do not "
-            "match each other or the CUDA driver; reinstall them as one matching set (stderr has the traceback).",
+            "match each other or the CUDA driver; reinstall them as one matching set.",
             stage="check",
         )
     if engine == "reference":

@@ -290,8 +290,7 @@ def _lower(
             "lower",
             "torch_tensorrt.executorch.export failed",
             exc,
-            "stderr has the traceback. A zero-copy refusal names the buffer at fault: export "
-            "without --zero-copy-kv, or fix the model's cache update, and try again.",
+            "A zero-copy refusal names the buffer at fault: export without --zero-copy-kv, or fix the model's cache update, and try again.",
         ) from exc
     return edge, budget_baked
 
@@ -349,7 +348,7 @@ def _finalize(edge: Any, request: Request, zero_copy_path: str | None, modules: 
             "finalize",
             "to_executorch failed",
             exc,
-            "stderr has the traceback; with --zero-copy-kv the message names the buffer that cannot be un-staged.",
+            "With --zero-copy-kv the message names the buffer that cannot be un-staged.",
         ) from exc
 
 

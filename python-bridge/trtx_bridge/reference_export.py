@@ -52,7 +52,7 @@ def lower_sources(sources: list[MethodSource], programs: dict[str, Any], request
         raise BridgeError(
             "LOWER",
             f"to_edge_transform_and_lower with the reference partitioner failed: {describe_exception(exc)}",
-            "stderr has the traceback.",
+            "Export with --engine tensorrt where Torch-TensorRT is installed, or leave the failing part to ExecuTorch in a factory.",
             stage="lower",
         ) from exc
     return edge, request.budget_bytes is not None

@@ -172,7 +172,7 @@ def _call_factory(path: str, attr: str) -> Any:
         raise BridgeError(
             "FACTORY",
             f"importing {os.path.basename(path)} failed: {describe_exception(exc)}",
-            "Fix the error in the factory file (stderr has the traceback).",
+            "Fix the error in the factory file.",
             stage="load",
         ) from exc
     target: Any = module
@@ -194,7 +194,7 @@ def _call_factory(path: str, attr: str) -> Any:
         raise BridgeError(
             "FACTORY",
             f"{attr}() raised {describe_exception(exc)}",
-            "Fix the error in the factory (stderr has the traceback).",
+            "Fix the error in the factory.",
             stage="load",
         ) from exc
 

@@ -7,7 +7,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import { BRIDGE_ERROR_TYPES, type BridgeCode, type BridgeErrorType, type Code } from '../codes/index.js';
-import { TrtxError, type ExitKind } from '../util/errors.js';
+import { TrtxError } from '../util/errors.js';
 import { BridgeRequest, parseEventLine, type BridgeEvent, type ErrorEvent, type ResultEvent } from './protocol.js';
 import { bridgeEnv, bridgePackageDir } from './env.js';
 import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
@@ -49,9 +49,9 @@ export class BridgeFailure extends TrtxError {
     code: Code,
     location: string,
     message: string,
-    opts: { hint?: string; kind?: ExitKind; exitCode?: number | null; signal?: string | null; stderrTail?: string; stderrBytes?: number },
+    opts: { hint?: string; exitCode?: number | null; signal?: string | null; stderrTail?: string; stderrBytes?: number },
   ) {
-    super(code, location, message, { hint: opts.hint, kind: opts.kind });
+    super(code, location, message, { hint: opts.hint });
     this.name = 'BridgeFailure';
     this.exitCode = opts.exitCode ?? null;
     this.signal = opts.signal ?? null;
@@ -59,23 +59,6 @@ export class BridgeFailure extends TrtxError {
     this.stderrBytes = opts.stderrBytes ?? 0;
   }
 }
-
-// Error types that mean "fix the command or the environment" (exit 2) rather
-// than "this model failed" (exit 1).
-const USAGE_TYPES = new Set<BridgeErrorType>([
-  'REQUEST',
-  'PROTOCOL_VERSION',
-  'PYTHON_VERSION',
-  'IMPORT_MISSING',
-  'IMPORT_FAILED',
-  'TORCH_TENSORRT_TOO_OLD',
-  'MODEL_NOT_FOUND',
-  'MODEL_FORMAT',
-  'PICKLE_REFUSED',
-  'TORCHSCRIPT',
-  'METHOD',
-  'WRITE',
-]);
 
 const QUOTE_CHARS = 160;
 
@@ -156,13 +139,11 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
       'BRIDGE_REQUEST',
       location,
       `invalid bridge request: ${issue?.path.join('.') || 'request'}: ${issue?.message}`,
-      {
-        kind: 'usage',
-      },
+      {},
     );
   }
   if (opts.signal?.aborted) {
-    throw new BridgeFailure('BRIDGE_CANCELLED', location, 'cancelled before the bridge started', { kind: 'usage' });
+    throw new BridgeFailure('BRIDGE_CANCELLED', location, 'cancelled before the bridge started', {});
   }
 
   const tail = new TailBuffer(opts.stderrTailBytes ?? 64 * 1024);
@@ -210,10 +191,9 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
     signalGroup(pid, 'SIGTERM');
     graceTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), grace);
   };
-  const bridgeFailure = (code: BridgeCode, message: string, hint: string, kind: ExitKind = 'usage'): BridgeFailure =>
+  const bridgeFailure = (code: BridgeCode, message: string, hint: string): BridgeFailure =>
     new BridgeFailure(code, location, message, {
       hint,
-      kind,
       exitCode,
       signal: exitSignal,
       stderrTail: tail.text(),
@@ -318,7 +298,6 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
     if (failure instanceof BridgeFailure) {
       throw new BridgeFailure(failure.code, failure.location, failure.message, {
         hint: failure.hint,
-        kind: failure.kind,
         exitCode,
         signal: exitSignal,
         stderrTail: tail.text(),
@@ -361,8 +340,8 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
         terminal.hint,
       );
     }
-    const kind: ExitKind = USAGE_TYPES.has(type as BridgeErrorType) ? 'usage' : 'check';
-    throw bridgeFailure(`BRIDGE_${type as BridgeErrorType}`, terminal.message, terminal.hint, kind);
+    // Its exit status is the code's (src/codes/exit.ts: a refused model 1, usage or environment 2).
+    throw bridgeFailure(`BRIDGE_${type as BridgeErrorType}`, terminal.message, terminal.hint);
   }
   if (terminal?.event === 'result') {
     if (exitCode === 0) return terminal;

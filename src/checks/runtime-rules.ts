@@ -52,7 +52,6 @@ export function parseRuntimes(values: readonly string[] | undefined): RuntimeRul
         'CHECK_RUNTIME_UNKNOWN',
         '--runtime',
         `unknown runtime "${name}": expected ${Object.keys(RUNTIME_NAMES).join(', ')}`,
-        { kind: 'usage' },
       );
     }
     const axis = name === 'zero-copy-trt' || name === 'stock-trt' ? 'delegate' : 'memory';
@@ -61,7 +60,6 @@ export function parseRuntimes(values: readonly string[] | undefined): RuntimeRul
         'CHECK_RUNTIME_CONFLICT',
         '--runtime',
         `two ${axis === 'delegate' ? 'delegate runtimes' : 'memory managers'} given; choose one`,
-        { kind: 'usage' },
       );
     seen.add(axis);
     if (axis === 'delegate') rules.delegate = name as DelegateRuntime;

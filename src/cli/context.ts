@@ -1,6 +1,7 @@
 // What every command shares: output streams, --json, colour, the logger and
-// the exit-code contract (0 ok, 1 the file or model failed a check, 2 usage
-// or environment). Commands print through this; the library never prints.
+// the exit-code contract (src/codes/exit.ts: 0 ok, 1 the program or model is
+// refused or a check failed, 2 usage or environment). Commands print through
+// this; the library never prints.
 
 import type pino from 'pino';
 import { createRequire } from 'node:module';
@@ -9,9 +10,8 @@ import { TrtxError, isTrtxError } from '../util/errors.js';
 import { escapeControls } from '../util/escape.js';
 import { writeStderr as toStderr, writeStdout as toStdout } from './status-line.js';
 
-export const EXIT_OK = 0;
-export const EXIT_CHECK = 1;
-export const EXIT_USAGE = 2;
+export { EXIT_OK, EXIT_USAGE, EXIT_REFUSED as EXIT_CHECK } from '../codes/exit.js';
+import { EXIT_REFUSED as EXIT_CHECK, EXIT_USAGE } from '../codes/exit.js';
 
 export interface GlobalOptions {
   json?: boolean;
@@ -146,5 +146,5 @@ export function reportError(e: unknown, json: boolean): number {
 }
 
 export function usage(message: string, hint?: string): TrtxError {
-  return new TrtxError('USAGE', '', message, { kind: 'usage', hint });
+  return new TrtxError('USAGE', '', message, { hint });
 }

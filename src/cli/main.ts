@@ -3,6 +3,7 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT_USAGE, reportError } from './context.js';
+import { EXIT_SIGNALS, EXIT_TABLE } from '../codes/exit.js';
 import { registerCheck } from './commands/check.js';
 import { registerDiff } from './commands/diff.js';
 import { registerInspect } from './commands/inspect.js';
@@ -17,11 +18,13 @@ import { TRTX_VERSION } from '../util/version.js';
 // bin/trtx installs it; tests that call main() in process do not.
 export { installSignalCleanup } from '../util/cleanup.js';
 
-export const EXIT_CODES_HELP = `
-Exit codes:
-  0  ok (warnings allowed unless --strict)
-  1  the file or model failed a check
-  2  usage or environment (bad flags, missing or unreadable file, missing tool)`;
+/** The exit-code table (src/codes/exit.ts), the same for every command; docs/exit-codes.md has the notes per command. */
+export const EXIT_CODES_HELP = [
+  '',
+  'Exit codes (every command; docs/exit-codes.md):',
+  ...EXIT_TABLE.map((r) => `  ${r.status}  ${r.meaning}`),
+  `  ${EXIT_SIGNALS.status}  ${EXIT_SIGNALS.meaning}`,
+].join('\n');
 
 export function buildProgram(): Command {
   const program = new Command('trtx')

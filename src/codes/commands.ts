@@ -53,7 +53,15 @@ export const OUTPUT_CODES = {
 /** One command each. */
 export const COMMAND_CODES = {
   EXPORT_MODEL_FORMAT:
-    'the model is not a file `trtx export` takes (a torch.export archive or a factory file.py:function); checked before Python starts',
+    'the model is no model file at all (neither a zip archive nor a pickle, or an empty file); checked before Python starts',
+  EXPORT_MODEL_NO_FACTORY: 'the model is a Python file but names no factory (file.py:function)',
+  EXPORT_MODEL_STATE_DICT:
+    'the model file is a state dict (torch.save(model.state_dict())): weights only, no model to export; a factory file.py:function builds the model and loads them',
+  EXPORT_MODEL_TORCHSCRIPT: 'the model file is a TorchScript archive (torch.jit.save), which cannot be exported to ExecuTorch',
+  EXPORT_MODEL_PICKLE:
+    'the model file is a pickled module (torch.save(model)), which runs code when loaded, and --allow-pickle was not given',
+  EXPORT_MODEL_PROGRAM: 'the model file is already an ExecuTorch program (.pte)',
+  EXPORT_MODEL_AOTI: 'the model file is an AOTInductor package (a PT2 archive without an ExportedProgram)',
   EXPORT_OUTPUT_EXISTS: 'the default output already exists (use --force or -o)',
   EXPORT_OUTPUT_IS_MODEL: 'the output would replace the model',
   EXPORT_CHECK_FAILED: 'the exported program fails a check, so nothing was written',

@@ -97,7 +97,6 @@ async function build(python: string, out: string, opts: EnsureCorpusOptions): Pr
       join(bridgePackageDir(), 'corpus'),
       `ExecuTorch could not build the corpus (exit ${r.exitCode}):\n${tail}`,
       {
-        kind: 'usage',
         hint: 'the models in python-bridge/corpus/ or the reference lowering broke; run `npm run corpus` to see the whole log',
       },
     );
@@ -142,8 +141,7 @@ export async function ensureRealCorpus(opts: EnsureCorpusOptions = {}): Promise<
       const untrack = trackPath(tmp);
       try {
         await build(env.python, tmp, opts);
-        if (!(await readManifest(tmp)))
-          throw new TrtxError('CORPUS_BUILD_FAILED', tmp, 'the build wrote no valid manifest.json', { kind: 'usage' });
+        if (!(await readManifest(tmp))) throw new TrtxError('CORPUS_BUILD_FAILED', tmp, 'the build wrote no valid manifest.json');
         await rm(dir, { recursive: true, force: true });
         await rename(tmp, dir);
         built = true;
@@ -160,6 +158,6 @@ export async function ensureRealCorpus(opts: EnsureCorpusOptions = {}): Promise<
     },
   );
   const manifest = await readManifest(dir);
-  if (!manifest) throw new TrtxError('CORPUS_BUILD_FAILED', dir, 'the corpus was not completed', { kind: 'usage' });
+  if (!manifest) throw new TrtxError('CORPUS_BUILD_FAILED', dir, 'the corpus was not completed');
   return { dir, manifest, python: env.python, built };
 }

@@ -85,7 +85,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const untrack: (() => void)[] = [];
   try {
     const made = await mkdir(out, { recursive: true }).catch((e: unknown) => {
-      throw new TrtxError('DEMO_OUT', out, `cannot use as the demo folder (${(e as NodeJS.ErrnoException).code})`, { kind: 'usage' });
+      throw new TrtxError('DEMO_OUT', out, `cannot use as the demo folder (${(e as NodeJS.ErrnoException).code})`);
     });
     if (made !== undefined) untrack.push(trackPath(made));
     return await demoIn(out, opts, (path) => untrack.push(trackPath(path)));
@@ -101,9 +101,7 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
 
   if (opts.fromPytorch) {
     if (opts.scale !== 'small')
-      throw new TrtxError('DEMO_SCALE', '--scale', 'the bundled PyTorch model has one size; --scale goes with the fixture demo', {
-        kind: 'usage',
-      });
+      throw new TrtxError('DEMO_SCALE', '--scale', 'the bundled PyTorch model has one size; --scale goes with the fixture demo');
     opts.onStage?.(`exporting the bundled PyTorch decoder (${DEMO_MODEL}) with the reference lowering`);
     const { exportModel } = await import('../export/export.js');
     await exportModel({

@@ -50,7 +50,6 @@ export async function diffPte(a: PteFile, b: PteFile, opts: DiffOptions = {}): P
     viewsB = viewsB.filter((v) => v.name === opts.method);
     if (viewsA.length === 0 && viewsB.length === 0) {
       throw new TrtxError('DIFF_METHOD_UNKNOWN', '--method', `no method named ${JSON.stringify(opts.method)} in either program`, {
-        kind: 'usage',
         hint: 'run `trtx inspect FILE` to list the methods',
       });
     }

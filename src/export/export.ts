@@ -29,6 +29,7 @@ import { sidecarPath } from '../util/target.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { DEFAULT_REFERENCE_STEPS, checkModelFile, samePath, splitModelRef } from './model-file.js';
+import { TRACEBACK_ENV, prepareTracebackFile, removeTracebackFile, withTraceback } from './traceback-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
 
 export interface ExportOptions {
@@ -111,24 +112,22 @@ const ENV_FAILURES = new Set<string>([
 function forEnvironment(e: unknown, engine: EngineKind, env: PythonEnv): unknown {
   if (!(e instanceof TrtxError) || !ENV_FAILURES.has(e.code)) return e;
   const tensorrt = e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /\btorch_tensorrt\b/.test(e.message);
-  return new TrtxError(e.code, env.python, e.message, { kind: e.kind, hint: tensorrt ? tensorrtHint(env, e.hint) : e.hint });
+  return new TrtxError(e.code, env.python, e.message, { hint: tensorrt ? tensorrtHint(env, e.hint) : e.hint });
 }
 
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   // The model file before Python: a wrong path is not a missing package.
-  await checkModelFile(opts.model);
+  await checkModelFile(opts.model, { allowPickle: opts.allowPickle });
   const model = splitModelRef(opts.model).path;
   // Then OUT, before minutes of work: never the model, a regular file or a new path.
   const output = resolve(opts.output);
   if (samePath(output, model)) {
     throw new TrtxError('EXPORT_OUTPUT_IS_MODEL', opts.output, 'the output would replace the model it is exported from', {
-      kind: 'usage',
       hint: 'name another file with -o OUT',
     });
   }
   if (opts.refuseExisting && existsSync(output)) {
     throw new TrtxError('EXPORT_OUTPUT_EXISTS', opts.output, 'already exists (the default output: the model\u2019s name with .pte)', {
-      kind: 'usage',
       hint: 'pass --force to replace it, or name another file with -o OUT',
     });
   }
@@ -164,10 +163,17 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
       'BRIDGE_IMPORT_MISSING',
       env.python,
       `Python ${env.probe.version} at ${env.python} cannot import torch_tensorrt (trtx's managed environment has no torch-tensorrt)`,
-      { kind: 'usage', hint: tensorrtHint(env, undefined) },
+      { hint: tensorrtHint(env, undefined) },
     );
   }
-  const base: RunBridgeOptions = { python: env.python, env: opts.bridgeEnv, signal: opts.signal, onStderr: opts.onStderr };
+  // The bridge writes the traceback of a failure here, and the hint names it (traceback-file.ts).
+  const traceback = prepareTracebackFile(opts.model);
+  const base: RunBridgeOptions = {
+    python: env.python,
+    env: { ...opts.bridgeEnv, [TRACEBACK_ENV]: traceback },
+    signal: opts.signal,
+    onStderr: opts.onStderr,
+  };
   // Beside the output (one filesystem for the rename), a name that fits whatever the output's length.
   const temp = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.pte`, true);
   const warnings: string[] = env.mismatches.map(
@@ -203,10 +209,10 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
         },
       },
     ).catch((e: unknown) => {
-      throw forEnvironment(e, engine, env);
+      throw withTraceback(forEnvironment(e, engine, env), traceback);
     });
-    if (result.mode !== 'export')
-      throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result', { kind: 'usage' });
+    removeTracebackFile(traceback);
+    if (result.mode !== 'export') throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result');
 
     // The bridge may already have baked the budget; setting it again is
     // idempotent and proves it. Zero-copy: the caches of a staged export

@@ -1,16 +1,21 @@
 // What `trtx export` looks at before it starts Python: the model names a
 // file that exists, can be read, and has the bytes of a file the bridge
 // accepts, so a typo in the path reads as a typo, not as "install torch".
-// Only the first bytes are read. The bridge's sniffer
-// (python-bridge/trtx_bridge/sniff.py) still tells the kinds of zip archive
-// apart (ExportedProgram, TorchScript, pickle, AOTInductor package); this is
-// the coarse gate in front of it, with the same magic numbers. It also gives
-// the default output path: the model's name with `.pte`, beside it.
+// What kind of model the file holds is read from its bytes (model-kind.ts),
+// and each kind export does not take is refused here with its own code and
+// what to do instead: a state dict, a TorchScript archive, a pickled module
+// without --allow-pickle, an ExecuTorch program, an AOTInductor package
+// (exit 1: the model is refused), or no model file at all (exit 2). The
+// bridge's sniffer (python-bridge/trtx_bridge/sniff.py) reads the same
+// layouts again. It also gives the default output path: the model's name
+// with `.pte`, beside it.
 
 import { realpathSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { TrtxError } from '../util/errors.js';
+import type { Code } from '../codes/index.js';
+import { modelKind } from './model-kind.js';
 
 /** A `file.py:factory` reference, split as the bridge splits it (python-bridge/trtx_bridge/sniff.py, parse_model_ref). */
 export function splitModelRef(model: string): { path: string; factory: string | null } {
@@ -23,21 +28,20 @@ export function splitModelRef(model: string): { path: string; factory: string | 
   return { path: model, factory: null };
 }
 
-const ZIP_MAGICS = ['504b0304', '504b0506'];
 const FORMAT_HINT = 'give a torch.export.save archive (.pt2, .pt, .ep) or a factory as file.py:function';
 
-function formatError(model: string, message: string, hint = FORMAT_HINT): TrtxError {
-  return new TrtxError('EXPORT_MODEL_FORMAT', model, message, { kind: 'usage', hint });
+function formatError(model: string, message: string, hint = FORMAT_HINT, code: Code = 'EXPORT_MODEL_FORMAT'): TrtxError {
+  return new TrtxError(code, model, message, { hint });
 }
 
 /**
- * Refuses (exit 2) a model reference whose file is missing, unreadable or
- * not a kind of file export reads. Does not start Python.
+ * Refuses a model reference whose file is missing or unreadable (exit 2), or
+ * holds a kind of model export does not take (its own code; docs/exit-codes.md).
+ * Does not start Python.
  */
-export async function checkModelFile(model: string): Promise<void> {
+export async function checkModelFile(model: string, opts: { allowPickle?: boolean } = {}): Promise<void> {
   const { path, factory } = splitModelRef(model);
-  const unreadable = (why: string) =>
-    new TrtxError('INPUT_UNREADABLE', path, why, { kind: 'usage', hint: factory === null ? FORMAT_HINT : undefined });
+  const unreadable = (why: string) => new TrtxError('INPUT_UNREADABLE', path, why, { hint: factory === null ? FORMAT_HINT : undefined });
   let size: number;
   try {
     const st = await stat(path);
@@ -49,33 +53,77 @@ export async function checkModelFile(model: string): Promise<void> {
     const code = (e as NodeJS.ErrnoException).code;
     throw unreadable(code === 'ENOENT' ? 'no such file' : `cannot read (${code})`);
   }
-  let head: Buffer;
+  if (factory !== null) {
+    // A factory's file is Python source; the bridge imports it.
+    await readable(path, unreadable);
+    return;
+  }
+  if (path.endsWith('.py'))
+    throw formatError(
+      model,
+      'a Python file, but no factory is named',
+      `name the function that returns the model: ${model}:make_model`,
+      'EXPORT_MODEL_NO_FACTORY',
+    );
+  if (size === 0) throw formatError(model, 'the file is empty');
+  let found: Awaited<ReturnType<typeof modelKind>>;
   try {
-    const fh = await open(path, 'r');
-    try {
-      head = Buffer.alloc(Math.min(8, size));
-      await fh.read(head, 0, head.length, 0);
-    } finally {
-      await fh.close();
-    }
+    found = await modelKind(path, size);
   } catch (e) {
     throw unreadable(`cannot read (${(e as NodeJS.ErrnoException).code})`);
   }
-  if (factory !== null) return;
-  if (path.endsWith('.py'))
-    throw formatError(model, 'a Python file, but no factory is named', `name the function that returns the model: ${model}:make_model`);
-  if (size === 0) throw formatError(model, 'the file is empty');
-  if (ZIP_MAGICS.includes(head.subarray(0, 4).toString('hex'))) return;
-  // torch.save's legacy serializer: a raw pickle, PROTO opcode 0x80 and protocol 2..5.
-  if (head[0] === 0x80 && head.length > 1 && head[1] >= 2 && head[1] <= 5) return;
-  if (head.subarray(4, 8).toString('latin1') === 'ET12') {
-    throw formatError(
-      model,
-      'this is already an ExecuTorch program (.pte)',
-      `check it with \`trtx check ${model}\`, change it with \`trtx rewrite\``,
-    );
+  switch (found.kind) {
+    case 'exported_program':
+    case 'pickle':
+      return;
+    case 'module':
+      if (opts.allowPickle) return;
+      throw formatError(
+        model,
+        `a pickled module (torch.save(model), naming ${found.classes.slice(0, 3).join(', ')}): loading it runs its code`,
+        `save it with torch.export.save(torch.export.export(model, example_inputs), "model.pt2") and export that, or pass --allow-pickle if you trust the file`,
+        'EXPORT_MODEL_PICKLE',
+      );
+    case 'state_dict':
+      throw formatError(
+        model,
+        'a state dict (torch.save(model.state_dict())): weights only, with no model to export',
+        `write a factory that builds the model, loads these weights and returns it with example inputs, e.g. in model.py: def make_model(): m = Net(); m.load_state_dict(torch.load("${basename(path)}")); return m, (torch.randn(1, 16),) -- then \`trtx export model.py:make_model\``,
+        'EXPORT_MODEL_STATE_DICT',
+      );
+    case 'torchscript':
+      throw formatError(
+        model,
+        'a TorchScript archive (torch.jit.save), which cannot be exported to ExecuTorch',
+        'export the eager nn.Module instead: torch.export.save(torch.export.export(model, example_inputs), "model.pt2"), or a factory file.py:function',
+        'EXPORT_MODEL_TORCHSCRIPT',
+      );
+    case 'program':
+      throw formatError(
+        model,
+        'this is already an ExecuTorch program (.pte)',
+        `check it with \`trtx check ${model}\`, change it with \`trtx rewrite\``,
+        'EXPORT_MODEL_PROGRAM',
+      );
+    case 'aoti_package':
+      throw formatError(
+        model,
+        'an AOTInductor package (a PT2 archive without an ExportedProgram)',
+        'save the ExportedProgram itself with torch.export.save and export that',
+        'EXPORT_MODEL_AOTI',
+      );
+    default:
+      throw formatError(model, 'not a model file export reads (neither a torch.export or torch.save zip archive nor a pickle)');
   }
-  throw formatError(model, 'not a model file export reads (neither a zip archive nor a pickle)');
+}
+
+async function readable(path: string, unreadable: (why: string) => TrtxError): Promise<void> {
+  try {
+    const fh = await open(path, 'r');
+    await fh.close();
+  } catch (e) {
+    throw unreadable(`cannot read (${(e as NodeJS.ErrnoException).code})`);
+  }
 }
 
 /**

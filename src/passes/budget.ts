@@ -60,7 +60,6 @@ export function selectBudgetTargets(program: Program, req: Omit<BudgetRequest, '
       '--method',
       `no method named ${JSON.stringify(req.method)}; the program has ${methods.map((m) => JSON.stringify(m)).join(', ') || 'none'}`,
       {
-        kind: 'usage',
         hint: 'run `trtx inspect FILE` to list methods and delegates',
       },
     );
@@ -68,9 +67,7 @@ export function selectBudgetTargets(program: Program, req: Omit<BudgetRequest, '
   const inMethod = delegatesOf({ program }).filter((r) => req.method === undefined || planName(r.plan, r.planIndex) === req.method);
   if (req.delegate !== undefined) {
     if (!Number.isSafeInteger(req.delegate) || req.delegate < 0) {
-      throw new TrtxError('BUDGET_DELEGATE_UNKNOWN', '--delegate', `delegate index ${req.delegate} is not a non-negative integer`, {
-        kind: 'usage',
-      });
+      throw new TrtxError('BUDGET_DELEGATE_UNKNOWN', '--delegate', `delegate index ${req.delegate} is not a non-negative integer`);
     }
     if (!inMethod.some((r) => r.delegateIndex === req.delegate)) {
       throw new TrtxError(
@@ -78,7 +75,6 @@ export function selectBudgetTargets(program: Program, req: Omit<BudgetRequest, '
         '--delegate',
         `no delegate ${req.delegate}${req.method !== undefined ? ` in method ${JSON.stringify(req.method)}` : ' in any method'}`,
         {
-          kind: 'usage',
           hint: 'run `trtx inspect FILE` to list methods and delegates',
         },
       );

@@ -80,9 +80,6 @@ export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
       fileSize === 0
         ? 'not an ExecuTorch program: the file is empty'
         : `not an ExecuTorch program: ${fileSize} bytes, too short for a program header (8)`,
-      {
-        kind: 'usage',
-      },
     );
   }
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
@@ -111,9 +108,6 @@ export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
       'PTE_NOT_A_PROGRAM',
       'header.file_identifier',
       `not an ExecuTorch program: bytes 4..7 are ${JSON.stringify(identifier)}, a .pte has "${FILE_IDENTIFIER}"`,
-      {
-        kind: 'usage',
-      },
     );
   }
   const rootOffset = view.getUint32(0, true);

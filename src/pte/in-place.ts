@@ -172,9 +172,7 @@ async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, 
   } catch (e) {
     await rm(tmp, { force: true });
     untrack();
-    throw new TrtxError('WRITE_FAILED', journal, `cannot write the in-place journal: ${(e as Error).message}; ${path} was left untouched`, {
-      kind: 'usage',
-    });
+    throw new TrtxError('WRITE_FAILED', journal, `cannot write the in-place journal: ${(e as Error).message}; ${path} was left untouched`);
   }
   untrack();
   await hooks.afterStep?.('journal');
@@ -190,7 +188,6 @@ async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, 
       path,
       `in-place write failed (${(e as Error).message}); the file may be marked as an interrupted rewrite`,
       {
-        kind: 'usage',
         hint: `rerun \`trtx rewrite ${path} --in-place\` to finish it from ${journal}`,
       },
     );

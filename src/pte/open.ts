@@ -57,10 +57,10 @@ export async function statInput(path: string): Promise<number> {
     st = await stat(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new TrtxError('INPUT_UNREADABLE', path, code === 'ENOENT' ? 'no such file' : `cannot read (${code})`, { kind: 'usage' });
+    throw new TrtxError('INPUT_UNREADABLE', path, code === 'ENOENT' ? 'no such file' : `cannot read (${code})`);
   }
-  if (st.isDirectory()) throw new TrtxError('INPUT_UNREADABLE', path, 'is a directory, expected a .pte file', { kind: 'usage' });
-  if (!st.isFile()) throw new TrtxError('INPUT_UNREADABLE', path, 'is not a regular file', { kind: 'usage' });
+  if (st.isDirectory()) throw new TrtxError('INPUT_UNREADABLE', path, 'is a directory, expected a .pte file');
+  if (!st.isFile()) throw new TrtxError('INPUT_UNREADABLE', path, 'is not a regular file');
   return st.size;
 }
 
@@ -70,7 +70,7 @@ export async function openPte(path: string): Promise<PteFile> {
   try {
     fh = await open(path, 'r');
   } catch (e) {
-    throw new TrtxError('INPUT_UNREADABLE', path, `cannot open (${(e as NodeJS.ErrnoException).code})`, { kind: 'usage' });
+    throw new TrtxError('INPUT_UNREADABLE', path, `cannot open (${(e as NodeJS.ErrnoException).code})`);
   }
   try {
     const head = await readExactly(fh, 0, Math.min(HEAD_BYTES, fileSize), path);
@@ -124,7 +124,6 @@ function parseHeaderOf(head: Uint8Array, fileSize: number, path: string): PteHea
         path,
         `an in-place rewrite is writing this file now (${describeHolder(lock.holder)}); its program head is incomplete until it finishes`,
         {
-          kind: 'usage',
           hint: 'read it again when the writer is done (a writer holds it for milliseconds, plus its fsyncs)',
         },
       );

@@ -51,13 +51,12 @@ const sourceSize = (s: SegmentSource) => (s.kind === 'file' ? s.size : s.bytes.l
 export function layoutProgram(program: Program, sources: SegmentSource[], opts: { alignment: number; extendedHeader: boolean }) {
   const { alignment } = opts;
   if (alignment <= 0 || (alignment & (alignment - 1)) !== 0)
-    throw new TrtxError('WRITE_ALIGNMENT', 'alignment', `${alignment} is not a power of two`, { kind: 'usage' });
+    throw new TrtxError('WRITE_ALIGNMENT', 'alignment', `${alignment} is not a power of two`);
   if (sources.length !== program.segments.length) {
     throw new TrtxError(
       'WRITE_SEGMENTS',
       'program.segments',
       `${program.segments.length} segments in the program but ${sources.length} sources`,
-      { kind: 'usage' },
     );
   }
   let cursor = 0;
@@ -243,7 +242,7 @@ export async function writePte(target: string, program: Program, sources: Segmen
     if ((e as Error).name === 'AbortError')
       throw new TrtxError('WRITE_ABORTED', target, 'write interrupted; the target was left untouched');
     const refusal = fileRefusal(e, target, 'write it');
-    throw new TrtxError(refusal.code, refusal.location, `${refusal.message}; the target was left untouched`, { kind: 'usage' });
+    throw new TrtxError(refusal.code, refusal.location, `${refusal.message}; the target was left untouched`);
   } finally {
     untrack();
     for (const fh of opened.values()) await fh.close().catch(() => {});

@@ -38,7 +38,7 @@ export interface EnsurePythonEnvOptions extends Omit<ManagedEnvOptions, 'lock'> 
 /** The interpreter the user named, if any: --python first, then TRTX_PYTHON. */
 export function namedPython(opts: { python?: string; env?: NodeJS.ProcessEnv }): { python: string; source: PythonEnvSource } | null {
   if (opts.python !== undefined) {
-    if (opts.python.trim() === '') throw new TrtxError('BRIDGE_PYTHON_INVALID', '--python', 'empty path', { kind: 'usage' });
+    if (opts.python.trim() === '') throw new TrtxError('BRIDGE_PYTHON_INVALID', '--python', 'empty path');
     return { python: opts.python, source: '--python' };
   }
   const fromEnv = (opts.env ?? process.env).TRTX_PYTHON;
@@ -73,7 +73,6 @@ export function executorchSdk(env: PythonEnv): ExecutorchSdk {
   const root = env.probe.executorchDir;
   if (!root || !env.probe.packages.executorch) {
     throw new TrtxError('PYENV_NO_EXECUTORCH', env.python, 'executorch is not installed in this Python', {
-      kind: 'usage',
       hint:
         env.source === 'managed'
           ? 'remove the managed environment folder and run again'
@@ -83,7 +82,6 @@ export function executorchSdk(env: PythonEnv): ExecutorchSdk {
   const config = join(root, 'share', 'cmake', 'executorch-config.cmake');
   if (!existsSync(config) || !existsSync(join(root, 'include', 'executorch'))) {
     throw new TrtxError('PYENV_NO_SDK', root, `executorch ${env.probe.packages.executorch} has no C++ SDK (include/, lib/, share/cmake)`, {
-      kind: 'usage',
       hint: 'ExecuTorch 1.5 wheels ship it; install executorch==1.5.1',
     });
   }

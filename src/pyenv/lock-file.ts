@@ -34,7 +34,6 @@ export function parseLock(text: string, path: string): Map<string, string> {
     const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)$/.exec(line);
     if (!m) {
       throw new TrtxError('PYENV_LOCK_INVALID', `${path}:${i + 1}`, `not an exact pin (name==version): ${JSON.stringify(raw)}`, {
-        kind: 'usage',
         hint: 'regenerate it with python-bridge/tools/relock.sh',
       });
     }
@@ -49,7 +48,7 @@ export async function readPythonLock(bridgeDir: string = bridgePackageDir()): Pr
   try {
     bytes = await readFile(path);
   } catch {
-    throw new TrtxError('PYENV_LOCK_MISSING', path, 'the Python lock file is not part of this installation', { kind: 'usage' });
+    throw new TrtxError('PYENV_LOCK_MISSING', path, 'the Python lock file is not part of this installation');
   }
   return {
     path,

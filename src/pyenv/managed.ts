@@ -71,7 +71,6 @@ async function checkBootstrap(python: string, signal?: AbortSignal): Promise<str
   const probe = await probePython(python, signal).catch((e: unknown) => {
     if (e instanceof TrtxError && e.code === 'PYENV_PYTHON_NOT_FOUND') {
       throw new TrtxError('PYENV_BOOTSTRAP_MISSING', python, 'no Python to make trtx\u2019s environment from', {
-        kind: 'usage',
         hint: 'install Python 3.10-3.14 with its venv module (Debian: apt-get install python3 python3-venv), or name one with TRTX_BOOTSTRAP_PYTHON',
       });
     }
@@ -86,7 +85,6 @@ async function checkBootstrap(python: string, signal?: AbortSignal): Promise<str
       python,
       `Python ${probe.version}: ExecuTorch 1.5 publishes wheels for 3.10 to 3.14 only`,
       {
-        kind: 'usage',
         hint: 'name a supported interpreter with TRTX_BOOTSTRAP_PYTHON',
       },
     );
@@ -115,7 +113,6 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
     const venv = await execaTracked(bootstrap, ['-m', 'venv', dir], { all: true, reject: false, cancelSignal: opts.signal, env });
     if (venv.exitCode !== 0) {
       throw new TrtxError('PYENV_CREATE_FAILED', dir, `python -m venv failed:\n${lastLines(venv.all ?? '', 15).join('\n')}`, {
-        kind: 'usage',
         hint: 'install the venv module (Debian: apt-get install python3-venv)',
       });
     }
@@ -139,7 +136,6 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
         lock.path,
         `pip could not install the locked packages:\n${lastLines(r.all ?? '', 15).join('\n')}`,
         {
-          kind: 'usage',
           hint: 'the package index must be reachable (PyPI, or a mirror set in pip.conf); run again once it is',
         },
       );
@@ -151,7 +147,6 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
         'PYENV_INSTALL_FAILED',
         dir,
         `${wrong.name} ${wrong.got ?? 'is missing'} after installing the lock, which pins ${wrong.want}`,
-        { kind: 'usage' },
       );
     }
     // Atomically: a waiter's done() sees the marker exist and reads it at once,
@@ -199,7 +194,7 @@ export async function ensureManagedEnv(opts: ManagedEnvOptions = {}): Promise<Ma
     },
   );
   const probe = await readMarker(dir);
-  if (!probe) throw new TrtxError('PYENV_CREATE_FAILED', dir, 'the environment was not completed', { kind: 'usage' });
+  if (!probe) throw new TrtxError('PYENV_CREATE_FAILED', dir, 'the environment was not completed');
   progress({
     phase: 'ready',
     message: `trtx's Python environment is ready: torch ${probe.packages.torch}, executorch ${probe.packages.executorch}`,

@@ -56,7 +56,6 @@ export async function probePython(python: string, signal?: AbortSignal): Promise
             .slice(-3)
             .join(' | ')}`,
       {
-        kind: 'usage',
         hint: 'name a working Python 3.10-3.14 with --python PATH or TRTX_PYTHON, or unset them to use the managed environment',
       },
     );
@@ -64,6 +63,6 @@ export async function probePython(python: string, signal?: AbortSignal): Promise
   try {
     return JSON.parse(String(r.stdout).trim().split('\n').pop() ?? '') as PythonProbe;
   } catch {
-    throw new TrtxError('PYENV_PYTHON_BROKEN', python, 'the interpreter printed something other than the probe result', { kind: 'usage' });
+    throw new TrtxError('PYENV_PYTHON_BROKEN', python, 'the interpreter printed something other than the probe result');
   }
 }

@@ -118,7 +118,6 @@ export async function readReference(file: string): Promise<Reference> {
       file,
       `cannot read the reference outputs file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
       {
-        kind: 'usage',
         hint: 'name the file `trtx export` wrote (PROGRAM.pte.reference.json) with --reference, or verify without it (--no-reference)',
       },
     );

@@ -74,9 +74,7 @@ export function defaultSourceDir(): string {
     if (existsSync(join(candidate, 'CMakeLists.txt'))) return candidate;
     const up = dirname(dir);
     if (up === dir) {
-      throw new TrtxError('RUNNER_SOURCES_MISSING', 'native-runner', 'the native runner sources are not part of this installation', {
-        kind: 'usage',
-      });
+      throw new TrtxError('RUNNER_SOURCES_MISSING', 'native-runner', 'the native runner sources are not part of this installation');
     }
     dir = up;
   }
@@ -127,7 +125,6 @@ async function requireCmake(): Promise<void> {
   const r = await execa('cmake', ['--version'], { reject: false });
   if (r.exitCode !== 0 || r.failed) {
     throw new TrtxError('RUNNER_TOOLCHAIN', 'cmake', 'cmake is not installed; the native runner is built with CMake on first use', {
-      kind: 'usage',
       hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev)',
     });
   }
@@ -173,7 +170,6 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
         'native-runner',
         `configuring the native runner failed:\n${lastLines(configure.all ?? '', 25).join('\n')}`,
         {
-          kind: 'usage',
           hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev); the ExecuTorch SDK comes from `npx trtx env`',
         },
       );
@@ -197,9 +193,6 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
         'RUNNER_BUILD_FAILED',
         'native-runner',
         `compiling the native runner failed:\n${lastLines(String(compile.all ?? ''), 25).join('\n')}`,
-        {
-          kind: 'usage',
-        },
       );
     }
     const staged = join(work, 'out');
@@ -238,7 +231,6 @@ export async function decideCuda(mode: 'auto' | 'on' | 'off', probe = { gpuVisib
   if (mode === 'on') {
     if (!(await probe.nvccFound())) {
       throw new TrtxError('RUNNER_TOOLCHAIN', 'TRTX_RUNNER_CUDA=on', 'the CUDA half was asked for but nvcc is not on PATH', {
-        kind: 'usage',
         hint: 'install the CUDA toolkit (nvcc), or unset TRTX_RUNNER_CUDA to build for the CPU',
       });
     }
@@ -255,9 +247,7 @@ function cudaMode(option: EnsureRunnerOptions['cuda']): 'auto' | 'on' | 'off' {
   if (option) return option;
   const env = (process.env.TRTX_RUNNER_CUDA ?? 'auto').toLowerCase();
   if (env === 'on' || env === 'off' || env === 'auto') return env;
-  throw new TrtxError('RUNNER_USAGE', 'TRTX_RUNNER_CUDA', `TRTX_RUNNER_CUDA=${process.env.TRTX_RUNNER_CUDA}: expected on, off or auto`, {
-    kind: 'usage',
-  });
+  throw new TrtxError('RUNNER_USAGE', 'TRTX_RUNNER_CUDA', `TRTX_RUNNER_CUDA=${process.env.TRTX_RUNNER_CUDA}: expected on, off or auto`);
 }
 
 /**
@@ -269,7 +259,7 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
   const prebuilt = options.binary === undefined ? process.env.TRTX_RUNNER_BIN : options.binary;
   if (prebuilt) {
     if (!existsSync(prebuilt)) {
-      throw new TrtxError('RUNNER_MISSING', prebuilt, 'the prebuilt native runner does not exist', { kind: 'usage' });
+      throw new TrtxError('RUNNER_MISSING', prebuilt, 'the prebuilt native runner does not exist');
     }
     progress({ phase: 'prebuilt', message: `using the prebuilt native runner ${prebuilt}` });
     return { path: resolve(prebuilt), dir: null, hash: null, built: false };
@@ -316,7 +306,7 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
     },
   );
   if (!existsSync(binary)) {
-    throw new TrtxError('RUNNER_BUILD_FAILED', dir, 'the native runner build left no binary behind', { kind: 'usage' });
+    throw new TrtxError('RUNNER_BUILD_FAILED', dir, 'the native runner build left no binary behind');
   }
   progress({ phase: 'ready', message: `native runner ready: ${binary}` });
   return { path: binary, dir, hash, built: built === true };

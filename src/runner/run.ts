@@ -93,9 +93,6 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
         'RUNNER_INTERRUPTED',
         program,
         r.timedOut ? `the native runner timed out after ${options.timeoutMs} ms` : 'the native runner was cancelled',
-        {
-          kind: 'usage',
-        },
       );
     }
     if (r.signal || r.exitCode === undefined) {
@@ -110,7 +107,6 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
         r.exitCode === 2 ? 'RUNNER_USAGE' : 'RUNNER_NO_REPORT',
         program,
         `the native runner wrote no report (exit ${r.exitCode}): ${lastLine(stderr)}`,
-        { kind: 'usage' },
       );
     }
     let json: unknown;

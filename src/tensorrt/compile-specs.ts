@@ -76,7 +76,7 @@ function specError(code: SpecErrorCode, location: string, message: string): Trtx
 }
 
 function usageError(code: SpecErrorCode, message: string): TrtxError {
-  return new TrtxError(code, '', message, { kind: 'usage', hint: HINTS[code] });
+  return new TrtxError(code, '', message, { hint: HINTS[code] });
 }
 
 /** Bytes shown in a message: printable ASCII as is, the rest escaped, long values cut. */

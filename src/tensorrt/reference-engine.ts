@@ -85,19 +85,19 @@ export interface EngineInit {
 
 function u32(v: number, what: string): number {
   if (!Number.isInteger(v) || v < 0 || v >= U32_LIMIT) {
-    throw new TrtxError('REF_ENGINE_VALUE', what, `${v} is not a u32`, { kind: 'usage' });
+    throw new TrtxError('REF_ENGINE_VALUE', what, `${v} is not a u32`);
   }
   return v;
 }
 
 function u64(v: bigint | number, what: string): bigint {
   const b = typeof v === 'bigint' ? v : Number.isSafeInteger(v) ? BigInt(v) : -1n;
-  if (b < 0n || b >= U64_LIMIT) throw new TrtxError('REF_ENGINE_VALUE', what, `${v} is not a u64`, { kind: 'usage' });
+  if (b < 0n || b >= U64_LIMIT) throw new TrtxError('REF_ENGINE_VALUE', what, `${v} is not a u64`);
   return b;
 }
 
 function f32(v: number, what: string): number {
-  if (!Number.isFinite(v)) throw new TrtxError('REF_ENGINE_VALUE', what, `${v} is not a finite number`, { kind: 'usage' });
+  if (!Number.isFinite(v)) throw new TrtxError('REF_ENGINE_VALUE', what, `${v} is not a finite number`);
   return v;
 }
 
@@ -146,7 +146,7 @@ function encodeStep(b: flatbuffers.Builder, s: RefStepInit, i: number): flatbuff
       );
       break;
     default:
-      throw new TrtxError('REF_ENGINE_VALUE', at, `unknown op ${JSON.stringify((s as { op: unknown }).op)}`, { kind: 'usage' });
+      throw new TrtxError('REF_ENGINE_VALUE', at, `unknown op ${JSON.stringify((s as { op: unknown }).op)}`);
   }
   return FbStep.createStep(b, type, body);
 }

@@ -44,7 +44,7 @@ export function decodeSharedKvCache(value: Uint8Array, location = ''): string[] 
 
 export function encodeSharedKvCache(names: readonly string[]): Uint8Array {
   check(names, (why) => {
-    throw new TrtxError('SPEC_SHARED_KV_CACHE_INVALID', '', `shared_kv_cache ${why}`, { kind: 'usage', hint: HINT });
+    throw new TrtxError('SPEC_SHARED_KV_CACHE_INVALID', '', `shared_kv_cache ${why}`, { hint: HINT });
   });
   return utf8Bytes(pyJsonCompact([...names]));
 }

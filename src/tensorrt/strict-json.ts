@@ -326,7 +326,7 @@ export function pyJsonCompact(v: unknown): string {
 }
 
 function unencodable(what: string): TrtxError {
-  return new TrtxError('JSON_UNENCODABLE', '', `cannot write JSON: ${what}`, { kind: 'usage' });
+  return new TrtxError('JSON_UNENCODABLE', '', `cannot write JSON: ${what}`);
 }
 
 const encoder = new TextEncoder();

@@ -110,12 +110,9 @@ function startFlock(lockPath: string, noBlock: boolean): Promise<Held | null> {
         null,
         missing
           ? new TrtxError('LOCK_UNAVAILABLE', 'flock', 'flock(1) is not installed; trtx takes its writer lock with it', {
-              kind: 'usage',
               hint: 'install util-linux (apt-get install util-linux)',
             })
-          : new TrtxError('LOCK_FAILED', lockPath, `cannot take the writer lock (exit ${code})${stderr ? `: ${stderr.trim()}` : ''}`, {
-              kind: 'usage',
-            }),
+          : new TrtxError('LOCK_FAILED', lockPath, `cannot take the writer lock (exit ${code})${stderr ? `: ${stderr.trim()}` : ''}`),
       );
     });
   });
@@ -144,7 +141,6 @@ export async function lockTarget(target: string, opts: LockOptions): Promise<Tar
       const holder = await lockHolder(target);
       if (!opts.wait) {
         throw new TrtxError('REWRITE_LOCKED', target, `another writer holds it: ${describeHolder(holder)}`, {
-          kind: 'usage',
           hint: 'wait for it to finish, or run without --no-wait to wait for it',
         });
       }

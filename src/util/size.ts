@@ -38,7 +38,6 @@ export function parseSize(text: string, opts: SizeOptions = {}): bigint {
   const fail = (why: string): never => {
     const shown = typeof text === 'string' ? JSON.stringify(text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) + '...' : text) : String(text);
     throw new TrtxError('SIZE_INVALID', opts.location ?? '', `invalid size ${shown}: ${why}; accepted: ${SIZE_FORMS}`, {
-      kind: 'usage',
       hint: 'write the size like 8GiB, 512MiB, 1.5GiB, 8GB or 8589934592',
     });
   };

@@ -74,7 +74,7 @@ export function fileRefusal(e: unknown, path: string, doing: string): TrtxError 
     EISDIR: ['OUTPUT_NOT_REGULAR', 'is a directory'],
   };
   const [c, why]: [Code, string] = (code ? what[code] : undefined) ?? ['WRITE_FAILED', code ?? (e as Error)?.message ?? String(e)];
-  return new TrtxError(c, path, `cannot ${doing}: ${why}`, { kind: 'usage' });
+  return new TrtxError(c, path, `cannot ${doing}: ${why}`);
 }
 
 export interface OutputTargetOptions {
@@ -96,7 +96,6 @@ export async function checkOutputTarget(output: string, inputs: string | readonl
       'OUTPUT_NAME_TOO_LONG',
       output,
       `the name is ${utf8(basename(output))} bytes; a file name holds at most ${NAME_MAX}`,
-      { kind: 'usage' },
     );
   }
   let st;
@@ -108,7 +107,7 @@ export async function checkOutputTarget(output: string, inputs: string | readonl
     const d = await stat(dir).catch((err: unknown) => {
       throw fileRefusal(err, dir, 'use the output directory');
     });
-    if (!d.isDirectory()) throw new TrtxError('OUTPUT_DIR', dir, 'is not a directory', { kind: 'usage' });
+    if (!d.isDirectory()) throw new TrtxError('OUTPUT_DIR', dir, 'is not a directory');
     await access(dir, constants.W_OK).catch((err: unknown) => {
       throw fileRefusal(err, dir, 'create the output in this directory');
     });
@@ -131,7 +130,6 @@ export async function checkOutputTarget(output: string, inputs: string | readonl
       output,
       `is ${kind}; trtx writes a new file and renames it into place, which would replace it`,
       {
-        kind: 'usage',
         hint: st.isSymbolicLink() ? 'give the path the link points to' : 'give a regular file or a new path',
       },
     );
@@ -141,7 +139,6 @@ export async function checkOutputTarget(output: string, inputs: string | readonl
     const inp = await stat(input).catch(() => null);
     if (inp && inp.dev === st.dev && inp.ino === st.ino && !opts.force) {
       throw new TrtxError('OUTPUT_IS_INPUT', output, all.length > 1 ? `is the input file ${input} itself` : 'is the input file itself', {
-        kind: 'usage',
         hint:
           opts.isInputHint ??
           'use --in-place to rewrite it (only its head when the program still fits), or --force to replace it by a full rewrite',

@@ -44,12 +44,23 @@ export function compareRuns(a: RunnerReport, b: RunnerReport, label: string): As
   return { name, ok: true, detail: `${[...sa.values()].reduce((n, s) => n + s.length, 0)} steps compared` };
 }
 
-/** Each cache's digest changes from every step to the next. */
-export function cachesChangeEveryStep(r: RunnerReport, caches: string[], label: string): Assertion {
+/**
+ * Each cache's digest changes from every step to the next, in each method
+ * that writes it (`writes`, by method; all of them when absent): a method
+ * that only reads a cache another method writes sees it change only when
+ * the writer ran in between.
+ */
+export function cachesChangeEveryStep(
+  r: RunnerReport,
+  caches: string[],
+  label: string,
+  writes?: ReadonlyMap<string, readonly string[]>,
+): Assertion {
   const name = `every cache changes at every step: ${label}`;
   let seen = 0;
   for (const m of r.methods) {
     for (const cache of caches) {
+      if (writes && !writes.get(m.name)?.includes(cache)) continue;
       const digests = m.steps.map((s) => s.buffers.find((b) => b.name === cache)?.digest);
       if (digests.every((d) => d === undefined)) continue;
       seen++;
@@ -64,7 +75,6 @@ export function cachesChangeEveryStep(r: RunnerReport, caches: string[], label: 
   return { name, ok: true, detail: `${seen} cache(s)` };
 }
 
-/** After the first step, a persistent run's outputs differ from a fresh-cache run's. */
 /**
  * The steps see what earlier steps wrote: a persistent run differs from a
  * run that reloads the method before every step, at some step from step 1
@@ -74,13 +84,23 @@ export function cachesChangeEveryStep(r: RunnerReport, caches: string[], label: 
  * fresh one does). Steps equal to a fresh step are named in the detail; a
  * program that keeps no state at all differs at no step and fails. Whether
  * every step computes the right thing is the comparison with eager PyTorch.
+ * Asked of the methods in `keeping` (all when absent): those that read a
+ * buffer they write (state-roles.ts); a method that only writes state has no
+ * step that could show it, one that reads another method's is
+ * readsWhatWasWritten's.
  */
-export function persistentDiffersFromFresh(persistent: RunnerReport, fresh: RunnerReport, label: string): Assertion {
+export function persistentDiffersFromFresh(
+  persistent: RunnerReport,
+  fresh: RunnerReport,
+  label: string,
+  keeping?: ReadonlySet<string>,
+): Assertion {
   const name = `each step sees what the previous one wrote (persistent vs fresh caches): ${label}`;
   const f = stepsOf(fresh);
   const equal: string[] = [];
   let differing = 0;
   for (const m of persistent.methods) {
+    if (keeping && !keeping.has(m.name)) continue;
     const fs = f.get(m.name);
     if (!fs) return { name, ok: false, detail: `${m.name}: missing from the fresh run` };
     for (let s = 1; s < m.steps.length; s++) {
@@ -96,6 +116,41 @@ export function persistentDiffersFromFresh(persistent: RunnerReport, fresh: Runn
     };
   const note = equal.length ? `; equal to a fresh step at ${equal.join(', ')} (what the step before wrote equals a fresh load)` : '';
   return { name, ok: true, detail: `outputs differ with fresh caches at ${differing} step(s)${note}` };
+}
+
+/**
+ * A method that only reads state other methods write (share_mutable_buffers,
+ * loaded with Module(share_memory_arenas); state-roles.ts) reads what they
+ * wrote. The persistent run executes every method in turn in one loaded
+ * program, so from the first step at which a writer ran before it, the
+ * reader sees the writer's state; the fresh run loads each method alone,
+ * arenas of its own, before every step, so its reader sees what a fresh load
+ * holds. A reader equal to a fresh load at every step never saw what the
+ * writers wrote: the methods do not share the buffer when they run. As with
+ * persistentDiffersFromFresh, single steps may agree (a writer can write what
+ * a fresh load holds); never all of them.
+ */
+export function readsWhatWasWritten(
+  persistent: RunnerReport,
+  fresh: RunnerReport,
+  reader: string,
+  from: readonly { buffer: string; writers: readonly string[] }[],
+  label: string,
+): Assertion {
+  const writers = [...new Set(from.flatMap((f) => f.writers))];
+  const buffers = from.map((f) => f.buffer).join(', ');
+  const name = `${reader} reads what ${writers.join(' and ')} wrote to ${buffers} (persistent, methods sharing arenas, vs fresh loads): ${label}`;
+  const steps = persistent.methods.find((m) => m.name === reader)?.steps ?? [];
+  const freshSteps = stepsOf(fresh).get(reader);
+  if (!freshSteps) return { name, ok: false, detail: `${reader}: missing from the fresh run` };
+  const differing = steps.filter((st, s) => !st.outputs.every((o, i) => freshSteps[s]?.outputs[i]?.digest === o.digest)).length;
+  if (differing === 0)
+    return {
+      name,
+      ok: false,
+      detail: `${reader}'s outputs equal a fresh load's at all ${steps.length} steps: it never saw what ${writers.join(' and ')} wrote, so the methods do not share ${buffers} at run time`,
+    };
+  return { name, ok: true, detail: `outputs differ from a fresh load's at ${differing} of ${steps.length} step(s)` };
 }
 
 /** The device-resident buffers a run reported, each once, in report order. */

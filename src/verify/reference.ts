@@ -57,7 +57,7 @@ const base = (o: ReferenceOptions): Omit<VerifyReference, 'status' | 'file' | 'n
 
 function checkTolerance(v: number | undefined, flag: string): void {
   if (v !== undefined && !(Number.isFinite(v) && v >= 0))
-    throw new TrtxError('VERIFY_TOLERANCE', flag, `${v} is not a finite number of at least 0`, { kind: 'usage' });
+    throw new TrtxError('VERIFY_TOLERANCE', flag, `${v} is not a finite number of at least 0`);
 }
 
 /** Finds and reads the reference outputs, or says why there are none to compare with. */
@@ -101,7 +101,6 @@ export function referenceSteps(reference: Reference | null, asked: number | unde
   if (asked === undefined) return reference.steps;
   if (asked > reference.steps)
     throw new TrtxError('VERIFY_REFERENCE_STEPS', '--steps', `--steps ${asked}: the reference outputs record ${reference.steps} steps`, {
-      kind: 'usage',
       hint: `ask for at most ${reference.steps} steps, re-export with more (--reference-steps), or verify without them (--no-reference)`,
     });
   return asked;

@@ -21,7 +21,7 @@ import { openPte, withPte } from '../pte/open.js';
 import { ensureRunner, runRunner, type RunnerProgress } from '../runner/index.js';
 import type { RunnerReport } from '../runner/report.js';
 import { makeTempDir, type TempDir } from '../util/cleanup.js';
-import type { CommandCode, RunnerReportCode } from '../codes/index.js';
+import { environmentOf } from './environment.js';
 import { TrtxError } from '../util/errors.js';
 import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
 import {
@@ -29,11 +29,13 @@ import {
   compareRuns,
   deviceStateWrittenFirst,
   persistentDiffersFromFresh,
+  readsWhatWasWritten,
   twinNeedsInitialisation,
   type Assertion,
 } from './assertions.js';
 import { decodeMethods, deriveVariants, type Variant, type VerifyMode } from './variants.js';
 import { nameVariants } from './name-buffers.js';
+import { keepsState, stateRoles } from './state-roles.js';
 import { pushAll } from '../util/arrays.js';
 import {
   compareRunOutputs,
@@ -119,31 +121,6 @@ export interface VerifyResult {
   ok: boolean;
 }
 
-const ENVIRONMENT: Partial<Record<RunnerReportCode, { code: CommandCode; hint: string }>> = {
-  EngineNotExecutable: {
-    code: 'VERIFY_TENSORRT_PLAN',
-    hint: 'verify real TensorRT plans with the ExecuTorch runtime built with the Torch-TensorRT delegate; the bundled runner executes trtx reference engines only',
-  },
-  BackendMissing: {
-    code: 'VERIFY_BACKEND_MISSING',
-    hint: 'the bundled runner has the TensorRT backend only; run the program where its other backends are built in',
-  },
-  OperatorMissing: {
-    code: 'VERIFY_KERNEL_MISSING',
-    hint: 'the bundled runner links ExecuTorch\u2019s portable and optimized CPU kernels; run the program where the kernel libraries it calls are linked',
-  },
-  PlannedMemoryLimit: {
-    code: 'VERIFY_MEMORY_LIMIT',
-    hint: 'the program plans more host memory than this machine has; verify it on a machine where it fits',
-  },
-  DeviceUnavailable: {
-    code: 'VERIFY_NO_GPU',
-    hint: 'drop --device cuda to verify on the CPU, or run on a machine with the GPUs the program targets and a CUDA build of the runner',
-  },
-};
-
-const environmentOf = (code: string) => (Object.hasOwn(ENVIRONMENT, code) ? ENVIRONMENT[code as RunnerReportCode] : undefined);
-
 function memoryOf(r: RunnerReport): VerifyMemory {
   const m = r.memory;
   return {
@@ -183,7 +160,7 @@ async function checkFirst(
 export async function verifyProgram(path: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
   const tooFew = (n: number) => {
     if (!Number.isInteger(n) || n < 2)
-      throw new TrtxError('VERIFY_STEPS', '--steps', `${n} steps: verify needs at least 2 to see a cache persist`, { kind: 'usage' });
+      throw new TrtxError('VERIFY_STEPS', '--steps', `${n} steps: verify needs at least 2 to see a cache persist`);
   };
   if (opts.steps !== undefined) tooFew(opts.steps);
   const modes = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
@@ -241,6 +218,13 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     if (naming.note) base.notes.push(naming.note);
     base.caches = caches = naming.caches ?? caches;
     const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild });
+    // Who writes and who reads the state (state-roles.ts), read off the file the runner runs so names match its report.
+    const primary = variants[variants.length - 1];
+    const roles = await withPte(primary.runPath ?? primary.path, (p) => stateRoles(p, methods));
+    if (roles.shared)
+      base.notes.push(
+        `${methods.join(', ')} share mutable buffers (planned with share_mutable_buffers): the persistent runs load them as ExecuTorch requires for that, Module(share_memory_arenas=true); the fresh run loads each method alone`,
+      );
 
     // A zero-copy twin derived here is not a file anyone deploys as it is: it
     // stands for the program `rewrite --zero-copy-kv` writes, whose contract
@@ -270,6 +254,8 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
         steps,
         callerStream,
         freshState,
+        // Methods planned to share state share it only through one arena (state-roles.ts); a fresh load has arenas of its own.
+        shareArenas: roles.shared && !freshState,
         budget: opts.budget,
         device: opts.device,
         arenaFill: 'poison',
@@ -285,7 +271,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
           env.code,
           v.path,
           `${e?.message ?? 'the program cannot run here'} (an environment result, not a failed program)`,
-          { kind: 'usage', hint: env.hint },
+          { hint: env.hint },
         );
       }
       reports.set(key, r.report);
@@ -315,7 +301,6 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     const get = (v: Variant, cs: boolean, fresh = false, i = runInit) => reports.get(`${v.name}/${cs}/${fresh}/${i}`)!;
 
     for (const v of variants) for (const cs of modes) await run(v, cs, false);
-    const primary = variants[variants.length - 1];
     const fresh = await run(primary, false, true);
     const first = get(variants[0], modes[0]);
     const primaryReport = get(primary, false);
@@ -347,15 +332,21 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
           );
       }
     }
+    const writes = new Map([...roles.methods].map(([m, r]) => [m, r.writes]));
     if (completed && caches.length) {
       for (const v of variants)
-        for (const cs of modes) assertions.push(cachesChangeEveryStep(get(v, cs), caches, `${v.name} (stream ${cs ? 'on' : 'off'})`));
+        for (const cs of modes)
+          assertions.push(cachesChangeEveryStep(get(v, cs), caches, `${v.name} (stream ${cs ? 'on' : 'off'})`, writes));
     }
-    // Only a program with state across executions (named mutable buffers) has a "previous step" to see.
-    const stateful = first.methods.some((m) => m.steps.some((st) => st.buffers.length > 0));
+    // Only a method that reads state it writes has a "previous step" to see;
+    // one that reads only what other methods write must see what they wrote;
+    // one that only writes is seen through its readers (state-roles.ts).
+    const keeping = new Set([...roles.methods].filter(([, r]) => keepsState(r)).map(([m]) => m));
     // Runs that read poison compute NaN whatever the caches held: comparing them proves nothing.
     const readPoison = writtenFirst !== null && !writtenFirst.ok;
-    if (completed && stateful && !readPoison) assertions.push(persistentDiffersFromFresh(primaryReport, fresh, primary.name));
+    if (completed && keeping.size && !readPoison) assertions.push(persistentDiffersFromFresh(primaryReport, fresh, primary.name, keeping));
+    for (const [m, r] of completed && !readPoison ? roles.methods : [])
+      if (!keeping.has(m) && r.readsFrom.length) assertions.push(readsWhatWasWritten(primaryReport, fresh, m, r.readsFrom, primary.name));
 
     if (completed && reference) {
       const tolerance = { atol: opts.atol, rtol: opts.rtol };

@@ -1,0 +1,172 @@
+// What kind of model file `trtx export` was given, read from its bytes in
+// TypeScript before any Python starts, so a file export cannot take is named
+// in milliseconds rather than after torch has imported. Nothing here
+// unpickles anything: only the zip central directory, and the opcodes of a
+// pickle are looked at.
+//
+//   exported_program  torch.export.save: a PT2 archive (`archive_format` is
+//                     "pt2", models/*.json) or the older flat zip with
+//                     serialized_exported_program.json
+//   torchscript       torch.jit.save: constants.pkl or a code/ folder
+//   module            torch.save(model): a pickle naming the module's class
+//   state_dict        torch.save(model.state_dict()) (or a checkpoint dict of
+//                     them): a pickle of tensors in (Ordered)dicts, no class
+//   pickle            another pickle: the bridge decides (--allow-pickle)
+//   aoti_package      a PT2 archive without an ExportedProgram
+//   program           an ExecuTorch program (.pte)
+//   unknown           anything else
+// The same layouts python-bridge/trtx_bridge/sniff.py reads; torch's zip
+// writer (torch/serialization.py, caffe2's PyTorchStreamWriter) stores every
+// record uncompressed under one top-level folder named after the file.
+
+import { open } from 'node:fs/promises';
+import { inflateRawSync } from 'node:zlib';
+
+export type ModelKind = 'exported_program' | 'torchscript' | 'module' | 'state_dict' | 'pickle' | 'aoti_package' | 'program' | 'unknown';
+
+/** Pickle bytes read at most: a state dict's data.pkl is kilobytes; a module's rarely more than a few MiB. */
+const PICKLE_LIMIT = 16 * 1024 * 1024;
+
+interface ZipEntry {
+  name: string;
+  method: number;
+  compressed: number;
+  local: number;
+}
+
+type Reader = (offset: number, length: number) => Promise<Buffer>;
+
+/** The central directory of a zip (ZIP64 included), or null when it cannot be found. */
+async function zipEntries(read: Reader, size: number): Promise<ZipEntry[] | null> {
+  const tailLength = Math.min(size, 65557);
+  const tail = await read(size - tailLength, tailLength);
+  const eocd = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (eocd < 0 || eocd + 22 > tail.length) return null;
+  let cdSize = tail.readUInt32LE(eocd + 12);
+  let cdOffset = tail.readUInt32LE(eocd + 16);
+  if (cdOffset === 0xffffffff && eocd >= 20 && tail.readUInt32LE(eocd - 20) === 0x07064b50) {
+    const record = await read(Number(tail.readBigUInt64LE(eocd - 12)), 56);
+    if (record.length < 56 || record.readUInt32LE(0) !== 0x06064b50) return null;
+    cdSize = Number(record.readBigUInt64LE(40));
+    cdOffset = Number(record.readBigUInt64LE(48));
+  }
+  if (cdOffset + cdSize > size || cdSize > 64 * 1024 * 1024) return null;
+  const cd = await read(cdOffset, cdSize);
+  const out: ZipEntry[] = [];
+  for (let at = 0; at + 46 <= cd.length && cd.readUInt32LE(at) === 0x02014b50;) {
+    const nameLength = cd.readUInt16LE(at + 28);
+    const extraLength = cd.readUInt16LE(at + 30);
+    const commentLength = cd.readUInt16LE(at + 32);
+    let compressed = cd.readUInt32LE(at + 20);
+    const uncompressed = cd.readUInt32LE(at + 24);
+    let local = cd.readUInt32LE(at + 42);
+    const name = cd.toString('utf8', at + 46, at + 46 + nameLength);
+    // ZIP64 extended information: the 8-byte values of the fields set to 0xffffffff, in order.
+    const extra = cd.subarray(at + 46 + nameLength, at + 46 + nameLength + extraLength);
+    for (let e = 0; e + 4 <= extra.length; e += 4 + extra.readUInt16LE(e + 2)) {
+      if (extra.readUInt16LE(e) !== 1) continue;
+      let f = e + 4;
+      const next = () => (f + 8 <= extra.length ? Number(extra.readBigUInt64LE((f += 8) - 8)) : 0);
+      if (uncompressed === 0xffffffff) next();
+      if (compressed === 0xffffffff) compressed = next();
+      if (local === 0xffffffff) local = next();
+    }
+    out.push({ name, method: cd.readUInt16LE(at + 10), compressed, local });
+    at += 46 + nameLength + extraLength + commentLength;
+  }
+  return out;
+}
+
+async function entryBytes(read: Reader, e: ZipEntry, limit: number): Promise<Buffer | null> {
+  const header = await read(e.local, 30);
+  if (header.length < 30 || header.readUInt32LE(0) !== 0x04034b50) return null;
+  const start = e.local + 30 + header.readUInt16LE(26) + header.readUInt16LE(28);
+  const data = await read(start, Math.min(e.compressed, limit));
+  if (e.method === 0) return data;
+  if (e.method !== 8 || e.compressed > limit) return null;
+  try {
+    return inflateRawSync(data);
+  } catch {
+    return null;
+  }
+}
+
+// Globals a pickle of tensors names: containers, torch's tensor and storage
+// rebuilders (torch/_utils.py, torch/storage.py), dtypes and devices. Any
+// other class it names is code the pickle runs: a module (or an object of
+// the user's) that only unpickling, with --allow-pickle, can load.
+const DATA_GLOBAL = [
+  /^collections\.(OrderedDict|defaultdict)$/,
+  /^torch\._utils\._rebuild_\w+$/,
+  /^torch\.(\w+Storage|storage\.\w+|device|Size|float\w*|bfloat16|u?int\d+|bool|complex\w*|Tensor)$/,
+  /^torch\._tensor\._rebuild_from_type_v2$/,
+  /^torch\.nn\.parameter\.Parameter$/,
+  /^_?_?builtins?_?_?\.(set|frozenset|tuple|list|dict|slice|bytearray|complex)$/,
+  /^_codecs\.encode$/,
+  /^numpy\.(core\.multiarray\._reconstruct|dtype|ndarray|core\.multiarray\.scalar)$/,
+];
+const TENSOR_GLOBAL = /^torch\._utils\._rebuild_(tensor\w*|parameter\w*)$/;
+
+/**
+ * The globals a pickle names: GLOBAL (`c module\nname\n`, protocols 0-3, what
+ * torch.save writes at its default protocol 2) and STACK_GLOBAL (protocol 4+:
+ * two SHORT_BINUNICODE strings, each maybe memoized, then 0x93). Read off the
+ * bytes as patterns, not by running the pickle; a zip's data.pkl holds the
+ * pickle alone (tensor data is in records of its own).
+ */
+export function pickleGlobals(bytes: Buffer): string[] {
+  const text = bytes.toString('latin1');
+  const out = new Set<string>();
+  for (const m of text.matchAll(/c([A-Za-z_][\w.]*)\n([A-Za-z_][\w.]*)\n/g)) out.add(`${m[1]}.${m[2]}`);
+  for (const m of text.matchAll(/\x8c[\s\S]([A-Za-z_][\w.]*)\x94?\x8c[\s\S]([A-Za-z_][\w.]*)\x94?\x93/g)) out.add(`${m[1]}.${m[2]}`);
+  return [...out];
+}
+
+/** module, state_dict or pickle, from what the pickle names. */
+export function pickleKind(bytes: Buffer): { kind: 'module' | 'state_dict' | 'pickle'; classes: string[] } {
+  const globals = pickleGlobals(bytes);
+  const classes = globals.filter((g) => !DATA_GLOBAL.some((r) => r.test(g)));
+  if (classes.length) return { kind: 'module', classes };
+  return { kind: globals.some((g) => TENSOR_GLOBAL.test(g)) ? 'state_dict' : 'pickle', classes: [] };
+}
+
+const relative = (name: string) => {
+  const slash = name.indexOf('/');
+  return slash < 0 ? name : name.slice(slash + 1);
+};
+
+/** The kind of the model file at `path` (`size` bytes), with the classes a module pickle names. */
+export async function modelKind(path: string, size: number): Promise<{ kind: ModelKind; classes: string[] }> {
+  const fh = await open(path, 'r');
+  try {
+    const read: Reader = async (offset, length) => {
+      const b = Buffer.alloc(Math.max(0, Math.min(length, size - offset)));
+      if (b.length) await fh.read(b, 0, b.length, offset);
+      return b;
+    };
+    const head = await read(0, 8);
+    const none = { classes: [] as string[] };
+    if (head.subarray(4, 8).toString('latin1') === 'ET12') return { kind: 'program', ...none };
+    if (head[0] === 0x80 && head.length > 1 && head[1] >= 2 && head[1] <= 5) return pickleKind(await read(0, PICKLE_LIMIT));
+    if (head.subarray(0, 2).toString('latin1') !== 'PK') return { kind: 'unknown', ...none };
+    const entries = await zipEntries(read, size);
+    if (!entries) return { kind: 'unknown', ...none };
+    const names = entries.map((e) => relative(e.name));
+    const at = names.indexOf('archive_format');
+    if (at >= 0) {
+      const format = await entryBytes(read, entries[at], 64);
+      if (format?.toString('latin1').trim() === 'pt2')
+        return { kind: names.some((n) => n.startsWith('models/') && n.endsWith('.json')) ? 'exported_program' : 'aoti_package', ...none };
+    }
+    if (names.includes('serialized_exported_program.json')) return { kind: 'exported_program', ...none };
+    if (names.includes('constants.pkl') || names.some((n) => n.startsWith('code/'))) return { kind: 'torchscript', ...none };
+    const data = names.indexOf('data.pkl');
+    if (data >= 0) {
+      const bytes = await entryBytes(read, entries[data], PICKLE_LIMIT);
+      return bytes ? pickleKind(bytes) : { kind: 'pickle', ...none };
+    }
+    return { kind: 'unknown', ...none };
+  } finally {
+    await fh.close();
+  }
+}
