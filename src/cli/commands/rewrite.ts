@@ -11,6 +11,7 @@ import { parseRuntimes } from '../../checks/runtime-rules.js';
 import { findingsOf, runPipeline } from '../../pipeline/run.js';
 import type { RewriteRequest } from '../../pipeline/request.js';
 import { journalPath, type RewriteWrite } from '../../pte/in-place.js';
+import type { StaleTemps } from '../../util/stale-temps.js';
 import { describeHolder } from '../../util/file-lock.js';
 import { TrtxError } from '../../util/errors.js';
 import { escapeControls } from '../../util/escape.js';
@@ -78,6 +79,15 @@ function describeWrite(w: RewriteWrite, input: string): string[] {
   const r = w.result;
   const lines = w.fallback ? [`cannot rewrite in place (${w.fallback}); fell back to a full atomic rewrite`] : [];
   return [...lines, `wrote ${r.path} (${formatIEC(BigInt(r.fileSize))}), segments aligned to ${r.alignment}`];
+}
+
+/** What the claim of the target did with killed writers' temporary files (src/util/stale-temps.ts). */
+function staleLines(stale: StaleTemps | null): string[] {
+  if (!stale) return [];
+  return [
+    ...stale.removed.map((p) => `removed ${p}: a temporary file of a trtx writer that was killed`),
+    ...stale.left.map((l) => `note: left ${l.path}: ${l.why}: ${l.remove}`),
+  ];
 }
 
 export function registerRewrite(program: Command): void {
@@ -175,10 +185,12 @@ export function registerRewrite(program: Command): void {
             warnings,
             file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
             segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
+            stale_temporary_files: outcome.stale ?? { removed: [], left: [] },
           });
           return EXIT_OK;
         }
         if (recovered) ctx.print(`finished an interrupted in-place rewrite of ${input} from ${journalPath(input)}`);
+        for (const l of staleLines(outcome.stale)) ctx.print(l);
         if (reports.length === 0) ctx.print('canonical re-encoding, no transformation asked');
         for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
         for (const l of describeWrite(written, input)) ctx.print(l);
