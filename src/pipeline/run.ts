@@ -43,6 +43,8 @@ export interface OutputTarget {
   signal?: AbortSignal;
   /** Write nothing when no pass changed anything (in place, nothing is ever written then). */
   skipUnchanged?: boolean;
+  /** In place: a fallback to a full rewrite may replace a file that has other hard links. */
+  breakHardLinks?: boolean;
 }
 
 /** A target validated and locked, held until `lock.release()`. */
@@ -187,6 +189,7 @@ async function rewriteOpened(
     changed,
     onProgress: target.onProgress,
     signal: target.signal,
+    breakHardLinks: target.breakHardLinks,
   });
   return { ...run, refused: false, written };
 }
