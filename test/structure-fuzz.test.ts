@@ -4,8 +4,8 @@
 // fuzz.ts), each through check, inspect (text, --json, --html), diff
 // (text, --json, --html) and rewrite, in one child process whose V8 heap
 // is capped. Every command ends in exit 0, 1 or 2 with a code, never
-// INTERNAL, never a crash. TRTX_STRUCTURE_FUZZ_MUTANTS (default 12, two of
-// each shape) and TRTX_STRUCTURE_FUZZ_SEED (default 27) widen or replay it.
+// INTERNAL, never a crash. TRTX_STRUCTURE_FUZZ_MUTANTS (default 18, each
+// shape on each of the three seed programs) and TRTX_STRUCTURE_FUZZ_SEED (default 27) widen or replay it.
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { resolve } from 'node:path';
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { SHAPE_NAMES } from './helpers/structure-fuzz.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const MUTANTS = Number(process.env.TRTX_STRUCTURE_FUZZ_MUTANTS ?? 2 * SHAPE_NAMES.length);
+const MUTANTS = Number(process.env.TRTX_STRUCTURE_FUZZ_MUTANTS ?? 3 * SHAPE_NAMES.length);
 const SEED = Number(process.env.TRTX_STRUCTURE_FUZZ_SEED ?? 27);
 /** The child's V8 heap: the report and decode budgets keep every command far below it. */
 const HEAP_MIB = 768;

@@ -104,15 +104,16 @@ const SHAPES: Record<string, Shape> = {
 
 export const SHAPE_NAMES = Object.keys(SHAPES);
 
-/** The `index`-th structure mutant of run `runSeed`: every shape in turn, on a seed and at a scale the rng picks. */
+/** The `index`-th structure mutant of run `runSeed`: every shape on every seed in turn, at a scale the rng picks. */
 export function structureMutant(
   runSeed: number,
   index: number,
   seeds: StructureSeed[],
 ): { seed: StructureSeed; shape: string; detail: string; bytes: Uint8Array } {
   const rng = rngOf((runSeed ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0);
-  const seed = seeds[int(rng, seeds.length)];
+  // Every shape on every seed program in turn; the scale is the rng's.
   const shape = SHAPE_NAMES[index % SHAPE_NAMES.length];
+  const seed = seeds[Math.floor(index / SHAPE_NAMES.length) % seeds.length];
   const program = structuredClone(seed.program);
   const detail = SHAPES[shape](rng, program);
   return { seed, shape, detail, bytes: encodePte(program, seed.segments) };
