@@ -2,7 +2,7 @@
 // --in-place: what it prints, what it writes (decoded again), its refusals
 // and exit codes.
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { buildProgram, writeFixture } from '../src/examples/builder.js';
@@ -203,9 +203,69 @@ describe('trtx rewrite --in-place', () => {
 
     const again = await runCli(['rewrite', input, '--in-place', '--budget', '4GiB']);
     expect(again.code).toBe(0);
-    expect(again.stdout.split('\n')[0]).toBe(`finished an interrupted in-place rewrite of ${input} from ${journalPath(input)}`);
+    expect(again.stdout.split('\n')[0]).toBe(`finished an interrupted rewrite of ${input} from ${journalPath(input)}`);
     expect(again.stdout).toContain('weight_streaming_budget 2 GiB (2147483648 bytes) -> 4 GiB (4294967296 bytes)');
     expect(await budgets(input)).toEqual([4n << 30n, 'CudaBackend', 4n << 30n]);
     expect(existsSync(journalPath(input))).toBe(false);
+  });
+
+  it('a rerun asking what the interrupted rewrite was writing says it finished it, not that nothing changed', async () => {
+    const input = await fixture(trtBesideCuda());
+    const pte = await openPte(input);
+    const segs = pte.program.segments.map((s) => ({ ...s }));
+    const report = budgetPass({ budget: 2n << 30n })(pte.program);
+    const crash = (s: string) => {
+      if (s === 'body') throw new Error('killed');
+    };
+    await expect(
+      publishRewrite(pte, pte.program, segs, { inPlace: true, output: input, changed: report.changed, hooks: { afterStep: crash } }),
+    ).rejects.toThrow('killed');
+    await pte.close();
+    const again = await runCli(['rewrite', input, '--in-place', '--budget', '2GiB']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`finished an interrupted rewrite of ${input}`);
+    expect(again.stdout).toContain('the finished rewrite already has what was asked; nothing more to write');
+    expect(again.stdout).not.toContain('nothing changed');
+    expect(await budgets(input)).toEqual([2n << 30n, 'CudaBackend', 2n << 30n]);
+  });
+});
+
+describe('trtx rewrite --in-place on a file with hard links', () => {
+  it('refuses a fallback that would replace the file (REWRITE_HARD_LINKS), touching nothing', async () => {
+    const input = await fixture(trtBesideCuda(), 16);
+    const other = `${input}.link`;
+    linkSync(input, other);
+    const before = readFileSync(input);
+    const r = await runCli(['rewrite', input, '--in-place', '--budget', '8GiB']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('REWRITE_HARD_LINKS');
+    expect(r.stderr).toContain('its 1 other hard link(s) would keep the old program');
+    expect(r.stderr).toContain('--break-hard-links');
+    expect(readFileSync(input).equals(before)).toBe(true);
+    expect(statSync(input).nlink).toBe(2);
+  });
+
+  it('with --break-hard-links replaces it and says so, in text and --json', async () => {
+    const input = await fixture(trtBesideCuda(), 16);
+    linkSync(input, `${input}.link`);
+    const r = await runCli(['rewrite', input, '--in-place', '--budget', '8GiB', '--break-hard-links']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`note: --break-hard-links: ${input} is a new file now; its 1 other hard link(s) still name the old program`);
+    expect(statSync(input).nlink).toBe(1);
+    expect(await budgets(input)).toEqual([8n << 30n, 'CudaBackend', 8n << 30n]);
+    expect(await budgets(`${input}.link`)).not.toEqual([8n << 30n, 'CudaBackend', 8n << 30n]);
+
+    const again = await fixture(trtBesideCuda(), 16);
+    linkSync(again, `${again}.link`);
+    const doc = JSON.parse((await runCli(['rewrite', again, '--in-place', '--budget', '8GiB', '--break-hard-links', '--json'])).stdout);
+    expect(doc).toMatchObject({ mode: 'atomic', hard_links_broken: 1 });
+  });
+
+  it('a head that fits is written into the file itself: its links see the change', async () => {
+    const input = await fixture(trtBesideCuda());
+    linkSync(input, `${input}.link`);
+    const r = await runCli(['rewrite', input, '--in-place', '--budget', '30GiB', '--json']);
+    expect(JSON.parse(r.stdout)).toMatchObject({ mode: 'in-place', hard_links_broken: 0 });
+    expect(await budgets(`${input}.link`)).toEqual([30n << 30n, 'CudaBackend', 30n << 30n]);
   });
 });

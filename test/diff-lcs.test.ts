@@ -90,3 +90,26 @@ describe('pairBy', () => {
     expect(p.onlyB).toEqual(['a', 'c']);
   });
 });
+
+describe('diffKeys on long sequences with little in common', () => {
+  // Myers' search is O((N+M)D): 150,000 instructions against 150,000 others
+  // would take hours. Past its work bound (src/diff/lcs.ts) the script is
+  // still valid, every element accounted for once, in order.
+  it('ends with a valid script when two long sequences share nothing', () => {
+    const n = 150_000;
+    const a = Array.from({ length: n }, (_, i) => `a${i}`);
+    const b = Array.from({ length: n }, (_, i) => (i % 1000 === 0 ? `a${i}` : `b${i}`));
+    const script = diffKeys(a, b);
+    let i = 0;
+    let j = 0;
+    for (const e of script) {
+      if (e.op === 'keep') {
+        expect(a[e.a]).toBe(b[e.b]);
+        i++;
+        j++;
+      } else if (e.op === 'remove') i++;
+      else j++;
+    }
+    expect([i, j]).toEqual([n, n]);
+  });
+});

@@ -57,6 +57,19 @@ export interface CheckFilesReport {
 /** One file's entry: checked (with its report) or refused. */
 export type CheckedFile = { file: string; result: FileCheck; report: CheckReport } | { file: string; refusal: CheckRefusal };
 
+/** What the summary of several files needs of each: its report or refusal, never its decoded program. */
+export type FileEntry = { file: string; report: CheckReport } | { file: string; refusal: CheckRefusal };
+
+/**
+ * The entry `check FILE...` keeps once a file is printed: the decoded
+ * program (and the bytes its inline data views) is dropped, and without
+ * --json the findings too, so memory stays flat in the number of files.
+ */
+export function retainedEntry(entry: CheckedFile, keepDiagnostics: boolean): FileEntry {
+  if ('refusal' in entry) return { file: entry.file, refusal: entry.refusal };
+  return { file: entry.file, report: keepDiagnostics ? entry.report : { ...entry.report, engines: null, diagnostics: [] } };
+}
+
 /** Whether a result fails: any error, or any warning under --strict. */
 export function failsCheck(r: Pick<CheckResult, 'summary'>, strict: boolean): boolean {
   return r.summary.errors > 0 || (strict && r.summary.warnings > 0);
@@ -108,7 +121,7 @@ export async function checkOneOf(file: string, opts: FileCheckOptions): Promise<
 const plural = (n: number, one: string) => `${n} ${n === 1 ? one : `${one}s`}`;
 
 /** The trtx.check-files/1 document of the entries, in the order checked. */
-export function filesReport(entries: readonly CheckedFile[], opts: FileCheckOptions): CheckFilesReport {
+export function filesReport(entries: readonly FileEntry[], opts: FileCheckOptions): CheckFilesReport {
   const reports = entries.flatMap((e) => ('report' in e ? [e.report] : []));
   const failed = reports.filter((r) => !r.ok);
   const unreadable = entries.flatMap((e) => ('refusal' in e ? [e.refusal] : []));

@@ -92,8 +92,11 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
           'drop the initial state and initialise the buffer in the application after load_method, or keep the buffer in a host arena (staged)',
         );
       } else {
+        // Appended, not copied: an arena may hold tens of thousands of buffers.
         const key = `arena ${b.arena} on ${b.device}`;
-        uninitialised.set(key, [...(uninitialised.get(key) ?? []), b]);
+        const list = uninitialised.get(key);
+        if (list) list.push(b);
+        else uninitialised.set(key, [b]);
       }
     }
     for (const [arena, buffers] of uninitialised) {

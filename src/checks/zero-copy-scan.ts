@@ -154,7 +154,12 @@ export function scanMethod(
   const at = (v: number) => `${method} > ${valueLabel(plan, v)}`;
   const zc = new Map<number, Use[]>();
   const direct = new Map<number, Use[]>();
-  const push = <K, T>(m: Map<K, T[]>, k: K, x: T) => void m.set(k, [...(m.get(k) ?? []), x]);
+  // Appended, not copied (a copy per element is quadratic in a list's length).
+  const push = <K, T>(m: Map<K, T[]>, k: K, x: T) => {
+    const list = m.get(k);
+    if (list) list.push(x);
+    else m.set(k, [x]);
+  };
   const s: MethodScan = { program, p, plan, method, emit, vs, buffers, refs, at, zc, direct, sharedMap, push };
   checkDelegateSide(s);
   return s;

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { TrtxError, isTrtxError } from '../util/errors.js';
 import { escapeControls } from '../util/escape.js';
+import { chargeOutput, stringifyWithinBudget } from '../util/report-budget.js';
 import { writeStderr as toStderr, writeStdout as toStdout } from './status-line.js';
 
 export { EXIT_OK, EXIT_USAGE, EXIT_REFUSED as EXIT_CHECK } from '../codes/exit.js';
@@ -101,14 +102,19 @@ export function makeCtx(opts: GlobalOptions): Ctx {
       return getLog();
     },
     stderrIsTTY: Boolean(process.stderr.isTTY),
+    // Everything a command writes to stdout is metered against the report
+    // budget (src/util/report-budget.ts); the refusal is written apart.
     print: (line = '') => {
-      if (!json) toStdout(escapeControls(line, color) + '\n');
+      if (json) return;
+      chargeOutput(line.length + 1, 'stdout');
+      toStdout(escapeControls(line, color) + '\n');
     },
     printDocument: (text) => {
+      chargeOutput(text.length + 1, 'stdout');
       toStdout(text + '\n');
     },
     emitJson: (value) => {
-      toStdout(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');
+      toStdout(stringifyWithinBudget(value, 'the --json document') + '\n');
     },
   };
 }

@@ -46,6 +46,8 @@ export const OUTPUT_CODES = {
   WRITE_SEGMENTS: 'the program and the segment sources given to the writer disagree in number',
   WRITE_SOURCE_TRUNCATED: 'a segment\u2019s source ended before its size',
   REWRITE_LOCKED: 'another writer holds the output\u2019s lock (with --no-wait)',
+  REWRITE_HARD_LINKS:
+    'an --in-place rewrite would replace the file by a new one, and the file has other hard links that would keep the old program (--break-hard-links allows it)',
   LOCK_UNAVAILABLE: 'flock(1) is not installed, so the writer lock cannot be taken',
   LOCK_FAILED: 'taking the writer lock failed',
 } as const;

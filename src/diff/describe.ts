@@ -33,16 +33,15 @@ function whereOf(view: MethodView, t: Tensor): string {
 /** Dtype, shape and place of a tensor without looking at its name or role. */
 export const anonymousTensor = (view: MethodView, t: Tensor) => `${shapeOf(t)}${whereOf(view, t)}`;
 
-function ioRole(view: MethodView, index: number): string | null {
-  const i = view.plan.inputs.indexOf(index);
-  if (i >= 0) return `in#${i}`;
-  const o = view.plan.outputs.indexOf(index);
-  return o >= 0 ? `out#${o}` : null;
-}
-
 const doubleText = (d: number) => (Number.isInteger(d) ? d.toFixed(1) : String(d));
 
 export function describeValue(view: MethodView, index: number, opts: DescribeOptions = {}, depth = 0): string {
+  // What the text will hold is charged first where it grows with the
+  // program (a shape, a list), so a repeated reference is refused before
+  // it is written out again.
+  const v = view.plan.values[index];
+  const width = v?.type === 'Tensor' ? v.tensor.sizes.length : v && 'items' in v ? v.items.length : 0;
+  chargeReport(2 * width, `${view.name} > value %${index}`);
   const text = valueText(view, index, opts, depth);
   chargeReport(text.length + 8, `${view.name} > value %${index}`);
   return text;
@@ -80,7 +79,7 @@ function valueText(view: MethodView, index: number, opts: DescribeOptions, depth
     case 'Tensor': {
       const name = tensorName(v.tensor);
       if (name) return shortName(name);
-      const role = ioRole(view, index) ?? (opts.delegateRoles ? view.roles.get(index) : undefined);
+      const role = view.io.get(index) ?? (opts.delegateRoles ? view.roles.get(index) : undefined);
       return role ?? anonymousTensor(view, v.tensor);
     }
   }

@@ -10,6 +10,7 @@ import { pairBy } from './match.js';
 import type { ArenaChange, ArenaState, IoChange, MethodDiff, TensorChange, TensorPlace } from './report.js';
 import type { MethodView } from './view.js';
 import { shortName } from '../util/display.js';
+import { chargeReport } from '../util/report-budget.js';
 
 function arenaState(view: MethodView, index: number): ArenaState | null {
   const size = view.plan.nonConstBufferSizes[index];
@@ -29,6 +30,7 @@ export function diffArenas(a: MethodView, b: MethodView): ArenaChange[] {
 }
 
 function tensorPlace(view: MethodView, t: Tensor): TensorPlace {
+  chargeReport(2 * t.sizes.length + 64, `${view.name} > tensor ${shortName(tensorName(t) ?? '')}`);
   const p = placement(view.plan, t);
   return {
     dtype: dtypeName(t),
@@ -76,6 +78,8 @@ export function diffTensors(a: MethodView, b: MethodView): TensorChange[] {
 function signatureText(view: MethodView, index: number): string {
   const v = view.plan.values[index];
   if (v?.type !== 'Tensor') return describeValue(view, index);
+  // Charged before the shape is written out: one tensor may be every input.
+  chargeReport(2 * v.tensor.sizes.length + 64, `${view.name} > value %${index}`);
   const name = tensorName(v.tensor);
   return name ? `${shortName(name)} ${shapeOf(v.tensor)}` : anonymousTensor(view, v.tensor);
 }

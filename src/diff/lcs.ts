@@ -19,8 +19,21 @@ function intern(a: readonly string[], b: readonly string[]): [Int32Array, Int32A
   return [Int32Array.from(a, id), Int32Array.from(b, id)];
 }
 
-/** Marks, in `keepA`/`keepB`, the elements of one longest common subsequence. */
+/**
+ * Myers' search costs O((N+M)D): two long sequences with nothing in common
+ * (a hostile pair of programs, each a million instructions) would take
+ * hours. The search is given WORK_PER_ELEMENT steps per element (plus a
+ * floor): past that, what is left unmatched is reported as removed and
+ * added (keyedChanges still pairs equal keys as moves), a correct edit
+ * script that is no longer minimal. Real rewrites change a few hundred
+ * instructions and stay far below it.
+ */
+const WORK_PER_ELEMENT = 64;
+const WORK_FLOOR = 4_000_000;
+
+/** Marks, in `keepA`/`keepB`, the elements of one longest common subsequence (or a common subsequence, past the work bound). */
 function markCommon(a: Int32Array, b: Int32Array, keepA: Uint8Array, keepB: Uint8Array): void {
+  const work = { left: WORK_FLOOR + WORK_PER_ELEMENT * (a.length + b.length) };
   // An explicit stack: the recursion is shallow in practice, but a hostile
   // program should not be able to choose the depth of our call stack.
   const stack: [number, number, number, number][] = [[0, a.length, 0, b.length]];
@@ -34,8 +47,8 @@ function markCommon(a: Int32Array, b: Int32Array, keepA: Uint8Array, keepB: Uint
       keepA[--aHi] = 1;
       keepB[--bHi] = 1;
     }
-    if (aLo === aHi || bLo === bHi) continue;
-    const split = middleSnake(a, b, aLo, aHi, bLo, bHi);
+    if (aLo === aHi || bLo === bHi || work.left <= 0) continue;
+    const split = middleSnake(a, b, aLo, aHi, bLo, bHi, work);
     if (!split) continue;
     const [x, y] = split;
     stack.push([aLo + x, aHi, bLo + y, bHi], [aLo, aLo + x, bLo, bLo + y]);
@@ -45,9 +58,17 @@ function markCommon(a: Int32Array, b: Int32Array, keepA: Uint8Array, keepB: Uint
 /**
  * The point (x, y), relative to (aLo, bLo), where a forward and a reverse
  * furthest-reaching D-path overlap; both halves of an optimal script meet
- * there. Null only when the two ranges share nothing at all.
+ * there. Null when the two ranges share nothing at all, or when the work bound is spent.
  */
-function middleSnake(a: Int32Array, b: Int32Array, aLo: number, aHi: number, bLo: number, bHi: number): [number, number] | null {
+function middleSnake(
+  a: Int32Array,
+  b: Int32Array,
+  aLo: number,
+  aHi: number,
+  bLo: number,
+  bHi: number,
+  work: { left: number },
+): [number, number] | null {
   const n = aHi - aLo;
   const m = bHi - bLo;
   const maxD = Math.ceil((n + m) / 2);
@@ -66,6 +87,9 @@ function middleSnake(a: Int32Array, b: Int32Array, aLo: number, aHi: number, bLo
   let rStart = 0;
   let rEnd = 0;
   for (let d = 0; d < maxD; d++) {
+    // Each round visits at most 2d + 2 diagonals per direction; snakes are charged as they run.
+    work.left -= 2 * d + 2;
+    if (work.left <= 0) return null;
     for (let k = -d + fStart; k <= d - fEnd; k += 2) {
       const kOff = offset + k;
       let x = k === -d || (k !== d && fwd[kOff - 1] < fwd[kOff + 1]) ? fwd[kOff + 1] : fwd[kOff - 1] + 1;
@@ -73,6 +97,7 @@ function middleSnake(a: Int32Array, b: Int32Array, aLo: number, aHi: number, bLo
       while (x < n && y < m && a[aLo + x] === b[bLo + y]) {
         x++;
         y++;
+        work.left--;
       }
       fwd[kOff] = x;
       if (x > n) fEnd += 2;
@@ -89,6 +114,7 @@ function middleSnake(a: Int32Array, b: Int32Array, aLo: number, aHi: number, bLo
       while (x < n && y < m && a[aHi - x - 1] === b[bHi - y - 1]) {
         x++;
         y++;
+        work.left--;
       }
       rev[kOff] = x;
       if (x > n) rEnd += 2;

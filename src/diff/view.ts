@@ -40,6 +40,8 @@ export interface MethodView {
   delegates: DelegateView[];
   /** Value index -> `delegateN.binding`, from the first delegate call that passes it. */
   roles: Map<number, string>;
+  /** Value index -> `in#N` (its first place among the inputs), else `out#N`: looked up once per value described. */
+  io: Map<number, string>;
 }
 
 async function delegateView(pte: PteFile, ref: DelegateRef): Promise<DelegateView> {
@@ -105,9 +107,11 @@ export const delegateCalls = (plan: ExecutionPlan): Extract<Instruction, { type:
 export async function methodViews(pte: PteFile): Promise<MethodView[]> {
   const refs = delegatesOf(pte);
   const views: MethodView[] = [];
+  let next = 0;
   for (const [planIndex, plan] of pte.program.executionPlan.entries()) {
     const delegates: DelegateView[] = [];
-    for (const ref of refs) if (ref.planIndex === planIndex) delegates.push(await delegateView(pte, ref));
+    // delegatesOf lists them plan by plan, in order.
+    for (; next < refs.length && refs[next].planIndex === planIndex; next++) delegates.push(await delegateView(pte, refs[next]));
     const roles = new Map<number, string>();
     for (const call of delegateCalls(plan)) {
       const d = delegates[call.delegateIndex];
@@ -117,7 +121,11 @@ export async function methodViews(pte: PteFile): Promise<MethodView[]> {
         if (!roles.has(v)) roles.set(v, `delegate${d.index}.${names[i]}`);
       });
     }
-    views.push({ planIndex, plan, name: plan.name ?? `execution_plan[${planIndex}]`, delegates, roles });
+    // The first place wins, and an input's over an output's: written last.
+    const io = new Map<number, string>();
+    for (let i = plan.outputs.length - 1; i >= 0; i--) io.set(plan.outputs[i], `out#${i}`);
+    for (let i = plan.inputs.length - 1; i >= 0; i--) io.set(plan.inputs[i], `in#${i}`);
+    views.push({ planIndex, plan, name: plan.name ?? `execution_plan[${planIndex}]`, delegates, roles, io });
   }
   return views;
 }

@@ -10,8 +10,10 @@ import type { ExecutionPlan } from '../pte/model.js';
 import { arenaDevice, deviceLabel, placement, planName, scalarTypeName, tensorAt, tensorBytes, tensorName } from '../pte/tensor.js';
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
 import { canonicalTargetDevice } from '../tensorrt/target-device.js';
-import { callsOf, delegatesOf, readDelegate } from '../tensorrt/delegates.js';
+import { callsByDelegate, delegatesOf, readDelegate, type DelegateRef } from '../tensorrt/delegates.js';
 import { D2H_COPY, H2D_COPY, stagingBytes } from '../graph/staging.js';
+import { shortName, shortNameOrNull } from '../util/display.js';
+import { chargeReport } from '../util/report-budget.js';
 
 export interface PlannedTensor {
   value: number;
@@ -85,14 +87,15 @@ export interface MemoryPlan {
 
 function labelOf(plan: ExecutionPlan, value: number, bindingNames: Map<number, string>): string {
   const t = tensorAt(plan, value);
-  return (t && tensorName(t)) ?? bindingNames.get(value) ?? `%${value}`;
+  return shortName((t && tensorName(t)) ?? bindingNames.get(value) ?? `%${value}`);
 }
 
-async function delegatesOfPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan): Promise<PlanDelegate[]> {
+async function delegatesOfPlan(pte: PteFile, plan: ExecutionPlan, refs: readonly DelegateRef[]): Promise<PlanDelegate[]> {
   const out: PlanDelegate[] = [];
-  for (const ref of delegatesOf(pte).filter((r) => r.planIndex === planIndex)) {
+  const callsOfDelegate = callsByDelegate(plan);
+  for (const ref of refs) {
     const { blob } = await readDelegate(pte, ref);
-    const calls = callsOf(plan, ref.delegateIndex);
+    const calls = callsOfDelegate.get(ref.delegateIndex) ?? [];
     const { specs } = decodeCompileSpecs(ref.delegate.compileSpecs, { location: ref.location });
     const d: PlanDelegate = {
       index: ref.delegateIndex,
@@ -106,9 +109,10 @@ async function delegatesOfPlan(pte: PteFile, planIndex: number, plan: ExecutionP
     };
     out.push(d);
     if (!blob || 'error' in blob) continue;
-    const inputs = blob.metadata.io_bindings.filter((b) => b.is_input).map((b) => b.name);
-    const outputs = blob.metadata.io_bindings.filter((b) => !b.is_input).map((b) => b.name);
-    const aliased = new Set(blob.metadata.aliased_io.map((a) => a.output));
+    const inputs = blob.metadata.io_bindings.filter((b) => b.is_input).map((b) => shortName(b.name));
+    const outputs = blob.metadata.io_bindings.filter((b) => !b.is_input).map((b) => shortName(b.name));
+    chargeReport(inputs.length * 128 + outputs.length * 128, ref.location);
+    const aliased = new Set(blob.metadata.aliased_io.map((a) => shortName(a.output)));
     const args = calls[0]?.call.args ?? [];
     // The runtime tells staged from zero-copy by arity alone
     // (docs/zero-copy-kv.md): inputs + outputs, or inputs + outputs - aliased
@@ -116,25 +120,35 @@ async function delegatesOfPlan(pte: PteFile, planIndex: number, plan: ExecutionP
     const elided = args.length === inputs.length + outputs.length - aliased.size && aliased.size > 0;
     const kept = elided ? outputs.filter((o) => !aliased.has(o)) : outputs;
     inputs.forEach((name, i) => d.bindings.push({ binding: name, direction: 'input', value: args[i] ?? null, label: null }));
+    const keptAt = new Map<string, number>();
+    kept.forEach((o, i) => keptAt.has(o) || keptAt.set(o, i));
     outputs.forEach((name) => {
-      const k = kept.indexOf(name);
+      const k = keptAt.get(name) ?? -1;
       d.bindings.push({ binding: name, direction: 'output', value: k < 0 ? null : (args[inputs.length + k] ?? null), label: null });
     });
     d.aliases = blob.metadata.aliased_io.map((a) => ({
-      output: a.output,
-      input: a.input,
+      output: shortName(a.output),
+      input: shortName(a.input),
       kind: a.kind,
-      elided: elided && aliased.has(a.output),
+      elided: elided && aliased.has(shortName(a.output)),
     }));
   }
   return out;
 }
 
-async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan): Promise<MethodPlan> {
+async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan, refs: readonly DelegateRef[]): Promise<MethodPlan> {
   const name = planName(plan, planIndex);
-  const delegates = await delegatesOfPlan(pte, planIndex, plan);
+  const delegates = await delegatesOfPlan(pte, plan, refs);
+  // A value may be listed as an input 100,000 times: roles are appended, and
+  // each is charged to the report budget (src/util/report-budget.ts) as the
+  // page will print it.
   const roles = new Map<number, string[]>();
-  const addRole = (v: number, r: string) => roles.set(v, [...(roles.get(v) ?? []), r]);
+  const addRole = (v: number, r: string) => {
+    chargeReport(r.length + 32, `${name} > value %${v}`);
+    const list = roles.get(v);
+    if (list) list.push(r);
+    else roles.set(v, [r]);
+  };
   plan.inputs.forEach((v, i) => addRole(v, `input ${i}`));
   plan.outputs.forEach((v, i) => addRole(v, `output ${i}`));
   const bindingNames = new Map<number, string>();
@@ -155,6 +169,7 @@ async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan):
       if (op !== H2D_COPY && op !== D2H_COPY) return;
       const [from, to] = ins.args;
       const src = tensorAt(plan, from);
+      chargeReport(256, `${name} > chain ${c} instruction ${i}`);
       copies.push({
         direction: op === H2D_COPY ? 'host->device' : 'device->host',
         from,
@@ -186,9 +201,10 @@ async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan):
       unplanned++;
       return;
     }
+    chargeReport(2 * v.tensor.sizes.length + 256, `${name} > value %${value}`);
     arena.tensors.push({
       value,
-      fqn: tensorName(v.tensor),
+      fqn: shortNameOrNull(tensorName(v.tensor)),
       label: labelOf(plan, value, bindingNames),
       dtype: scalarTypeName(v.tensor.scalarType).toLowerCase(),
       shape: v.tensor.sizes,
@@ -207,9 +223,15 @@ async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan):
 
 export async function memoryPlan(pte: PteFile, opts: { method?: string } = {}): Promise<MemoryPlan> {
   const methods: MethodPlan[] = [];
+  const refs = new Map<number, DelegateRef[]>();
+  for (const r of delegatesOf(pte)) {
+    const list = refs.get(r.planIndex);
+    if (list) list.push(r);
+    else refs.set(r.planIndex, [r]);
+  }
   for (const [i, plan] of pte.program.executionPlan.entries()) {
     if (opts.method !== undefined && plan.name !== opts.method) continue;
-    methods.push(await methodPlan(pte, i, plan));
+    methods.push(await methodPlan(pte, i, plan, refs.get(i) ?? []));
   }
   return { file: pte.path, fileSize: pte.fileSize, methods };
 }

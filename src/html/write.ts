@@ -4,6 +4,7 @@
 // written atomically.
 import { checkOutputTarget } from '../util/target.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { chargeOutput } from '../util/report-budget.js';
 
 const IS_INPUT_HINT = 'name a new file for the report, e.g. report.html';
 
@@ -13,6 +14,8 @@ export function checkReportTarget(target: string, inputs: readonly string[]): Pr
 }
 
 export async function writeReport(target: string, html: string, inputs: readonly string[]): Promise<number> {
+  // A page is output like any other: under the report budget (src/util/report-budget.ts).
+  chargeOutput(html.length, target);
   await checkReportTarget(target, inputs);
   return writeFileAtomic(target, html);
 }

@@ -90,10 +90,14 @@ export interface InspectReport {
 
 function tensorSummary(plan: ExecutionPlan, index: number): TensorSummary {
   const t: Tensor | null = tensorAt(plan, index);
-  if (!t) return { index, name: null, dtype: plan.values[index]?.type ?? 'missing', shape: [], device: '-' };
-  const place = placement(plan, t);
+  if (!t) {
+    chargeReport(96, `${plan.name ?? 'method'} > value %${index}`);
+    return { index, name: null, dtype: plan.values[index]?.type ?? 'missing', shape: [], device: '-' };
+  }
   const name = shortNameOrNull(tensorName(t));
-  chargeReport((name?.length ?? 0) + 96, `${plan.name ?? 'method'} > value %${index}`);
+  // Charged before any work: a shape is printed whole, once per reference.
+  chargeReport((name?.length ?? 0) + 96 + 2 * t.sizes.length, `${plan.name ?? 'method'} > value %${index}`);
+  const place = placement(plan, t);
   return {
     index,
     name,

@@ -16,7 +16,8 @@ import { runChecks, type CheckResult } from '../checks/run.js';
 import type { RuntimeRules } from '../checks/runtime-rules.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
 import type { PassReport } from '../passes/pass.js';
-import { finishInterruptedInPlace, publishRewrite, type RewriteWrite } from '../pte/in-place.js';
+import { finishInterruptedInPlace, journalPath, publishRewrite, type RewriteWrite } from '../pte/in-place.js';
+import { sweepStaleTemps, type StaleTemps } from '../util/stale-temps.js';
 import type { Program } from '../pte/model.js';
 import { openPte, type PteFile } from '../pte/open.js';
 import { readDelegateBlobs } from '../tensorrt/delegate-view.js';
@@ -43,11 +44,15 @@ export interface OutputTarget {
   signal?: AbortSignal;
   /** Write nothing when no pass changed anything (in place, nothing is ever written then). */
   skipUnchanged?: boolean;
+  /** In place: a fallback to a full rewrite may replace a file that has other hard links. */
+  breakHardLinks?: boolean;
 }
 
 /** A target validated and locked, held until `lock.release()`. */
 export interface ClaimedTarget extends OutputTarget {
   lock: TargetLock;
+  /** Temporary files of killed writers of this target: removed, or left and why (src/util/stale-temps.ts). */
+  stale: StaleTemps;
 }
 
 export interface PipelineOptions {
@@ -76,6 +81,8 @@ export interface PipelineRun {
   recovered: boolean;
   /** The input's size, as opened. */
   inputSize: number;
+  /** What the claim of the target found of killed writers' temporary files; null without a target. */
+  stale: StaleTemps | null;
 }
 
 /** `refused`: the result failed a check and nothing was written. */
@@ -114,7 +121,15 @@ export async function claimTarget(input: string, target: OutputTarget): Promise<
   if (target.inPlace) await checkInPlaceTarget(input);
   else await checkOutputTarget(target.path, input, { force: Boolean(target.force), isInputHint: target.isInputHint });
   const lock = await lockTarget(target.path, { wait: target.wait !== false, command: target.command, onWait: target.onWait });
-  return { ...target, lock };
+  // Under the lock no other trtx writes this target: what a killed one left
+  // beside it (a whole temporary program, a journal's temporary) goes now.
+  try {
+    const stale = await sweepStaleTemps([target.path, journalPath(target.path)]);
+    return { ...target, lock, stale };
+  } catch (e) {
+    await lock.release();
+    throw e;
+  }
 }
 
 /**
@@ -165,7 +180,7 @@ async function rewriteOpened(
   opts.onStep?.('checks');
   const result = program === pte.program ? pte : { ...pte, program };
   const checked = await runChecks(result, { requireZeroCopyKv: Boolean(opts.request.zeroCopyKv), runtime: opts.runtime, blobs });
-  const run: PipelineRun = { program, reports, changed, checked, recovered, inputSize: pte.fileSize };
+  const run: PipelineRun = { program, reports, changed, checked, recovered, inputSize: pte.fileSize, stale: target?.stale ?? null };
   if (checked.summary.errors > 0) return { ...run, refused: true };
   opts.onChecked?.(run);
   if (target === null) return { ...run, refused: false, written: null };
@@ -177,6 +192,7 @@ async function rewriteOpened(
     changed,
     onProgress: target.onProgress,
     signal: target.signal,
+    breakHardLinks: target.breakHardLinks,
   });
   return { ...run, refused: false, written };
 }

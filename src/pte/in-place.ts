@@ -17,7 +17,7 @@
 // and rerunning an in-place rewrite rolls forward from the journal.
 // The segments are never written: the file keeps its size and segment table.
 
-import { open, rename, rm, readFile } from 'node:fs/promises';
+import { open, rename, rm, readFile, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
@@ -253,7 +253,15 @@ async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> 
 }
 
 export type RewriteWrite =
-  { mode: 'in-place'; result: InPlaceResult } | { mode: 'atomic'; result: WriteResult; fallback: string | null } | { mode: 'unchanged' };
+  | { mode: 'in-place'; result: InPlaceResult }
+  | {
+      mode: 'atomic';
+      result: WriteResult;
+      fallback: string | null;
+      /** With a fallback: the other hard links of the file replaced, which keep the old program (0: none). */
+      brokenLinks: number;
+    }
+  | { mode: 'unchanged' };
 
 /**
  * Publishes `program` (`pte`'s, changed by passes). In place: the head alone
@@ -273,18 +281,42 @@ export async function publishRewrite(
     onProgress?: (done: number, total: number) => void;
     signal?: AbortSignal;
     hooks?: InPlaceHooks;
+    /** A fallback may replace a file that has other hard links (they keep the old program). */
+    breakHardLinks?: boolean;
   },
 ): Promise<RewriteWrite> {
   let fallback: string | null = null;
+  let brokenLinks = 0;
   if (opts.inPlace) {
     if (!opts.changed) return { mode: 'unchanged' };
     const plan = planHead(pte, program, fileSegments);
     if (plan.fits) return { mode: 'in-place', result: await writeHeadInPlace(pte, plan, opts.hooks) };
     fallback = plan.reason;
+    brokenLinks = await otherHardLinks(pte.path, plan.reason, Boolean(opts.breakHardLinks));
   }
   const result = await writeFromSource(pte, program, opts.inPlace ? pte.path : opts.output, {
     onProgress: opts.onProgress,
     signal: opts.signal,
   });
-  return { mode: 'atomic', result, fallback };
+  return { mode: 'atomic', result, fallback, brokenLinks };
+}
+
+/**
+ * A full rewrite renames a new file over the path: the file's other names
+ * (hard links) keep the old inode and so the old program. Someone who asked
+ * for --in-place expects the file itself to change, so that is refused
+ * unless asked for; the count is what the caller reports.
+ */
+async function otherHardLinks(path: string, reason: string, allowed: boolean): Promise<number> {
+  const { nlink } = await stat(path);
+  if (nlink <= 1 || allowed) return Math.max(0, nlink - 1);
+  throw new TrtxError(
+    'REWRITE_HARD_LINKS',
+    path,
+    `cannot rewrite in place (${reason}), and a full rewrite would replace the file: its ${nlink - 1} other hard link(s) would keep the old program`,
+    {
+      kind: 'usage',
+      hint: 'add --break-hard-links to replace it anyway (the other names keep the old program), or rewrite with -o to a new file',
+    },
+  );
 }

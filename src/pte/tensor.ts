@@ -40,10 +40,25 @@ export function scalarTypeName(t: ScalarType): string {
   return ScalarType[t] ?? `scalar_type(${t})`;
 }
 
+// ExecuTorch refuses a tensor of more than kTensorDimensionLimit (16)
+// dimensions (runtime/core/portable_type/tensor_impl.h), but a program may
+// list one tensor with 100,000 of them and reference it a million times:
+// reports ask its size once per reference. The product of such a shape is
+// remembered by its sizes array, so each reference costs O(1), not O(dims).
+const LONG_SHAPE = 16;
+const longShapes = new WeakMap<readonly number[], { length: number; numel: bigint }>();
+
 /** Element count; sizes are i32 on the wire, a negative one counts as 0. */
 export function numel(t: Tensor): bigint {
-  return t.sizes.reduce((n, s) => n * BigInt(Math.max(0, s)), 1n);
+  if (t.sizes.length <= LONG_SHAPE) return product(t.sizes);
+  const known = longShapes.get(t.sizes);
+  if (known && known.length === t.sizes.length) return known.numel;
+  const n = product(t.sizes);
+  longShapes.set(t.sizes, { length: t.sizes.length, numel: n });
+  return n;
 }
+
+const product = (sizes: readonly number[]) => sizes.reduce((n, s) => n * BigInt(Math.max(0, s)), 1n);
 
 /** Byte size of a tensor's data, or undefined for an unknown scalar type. */
 export function tensorBytes(t: Tensor): bigint | undefined {

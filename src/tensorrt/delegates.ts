@@ -96,6 +96,20 @@ export function callsOf(
   return out;
 }
 
+/** callsOf for every delegate of a plan in one pass over its instructions (a report over all of them stays linear). */
+export function callsByDelegate(plan: ExecutionPlan): Map<number, ReturnType<typeof callsOf>> {
+  const out = new Map<number, ReturnType<typeof callsOf>>();
+  plan.chains.forEach((c, chain) =>
+    c.instructions.forEach((ins, instruction) => {
+      if (ins.type !== 'DelegateCall') return;
+      const list = out.get(ins.delegateIndex);
+      if (list) list.push({ chain, instruction, call: ins });
+      else out.set(ins.delegateIndex, [{ chain, instruction, call: ins }]);
+    }),
+  );
+  return out;
+}
+
 export type OrError<T> = T | { error: string };
 
 export interface DelegateReadout {

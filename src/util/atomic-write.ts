@@ -9,9 +9,12 @@ import { dirname } from 'node:path';
 import { syncDir } from './file-io.js';
 import { fileRefusal, tempPath } from './target.js';
 import { trackPath } from './cleanup.js';
+import { sweepStaleTemps } from './stale-temps.js';
 
 export async function writeFileAtomic(target: string, data: string | Uint8Array): Promise<number> {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  // What a killed writer of this target left goes first (src/util/stale-temps.ts).
+  await sweepStaleTemps([target]);
   const tmp = tempPath(target);
   // An interrupt removes it too (src/util/cleanup.ts).
   const untrack = trackPath(tmp);

@@ -12,6 +12,17 @@
 // A step that must not be cut in half (the in-place head write, whose
 // journal is for crashes, not for Ctrl-C) runs inside withSignalsHeld: a
 // signal that arrives meanwhile takes effect when the step has finished.
+//
+// A JavaScript signal handler runs only when the event loop is free: while
+// a command computes synchronously (rendering a page, decoding a program)
+// it would wait, and the process with it, deaf to Ctrl-C. So the handlers
+// are installed only while there is something to clean up or a step holds
+// signals; the rest of the time SIGINT and SIGTERM keep their default
+// action and end the process at once, by the signal (a shell reports 130
+// and 143 as for the handled exit). With nothing registered there is
+// nothing the handler would have done. What stays deaf is synchronous work
+// done while something is registered (a command's temp folder exists):
+// docs/reliability.md says where.
 
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -31,6 +42,7 @@ export type CleanupSignal = keyof typeof SIGNAL_EXIT_CODES;
 
 const add = <K>(m: Map<K, number>, k: K) => {
   m.set(k, (m.get(k) ?? 0) + 1);
+  rearm();
   let done = false;
   return () => {
     if (done) return;
@@ -38,6 +50,7 @@ const add = <K>(m: Map<K, number>, k: K) => {
     const n = (m.get(k) ?? 1) - 1;
     if (n <= 0) m.delete(k);
     else m.set(k, n);
+    rearm();
   };
 };
 
@@ -162,30 +175,54 @@ function exitOn(signal: CleanupSignal): never {
  */
 export async function withSignalsHeld<T>(step: () => Promise<T>): Promise<T> {
   held++;
+  rearm();
   try {
     return await step();
   } finally {
     held--;
     if (held === 0 && pending) exitOn(pending as CleanupSignal);
+    rearm();
   }
 }
 
+const handlers = {
+  SIGINT: () => onSignal('SIGINT'),
+  SIGTERM: () => onSignal('SIGTERM'),
+} satisfies Record<CleanupSignal, () => void>;
+let armed = false;
+
+function onSignal(signal: CleanupSignal): void {
+  if (held > 0) {
+    pending ??= signal;
+    return;
+  }
+  exitOn(signal);
+}
+
+/** Handlers while there is something to clean up or signals are held; the default action otherwise (see the file comment). */
+function rearm(): void {
+  if (!installed) return;
+  const need = paths.size > 0 || groups.size > 0 || held > 0;
+  if (need === armed) return;
+  armed = need;
+  for (const signal of Object.keys(handlers) as CleanupSignal[]) {
+    if (need) process.on(signal, handlers[signal]);
+    else process.removeListener(signal, handlers[signal]);
+  }
+}
+
+/** Whether SIGINT and SIGTERM run trtx's cleanup now (true) or end the process at once (false). */
+export const signalsHandled = () => armed;
+
 /**
- * For the command line only: SIGINT and SIGTERM clean up and exit, and a
- * process that exits any other way still kills and removes what is left
- * registered. Idempotent.
+ * For the command line only: SIGINT and SIGTERM clean up and exit (while
+ * something is registered; else they end the process at once, see the file
+ * comment), and a process that exits any other way still kills and removes
+ * what is left registered. Idempotent.
  */
 export function installSignalCleanup(): void {
   if (installed) return;
   installed = true;
-  for (const signal of Object.keys(SIGNAL_EXIT_CODES) as CleanupSignal[]) {
-    process.on(signal, () => {
-      if (held > 0) {
-        pending ??= signal;
-        return;
-      }
-      exitOn(signal);
-    });
-  }
+  rearm();
   process.on('exit', cleanupNow);
 }

@@ -53,10 +53,18 @@ export function sidecarPath(target: string, suffix: string, hidden = false): str
   return join(dirname(target), fitName(hidden ? '.' : '', basename(target), suffix));
 }
 
-/** A fresh temporary name beside `target`, for a file renamed over it when complete. */
-export function tempPath(target: string): string {
-  return sidecarPath(target, `.${randomBytes(6).toString('hex')}.tmp`, true);
+/**
+ * A fresh temporary name beside `target`, for a file renamed over it when
+ * complete: `.NAME.<pid>-<12 hex>.tmp`. The writer's process id is in the
+ * name so that the next writer of the target can tell one left by a killed
+ * writer from one being written (src/util/stale-temps.ts).
+ */
+export function tempPath(target: string, pid = process.pid, tag = randomBytes(6).toString('hex')): string {
+  return sidecarPath(target, `.${pid}-${tag}.tmp`, true);
 }
+
+/** The temporary name an earlier trtx wrote, without its process id: `.NAME.<12 hex>.tmp`. */
+export const legacyTempPath = (target: string, tag: string) => sidecarPath(target, `.${tag}.tmp`, true);
 
 /** An errno from a file operation on `path` as a coded refusal (exit 2: the environment, not the program). */
 export function fileRefusal(e: unknown, path: string, doing: string): TrtxError {

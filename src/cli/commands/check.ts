@@ -10,7 +10,8 @@ import {
   failsCheck,
   filesReport,
   reportOf,
-  type CheckedFile,
+  retainedEntry,
+  type FileEntry,
   type FileCheck,
   type FileCheckOptions,
 } from '../../checks/files.js';
@@ -62,10 +63,12 @@ async function checkMany(ctx: Ctx, files: string[], opts: FileCheckOptions & { f
     );
   const s = styler(ctx);
   const github = opts.format === 'github';
-  const entries: CheckedFile[] = [];
+  // One program at a time: each file's decoded program goes once it is
+  // printed; only what the summary (or the --json document) needs stays.
+  const entries: FileEntry[] = [];
   for (const file of files) {
     const entry = await checkOneOf(file, opts);
-    entries.push(entry);
+    entries.push(retainedEntry(entry, Boolean(ctx.json)));
     if (ctx.json) continue;
     if (github) {
       if ('refusal' in entry) {

@@ -11,6 +11,7 @@ import { parseRuntimes } from '../../checks/runtime-rules.js';
 import { findingsOf, runPipeline } from '../../pipeline/run.js';
 import type { RewriteRequest } from '../../pipeline/request.js';
 import { journalPath, type RewriteWrite } from '../../pte/in-place.js';
+import type { StaleTemps } from '../../util/stale-temps.js';
 import { describeHolder } from '../../util/file-lock.js';
 import { TrtxError } from '../../util/errors.js';
 import { escapeControls } from '../../util/escape.js';
@@ -33,6 +34,7 @@ interface RewriteOptions extends GlobalOptions {
   strict?: boolean;
   force?: boolean;
   wait?: boolean;
+  breakHardLinks?: boolean;
   runtime?: string[];
 }
 
@@ -58,6 +60,7 @@ function requestOf(opts: RewriteOptions): RewriteRequest {
 function outputOf(input: string, opts: RewriteOptions): string {
   if (opts.inPlace && opts.output !== undefined && opts.output !== input) throw usage('--in-place writes IN itself; drop -o or --in-place');
   if (opts.force && opts.inPlace) throw usage('--force goes with -o OUT (allowing OUT to be the input); --in-place needs no --force');
+  if (opts.breakHardLinks && !opts.inPlace) throw usage('--break-hard-links goes with --in-place');
   if (!opts.inPlace && opts.output === undefined) throw usage('missing -o OUT (or --in-place)');
   return opts.output ?? input;
 }
@@ -67,8 +70,15 @@ function printDiagnostics(lines: string[]): void {
   for (const l of lines) writeStderr(escapeControls(l) + '\n');
 }
 
-function describeWrite(w: RewriteWrite, input: string): string[] {
-  if (w.mode === 'unchanged') return [`${input}: nothing changed, file left untouched`];
+function describeWrite(w: RewriteWrite, input: string, recovered: boolean): string[] {
+  // After a finished interrupted rewrite the file did change: the program it
+  // was writing already has what was asked, so there is nothing more to write.
+  if (w.mode === 'unchanged')
+    return [
+      recovered
+        ? `${input}: the finished rewrite already has what was asked; nothing more to write`
+        : `${input}: nothing changed, file left untouched`,
+    ];
   if (w.mode === 'in-place') {
     const r = w.result;
     return [
@@ -77,7 +87,18 @@ function describeWrite(w: RewriteWrite, input: string): string[] {
   }
   const r = w.result;
   const lines = w.fallback ? [`cannot rewrite in place (${w.fallback}); fell back to a full atomic rewrite`] : [];
+  if (w.brokenLinks > 0)
+    lines.push(`note: --break-hard-links: ${r.path} is a new file now; its ${w.brokenLinks} other hard link(s) still name the old program`);
   return [...lines, `wrote ${r.path} (${formatIEC(BigInt(r.fileSize))}), segments aligned to ${r.alignment}`];
+}
+
+/** What the claim of the target did with killed writers' temporary files (src/util/stale-temps.ts). */
+function staleLines(stale: StaleTemps | null): string[] {
+  if (!stale) return [];
+  return [
+    ...stale.removed.map((p) => `removed ${p}: a temporary file of a trtx writer that was killed`),
+    ...stale.left.map((l) => `note: left ${l.path}: ${l.why}: ${l.remove}`),
+  ];
 }
 
 export function registerRewrite(program: Command): void {
@@ -88,6 +109,10 @@ export function registerRewrite(program: Command): void {
     .option('-o, --output <out>', 'where to write (atomically): a new path or a regular file other than <in>')
     .option('--in-place', 'rewrite <in> itself, only its head when the program still fits before the segments')
     .option('--force', 'with -o: allow OUT to be <in> itself, replaced by a full rewrite')
+    .option(
+      '--break-hard-links',
+      'with --in-place: when the program no longer fits and the file is replaced by a full rewrite, allow it although the file has other hard links (they keep the old program)',
+    )
     .option('--no-wait', 'fail at once (REWRITE_LOCKED) when another writer holds the target, instead of waiting')
     .option('--budget <size>', 'set weight_streaming_budget on TensorRT delegates (8GiB, 512MiB, 1.5GiB, 8GB, 8589934592, 0)')
     .option('--clear-budget', 'remove weight_streaming_budget (TensorRT sizes it automatically at load)')
@@ -124,6 +149,7 @@ export function registerRewrite(program: Command): void {
             inPlace: Boolean(opts.inPlace),
             force: Boolean(opts.force),
             wait: opts.wait !== false,
+            breakHardLinks: Boolean(opts.breakHardLinks),
             command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
             onWait: (holder) =>
               ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
@@ -169,19 +195,22 @@ export function registerRewrite(program: Command): void {
             output,
             mode: written.mode,
             fallback: written.mode === 'atomic' ? written.fallback : null,
+            hard_links_broken: written.mode === 'atomic' ? written.brokenLinks : 0,
             recovered_interrupted_rewrite: recovered,
             changes: reports.flatMap((r) => (r.changed ? r.lines : [])),
             passes: reports.map((r) => ({ pass: r.pass, changed: r.changed, details: r.details })),
             warnings,
             file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
             segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
+            stale_temporary_files: outcome.stale ?? { removed: [], left: [] },
           });
           return EXIT_OK;
         }
-        if (recovered) ctx.print(`finished an interrupted in-place rewrite of ${input} from ${journalPath(input)}`);
+        if (recovered) ctx.print(`finished an interrupted rewrite of ${input} from ${journalPath(input)}`);
+        for (const l of staleLines(outcome.stale)) ctx.print(l);
         if (reports.length === 0) ctx.print('canonical re-encoding, no transformation asked');
         for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
-        for (const l of describeWrite(written, input)) ctx.print(l);
+        for (const l of describeWrite(written, input, recovered)) ctx.print(l);
         return EXIT_OK;
       }),
     );

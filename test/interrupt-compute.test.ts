@@ -1,0 +1,63 @@
+// Ctrl-C and SIGTERM end a command whatever it computes (issue 27 item 10).
+// A JavaScript handler cannot run while the event loop is busy, so trtx
+// installs its handlers only while something is registered for cleanup
+// (src/util/cleanup.ts); `diff --html` of a program with 150,000 planned
+// tensors against itself computes for many seconds with nothing registered
+// (two memory plans, one page), and a signal ends it at once, leaving no
+// page and no temporary file. (Before, it ignored the signal until the page
+// was built.)
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFixture } from '../src/examples/builder.js';
+import { catalogueEntry } from '../src/examples/catalogue.js';
+import { eventually } from './helpers/bridge.js';
+import { rewrite } from './helpers/diff-files.js';
+import { spawnTrtx } from './helpers/spawn-trtx.js';
+import { tempDir } from './helpers/temp.js';
+
+let big: string;
+beforeAll(async () => {
+  const dir = tempDir('interrupt-compute-src');
+  const base = join(dir, 'base.pte');
+  await writeFixture(base, catalogueEntry('trt-single.pte').build());
+  big = await rewrite(base, join(dir, 'planned.pte'), (p) => {
+    const plan = p.executionPlan[0];
+    const planned = plan.values.find((v) => v.type === 'Tensor' && v.tensor.allocationInfo);
+    if (!planned) throw new Error('no planned tensor');
+    for (let i = 0; i < 150_000; i++) plan.values.push(structuredClone(planned));
+  });
+}, 120_000);
+
+/** Whether `pid` still runs (and is not a zombie). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('a command computing synchronously, signalled', () => {
+  for (const [signal, args] of [
+    ['SIGINT', (out: string) => ['diff', big, big, '--html', join(out, 'diff.html')]],
+    ['SIGTERM', (out: string) => ['diff', big, big, '--html', join(out, 'diff.html')]],
+  ] as const) {
+    it(`${signal} ends diff --html within seconds, leaving nothing`, { timeout: 120_000 }, async () => {
+      const out = tempDir('interrupt-compute');
+      const p = spawnTrtx(args(out));
+      // Well into the work: starting (through tsx), reading and decoding take a few seconds.
+      await new Promise((r) => setTimeout(r, 10_000));
+      expect(p.child.exitCode, p.stderr()).toBeNull();
+      p.child.kill(signal);
+      const ended = await eventually(() => p.child.exitCode !== null || p.child.signalCode !== null, 5000, 20);
+      if (!ended && running(p.child.pid!)) p.child.kill('SIGKILL');
+      const r = await p.exited;
+      expect(ended, `still running 5 s after ${signal}`).toBe(true);
+      // Nothing registered: the signal's default action (a shell reports 128 + its number).
+      expect(r.signal === signal || r.code === { SIGINT: 130, SIGTERM: 143 }[signal], JSON.stringify(r)).toBe(true);
+      expect(readdirSync(out)).toEqual([]);
+    });
+  }
+});
