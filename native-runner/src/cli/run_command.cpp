@@ -120,8 +120,12 @@ class Runner {
     }
     auto size = file->size();
     if (size.ok()) report_.program_bytes = size.get();
-    module_ = std::make_unique<RunnerModule>(std::make_unique<GuardedLoader>(std::move(file.get())), nullptr, nullptr,
-                                             nullptr, nullptr, opts_.share_arenas);
+    // The loader validates the program before ExecuTorch reads it, and
+    // refuses planned host memory past the cap before Module allocates a
+    // byte of it (program_validation.h, load_limits.h).
+    PlannedCap cap{opts_.methods, target, opts_.max_planned_bytes.value_or(physical_memory_bytes())};
+    module_ = std::make_unique<RunnerModule>(std::make_unique<GuardedLoader>(std::move(file.get()), std::move(cap)),
+                                             nullptr, nullptr, nullptr, nullptr, opts_.share_arenas);
     if (opts_.budget.has_value()) {
       // A byte budget does not fit ExecuTorch's 32-bit int option, so it
       // travels as decimal text.
@@ -131,11 +135,9 @@ class Runner {
       (void)backend_options_.set_options(backend::TensorRTBackend::kId, budget_options_.view());
     }
     // InternalConsistency, not Module's default Minimal: Minimal skips the
-    // flatbuffer verifier (runtime/executor/program.cpp), so every accessor
-    // would follow offsets straight from the file (an offset of 0, or one past
-    // the end, is read as a table). trtx check verifies the same way
-    // (PTE_FLATBUFFER), so both refuse the same files. Minimal stays
-    // available (--verification minimal) to show what it lets through.
+    // flatbuffer verifier (runtime/executor/program.cpp). The runner's own
+    // validation has run either way (GuardedLoader), so Minimal
+    // (--verification minimal) only drops ExecuTorch's second look.
     const auto level = opts_.minimal_verification ? et::Program::Verification::Minimal
                                                   : et::Program::Verification::InternalConsistency;
     const et::Error loaded = module_->load(backend_options_, level);
@@ -170,13 +172,6 @@ class Runner {
       // Each delegate is called once per execute in the programs trtx writes:
       // the shared scratch's warm-up is one step's delegate calls.
       delegate_calls += meta->num_backends();
-    }
-    // Before Module allocates a byte of it (load_limits.h).
-    Status fits =
-        check_planned_memory(*module_, methods_, target, opts_.max_planned_bytes.value_or(physical_memory_bytes()));
-    if (!fits.ok()) {
-      record(fits.take_failure());
-      return false;
     }
     if (opts_.caller_stream && !set_caller_streams()) return false;
     backend::configure_tensorrt_backend({target, memory_->scratch_factory(delegate_calls), opts_.contract});
