@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "backend_plugin.h"
 #include "et_failure.h"
 #include "et_platform.h"
 #include "guarded_loader.h"
@@ -23,6 +24,7 @@
 #include "step_values.h"
 #include "trtx/et/caller_stream.h"
 #include "trtx/et/failure.h"
+#include "version.h"
 
 namespace trtx::cli {
 
@@ -108,7 +110,10 @@ class Runner {
     trtx::et::device_allocator().configure(
         {target, opts_.arena_fill, [memory](int device) { memory->program_loaded({device}); }});
     trtx::et::register_device_allocator();
-    if (backend::register_tensorrt_backend() != et::Error::Ok) {
+    // With --backend-lib the library registered TensorRTBackend before the
+    // run (backend_plugin.h); ExecuTorch keeps the first registration of a
+    // name, so the runner registers none of its own.
+    if (opts_.backend_lib.empty() && backend::register_tensorrt_backend() != et::Error::Ok) {
       record(fail(Error::Internal, "TensorRTBackend", "another backend is registered under the id TensorRTBackend"));
       return false;
     }
@@ -369,6 +374,11 @@ int run_command(const RunOptions& options) {
   StepValues values;
   Status opened = values.open(options.inputs_path, options.outputs_path);
   if (!opened.ok()) return usage_error(opened.failure());
+  // A backend library that cannot serve is the environment's, before any
+  // run: it printed one coded line; exit 2, no report.
+  BackendPlugin plugin;
+  if (!options.backend_lib.empty() && !load_backend_plugin(options.backend_lib, kExecutorchVersion, plugin)) return 2;
+  if (!plugin.path.empty()) report.backend = {"plugin", plugin.path, plugin.executorch};
   {
     Runner runner(options, report, values);
     g_current = Current{&options, &report, &runner};

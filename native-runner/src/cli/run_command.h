@@ -34,6 +34,7 @@ struct RunOptions {
   std::string report_path;                    // empty: stdout
   std::string inputs_path;                    // --inputs FILE: recorded step inputs (TRXT) instead of the pattern
   std::string outputs_path;                   // --outputs FILE: every output of every executed step (TRXT)
+  std::string backend_lib;  // --backend-lib PATH: its TensorRTBackend instead of the runner's (backend_plugin.h)
 };
 
 /// Runs and writes the report; returns the process exit code.
