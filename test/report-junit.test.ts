@@ -70,6 +70,7 @@ function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "s
     methods: ['decode'],
     mode: 'staged-vs-zero-copy',
     notes: [],
+    backend: null,
     engines: {
       tensorrt: 0,
       reference: 1,

@@ -28,6 +28,7 @@ const y = (s: number) => Array.from({ length: W }, (_, k) => 2 * (s + k) + 1);
 const REPORT = {
   schema: 'trtx.runner-report/2',
   runner: { version: 'fake', cuda_built: false, executorch: '1.5.1' },
+  backend: { source: 'builtin', path: null, executorch: '1.5.1' },
   program: { path: 'x', bytes: 1, methods: ['forward'] },
   device: { kind: 'cpu', name: 'fake', index: null },
   options: {

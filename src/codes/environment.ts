@@ -90,6 +90,13 @@ export const RUNNER_CODES = {
   RUNNER_INTERRUPTED: 'the runner timed out or was cancelled',
   RUNNER_NO_REPORT: 'the runner exited without writing its report',
   RUNNER_REPORT_INVALID: 'the runner\u2019s report is not JSON of its schema, or disagrees with its exit status',
+  RUNNER_BACKEND_LIB_MISSING: '--backend-lib (or TRTX_BACKEND_LIB) names no file',
+  RUNNER_BACKEND_LIB_LOAD:
+    'the backend library does not load (dlopen refused it: not a shared library, a missing dependency, an unresolved symbol)',
+  RUNNER_BACKEND_LIB_ABI:
+    'the backend library does not export trtx_backend_abi(), or was built against another ExecuTorch than the runner (trtx env prints the runner\u2019s)',
+  RUNNER_BACKEND_LIB_EMPTY:
+    'the backend library registered no TensorRTBackend with the runner\u2019s ExecuTorch (a static copy of the runtime registers into its own)',
 } as const;
 
 /**

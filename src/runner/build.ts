@@ -22,6 +22,8 @@ import { defaultCacheRoot } from '../util/cache-dir.js';
 import { lastLines } from '../util/last-lines.js';
 
 export const RUNNER_BINARY_NAME = 'trtx-runner';
+/** trtx's own backend as a --backend-lib library, built beside the binary when asked (EnsureRunnerOptions.backendPlugin). */
+export const BACKEND_PLUGIN_NAME = 'libtrtx_backend_plugin.so';
 /** Bumped when what goes into a build changes in a way the sources do not show. */
 const BUILD_RECIPE = 'trtx-runner-build/2';
 /** The parts of native-runner/ the runner binary is built from. */
@@ -55,6 +57,8 @@ export interface EnsureRunnerOptions {
   binary?: string | null;
   /** Parallel compile jobs; default the CPU count. */
   jobs?: number;
+  /** Also build trtx's own backend as a --backend-lib library, libtrtx_backend_plugin.so beside the binary (tests). */
+  backendPlugin?: boolean;
 }
 
 export interface RunnerBinary {
@@ -180,7 +184,9 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
       percent: 0,
     });
     let last = 0;
-    const compile = await cmake(['--build', buildDir, '--target', RUNNER_BINARY_NAME, '--parallel', String(jobs)], (line) => {
+    const plugin = flags.includes('-DTRTX_BACKEND_PLUGIN=ON');
+    const targets = [RUNNER_BINARY_NAME, ...(plugin ? ['trtx_backend_plugin'] : [])];
+    const compile = await cmake(['--build', buildDir, '--target', ...targets, '--parallel', String(jobs)], (line) => {
       const m = PERCENT.exec(line);
       const pct = m ? Math.min(100, Number(m[1])) : -1;
       if (pct > last) {
@@ -199,6 +205,7 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
     await mkdir(staged);
     await copyFile(join(buildDir, RUNNER_BINARY_NAME), join(staged, RUNNER_BINARY_NAME));
     await chmod(join(staged, RUNNER_BINARY_NAME), 0o755);
+    if (plugin) await copyFile(join(buildDir, BACKEND_PLUGIN_NAME), join(staged, BACKEND_PLUGIN_NAME));
     await writeFile(join(staged, 'build.json'), `${JSON.stringify({ flags, cuda, built: new Date().toISOString() }, null, 2)}\n`);
     // A folder appears whole or not at all.
     try {
@@ -274,6 +281,7 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
     `-DTRTX_CUDA=${cuda ? 'ON' : 'OFF'}`,
     `-DTRTX_ASAN=${asan ? 'ON' : 'OFF'}`,
     `-DCMAKE_PREFIX_PATH=${sdk.root}`,
+    ...(options.backendPlugin ? ['-DTRTX_BACKEND_PLUGIN=ON'] : []),
   ];
   // The SDK's path is in the flags; its version goes into the hash too, so a
   // reinstalled wheel at the same path rebuilds.

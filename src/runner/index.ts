@@ -1,6 +1,6 @@
 // The native reference runner from TypeScript: build it on first use, run a
 // program, get its validated report.
-export { defaultCacheRoot, defaultSourceDir, ensureRunner, sourceHash, RUNNER_BINARY_NAME } from './build.js';
+export { BACKEND_PLUGIN_NAME, defaultCacheRoot, defaultSourceDir, ensureRunner, sourceHash, RUNNER_BINARY_NAME } from './build.js';
 export type { EnsureRunnerOptions, RunnerBinary, RunnerProgress } from './build.js';
 export { runRunner, runnerArgs } from './run.js';
 export type { RunRunnerOptions, RunnerResult } from './run.js';

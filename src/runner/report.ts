@@ -191,6 +191,8 @@ export type RunnerError = z.infer<typeof RunnerError>;
 export const RunnerReport = z.strictObject({
   schema: z.literal(REPORT_SCHEMA_ID),
   runner: z.strictObject({ version: z.string(), cuda_built: z.boolean(), executorch: z.string() }),
+  /** Whose TensorRTBackend ran: the runner's own, or a --backend-lib library's, and the ExecuTorch it was built against. */
+  backend: z.strictObject({ source: z.enum(['builtin', 'plugin']), path: z.string().nullable(), executorch: z.string() }),
   program: z.strictObject({ path: z.string(), bytes: count, methods: z.array(z.string()) }),
   device: z.strictObject({
     kind: z.enum(['cpu', 'cuda']),

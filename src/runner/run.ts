@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { makeTempDir } from '../util/cleanup.js';
+import type { RunnerCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 import { RunnerReport } from './report.js';
 
@@ -40,6 +41,8 @@ export interface RunRunnerOptions {
   shareArenas?: boolean;
   /** The Torch-TensorRT runtime the delegate behaves as: with the zero-copy contract (default) or stock. */
   trtRuntime?: 'zero-copy' | 'stock';
+  /** A shared library whose TensorRTBackend runs instead of the runner's own (`--backend-lib`, docs/backend-plugin.md). */
+  backendLib?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
 }
@@ -69,6 +72,7 @@ export function runnerArgs(program: string, o: Omit<RunRunnerOptions, 'runner'>,
   if (o.trtRuntime !== undefined) args.push('--trt-runtime', o.trtRuntime);
   if (o.inputsFile !== undefined) args.push('--inputs', o.inputsFile);
   if (o.outputsFile !== undefined) args.push('--outputs', o.outputsFile);
+  if (o.backendLib !== undefined) args.push('--backend-lib', o.backendLib);
   return args;
 }
 
@@ -103,6 +107,8 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
       text = await readFile(reportPath, 'utf8');
     } catch {
       // No report: a usage error (exit 2) or a failure before the runner could write one.
+      const lib = r.exitCode === 2 ? backendLibRefusal(stderr) : null;
+      if (lib) throw lib;
       throw new TrtxError(
         r.exitCode === 2 ? 'RUNNER_USAGE' : 'RUNNER_NO_REPORT',
         program,
@@ -132,6 +138,28 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
   } finally {
     await temp.remove();
   }
+}
+
+/**
+ * The runner's refusal of a --backend-lib library: one line
+ * `RUNNER_BACKEND_LIB_<WHY>: PATH: message` (native-runner/src/cli/backend_plugin.h),
+ * an environment error.
+ */
+const BACKEND_LIB_CODES: readonly RunnerCode[] = [
+  'RUNNER_BACKEND_LIB_MISSING',
+  'RUNNER_BACKEND_LIB_LOAD',
+  'RUNNER_BACKEND_LIB_ABI',
+  'RUNNER_BACKEND_LIB_EMPTY',
+];
+
+function backendLibRefusal(stderr: string): TrtxError | null {
+  const m = /^(RUNNER_BACKEND_LIB_[A-Z]+): (.*?): (.*)$/m.exec(stderr);
+  const code = BACKEND_LIB_CODES.find((c) => c === m?.[1]);
+  if (!m || !code) return null;
+  return new TrtxError(code, m[2], m[3], {
+    kind: 'usage',
+    hint: 'build the library against the ExecuTorch `trtx env` prints, linking its shared libexecutorch (docs/backend-plugin.md)',
+  });
 }
 
 function lastLine(text: string): string {

@@ -48,6 +48,7 @@ import {
   type VerifyReference,
 } from './reference.js';
 import { join } from 'node:path';
+import { pluginNotes, requireBackendLib, type VerifyBackend } from './backend-lib.js';
 
 export type StreamMode = 'on' | 'off' | 'both';
 
@@ -72,6 +73,8 @@ export interface VerifyOptions extends ReferenceOptions {
   strict?: boolean;
   /** A runner binary to use instead of the cached build. */
   runner?: string;
+  /** A shared library whose TensorRTBackend runs instead of trtx's (backend-lib.ts). */
+  backendLib?: string;
   onProgress?: (message: string) => void;
   onRunnerBuild?: (p: RunnerProgress) => void;
 }
@@ -105,6 +108,8 @@ export interface VerifyResult {
   notes: string[];
   /** What the TensorRTBackend delegates hold (the runner executes reference engines only). */
   engines: EngineCensus;
+  /** Whose TensorRTBackend ran (trtx's own, or a --backend-lib library); null when nothing ran. */
+  backend: VerifyBackend | null;
   caches: string[];
   runtime: RuntimeRules;
   /** twin_contract: a derived zero-copy twin ran with its caches initialised, as its contract makes the application do. */
@@ -163,6 +168,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       throw new TrtxError('VERIFY_STEPS', '--steps', `${n} steps: verify needs at least 2 to see a cache persist`);
   };
   if (opts.steps !== undefined) tooFew(opts.steps);
+  const backendLib = opts.backendLib === undefined ? undefined : await requireBackendLib(opts.backendLib);
   const modes = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
   const runtime = opts.runtime ?? DEFAULT_RUNTIME;
   const init = Boolean(opts.initDeviceBuffers);
@@ -195,6 +201,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
       mode,
       notes: note ? [note] : [],
       engines,
+      backend: null,
       caches,
       runtime,
       options: {
@@ -263,6 +270,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
         sharedScratch: opts.sharedScratch,
         coldPool: opts.coldPool,
         trtRuntime: runtime.delegate === 'stock-trt' ? 'stock' : 'zero-copy',
+        backendLib,
       });
       if (r.exitCode === 3) {
         const e = r.report.errors.find((x) => environmentOf(x.code)) ?? r.report.errors[0];
@@ -368,6 +376,9 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
         ignored: d.budget.ignored,
       })),
     );
+    base.backend = first.backend;
+    // A backend library reports no delegates of its own: nothing to read budgets from.
+    if (first.backend.source === 'plugin') pushAll(base.notes, pluginNotes(first.backend));
     base.memory = memoryOf(primaryReport);
     base.assertions = assertions;
     base.ok = assertions.every((a) => a.ok);

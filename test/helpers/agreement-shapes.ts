@@ -19,7 +19,13 @@ export interface Shape {
   build(): Uint8Array;
   /** The code check refuses it with; null: check passes it (then `exception` says why that is right). */
   check: string | null;
-  runner: 'crash' | { exit: number; code?: string; message?: RegExp };
+  runner: { exit: number; code?: string; message?: RegExp };
+  /**
+   * ExecuTorch itself crashes on it (a SEGV, or undefined behaviour ASan
+   * reports); the runner's own validation refuses it first
+   * (native-runner/src/cli/program_validation.h).
+   */
+  crashesExecutorch?: true;
   /** Why the runner may refuse what check passes. */
   exception?: string;
 }
@@ -165,21 +171,24 @@ export const SHAPES: Shape[] = [
     file: 'operator-name',
     build: one((x) => (x.plan.operators[0].name = 'n'.repeat(96))),
     check: 'STRUCT_OPERATOR_NAME',
-    runner: 'crash',
+    runner: { exit: 1, code: 'InvalidProgram', message: /trtx check: STRUCT_OPERATOR_NAME/ },
+    crashesExecutorch: true,
   },
   {
     row: 'a delegate without `processed` data',
     file: 'delegate-no-processed',
     build: one((x) => (x.plan.delegates[0].processed = null)),
     check: 'PTE_DELEGATE_DATA',
-    runner: 'crash',
+    runner: { exit: 1, code: 'InvalidProgram', message: /trtx check: PTE_DELEGATE_DATA/ },
+    crashesExecutorch: true,
   },
   {
     row: 'a KernelCall `op_index` past the operators, before a sound KernelCall',
     file: 'op-index',
     build: one((x) => (x.kernel('et_copy::_h2d_copy').opIndex = x.plan.operators.length)),
     check: 'STRUCT_OP_INDEX',
-    runner: 'crash',
+    runner: { exit: 1, code: 'InvalidProgram', message: /trtx check: STRUCT_OP_INDEX/ },
+    crashesExecutorch: true,
   },
   {
     row: 'schema version above 0',
@@ -224,7 +233,8 @@ export const SHAPES: Shape[] = [
       Object.assign(src.tensor.allocationInfo!, { memoryId: self.tensor.allocationInfo!.memoryId }, splitMemoryOffset(16n));
     }),
     check: 'STRUCT_COPY_OVERLAP',
-    runner: 'crash',
+    runner: { exit: 1, code: 'InvalidProgram', message: /trtx check: STRUCT_COPY_OVERLAP/ },
+    crashesExecutorch: true,
   },
   {
     row: 'a device copy between different dtypes',

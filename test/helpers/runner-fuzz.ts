@@ -7,16 +7,19 @@
 // LeakSanitizer, UndefinedBehaviorSanitizer's "runtime error:") or a run over
 // the time bound is a finding.
 //
-// A finding whose stack lies inside ExecuTorch alone (no trtx frame) on a
-// mutant `trtx check` refuses is a crash of the runtime itself on a program
-// trtx never hands it (verify checks first): it is counted by shape, not a
-// finding (docs/reliability.md lists them). Everything else is.
+// Each mutant runs in both verification modes (`--verification internal`
+// and `minimal`). A crash inside ExecuTorch itself is a finding too: the
+// runner's own validation (native-runner/src/cli/program_validation.h)
+// refuses every program shape ExecuTorch was seen to crash on before
+// ExecuTorch reads it, in either mode. Whether the first frame is
+// ExecuTorch's is kept in the result, to say where a new one lies.
 
 import { execa } from 'execa';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from './cli.js';
 import { fuzzSeeds, mutant, type FuzzSeed } from './fuzz.js';
+import { hostileSeeds } from './hostile-seeds.js';
 
 /** The runner's documented exit codes for a run (2 is usage, which these arguments never are). */
 export const RUNNER_EXITS = [0, 1, 3];
@@ -31,6 +34,13 @@ export const RUNNER_MS = 20_000;
  */
 export const DEFAULT_ARGS = ['--steps', '2', '--max-planned-bytes', String(1 << 30)];
 
+/**
+ * The runner's verification modes (`--verification`): its own validation
+ * runs before ExecuTorch in both, so every mutant runs in each.
+ */
+export const VERIFICATIONS = ['internal', 'minimal'] as const;
+export type Verification = (typeof VERIFICATIONS)[number];
+
 /** Sanitizer reports and crash banners on stderr. */
 const SANITIZER =
   /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SUMMARY: (Address|Undefined|Leak)Sanitizer|AddressSanitizer:DEADLYSIGNAL/;
@@ -39,6 +49,7 @@ export interface RunnerMutantResult {
   mutant: number;
   seed: string;
   kind: string;
+  verification: Verification;
   exit: number | null;
   signal: string | null;
   ms: number;
@@ -65,6 +76,8 @@ export interface RunnerFuzzOptions {
   seeds?: FuzzSeed[];
   /** Extra runner arguments (default: DEFAULT_ARGS). */
   args?: string[];
+  /** The modes each mutant runs in (default: both). */
+  verifications?: readonly Verification[];
 }
 
 /**
@@ -138,13 +151,23 @@ export async function runRunnerOn(runner: string, file: string, dir: string, arg
   };
 }
 
-export async function fuzzRunnerOnce(o: Omit<RunnerFuzzOptions, 'count'>, index: number, seeds: FuzzSeed[]): Promise<RunnerMutantResult> {
+/** Whether a run ended outside the runner's contract, and how. */
+function problemOf(run: RunnerOutcome): string | null {
+  const { exit, signal } = run;
+  if (run.timedOut) return `took over ${RUNNER_MS} ms`;
+  if (SANITIZER.test(run.stderr)) return 'sanitizer report';
+  if (signal) return `signal ${signal}`;
+  if (exit === null || !RUNNER_EXITS.includes(exit)) return `exit ${exit}`;
+  if (run.report === null) return 'no report';
+  if (run.report.exit_code !== exit) return `report says exit ${run.report.exit_code}, the runner exited ${exit}`;
+  return null;
+}
+
+/** The `index`-th mutant through `trtx check` once and the runner once per verification mode. */
+export async function fuzzRunnerOnce(o: Omit<RunnerFuzzOptions, 'count'>, index: number, seeds: FuzzSeed[]): Promise<RunnerMutantResult[]> {
   const m = mutant(o.seed, index, seeds);
   const file = join(o.dir, 'mutant.pte');
   writeFileSync(file, m.bytes);
-  const run = await runRunnerOn(o.runner, file, o.dir, o.args);
-  const first = run.report?.errors[0];
-  const runnerCode = run.report ? (first?.code ?? 'ok') : null;
   const check = await runCli(['--quiet', 'check', '--json', file]);
   let checkCode: string | null;
   try {
@@ -153,47 +176,39 @@ export async function fuzzRunnerOnce(o: Omit<RunnerFuzzOptions, 'count'>, index:
   } catch {
     checkCode = null;
   }
-  const { exit, signal } = run;
-  const problem = run.timedOut
-    ? `took over ${RUNNER_MS} ms`
-    : SANITIZER.test(run.stderr)
-      ? 'sanitizer report'
-      : signal
-        ? `signal ${signal}`
-        : exit === null || !RUNNER_EXITS.includes(exit)
-          ? `exit ${exit}`
-          : run.report === null
-            ? 'no report'
-            : run.report.exit_code !== exit
-              ? `report says exit ${run.report.exit_code}, the runner exited ${exit}`
-              : null;
-  return {
-    mutant: index,
-    seed: m.seed.name,
-    kind: m.kind,
-    exit,
-    signal,
-    ms: run.ms,
-    runnerCode,
-    runnerLocation: first?.location ?? null,
-    runnerMessage: first?.message ?? null,
-    checkExit: check.code,
-    checkCode,
-    problem,
-    crash: run.crashed ? crashSummary(run.stderr) : null,
-    insideExecutorch: run.insideExecutorch,
-  };
+  const out: RunnerMutantResult[] = [];
+  for (const verification of o.verifications ?? VERIFICATIONS) {
+    const run = await runRunnerOn(o.runner, file, o.dir, [...(o.args ?? DEFAULT_ARGS), '--verification', verification]);
+    const first = run.report?.errors[0];
+    out.push({
+      mutant: index,
+      seed: m.seed.name,
+      kind: m.kind,
+      verification,
+      exit: run.exit,
+      signal: run.signal,
+      ms: run.ms,
+      runnerCode: run.report ? (first?.code ?? 'ok') : null,
+      runnerLocation: first?.location ?? null,
+      runnerMessage: first?.message ?? null,
+      checkExit: check.code,
+      checkCode,
+      problem: problemOf(run),
+      crash: run.crashed ? crashSummary(run.stderr) : null,
+      insideExecutorch: run.insideExecutorch,
+    });
+  }
+  return out;
 }
 
-/** A result that is a finding: anything but a crash of ExecuTorch itself on a program check refuses. */
+/** A result that is a finding: any run outside the runner's contract, a crash inside ExecuTorch included. */
 export function isFinding(r: RunnerMutantResult): boolean {
-  if (r.problem === null) return false;
-  return !(r.crash !== null && r.insideExecutorch && r.checkExit === 1);
+  return r.problem !== null;
 }
 
 export async function fuzzRunner(o: RunnerFuzzOptions): Promise<RunnerMutantResult[]> {
-  const seeds = o.seeds ?? fuzzSeeds();
+  const seeds = o.seeds ?? [...fuzzSeeds(), ...hostileSeeds()];
   const out: RunnerMutantResult[] = [];
-  for (let i = 0; i < o.count; i++) out.push(await fuzzRunnerOnce(o, i, seeds));
+  for (let i = 0; i < o.count; i++) out.push(...(await fuzzRunnerOnce(o, i, seeds)));
   return out;
 }

@@ -1,10 +1,10 @@
 // The native runner for tests: the prebuilt binary CI exports
 // (TRTX_RUNNER_BIN, an AddressSanitizer build), else one CPU build of this
 // checkout's sources, cached under .cache/ and shared by every test file.
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureRunner } from '../../src/runner/build.js';
+import { BACKEND_PLUGIN_NAME, ensureRunner } from '../../src/runner/build.js';
 
 const repo = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const TEST_RUNNER_CACHE = join(repo, '.cache', 'runner-test');
@@ -40,4 +40,23 @@ export function sanitizedRunner(): Promise<string> {
     return r.path;
   })();
   return sanitized;
+}
+
+let withPlugin: Promise<{ runner: string; plugin: string }> | undefined;
+
+/**
+ * A runner and trtx's own backend built as a --backend-lib library beside it
+ * (libtrtx_backend_plugin.so): the pair CI's build makes (TRTX_RUNNER_BIN
+ * with the library in its folder), else a CPU build of this checkout with the
+ * library, cached beside the plain one.
+ */
+export function runnerWithBackendPlugin(): Promise<{ runner: string; plugin: string }> {
+  withPlugin ??= (async () => {
+    const given = process.env.TRTX_RUNNER_BIN;
+    if (given && existsSync(join(dirname(given), BACKEND_PLUGIN_NAME)))
+      return { runner: given, plugin: join(dirname(given), BACKEND_PLUGIN_NAME) };
+    const r = await ensureRunner({ cacheDir: TEST_RUNNER_CACHE, cuda: 'off', backendPlugin: true, binary: null });
+    return { runner: r.path, plugin: join(r.dir!, BACKEND_PLUGIN_NAME) };
+  })();
+  return withPlugin;
 }

@@ -1,10 +1,17 @@
 #include "guarded_loader.h"
 
 #include "load_limits.h"
+#include "program_validation.h"
 #include "trtx/et/device_allocator.h"
 #include "trtx/et/failure.h"
 
 namespace trtx::cli {
+
+namespace {
+// schema/extended_header.h ExtendedHeader::kNumHeadBytes: what Program::load
+// reads first to find the program's size.
+constexpr size_t kHeadProbeBytes = 64;
+}  // namespace
 
 executorch::runtime::Result<executorch::runtime::FreeableBuffer> GuardedLoader::load(size_t offset, size_t size,
                                                                                      const SegmentInfo& info) const {
@@ -17,7 +24,18 @@ executorch::runtime::Result<executorch::runtime::FreeableBuffer> GuardedLoader::
                  "PTE_PROGRAM_SIZE)"),
         executorch::runtime::Error::InvalidProgram);
   }
-  return inner_.load(offset, size, info);
+  auto loaded = inner_.load(offset, size, info);
+  if (!loaded.ok() || info.segment_type != SegmentInfo::Type::Program) return loaded;
+  if (!probed_ && offset == 0 && size == kHeadProbeBytes) {
+    probed_ = true;
+    return loaded;
+  }
+  Status valid = validate_program(loaded->data(), loaded->size(), cap_);
+  if (!valid.ok()) {
+    loaded->Free();
+    return trtx::et::record_failure(valid.take_failure(), executorch::runtime::Error::InvalidProgram);
+  }
+  return loaded;
 }
 
 executorch::runtime::Error GuardedLoader::load_into(size_t offset, size_t size, const SegmentInfo& info,

@@ -7,7 +7,10 @@
 // and the method does not load. The host stand-in would accept the write, so
 // the guard refuses it on both targets, with a message that says why: never
 // kinder than the real runtime. It also refuses a program part larger than a
-// FlatBuffer can be before FileDataLoader reads it (load_limits.h) (internal).
+// FlatBuffer can be before FileDataLoader reads it (load_limits.h), and hands
+// ExecuTorch the program part only once the runner's own validation passed
+// (program_validation.h): whatever the verification level ExecuTorch loads
+// with, it never reads a program that validation refuses (internal).
 #pragma once
 
 #include <executorch/extension/data_loader/file_data_loader.h>
@@ -15,14 +18,18 @@
 
 #include <memory>
 
+#include "load_limits.h"
+
 namespace trtx::cli {
 
 class GuardedLoader final : public executorch::runtime::DataLoader {
  public:
-  explicit GuardedLoader(executorch::extension::FileDataLoader inner) : inner_(std::move(inner)) {}
+  GuardedLoader(executorch::extension::FileDataLoader inner, PlannedCap cap)
+      : inner_(std::move(inner)), cap_(std::move(cap)) {}
 
   // The program part is refused past the largest FlatBuffer before anything
-  // is read (load_limits.h): FileDataLoader would read all of it.
+  // is read (load_limits.h): FileDataLoader would read all of it. Once read,
+  // it is validated before ExecuTorch sees it.
   executorch::runtime::Result<executorch::runtime::FreeableBuffer> load(size_t offset, size_t size,
                                                                         const SegmentInfo& info) const override;
   executorch::runtime::Error load_into(size_t offset, size_t size, const SegmentInfo& info,
@@ -31,6 +38,11 @@ class GuardedLoader final : public executorch::runtime::DataLoader {
 
  private:
   mutable executorch::extension::FileDataLoader inner_;
+  PlannedCap cap_;
+  // Program::load reads the program segment twice: the first
+  // ExtendedHeader::kNumHeadBytes to find its size, then all of it
+  // (runtime/executor/program.cpp). The first read is the header probe.
+  mutable bool probed_ = false;
 };
 
 }  // namespace trtx::cli

@@ -14,12 +14,12 @@
 //     arena on the CPU stand-in, where device arenas are host memory too):
 //     at most --max-planned-bytes, by default the machine's physical memory;
 //     PlannedMemoryLimit (exit 3: the program cannot run here), nothing
-//     allocated.
+//     allocated. Read from the program part the runner has verified itself
+//     (program_validation.h), before ExecuTorch parses it: MethodMeta would
+//     follow unverified offsets under Verification::Minimal.
 // On a GPU a device arena larger than the device is the allocator's refusal
 // (ExecuTorch then aborts at method load: ExecuTorchAbort, reported).
 #pragma once
-
-#include <executorch/extension/module/module.h>
 
 #include <cstdint>
 #include <string>
@@ -27,6 +27,10 @@
 
 #include "trtx/runtime/device.h"
 #include "trtx/runtime/result.h"
+
+namespace trtx_pte {
+struct Program;
+}
 
 namespace trtx::cli {
 
@@ -36,9 +40,17 @@ constexpr uint64_t kMaxProgramBytes = (uint64_t(1) << 31) - 1;
 /// The machine's physical memory (sysconf), or UINT64_MAX when unknown.
 uint64_t physical_memory_bytes();
 
-/// Sums the planned arenas of `methods` that live in host memory on `target`
-/// and refuses the run when they pass `limit`.
-Status check_planned_memory(executorch::extension::Module& module, const std::vector<std::string>& methods,
-                            runtime::Target target, uint64_t limit);
+/// What the run may plan: the chosen methods' host arenas (all methods when
+/// `methods` is empty; a name the program lacks is the caller's to report)
+/// at most `limit` bytes, where every arena is host memory on Target::Host.
+struct PlannedCap {
+  std::vector<std::string> methods;
+  runtime::Target target = runtime::Target::Host;
+  uint64_t limit = UINT64_MAX;
+};
+
+/// Sums the planned arenas of the chosen methods that live in host memory
+/// and refuses the run when they pass the cap. `program` has been verified.
+Status check_planned_memory(const trtx_pte::Program& program, const PlannedCap& cap);
 
 }  // namespace trtx::cli

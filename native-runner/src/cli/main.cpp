@@ -21,13 +21,17 @@ const char kUsage[] =
     "                  [--device cpu|cuda] [--arena-fill poison|none] [--init-device-buffers]\n"
     "                  [--share-arenas] [--trt-runtime zero-copy|stock] [--max-planned-bytes BYTES]\n"
     "                  [--verification internal|minimal] [--report FILE]\n"
-    "                  [--inputs FILE] [--outputs FILE]\n"
+    "                  [--inputs FILE] [--outputs FILE] [--backend-lib PATH]\n"
     "  trtx-runner parse-blob-vectors FILE\n"
     "  trtx-runner --version\n"
     "  --inputs FILE: recorded step inputs (TRXT) instead of the pattern; --outputs FILE:\n"
     "  every output of every executed step (TRXT; docs/reference-lowering.md section 3)\n"
+    "  --backend-lib PATH: a library that registers TensorRTBackend, used instead of the\n"
+    "  runner's own (docs/backend-plugin.md)\n"
     "exit codes: 0 ok, 1 program invalid or execution failed, 2 usage (also a bad --inputs\n"
-    "            file or a recorded input the method does not take),\n"
+    "            file or a recorded input the method does not take, or a --backend-lib\n"
+    "            that is missing, does not load, is built against another ExecuTorch or\n"
+    "            registers no TensorRTBackend),\n"
     "            3 the program cannot run here (a TensorRT plan, a backend this runner lacks,\n"
     "              --device cuda without a GPU)\n";
 
@@ -147,6 +151,10 @@ int run_main(int argc, char** argv) {
       const char* v = next("--report");
       if (v == nullptr || *v == '\0') return usage("--report needs FILE");
       o.report_path = v;
+    } else if (a == "--backend-lib") {
+      const char* v = next("--backend-lib");
+      if (v == nullptr || *v == '\0') return usage("--backend-lib needs PATH");
+      o.backend_lib = v;
     } else if (a == "--inputs" || a == "--outputs") {
       const char* v = next(a.c_str());
       if (v == nullptr || *v == '\0') return usage(a + " needs FILE");

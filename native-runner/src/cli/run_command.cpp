@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "backend_plugin.h"
 #include "et_failure.h"
 #include "et_platform.h"
 #include "guarded_loader.h"
@@ -23,6 +24,7 @@
 #include "step_values.h"
 #include "trtx/et/caller_stream.h"
 #include "trtx/et/failure.h"
+#include "version.h"
 
 namespace trtx::cli {
 
@@ -108,7 +110,10 @@ class Runner {
     trtx::et::device_allocator().configure(
         {target, opts_.arena_fill, [memory](int device) { memory->program_loaded({device}); }});
     trtx::et::register_device_allocator();
-    if (backend::register_tensorrt_backend() != et::Error::Ok) {
+    // With --backend-lib the library registered TensorRTBackend before the
+    // run (backend_plugin.h); ExecuTorch keeps the first registration of a
+    // name, so the runner registers none of its own.
+    if (opts_.backend_lib.empty() && backend::register_tensorrt_backend() != et::Error::Ok) {
       record(fail(Error::Internal, "TensorRTBackend", "another backend is registered under the id TensorRTBackend"));
       return false;
     }
@@ -120,8 +125,12 @@ class Runner {
     }
     auto size = file->size();
     if (size.ok()) report_.program_bytes = size.get();
-    module_ = std::make_unique<RunnerModule>(std::make_unique<GuardedLoader>(std::move(file.get())), nullptr, nullptr,
-                                             nullptr, nullptr, opts_.share_arenas);
+    // The loader validates the program before ExecuTorch reads it, and
+    // refuses planned host memory past the cap before Module allocates a
+    // byte of it (program_validation.h, load_limits.h).
+    PlannedCap cap{opts_.methods, target, opts_.max_planned_bytes.value_or(physical_memory_bytes())};
+    module_ = std::make_unique<RunnerModule>(std::make_unique<GuardedLoader>(std::move(file.get()), std::move(cap)),
+                                             nullptr, nullptr, nullptr, nullptr, opts_.share_arenas);
     if (opts_.budget.has_value()) {
       // A byte budget does not fit ExecuTorch's 32-bit int option, so it
       // travels as decimal text.
@@ -131,11 +140,9 @@ class Runner {
       (void)backend_options_.set_options(backend::TensorRTBackend::kId, budget_options_.view());
     }
     // InternalConsistency, not Module's default Minimal: Minimal skips the
-    // flatbuffer verifier (runtime/executor/program.cpp), so every accessor
-    // would follow offsets straight from the file (an offset of 0, or one past
-    // the end, is read as a table). trtx check verifies the same way
-    // (PTE_FLATBUFFER), so both refuse the same files. Minimal stays
-    // available (--verification minimal) to show what it lets through.
+    // flatbuffer verifier (runtime/executor/program.cpp). The runner's own
+    // validation has run either way (GuardedLoader), so Minimal
+    // (--verification minimal) only drops ExecuTorch's second look.
     const auto level = opts_.minimal_verification ? et::Program::Verification::Minimal
                                                   : et::Program::Verification::InternalConsistency;
     const et::Error loaded = module_->load(backend_options_, level);
@@ -170,13 +177,6 @@ class Runner {
       // Each delegate is called once per execute in the programs trtx writes:
       // the shared scratch's warm-up is one step's delegate calls.
       delegate_calls += meta->num_backends();
-    }
-    // Before Module allocates a byte of it (load_limits.h).
-    Status fits =
-        check_planned_memory(*module_, methods_, target, opts_.max_planned_bytes.value_or(physical_memory_bytes()));
-    if (!fits.ok()) {
-      record(fits.take_failure());
-      return false;
     }
     if (opts_.caller_stream && !set_caller_streams()) return false;
     backend::configure_tensorrt_backend({target, memory_->scratch_factory(delegate_calls), opts_.contract});
@@ -374,6 +374,11 @@ int run_command(const RunOptions& options) {
   StepValues values;
   Status opened = values.open(options.inputs_path, options.outputs_path);
   if (!opened.ok()) return usage_error(opened.failure());
+  // A backend library that cannot serve is the environment's, before any
+  // run: it printed one coded line; exit 2, no report.
+  BackendPlugin plugin;
+  if (!options.backend_lib.empty() && !load_backend_plugin(options.backend_lib, kExecutorchVersion, plugin)) return 2;
+  if (!plugin.path.empty()) report.backend = {"plugin", plugin.path, plugin.executorch};
   {
     Runner runner(options, report, values);
     g_current = Current{&options, &report, &runner};

@@ -188,6 +188,16 @@ std::string render_report(const Report& r, const RunOptions& o, int exit_code, c
   w.field("cuda_built", runtime::cuda_built());
   w.field("executorch", kExecutorchVersion);
   w.end_object();
+  w.key("backend");
+  w.begin_object();
+  w.field("source", r.backend.source);
+  if (r.backend.path.empty()) {
+    w.field_null("path");
+  } else {
+    w.field("path", r.backend.path);
+  }
+  w.field("executorch", r.backend.executorch.empty() ? std::string(kExecutorchVersion) : r.backend.executorch);
+  w.end_object();
   w.key("program");
   w.begin_object();
   w.field("path", r.program_path);

@@ -58,7 +58,17 @@ struct MethodRecord {
   std::vector<StepRecord> steps;
 };
 
+// Whose TensorRTBackend ran: the runner's own ("builtin") or a --backend-lib
+// library's ("plugin", its path as given), and the ExecuTorch it was built
+// against (empty: the runner's).
+struct BackendRecord {
+  std::string source = "builtin";
+  std::string path;
+  std::string executorch;
+};
+
 struct Report {
+  BackendRecord backend;
   std::string program_path;
   uint64_t program_bytes = 0;
   std::vector<std::string> program_methods;

@@ -14,6 +14,7 @@ import { action } from '../action.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 import { styler } from '../style.js';
 import type { VerifyResult } from '../../verify/verify.js';
+import { backendLibAsked } from '../../verify/backend-lib.js';
 import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
 
 interface VerifyOptions extends GlobalOptions {
@@ -30,6 +31,7 @@ interface VerifyOptions extends GlobalOptions {
   initDeviceBuffers?: boolean;
   sharedScratch?: boolean;
   coldPool?: boolean;
+  backendLib?: string;
   format?: 'text' | 'json' | 'junit';
 }
 
@@ -151,6 +153,10 @@ export function registerVerify(program: Command): void {
     )
     .option('--shared-scratch', 'one activation scratch buffer per device backs every engine (default: private per engine)')
     .option('--cold-pool', 'leave the device pool cold (default: its release threshold is raised while the program is loaded)')
+    .option(
+      '--backend-lib <path>',
+      "a shared library registering TensorRTBackend, run instead of trtx's (default: $TRTX_BACKEND_LIB; docs/backend-plugin.md)",
+    )
     .option('--json', 'machine-readable output (schemas/verify.schema.json); the same as --format json')
     .addOption(
       new Option('--format <format>', 'text, json (schemas/verify.schema.json) or junit (JUnit XML, one test case per check)').choices([
@@ -203,6 +209,7 @@ export function registerVerify(program: Command): void {
           initDeviceBuffers: opts.initDeviceBuffers,
           sharedScratch: opts.sharedScratch,
           coldPool: opts.coldPool,
+          backendLib: backendLibAsked(opts.backendLib),
           onProgress: (m) => ctx.log.debug(m),
           onRunnerBuild: runnerBuildProgress(ctx),
         });
