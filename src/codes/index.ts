@@ -7,7 +7,15 @@
 
 import { CHECK_CODES, RT_CODES, STRUCT_CODES, TRT_CHECK_CODES, ZC_CHECK_CODES } from './checks.js';
 import { COMMAND_CODES, GENERAL_CODES, OUTPUT_CODES, REWRITE_CODES } from './commands.js';
-import { BRIDGE_CODES, BRIDGE_TYPE_CODES, BRIDGE_WARNING_CODES, PYENV_CODES, RUNNER_CODES, RUNNER_REPORT_CODES } from './environment.js';
+import {
+  BRIDGE_CODES,
+  BRIDGE_TYPE_CODES,
+  BRIDGE_WARNING_CODES,
+  PYENV_CODES,
+  RUNNER_CODES,
+  RUNNER_REPORT_CODES,
+  SDK_CODES,
+} from './environment.js';
 import { PTE_CODES, REF_ENGINE_CODES, REFERENCE_CODES, SPEC_CODES, TENSOR_FILE_CODES, TRT_BLOB_CODES } from './formats.js';
 
 export * from './checks.js';
@@ -33,6 +41,7 @@ export type CommandCode = keyof typeof COMMAND_CODES;
 export type BridgeCode = keyof typeof BRIDGE_CODES | keyof typeof BRIDGE_TYPE_CODES;
 export type PyenvCode = keyof typeof PYENV_CODES;
 export type RunnerCode = keyof typeof RUNNER_CODES;
+export type SdkCode = keyof typeof SDK_CODES;
 export type BridgeWarningCode = keyof typeof BRIDGE_WARNING_CODES;
 
 /** A code a TrtxError or a check finding carries (the `code` of every --json error document and finding). */
@@ -54,6 +63,7 @@ export type Code =
   | CommandCode
   | BridgeCode
   | PyenvCode
+  | SdkCode
   | RunnerCode;
 
 /** Where a family's codes appear. */
@@ -162,6 +172,13 @@ export const FAMILIES: readonly CodeFamily[] = [
     space: 'error',
     codes: PYENV_CODES,
     about: 'Making and probing trtx\u2019s own Python environment (`trtx env`). Exit 2.',
+  },
+  {
+    title: 'The ExecuTorch SDK',
+    space: 'error',
+    codes: SDK_CODES,
+    about:
+      'Fetching the C++ SDK the native runner is built against: the pinned executorch wheel, checked and unpacked (`trtx demo`, `verify`, `env`). Exit 2.',
   },
   {
     title: 'The native runner',

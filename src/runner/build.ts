@@ -1,10 +1,12 @@
 // Builds the native runner (native-runner/, CMake) on first use into a cache
 // folder keyed by a hash of its sources, the ExecuTorch SDK it links and the
 // build flags, so a source or SDK change means a fresh build and an
-// unchanged tree means none. The SDK is the one in the managed Python
-// environment's executorch wheel (src/pyenv). Concurrent callers (two test
-// files, two `trtx verify`) share one build through a lock folder. Nothing
-// here prints: progress (with CMake's percent) goes to the caller's onProgress.
+// unchanged tree means none. The SDK is the pinned executorch wheel's,
+// unpacked into the cache (src/sdk): the Python environment is not needed.
+// Concurrent callers (two test files, two `trtx verify`) share one build
+// through a lock folder. Nothing here prints: progress (with CMake's percent,
+// and a heartbeat every second while a step runs) goes to the caller's
+// onProgress.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -13,13 +15,14 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { ensurePythonEnv, executorchSdk, type ExecutorchSdk } from '../pyenv/index.js';
+import { ensureExecutorchSdk, type ExecutorchSdk } from '../sdk/index.js';
 import { TrtxError } from '../util/errors.js';
 import { trackPath } from '../util/cleanup.js';
 import { execaTracked } from '../util/tracked-child.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
 import { lastLines } from '../util/last-lines.js';
+import { formatElapsed, startTicker } from '../util/ticker.js';
 
 export const RUNNER_BINARY_NAME = 'trtx-runner';
 /** Bumped when what goes into a build changes in a way the sources do not show. */
@@ -31,8 +34,11 @@ export type RunnerProgress =
   | { phase: 'cached'; message: string }
   | { phase: 'prebuilt'; message: string }
   | { phase: 'waiting'; message: string }
-  | { phase: 'configure'; message: string }
-  | { phase: 'build'; message: string; percent?: number }
+  /** Fetching the ExecuTorch SDK (src/sdk): download bytes, unpacking. */
+  | { phase: 'sdk'; message: string }
+  /** tick: a heartbeat (the step is still running), not news. */
+  | { phase: 'configure'; message: string; tick?: boolean }
+  | { phase: 'build'; message: string; percent?: number; tick?: boolean }
   | { phase: 'ready'; message: string };
 
 export interface EnsureRunnerOptions {
@@ -47,7 +53,7 @@ export interface EnsureRunnerOptions {
    * nvcc); 'off' never. Default from $TRTX_RUNNER_CUDA (on|off|auto).
    */
   cuda?: 'auto' | 'on' | 'off';
-  /** The ExecuTorch C++ SDK; default the managed Python environment's. */
+  /** The ExecuTorch C++ SDK; default the pinned wheel's, fetched on first use (src/sdk). */
   sdk?: Pick<ExecutorchSdk, 'root' | 'version'>;
   /** AddressSanitizer + UBSan build; default $TRTX_RUNNER_ASAN === '1'. */
   asan?: boolean;
@@ -162,11 +168,10 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
   try {
     await mkdir(work, { recursive: true });
     const cuda = flags.includes('-DTRTX_CUDA=ON');
-    progress({
-      phase: 'configure',
-      message: `configuring the native runner (${cuda ? 'CPU and CUDA' : 'CPU'}, ExecuTorch runtime from the Python environment)`,
-    });
-    const configure = await cmake(['-S', sourceDir, '-B', buildDir, ...flags]);
+    const what = `configuring the native runner (${cuda ? 'CPU and CUDA' : 'CPU'})`;
+    progress({ phase: 'configure', message: what });
+    const stopConfigure = startTicker(1000, (ms) => progress({ phase: 'configure', message: `${what}: ${formatElapsed(ms)}`, tick: true }));
+    const configure = await cmake(['-S', sourceDir, '-B', buildDir, ...flags]).finally(stopConfigure);
     if (configure.exitCode !== 0) {
       throw new TrtxError(
         'RUNNER_BUILD_FAILED',
@@ -174,7 +179,7 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
         `configuring the native runner failed:\n${lastLines(configure.all ?? '', 25).join('\n')}`,
         {
           kind: 'usage',
-          hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev); the ExecuTorch SDK comes from `npx trtx env`',
+          hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev); the ExecuTorch SDK is the pinned executorch wheel\u2019s (`npx trtx env` shows where)',
         },
       );
     }
@@ -184,6 +189,9 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
       percent: 0,
     });
     let last = 0;
+    const stopCompile = startTicker(1000, (ms) =>
+      progress({ phase: 'build', message: `compiling the native runner: ${last}% (${formatElapsed(ms)})`, percent: last, tick: true }),
+    );
     const compile = await cmake(['--build', buildDir, '--target', RUNNER_BINARY_NAME, '--parallel', String(jobs)], (line) => {
       const m = PERCENT.exec(line);
       const pct = m ? Math.min(100, Number(m[1])) : -1;
@@ -191,7 +199,7 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
         last = pct;
         progress({ phase: 'build', message: `compiling the native runner: ${pct}%`, percent: pct });
       }
-    });
+    }).finally(stopCompile);
     if (compile.exitCode !== 0) {
       throw new TrtxError(
         'RUNNER_BUILD_FAILED',
@@ -276,7 +284,13 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
   }
   const sourceDir = options.sourceDir ?? defaultSourceDir();
   const asan = options.asan ?? process.env.TRTX_RUNNER_ASAN === '1';
-  const sdk = options.sdk ?? executorchSdk(await ensurePythonEnv());
+  const sdk =
+    options.sdk ??
+    (await ensureExecutorchSdk({
+      onProgress: (p) => {
+        if (p.phase !== 'cached' && p.phase !== 'ready') progress({ phase: 'sdk', message: p.message });
+      },
+    }));
   const { cuda } = await decideCuda(cudaMode(options.cuda));
   const flags = [
     '-DCMAKE_BUILD_TYPE=Release',
