@@ -52,7 +52,9 @@ describe('the lock file', () => {
   });
 });
 
-describe('the managed environment', { timeout: 180_000 }, () => {
+// Each case makes its own environment (its own lock and folder): they run at
+// once, since nearly all their time is python -m venv and pip waiting on disk.
+describe.concurrent('the managed environment', { timeout: 180_000 }, () => {
   it('is made on first use with progress, then reused without making it again', async () => {
     const lock = emptyLock('first');
     const phases: string[] = [];
