@@ -28,7 +28,8 @@ const LAYERS = {
   // The world outside: the Python bridge, its environment, the native runner.
   bridge: ['util', 'codes'],
   pyenv: ['bridge', 'util', 'codes'],
-  runner: ['pyenv', 'util', 'codes'],
+  sdk: ['util', 'codes'],
+  runner: ['sdk', 'util', 'codes'],
   corpus: ['bridge', 'pyenv', 'util', 'codes'],
   // Eager PyTorch's recorded outputs (the reference outputs file) and the comparison with them.
   reference: ['util', 'codes'],

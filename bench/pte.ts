@@ -4,43 +4,17 @@
 // writer fsyncs) of the same file, all in one run.
 //
 //   npx tsx bench/pte.ts [--dir DIR] [--big-gib 4]
-import { mkdirSync, openSync, writeSync, closeSync, statSync, rmSync } from 'node:fs';
+import { mkdirSync, statSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { withPte } from '../src/pte/open.js';
-import { writePte, type SegmentSource } from '../src/pte/write.js';
+import { segmentProgram } from './segment-program.js';
 import { arg, GiB, MiB, ensureBundle, fmtMs, median, timed, wall } from './lib.js';
 
 const dir = resolve(arg('--dir', 'bench/out'));
 const bigBytes = Math.round(Number(arg('--big-gib', '4')) * GiB);
-const corpus = resolve(process.env.TRTX_PTE_CORPUS ?? '../shared/pte-corpus');
 mkdirSync(dir, { recursive: true });
 ensureBundle();
 
-/** A data file of `size` bytes with non-zero content (so nothing is sparse). */
-function dataFile(path: string, size: number): string {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(8 * MiB);
-  for (let i = 0; i < chunk.length; i += 4) chunk.writeUInt32LE((i * 2654435761) >>> 0, i);
-  for (let done = 0; done < size; done += chunk.length) writeSync(fd, chunk, 0, Math.min(chunk.length, size - done));
-  closeSync(fd);
-  return path;
-}
-
-/** A real ExecuTorch program (the corpus's add-segment) carrying `total` bytes in 8 segments. */
-async function program(name: string, total: number): Promise<string> {
-  const data = dataFile(join(dir, `${name}.data`), total);
-  const out = join(dir, `${name}.pte`);
-  await withPte(join(corpus, 'add-segment.pte'), async (pte) => {
-    const first = pte.segments[0];
-    const sources: SegmentSource[] = [{ kind: 'file', path: pte.path, offset: first.offset, size: first.size }];
-    const per = Math.floor(total / 8);
-    for (let i = 0; i < 8; i++) sources.push({ kind: 'file', path: data, offset: i * per, size: per });
-    pte.program.segments = sources.map(() => ({ offset: 0n, size: 0n }));
-    await writePte(out, pte.program, sources, { alignment: 4096 });
-  });
-  rmSync(data);
-  return out;
-}
+const program = (name: string, total: number) => segmentProgram(dir, name, total);
 
 const trtx = ['node', 'bin/trtx'];
 const files = { '40 MB': await program('segments-40mb', 40_000_000), [`${bigBytes / GiB} GiB`]: await program('segments-big', bigBytes) };

@@ -7,8 +7,10 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const BENCHES: Record<string, string> = {
+  'first-run': 'the first npx trtx demo of a fresh clone with an empty HOME: time to first output, to completion, longest silence',
   pte: 'inspect wall time and RSS at 40 MB vs 4 GiB of segments; rewrite throughput vs cp',
   check: 'check at 40 MB vs 4 GiB of engines; rewrite --in-place --budget on 4 GiB',
+  'rewrite-copy': 'rewrite -o of a 3 GiB program vs cp --sparse=never',
   'zero-copy': 'staging bytes per decode step at seed scale, staged vs zero-copy; rewrite time vs cp',
   hostile: 'check and inspect --json time and RSS per input byte on sound, shared and repeated programs',
   html: 'inspect --html write time and headless-Chromium open time at 40 MB vs 4 GiB of engines',

@@ -8,7 +8,7 @@ import { REPO } from './helpers/bridge.js';
 
 // The scripts of bench/ that are not benchmarks: shared helpers, the runner
 // itself, and a program writer for the GPU machine.
-const NOT_BENCHMARKS = ['lib.ts', 'run.ts', 'make-six-engines.ts'];
+const NOT_BENCHMARKS = ['lib.ts', 'run.ts', 'make-six-engines.ts', 'segment-program.ts'];
 const scripts = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 
 describe('npm scripts', () => {

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseLock, readPythonLock, sameRelease, type PythonLock } from '../src/pyenv/lock-file.js';
 import { ensureManagedEnv, managedEnvDir } from '../src/pyenv/managed.js';
-import { ensurePythonEnv, executorchSdk } from '../src/pyenv/index.js';
+import { ensurePythonEnv } from '../src/pyenv/index.js';
 import { TrtxError } from '../src/util/errors.js';
 import { cleanupNow, tracked } from '../src/util/cleanup.js';
 import { tempDir } from './helpers/temp.js';
@@ -52,7 +52,9 @@ describe('the lock file', () => {
   });
 });
 
-describe('the managed environment', { timeout: 180_000 }, () => {
+// Each case makes its own environment (its own lock and folder): they run at
+// once, since nearly all their time is python -m venv and pip waiting on disk.
+describe.concurrent('the managed environment', { timeout: 180_000 }, () => {
   it('is made on first use with progress, then reused without making it again', async () => {
     const lock = emptyLock('first');
     const phases: string[] = [];
@@ -114,19 +116,15 @@ describe('a named interpreter', { timeout: 60_000 }, () => {
     expect(env.dir).toBeNull();
     // The doubles carry no distribution metadata: nothing to compare, nothing invented.
     expect(env.mismatches).toEqual([]);
-    expect(() => executorchSdk(env)).toThrow(expect.objectContaining({ code: 'PYENV_NO_EXECUTORCH' }));
   });
 });
 
 describe('the real managed environment (python-bridge/requirements.lock)', () => {
-  it('holds torch 2.13.0 and executorch 1.5 with its C++ SDK', async () => {
+  it('holds torch 2.13.0 and executorch 1.5', async () => {
     const env = await ensurePythonEnv({ env: {} });
     expect(env.source).toBe('managed');
     expect(sameRelease(env.probe.packages.torch ?? '', '2.13.0')).toBe(true);
     expect(env.probe.packages.executorch).toMatch(/^1\.5\./);
-    const sdk = executorchSdk(env);
-    expect(existsSync(join(sdk.include, 'executorch', 'runtime', 'core', 'device_allocator.h'))).toBe(true);
-    expect(existsSync(join(sdk.lib, 'libexecutorch.so'))).toBe(true);
   }, 600_000);
 });
 

@@ -140,6 +140,26 @@ describe('ensureRunner', () => {
     expect((err as Error).message).toContain('undeclared_name');
   });
 
+  it('reports a heartbeat every second while a step says nothing (a configure that takes 3 s)', { timeout: BUILD_TIMEOUT_MS }, async () => {
+    const src = standIn(join(work, 'slow'), 'slow');
+    writeFileSync(
+      join(src, 'CMakeLists.txt'),
+      `${readFileSync(join(src, 'CMakeLists.txt'), 'utf8')}execute_process(COMMAND \${CMAKE_COMMAND} -E sleep 3)\n`,
+    );
+    const events: RunnerProgress[] = [];
+    await ensureRunner({
+      sourceDir: src,
+      cacheDir: join(work, 'cache-slow'),
+      binary: null,
+      sdk,
+      cuda: 'off',
+      onProgress: (p) => events.push(p),
+    });
+    const ticks = events.filter((e) => e.phase === 'configure' && e.tick === true);
+    expect(ticks.length).toBeGreaterThanOrEqual(2);
+    expect(ticks[0].message).toMatch(/^configuring the native runner \(CPU\): \d+s$/);
+  });
+
   it('uses a prebuilt binary when given one, and refuses a missing one', async () => {
     const src = standIn(join(work, 'prebuilt'), 'x');
     const fake = join(work, 'prebuilt-runner');
@@ -154,6 +174,9 @@ describe('ensureRunner', () => {
     const first = await ensureRunner(opts);
     const second = await ensureRunner(opts);
     expect(second).toMatchObject({ path: first.path, built: false });
+    // Against the pinned wheel's SDK, unpacked into the cache: no Python environment.
+    const flags = JSON.parse(readFileSync(join(first.dir!, 'build.json'), 'utf8')).flags as string[];
+    expect(flags.find((f) => f.startsWith('-DCMAKE_PREFIX_PATH='))).toMatch(/\/executorch-sdk\/1\.5\.\d+-[0-9a-f]{16}$/);
     const version = await execa(first.path, ['--version']);
     expect(version.stdout).toMatch(/^trtx-runner \d+\.\d+\.\d+ \(ExecuTorch 1\.5\.\d+[^)]*\)$/);
     const usage = await execa(first.path, ['run'], { reject: false });

@@ -5,11 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { runnerBuildProgress } from '../src/cli/runner-progress.js';
 import type { RunnerProgress } from '../src/runner/index.js';
 
-function lines(opts: { quiet: boolean; json: boolean }, events: RunnerProgress[]): string[] {
+function lines(opts: { quiet: boolean; json: boolean }, events: RunnerProgress[], times?: number[]): string[] {
   const out: string[] = [];
   const log = { info: (m: string) => out.push(m) } as never;
-  const on = runnerBuildProgress({ ...opts, log });
-  for (const e of events) on(e);
+  let i = 0;
+  const on = runnerBuildProgress({ ...opts, log }, () => (times ? times[i] : 0));
+  for (; i < events.length; i++) on(events[i]);
   return out;
 }
 
@@ -34,6 +35,33 @@ describe('runner build progress', () => {
       'compiling the native runner: 48%',
       'compiling the native runner: 90%',
       'compiling the native runner: 100%',
+    ]);
+  });
+
+  it('shows a step that says nothing new every 4 s (the heartbeat), never more often', () => {
+    const tick = (s: number): RunnerProgress => ({
+      phase: 'build',
+      message: `compiling the native runner: 12% (${s}s)`,
+      percent: 12,
+      tick: true,
+    });
+    const events: RunnerProgress[] = [
+      { phase: 'sdk', message: 'downloading the ExecuTorch SDK (18 MiB)' },
+      { phase: 'sdk', message: 'downloading the ExecuTorch SDK: 1 MiB of 18 MiB' },
+      { phase: 'sdk', message: 'downloading the ExecuTorch SDK: 9 MiB of 18 MiB' },
+      { phase: 'build', message: 'compiling the native runner: 12%', percent: 12 },
+      tick(1),
+      tick(2),
+      tick(3),
+      tick(4),
+      tick(5),
+    ];
+    const ms = [0, 2000, 4100, 5000, 6000, 7000, 8000, 9000, 9100];
+    expect(lines({ quiet: false, json: false }, events, ms)).toEqual([
+      'downloading the ExecuTorch SDK (18 MiB)',
+      'downloading the ExecuTorch SDK: 9 MiB of 18 MiB',
+      'compiling the native runner: 12%',
+      'compiling the native runner: 12% (4s)',
     ]);
   });
 

@@ -15,3 +15,4 @@ trap 'rm -rf "$work"' EXIT
 } >"$work/lock"
 mv "$work/lock" "$here/requirements.lock"
 echo "wrote $here/requirements.lock"
+node "$here/tools/relock-sdk.mjs"

@@ -1,19 +1,36 @@
-// Progress lines on stderr while the native runner builds (seconds to a
-// minute on first use): configuring, then compiling with CMake's percent, a
-// line per tenth. Nothing under --quiet or --json, and nothing for a cached
-// or prebuilt runner.
+// Progress lines on stderr while the native runner is prepared (seconds to a
+// minute on first use): fetching the ExecuTorch SDK, configuring, then
+// compiling with CMake's percent, a line per tenth. A step that says nothing
+// new still gets a line every HEARTBEAT_MS (the library's heartbeat events,
+// `tick`), so no step is silent for more than 5 s. Nothing under --quiet or
+// --json, and nothing for a cached or prebuilt runner.
 import type { RunnerProgress } from '../runner/index.js';
 import type { Ctx } from './context.js';
 
-export function runnerBuildProgress(ctx: Pick<Ctx, 'quiet' | 'json' | 'log'>): (p: RunnerProgress) => void {
+/** At most this long between two lines while something runs. */
+export const HEARTBEAT_MS = 4000;
+
+export function runnerBuildProgress(ctx: Pick<Ctx, 'quiet' | 'json' | 'log'>, now: () => number = Date.now): (p: RunnerProgress) => void {
   if (ctx.quiet || ctx.json) return () => {};
-  let shown = 0;
+  let shownPercent = 0;
+  let lastPhase = '';
+  let lastAt = 0;
   return (p) => {
     if (p.phase === 'cached' || p.phase === 'prebuilt' || p.phase === 'ready') return;
-    if (p.phase === 'build' && p.percent !== undefined && p.percent > 0) {
-      if (p.percent < shown + 10 && p.percent < 100) return;
-      shown = p.percent;
+    const t = now();
+    const due = t - lastAt >= HEARTBEAT_MS;
+    const tick = 'tick' in p && p.tick === true;
+    if (p.phase === lastPhase) {
+      if (p.phase === 'build' && p.percent !== undefined && !tick) {
+        const tenth = p.percent >= shownPercent + 10 || (p.percent === 100 && shownPercent < 100);
+        if (!tenth && !due) return;
+      } else if (!due) {
+        return;
+      }
     }
+    if (p.phase === 'build' && p.percent !== undefined) shownPercent = Math.max(shownPercent, p.percent);
+    lastPhase = p.phase;
+    lastAt = t;
     ctx.log.info(p.message);
   };
 }

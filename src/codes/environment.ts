@@ -75,8 +75,15 @@ export const PYENV_CODES = {
   PYENV_INSTALL_FAILED: 'pip could not install the locked packages',
   PYENV_PYTHON_NOT_FOUND: 'the named interpreter does not exist',
   PYENV_PYTHON_BROKEN: 'the interpreter did not answer the probe',
-  PYENV_NO_EXECUTORCH: 'executorch is not installed in this Python',
-  PYENV_NO_SDK: 'the executorch package has no C++ SDK to build the runner against',
+} as const;
+
+/** The ExecuTorch C++ SDK the native runner is built against (src/sdk/): the pinned executorch wheel, unpacked. */
+export const SDK_CODES = {
+  SDK_PIN_INVALID: 'python-bridge/executorch-sdk.json is missing or does not pin a wheel per platform',
+  SDK_PLATFORM_UNSUPPORTED: 'executorch publishes no C++ SDK for this operating system and processor',
+  SDK_DOWNLOAD_FAILED: 'the pinned executorch wheel could not be downloaded (or TRTX_EXECUTORCH_WHEEL read)',
+  SDK_HASH_MISMATCH: 'the downloaded (or named) wheel is not the pinned one: its sha256 differs',
+  SDK_WHEEL_INVALID: 'the wheel is not a ZIP archive trtx reads, or holds no C++ SDK',
 } as const;
 
 /** Building and running the native runner (src/runner/). */

@@ -15,6 +15,7 @@ import {
   PYENV_CODES,
   RUNNER_CODES,
   RUNNER_REPORT_CODES,
+  SDK_CODES,
 } from './environment.js';
 import { BRIDGE_MODEL_REFUSALS, EXIT_REFUSED, EXIT_USAGE, RUNNER_ENVIRONMENT_RESULTS, type ExitStatus, type FamilyExit } from './exit.js';
 import { PTE_CODES, REF_ENGINE_CODES, REFERENCE_CODES, SPEC_CODES, TENSOR_FILE_CODES, TRT_BLOB_CODES } from './formats.js';
@@ -43,6 +44,7 @@ export type CommandCode = keyof typeof COMMAND_CODES;
 export type BridgeCode = keyof typeof BRIDGE_CODES | keyof typeof BRIDGE_TYPE_CODES;
 export type PyenvCode = keyof typeof PYENV_CODES;
 export type RunnerCode = keyof typeof RUNNER_CODES;
+export type SdkCode = keyof typeof SDK_CODES;
 export type BridgeWarningCode = keyof typeof BRIDGE_WARNING_CODES;
 
 /** A code a TrtxError or a check finding carries (the `code` of every --json error document and finding). */
@@ -64,6 +66,7 @@ export type Code =
   | CommandCode
   | BridgeCode
   | PyenvCode
+  | SdkCode
   | RunnerCode;
 
 /** Where a family's codes appear. */
@@ -220,6 +223,14 @@ export const FAMILIES: readonly CodeFamily[] = [
     codes: PYENV_CODES,
     exit: EXIT_USAGE,
     about: 'Making and probing trtx\u2019s own Python environment (`trtx env`).',
+  },
+  {
+    title: 'The ExecuTorch SDK',
+    space: 'error',
+    codes: SDK_CODES,
+    exit: EXIT_USAGE,
+    about:
+      'Fetching the C++ SDK the native runner is built against: the pinned executorch wheel, checked and unpacked (`trtx demo`, `verify`, `env`).',
   },
   {
     title: 'The native runner',

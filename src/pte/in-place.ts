@@ -315,7 +315,6 @@ async function otherHardLinks(path: string, reason: string, allowed: boolean): P
     path,
     `cannot rewrite in place (${reason}), and a full rewrite would replace the file: its ${nlink - 1} other hard link(s) would keep the old program`,
     {
-      kind: 'usage',
       hint: 'add --break-hard-links to replace it anyway (the other names keep the old program), or rewrite with -o to a new file',
     },
   );

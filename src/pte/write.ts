@@ -214,9 +214,13 @@ export async function writePte(target: string, program: Program, sources: Segmen
     const same = await sameLayoutSource(sources, segmentBase, relative, fileSize);
     if (same) {
       // Every segment stays where it is in its source file: let the kernel
-      // copy the file (copy_file_range/sendfile, as cp does), then replace
-      // the head and zero the padding between segments.
-      await copyFile(same, tmp, constants.COPYFILE_EXCL);
+      // copy the file, then replace the head and zero the padding between
+      // segments. COPYFILE_FICLONE asks for a reflink (shared extents: no
+      // bytes copied on XFS, Btrfs, bcachefs) and falls back to libuv's
+      // copy_file_range loop (the in-kernel copy `cp` makes) where the file
+      // system has none, as on ext4 (Node's fs.copyFile docs; libuv
+      // uv_fs_copyfile). bench/rewrite-copy.ts measures it against cp.
+      await copyFile(same, tmp, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
       out = await open(tmp, 'r+');
       await writeAllAt(out, head, 0);
       await zeroGaps(out, sources, segmentBase, relative);

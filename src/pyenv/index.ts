@@ -1,17 +1,16 @@
-// Which Python trtx uses for export and where the ExecuTorch C++ SDK comes
-// from: the interpreter the user names (--python, TRTX_PYTHON), used as it
-// is, or trtx's managed environment, made from python-bridge/requirements.lock
-// on first need. Both answer with the same description.
+// Which Python trtx uses for export: the interpreter the user names
+// (--python, TRTX_PYTHON), used as it is, or trtx's managed environment, made
+// from python-bridge/requirements.lock on first need. Both answer with the
+// same description. (The native runner's C++ SDK does not come from here:
+// src/sdk unpacks the pinned executorch wheel without an environment.)
 
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { TrtxError } from '../util/errors.js';
 import { pinDifferences, readPythonLock } from './lock-file.js';
 import { ensureManagedEnv, type ManagedEnvOptions } from './managed.js';
 import { probePython, type PythonProbe } from './probe.js';
 
 export type { PythonEnvProgress } from './managed.js';
-export { managedEnvDir } from './managed.js';
+export { ENV_COST, managedEnvDir } from './managed.js';
 export { readPythonLock } from './lock-file.js';
 
 export type PythonEnvSource = '--python' | 'TRTX_PYTHON' | 'managed';
@@ -58,34 +57,6 @@ export async function ensurePythonEnv(opts: EnsurePythonEnvOptions = {}): Promis
   }
   const m = await ensureManagedEnv({ ...opts, lock });
   return { python: m.python, source: 'managed', dir: m.dir, lockHash: lock.hash, probe: m.probe, mismatches: [], created: m.created };
-}
-
-export interface ExecutorchSdk {
-  /** The package folder: pass it as CMAKE_PREFIX_PATH (share/cmake/executorch-config.cmake). */
-  root: string;
-  include: string;
-  lib: string;
-  version: string;
-}
-
-/** The ExecuTorch C++ SDK shipped in the environment's executorch wheel. */
-export function executorchSdk(env: PythonEnv): ExecutorchSdk {
-  const root = env.probe.executorchDir;
-  if (!root || !env.probe.packages.executorch) {
-    throw new TrtxError('PYENV_NO_EXECUTORCH', env.python, 'executorch is not installed in this Python', {
-      hint:
-        env.source === 'managed'
-          ? 'remove the managed environment folder and run again'
-          : 'pip install executorch==1.5.1 there, or unset --python/TRTX_PYTHON to use the managed environment',
-    });
-  }
-  const config = join(root, 'share', 'cmake', 'executorch-config.cmake');
-  if (!existsSync(config) || !existsSync(join(root, 'include', 'executorch'))) {
-    throw new TrtxError('PYENV_NO_SDK', root, `executorch ${env.probe.packages.executorch} has no C++ SDK (include/, lib/, share/cmake)`, {
-      hint: 'ExecuTorch 1.5 wheels ship it; install executorch==1.5.1',
-    });
-  }
-  return { root, include: join(root, 'include'), lib: join(root, 'lib'), version: env.probe.packages.executorch };
 }
 
 export type { PythonProbe };

@@ -18,12 +18,14 @@ import { lastLines } from '../util/last-lines.js';
 import { pinDifferences, readPythonLock, type PythonLock } from './lock-file.js';
 import { probePython, type PythonProbe } from './probe.js';
 import { pipProgress } from './pip-progress.js';
+import { formatElapsed, startTicker } from '../util/ticker.js';
 
 export type PythonEnvProgress =
   | { phase: 'cached'; message: string }
   | { phase: 'waiting'; message: string }
   | { phase: 'create'; message: string }
-  | { phase: 'install'; message: string }
+  /** tick: a heartbeat while pip runs (its output can stall for a minute on a large wheel), not news. */
+  | { phase: 'install'; message: string; tick?: boolean }
   | { phase: 'ready'; message: string };
 
 export interface ManagedEnvOptions {
@@ -47,6 +49,8 @@ export interface ManagedEnv {
 }
 
 const MARKER = 'trtx-env.json';
+/** What making the environment costs, said before it starts (measured: a 2-core machine, PyPI over the internet). */
+export const ENV_COST = 'about 1.5 GB on disk, downloaded from PyPI, and 2 to 5 minutes';
 /** The interpreters ExecuTorch 1.5 publishes wheels for. */
 const SUPPORTED = { min: [3, 10], max: [3, 14] } as const;
 
@@ -105,10 +109,12 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
   const tmp = await makeTempDir('trtx-pip-');
   const env = { PIP_NO_PYTHON_VERSION_WARNING: '1', TMPDIR: tmp.path };
   await mkdir(dir, { recursive: true });
+  let latest = 'creating the virtual environment';
+  const stopTicker = startTicker(1000, (ms) => progress({ phase: 'install', message: `${latest} (${formatElapsed(ms)})`, tick: true }));
   try {
     progress({
       phase: 'create',
-      message: `creating trtx's Python environment (Python ${version}) in ${dir}: first use only, a few minutes`,
+      message: `creating trtx's Python environment for export (Python ${version}, torch, executorch and their dependencies) in ${dir}: first use only, ${ENV_COST}`,
     });
     const venv = await execaTracked(bootstrap, ['-m', 'venv', dir], { all: true, reject: false, cancelSignal: opts.signal, env });
     if (venv.exitCode !== 0) {
@@ -127,7 +133,11 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
         env,
       },
     );
-    const report = pipProgress((message) => progress({ phase: 'install', message }));
+    latest = 'pip: resolving the locked packages';
+    const report = pipProgress((message) => {
+      latest = `pip: ${message}`;
+      progress({ phase: 'install', message });
+    });
     pip.all?.on('data', (chunk: Buffer) => report(chunk.toString('utf8')));
     const r = await pip;
     if (r.exitCode !== 0) {
@@ -157,6 +167,7 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
     await rm(dir, { recursive: true, force: true });
     throw e;
   } finally {
+    stopTicker();
     untrackDir();
     await tmp.remove();
   }

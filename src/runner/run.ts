@@ -157,7 +157,6 @@ function backendLibRefusal(stderr: string): TrtxError | null {
   const code = BACKEND_LIB_CODES.find((c) => c === m?.[1]);
   if (!m || !code) return null;
   return new TrtxError(code, m[2], m[3], {
-    kind: 'usage',
     hint: 'build the library against the ExecuTorch `trtx env` prints, linking its shared libexecutorch (docs/backend-plugin.md)',
   });
 }

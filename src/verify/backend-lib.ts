@@ -28,7 +28,6 @@ export async function requireBackendLib(path: string): Promise<string> {
   const found = await stat(where).catch(() => null);
   if (found?.isFile()) return where;
   throw new TrtxError('RUNNER_BACKEND_LIB_MISSING', path, found ? 'not a file' : 'no such file', {
-    kind: 'usage',
     hint: 'name the shared library that registers TensorRTBackend (--backend-lib PATH or TRTX_BACKEND_LIB; docs/backend-plugin.md)',
   });
 }

@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
 import { action } from '../action.js';
+import { pythonEnvProgress } from '../python-env-progress.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 import { styler } from '../style.js';
 import { renderMemory } from '../render-memory.js';
@@ -105,9 +106,7 @@ export function registerDemo(program: Command): void {
           scale: opts.scale,
           fromPytorch: opts.fromPytorch,
           onStage: (stage) => ctx.log.info(stage),
-          onPythonEnv: (p) => {
-            if (p.phase !== 'cached') ctx.log.info(p.message);
-          },
+          onPythonEnv: pythonEnvProgress(ctx),
           onRunnerBuild: runnerBuildProgress(ctx),
         });
         if (ctx.json) ctx.emitJson(result);

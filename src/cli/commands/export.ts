@@ -5,6 +5,7 @@ import { parseSize } from '../../util/size.js';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
 import { action } from '../action.js';
+import { pythonEnvProgress } from '../python-env-progress.js';
 import { startProgress } from '../progress.js';
 
 interface ExportCliOptions extends GlobalOptions {
@@ -99,11 +100,8 @@ export function registerExport(program: Command): void {
             python: opts.python,
             engine,
             referenceSteps,
-            onPythonEnv: (p) => {
-              // Making the environment takes minutes once: say so on every line of it.
-              if (p.phase === 'cached') ctx.log.debug(p.message);
-              else ctx.log.info(p.message);
-            },
+            // Making the environment takes minutes once: say so on every line of it.
+            onPythonEnv: pythonEnvProgress(ctx),
             timeoutMs,
             signal: ac.signal,
             onEvent: (e) => {
