@@ -72,7 +72,6 @@ export default defineConfig(
       'src/inspect/summary.ts', // summarize
       'src/pte/header.ts', // parseHeader
       'src/verify/verify.ts', // verifyProgram
-      // In the layers of the passes and checks, not split yet:
     ],
     rules: { 'max-lines-per-function': 'off' },
   },
