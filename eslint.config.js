@@ -72,17 +72,6 @@ export default defineConfig(
       'src/inspect/summary.ts', // summarize
       'src/pte/header.ts', // parseHeader
       'src/verify/verify.ts', // verifyProgram
-      // In the layers of the passes and checks, not split yet:
-      'src/checks/runtime-hazards.ts', // checkRuntimeHazards
-      'src/checks/structure.ts', // checkPlan
-      'src/checks/zero-copy-buffers.ts', // checkBufferSide
-      'src/checks/zero-copy-scan.ts', // checkDelegateSide
-      'src/examples/builder.ts', // buildMethod
-      'src/examples/kv-decoder.ts', // kvMethod
-      'src/passes/zero-copy-analyse.ts', // chainsOf
-      'src/passes/zero-copy-apply.ts', // rewriteMethod
-      'src/tensorrt/strict-json.ts', // parseStrictJson
-      'src/tensorrt/upstream-reading.ts', // readLikeUpstream
     ],
     rules: { 'max-lines-per-function': 'off' },
   },

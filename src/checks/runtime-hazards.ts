@@ -63,21 +63,38 @@ function deviceBuffers(plan: ExecutionPlan, p: number, inPlace: ReadonlySet<numb
   return out;
 }
 
+/** Pushes one hazard onto the check's list (the delegate only for a call's hazard). */
+type AddHazard = (
+  severity: Severity,
+  code: RuntimeHazardCode,
+  method: string | null,
+  location: string,
+  message: string,
+  hint: string,
+  delegate?: number | null,
+) => void;
+
 export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
   const rules: RuntimeRules = ctx.options.runtime ?? DEFAULT_RUNTIME;
-  const program = ctx.pte.program;
   const out: Diagnostic[] = [];
-  const add = (
-    severity: Severity,
-    code: RuntimeHazardCode,
-    method: string | null,
-    location: string,
-    message: string,
-    hint: string,
-    delegate: number | null = null,
-  ) => out.push(diag(severity, code, location, message, hint, { method, delegate }));
-  const memory = RUNTIME_NAMES[rules.memory];
+  const add: AddHazard = (severity, code, method, location, message, hint, delegate = null) =>
+    out.push(diag(severity, code, location, message, hint, { method, delegate }));
+  // The order of the steps is the order of the report: per method, then
+  // across methods, then per TensorRT call.
+  deviceStateHazards(ctx, rules, add);
+  sharedArenaHazards(ctx, rules, add);
+  zeroCopyCallHazards(ctx, rules, add);
+  return out;
+}
 
+/**
+ * RT_DEVICE_INITIAL_STATE for each mutable buffer with initial state in a
+ * device arena, then RT_DEVICE_STATE_UNINITIALIZED once per device arena
+ * for the ones without, method by method.
+ */
+function deviceStateHazards(ctx: CheckContext, rules: RuntimeRules, add: AddHazard): void {
+  const program = ctx.pte.program;
+  const memory = RUNTIME_NAMES[rules.memory];
   program.executionPlan.forEach((plan, p) => {
     const m = planName(plan, p);
     const uninitialised = new Map<string, DeviceBuffer[]>();
@@ -112,8 +129,16 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
       );
     }
   });
+}
 
-  // Buffers two methods share, in a device arena in at least one of them.
+/**
+ * RT_SHARED_DEVICE_ARENA for each buffer two methods share, in a device
+ * arena in at least one of them: an error under ExecuTorch's Module, which
+ * cannot share device arenas, a warning for a custom memory manager.
+ */
+function sharedArenaHazards(ctx: CheckContext, rules: RuntimeRules, add: AddHazard): void {
+  const program = ctx.pte.program;
+  const memory = RUNTIME_NAMES[rules.memory];
   const reported = new Set<string>();
   for (const [key, others] of sharedAcrossMethods(program)) {
     const [p, v] = present(parseIndexPair(key), `shared buffer key ${key}`);
@@ -152,8 +177,13 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
       );
     }
   }
+}
 
-  // TensorRT calls that elide aliased outputs.
+/**
+ * RT_NEEDS_ZERO_COPY_TRT for each well-formed TensorRT call that elides its
+ * aliased outputs: an error under stock Torch-TensorRT, a warning otherwise.
+ */
+function zeroCopyCallHazards(ctx: CheckContext, rules: RuntimeRules, add: AddHazard): void {
   for (const d of ctx.trt) {
     const need = inputs(d.blob.metadata).length + outputs(d.blob.metadata).length;
     const aliased = aliasedOutputs(d.blob.metadata).length;
@@ -187,5 +217,4 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
       }
     }
   }
-  return out;
 }

@@ -48,7 +48,7 @@ const describeInstruction = (plan: ExecutionPlan, ins: Instruction): string => {
   return ins.type;
 };
 
-/** Checks one method; `pte` supplies constants and segments. */
+/** Checks one method, step by step in report order; `pte` supplies constants and segments. */
 function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Diagnostic[]): void {
   const m = planName(plan, planIndex);
   const nValues = plan.values.length;
@@ -62,7 +62,18 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
 
   plan.inputs.forEach((v, k) => valueIndex(v, `${m} > inputs[${k}]`, 'plan input'));
   plan.outputs.forEach((v, k) => valueIndex(v, `${m} > outputs[${k}]`, 'plan output'));
+  checkValues(pte, plan, m, inValues, err);
+  checkChains(plan, m, valueIndex, err);
+  checkDelegates(pte, plan, planIndex, err, out);
+  checkArenaDevices(plan, m, err);
+}
 
+/** Reports a value index outside the plan's values (the delegate when a delegate call holds it). */
+type ValueIndexCheck = (i: number, location: string, what: string, delegate?: number | null) => void;
+
+/** Every value has a type, every list its items, every tensor list names tensors, every tensor is sound. */
+function checkValues(pte: PteFile, plan: ExecutionPlan, m: string, inValues: (i: number) => boolean, err: Report): void {
+  const nValues = plan.values.length;
   plan.values.forEach((v, i) => {
     const at = `${m} > value ${valueLabel(plan, i)}`;
     switch (v.type) {
@@ -96,7 +107,10 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
         return;
     }
   });
+}
 
+/** Every index an instruction follows lands inside what it indexes; jumps stay inside their chain. */
+function checkChains(plan: ExecutionPlan, m: string, valueIndex: ValueIndexCheck, err: Report): void {
   plan.chains.forEach((chain, c) => {
     const at = `${m} > chain ${c}`;
     chain.inputs.forEach((v, k) => valueIndex(v, `${at} > inputs[${k}]`, 'chain input'));
@@ -158,7 +172,14 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
       }
     });
   });
+}
 
+/**
+ * Every delegate names its backend and its blob is in the file; a blob
+ * outside it is reported with the blob reader's own error.
+ */
+function checkDelegates(pte: PteFile, plan: ExecutionPlan, planIndex: number, err: Report, out: Diagnostic[]): void {
+  const m = planName(plan, planIndex);
   plan.delegates.forEach((d, k) => {
     const at = delegateLocation(plan, planIndex, k, d);
     if (d.id === null || d.id === '') err('STRUCT_DELEGATE_ID', at, 'delegate has no backend id', k);
@@ -175,8 +196,6 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
       );
     }
   });
-
-  checkArenaDevices(plan, m, err);
 }
 
 type Report = (code: keyof typeof HINTS, location: string, message: string, delegate?: number | null) => void;

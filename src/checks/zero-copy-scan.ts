@@ -165,111 +165,139 @@ export function scanMethod(
   return s;
 }
 
+/**
+ * The delegate side, delegate by delegate: records every buffer fed straight
+ * to an aliased input, and checks each stamp against its blob, its calls and
+ * the values its elided outputs' inputs are fed.
+ */
 function checkDelegateSide(s: MethodScan): void {
-  const { plan, emit, vs, buffers, refs, zc, direct, push } = s;
+  const { vs, buffers, direct, push } = s;
   for (const v of vs) {
     for (const e of v.edges) if (buffers.has(e.inArg)) push(direct, e.inArg, { v, e });
     if (!v.stamp) continue;
-    const stamp = v.stamp;
-    const aliased = aliasedOutputs(v.meta).map((b) => b.name);
-    for (const a of v.meta.aliased_io) {
-      if (a.kind !== 'kv_cache_update')
-        emit(
-          'ZC_USER_ALIAS',
-          binding(v, a.output),
-          `the stamped engine aliases output ${JSON.stringify(a.output)} onto input ${JSON.stringify(a.input)} as a "${a.kind}" alias; only caches can be elided, and elision is all-or-nothing`,
-          v.d,
-        );
+    checkStampAgainstBlob(s, v, v.stamp);
+    checkCallArity(s, v, v.stamp);
+    checkElidedInputs(s, v);
+  }
+}
+
+/** The stamp names only kv_cache_update aliased outputs, all of them, and leaves the engine an output. */
+function checkStampAgainstBlob(s: MethodScan, v: View, stamp: string[]): void {
+  const { emit } = s;
+  const aliased = aliasedOutputs(v.meta).map((b) => b.name);
+  for (const a of v.meta.aliased_io) {
+    if (a.kind !== 'kv_cache_update')
+      emit(
+        'ZC_USER_ALIAS',
+        binding(v, a.output),
+        `the stamped engine aliases output ${JSON.stringify(a.output)} onto input ${JSON.stringify(a.input)} as a "${a.kind}" alias; only caches can be elided, and elision is all-or-nothing`,
+        v.d,
+      );
+  }
+  for (const name of stamp) {
+    if (!aliased.includes(name)) {
+      const isOut = outputs(v.meta).some((b) => b.name === name);
+      emit(
+        'ZC_NOT_ALIASED',
+        binding(v, name),
+        `zero_copy_kv elides ${JSON.stringify(name)}, which ${isOut ? "is not an aliased output in the blob's aliased_io (a copy-back output keeps its write-back)" : 'is not an output binding of the engine'}`,
+        v.d,
+      );
     }
-    for (const name of stamp) {
-      if (!aliased.includes(name)) {
-        const isOut = outputs(v.meta).some((b) => b.name === name);
-        emit(
-          'ZC_NOT_ALIASED',
-          binding(v, name),
-          `zero_copy_kv elides ${JSON.stringify(name)}, which ${isOut ? "is not an aliased output in the blob's aliased_io (a copy-back output keeps its write-back)" : 'is not an output binding of the engine'}`,
-          v.d,
-        );
-      }
-    }
-    const missing = aliased.filter((n) => !stamp.includes(n));
-    if (missing.length > 0) {
+  }
+  const missing = aliased.filter((n) => !stamp.includes(n));
+  if (missing.length > 0) {
+    emit(
+      'ZC_PARTIAL_ELISION',
+      v.t.location,
+      `zero_copy_kv elides ${stamp.length} of the engine's ${aliased.length} aliased outputs and leaves ${missing.map((n) => JSON.stringify(n)).join(', ')} staged; the runtime elides all of them or none`,
+      v.d,
+    );
+  }
+  const nOut = outputs(v.meta).length;
+  const elidedOut = outputs(v.meta).filter((b) => stamp.includes(b.name)).length;
+  if (nOut - elidedOut === 0)
+    emit(
+      'ZC_NO_OUTPUTS_LEFT',
+      v.t.location,
+      `zero_copy_kv elides every output of the engine (${nOut}); a delegate with no outputs is a node nothing reads`,
+      v.d,
+    );
+}
+
+/** Each call of a stamped delegate passes its inputs and the outputs the stamp keeps. */
+function checkCallArity(s: MethodScan, v: View, stamp: string[]): void {
+  const { plan, emit } = s;
+  const nIn = inputs(v.meta).length;
+  const nOut = outputs(v.meta).length;
+  const elidedOut = outputs(v.meta).filter((b) => stamp.includes(b.name)).length;
+  for (const { at: a, ins } of instructionsOf(plan)) {
+    if (ins.type !== 'DelegateCall' || ins.delegateIndex !== v.d) continue;
+    const want = nIn + nOut - elidedOut;
+    if (ins.args.length !== want) {
       emit(
         'ZC_PARTIAL_ELISION',
-        v.t.location,
-        `zero_copy_kv elides ${stamp.length} of the engine's ${aliased.length} aliased outputs and leaves ${missing.map((n) => JSON.stringify(n)).join(', ')} staged; the runtime elides all of them or none`,
+        `${v.t.location} > ${atLabel(a)}`,
+        `the call has ${ins.args.length} arguments, but zero_copy_kv elides ${elidedOut} outputs, so it takes ${want}; the call and the stamp disagree on what is elided`,
         v.d,
       );
     }
-    const nIn = inputs(v.meta).length;
-    const nOut = outputs(v.meta).length;
-    const elidedOut = outputs(v.meta).filter((b) => stamp.includes(b.name)).length;
-    if (nOut - elidedOut === 0)
+  }
+}
+
+/**
+ * Each elided output's aliased input is fed a mutable buffer (recorded in
+ * `zc`), its own placeholder's and not a staging copy; each call updates as
+ * many distinct buffers as it elides outputs.
+ */
+function checkElidedInputs(s: MethodScan, v: View): void {
+  const { plan, emit, buffers, refs, zc, push } = s;
+  const seen = new Map<string, Set<number>>();
+  for (const e of v.edges) {
+    if (e.outArg !== null) continue;
+    const key = atLabel(e.at);
+    if (buffers.has(e.inArg)) {
+      push(zc, e.inArg, { v, e });
+      const fed = seen.get(key) ?? new Set<number>();
+      fed.add(e.inArg);
+      seen.set(key, fed);
+      const fqn = tensorName(tensorAt(plan, e.inArg)!);
+      if (fqn !== null && e.input.startsWith('b_') && e.input !== bufferPlaceholder(fqn)) {
+        emit(
+          'ZC_SWAPPED_CACHE',
+          binding(v, e.input),
+          `aliased input ${JSON.stringify(e.input)} (for ${JSON.stringify(e.output)}) is the placeholder of another buffer than ${valueLabel(plan, e.inArg)}, which it is fed; the engine would update the wrong cache`,
+          v.d,
+        );
+      }
+      continue;
+    }
+    const staged = refs[e.inArg]?.find((r) => isCopyOutput(r, H2D_COPY));
+    if (staged && staged.kind === 'kernel') {
+      const src = copyOf(plan, instructionAt(plan, staged.at), H2D_COPY)!.src;
       emit(
-        'ZC_NO_OUTPUTS_LEFT',
-        v.t.location,
-        `zero_copy_kv elides every output of the engine (${nOut}); a delegate with no outputs is a node nothing reads`,
+        'ZC_STAGED_CACHE',
+        binding(v, e.input),
+        `elided output ${JSON.stringify(e.output)}'s aliased input is fed ${valueLabel(plan, e.inArg)}, a staging copy of ${valueLabel(plan, src)}; the engine updates the copy and the update is lost`,
         v.d,
       );
-    for (const { at: a, ins } of instructionsOf(plan)) {
-      if (ins.type !== 'DelegateCall' || ins.delegateIndex !== v.d) continue;
-      const want = nIn + nOut - elidedOut;
-      if (ins.args.length !== want) {
-        emit(
-          'ZC_PARTIAL_ELISION',
-          `${v.t.location} > ${atLabel(a)}`,
-          `the call has ${ins.args.length} arguments, but zero_copy_kv elides ${elidedOut} outputs, so it takes ${want}; the call and the stamp disagree on what is elided`,
-          v.d,
-        );
-      }
+    } else {
+      emit(
+        'ZC_NOT_A_BUFFER',
+        binding(v, e.input),
+        `elided output ${JSON.stringify(e.output)}'s aliased input is fed ${valueLabel(plan, e.inArg)}, which is not a mutable buffer of the method`,
+        v.d,
+      );
     }
-    const seen = new Map<string, Set<number>>();
-    for (const e of v.edges) {
-      if (e.outArg !== null) continue;
-      const key = atLabel(e.at);
-      if (buffers.has(e.inArg)) {
-        push(zc, e.inArg, { v, e });
-        const s = seen.get(key) ?? new Set<number>();
-        s.add(e.inArg);
-        seen.set(key, s);
-        const fqn = tensorName(tensorAt(plan, e.inArg)!);
-        if (fqn !== null && e.input.startsWith('b_') && e.input !== bufferPlaceholder(fqn)) {
-          emit(
-            'ZC_SWAPPED_CACHE',
-            binding(v, e.input),
-            `aliased input ${JSON.stringify(e.input)} (for ${JSON.stringify(e.output)}) is the placeholder of another buffer than ${valueLabel(plan, e.inArg)}, which it is fed; the engine would update the wrong cache`,
-            v.d,
-          );
-        }
-        continue;
-      }
-      const staged = refs[e.inArg]?.find((r) => isCopyOutput(r, H2D_COPY));
-      if (staged && staged.kind === 'kernel') {
-        const src = copyOf(plan, instructionAt(plan, staged.at), H2D_COPY)!.src;
-        emit(
-          'ZC_STAGED_CACHE',
-          binding(v, e.input),
-          `elided output ${JSON.stringify(e.output)}'s aliased input is fed ${valueLabel(plan, e.inArg)}, a staging copy of ${valueLabel(plan, src)}; the engine updates the copy and the update is lost`,
-          v.d,
-        );
-      } else {
-        emit(
-          'ZC_NOT_A_BUFFER',
-          binding(v, e.input),
-          `elided output ${JSON.stringify(e.output)}'s aliased input is fed ${valueLabel(plan, e.inArg)}, which is not a mutable buffer of the method`,
-          v.d,
-        );
-      }
-    }
-    for (const [where, bs] of seen) {
-      const elidedHere = v.edges.filter((e) => e.outArg === null && atLabel(e.at) === where && buffers.has(e.inArg)).length;
-      if (bs.size !== elidedHere)
-        emit(
-          'ZC_SPEC_COUNT',
-          `${v.t.location} > ${where}`,
-          `the call updates ${bs.size} distinct buffer${bs.size === 1 ? '' : 's'} in place through ${elidedHere} elided outputs; each elided output needs a buffer of its own`,
-          v.d,
-        );
-    }
+  }
+  for (const [where, bs] of seen) {
+    const elidedHere = v.edges.filter((e) => e.outArg === null && atLabel(e.at) === where && buffers.has(e.inArg)).length;
+    if (bs.size !== elidedHere)
+      emit(
+        'ZC_SPEC_COUNT',
+        `${v.t.location} > ${where}`,
+        `the call updates ${bs.size} distinct buffer${bs.size === 1 ? '' : 's'} in place through ${elidedHere} elided outputs; each elided output needs a buffer of its own`,
+        v.d,
+      );
   }
 }

@@ -70,6 +70,14 @@ function tagDevice(t: Tensor, device: number): void {
 
 const arenaLabel = (plan: ExecutionPlan, arena: number) => `arena ${arena} (${deviceLabel(arenaDevice(plan, arena))})`;
 
+/** The KV delegates a method's chains run through, each with its links in chain order. */
+type ChainDelegates = Map<number, { dg: KvDelegate; links: Link[] }>;
+
+/**
+ * Un-stages one method's caches, step by step: calls take the caches
+ * themselves, the copies go, the delegates are stamped, what nothing uses
+ * goes, the caches move to device arenas, and the result is checked.
+ */
 function rewriteMethod(
   w: MethodWork,
   sharedArenas: Map<string, number>,
@@ -84,7 +92,44 @@ function rewriteMethod(
   const orderBefore = writeBackOrder(plan);
   const elidedBuffers = new Set(w.chains.map((c) => c.buffer));
 
-  // Instructions and arguments.
+  const { removeAt, candidates, candidateOps, fromArena } = copiesOf(w);
+  const { delegates, bufferOfLink } = rewireCalls(w);
+  removeInstructions(plan, removeAt);
+  const out = stampDelegates(w, delegates, bufferOfLink);
+
+  // Values and operators nothing uses any more.
+  for (const b of elidedBuffers) candidates.delete(b);
+  const valueMap = removeDeadValues(plan, candidates);
+  removeUnusedOperators(plan, candidateOps);
+  const m = (v: number) => itemAt(valueMap, v, `the value map of ${method}`);
+
+  const caches = placeCaches(w, m, fromArena, sharedArenas, layoutShared);
+  checkRewritten(w, m, orderBefore, elidedBuffers, delegates);
+
+  const arenas = plan.nonConstBufferSizes
+    .map((size, arena) => ({ arena, device: deviceLabel(arenaDevice(plan, arena)), before: sizesBefore[arena] ?? 0n, after: size }))
+    .filter((a) => a.arena > 0 && a.before !== a.after);
+  return {
+    report: {
+      method,
+      caches,
+      stagingBefore,
+      stagingAfter: stagingBytes(plan),
+      arenas,
+      removed: { instructions: removeAt.size, values: valuesBefore - plan.values.length, operators: opsBefore - plan.operators.length },
+    },
+    delegates: out,
+    valueMap,
+  };
+}
+
+/**
+ * The copies each chain drops (its `_h2d_copy`, `_d2h_copy` and
+ * `aten::copy_`), the values and operators that may die with them, and the
+ * arena each such value was planned in.
+ */
+function copiesOf(w: MethodWork) {
+  const { plan } = w;
   const removeAt = new Set<string>();
   const candidates = new Set<number>();
   const candidateOps = new Set<number>();
@@ -104,7 +149,12 @@ function rewriteMethod(
     const t = tensorAt(plan, v);
     if (t?.allocationInfo) fromArena.set(v, t.allocationInfo.memoryId);
   }
-  const delegates = new Map<number, { dg: KvDelegate; links: Link[] }>();
+  return { removeAt, candidates, candidateOps, fromArena };
+}
+
+/** Each delegate call takes the cache itself for an aliased input and loses the aliased outputs. */
+function rewireCalls(w: MethodWork): { delegates: ChainDelegates; bufferOfLink: Map<Link, number> } {
+  const delegates: ChainDelegates = new Map();
   for (const c of w.chains)
     for (const l of c.links) delegates.set(l.dg.d, { dg: l.dg, links: [...(delegates.get(l.dg.d)?.links ?? []), l] });
   const bufferOfLink = new Map<Link, number>();
@@ -118,9 +168,16 @@ function rewriteMethod(
     }
     dg.call.args = args.filter((_, k) => !drop.has(k));
   }
-  removeInstructions(plan, removeAt);
+  return { delegates, bufferOfLink };
+}
 
-  // Stamps.
+/**
+ * Stamps each delegate with zero_copy_kv (every aliased output), and with
+ * shared_kv_cache for the caches it shares with another engine or method.
+ */
+function stampDelegates(w: MethodWork, delegates: ChainDelegates, bufferOfLink: ReadonlyMap<Link, number>): ZeroCopyDelegate[] {
+  const { plan } = w;
+  const method = planName(plan, w.p);
   const sharedNames = (c: Chain) => (c.links.length > 1 || c.partners.length > 0 ? tensorName(tensorAt(plan, c.buffer)!) : null);
   const out: ZeroCopyDelegate[] = [];
   for (const { dg, links } of delegates.values()) {
@@ -144,14 +201,22 @@ function rewriteMethod(
       shared,
     });
   }
+  return out;
+}
 
-  // Values and operators nothing uses any more.
-  for (const b of elidedBuffers) candidates.delete(b);
-  const valueMap = removeDeadValues(plan, candidates);
-  removeUnusedOperators(plan, candidateOps);
-  const m = (v: number) => itemAt(valueMap, v, `the value map of ${method}`);
-
-  // Placement.
+/**
+ * Moves each cache (value `m(buffer)` after the dead values went) to a CUDA
+ * arena of its engine's device, or tags a shared arena's device in place,
+ * then repacks every arena a value left or a cache arrives in.
+ */
+function placeCaches(
+  w: MethodWork,
+  m: (v: number) => number,
+  fromArena: ReadonlyMap<number, number>,
+  sharedArenas: Map<string, number>,
+  layoutShared: ReadonlySet<string>,
+): ZeroCopyMethod['caches'] {
+  const { plan, p } = w;
   const touched = new Set<number>();
   for (const [v, arena] of fromArena) if (m(v) < 0) touched.add(arena);
   const moving = new Map<number, { value: number; chain: Chain }[]>(); // target arena -> caches
@@ -179,6 +244,23 @@ function rewriteMethod(
     tagDevice(t, c.device);
     caches.push({ buffer: valueLabel(plan, v), bytes: tensorBytes(t) ?? 0n, from, to: '' });
   }
+  repackArenas(w, touched, moving, caches, layoutShared);
+  return caches;
+}
+
+/**
+ * Packs each touched arena without the values that left it, then places the
+ * caches arriving in it after the rest (CACHE_ALIGNMENT), filling in their
+ * `to` in the report.
+ */
+function repackArenas(
+  w: MethodWork,
+  touched: ReadonlySet<number>,
+  moving: ReadonlyMap<number, { value: number; chain: Chain }[]>,
+  caches: ZeroCopyMethod['caches'],
+  layoutShared: ReadonlySet<string>,
+): void {
+  const { plan, p } = w;
   const leaving = new Set([...moving.values()].flat().map((x) => x.value));
   for (const arena of [...touched].sort((a, b) => a - b)) {
     const old = arena > 0 ? plan.nonConstBufferSizes[arena] : undefined;
@@ -198,8 +280,18 @@ function rewriteMethod(
     if (packed === null) plan.nonConstBufferSizes[arena] = size > old ? size : old;
     else plan.nonConstBufferSizes[arena] = arriving.length > 0 || size < old ? size : old;
   }
+}
 
-  // The result must update every buffer exactly once, and keep the order of the write-backs left.
+/** The result must update every buffer exactly once, and keep the order of the write-backs left. */
+function checkRewritten(
+  w: MethodWork,
+  m: (v: number) => number,
+  orderBefore: number[],
+  elidedBuffers: ReadonlySet<number>,
+  delegates: ChainDelegates,
+): void {
+  const { plan } = w;
+  const method = planName(plan, w.p);
   const after = writeBackOrder(plan);
   const expected = orderBefore.filter((b) => !elidedBuffers.has(b)).map(m);
   if (after.length !== expected.length || after.some((b, i) => b !== expected[i])) {
@@ -213,22 +305,6 @@ function rewriteMethod(
     if (u.zeroCopy.length > 0 && u.count !== 1)
       refuse('ZC_REWRITE_INTERNAL', method, `${valueLabel(plan, u.value)} is updated ${u.count} times after the rewrite`);
   }
-
-  const arenas = plan.nonConstBufferSizes
-    .map((size, arena) => ({ arena, device: deviceLabel(arenaDevice(plan, arena)), before: sizesBefore[arena] ?? 0n, after: size }))
-    .filter((a) => a.arena > 0 && a.before !== a.after);
-  return {
-    report: {
-      method,
-      caches,
-      stagingBefore,
-      stagingAfter: stagingBytes(plan),
-      arenas,
-      removed: { instructions: removeAt.size, values: valuesBefore - plan.values.length, operators: opsBefore - plan.operators.length },
-    },
-    delegates: out,
-    valueMap,
-  };
 }
 
 // ---------------------------------------------------------------------------

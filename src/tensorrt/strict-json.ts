@@ -65,212 +65,235 @@ export function parseStrictJsonBytes(bytes: Uint8Array, code: Code, location: st
 }
 
 export function parseStrictJson(text: string, code: Code, location: string, opts: StrictJsonOptions = {}): JsonValue {
-  let pos = 0;
+  return new StrictJsonReader(text, code, location, opts).document();
+}
 
-  const fail = (what: string): never => {
-    throw new TrtxError(code, location, `not JSON: ${what} at character ${pos}`);
-  };
+/** Single-character escapes after a backslash and what they stand for (RFC 8259 section 7). */
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+};
 
-  const skipWs = (): void => {
-    while (pos < text.length) {
-      const c = text.charCodeAt(pos);
-      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) pos++;
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+
+/**
+ * One pass over one document: a recursive-descent reader whose steps each
+ * read one production at `pos` and leave `pos` after it; every refusal
+ * names the character it stopped at.
+ */
+class StrictJsonReader {
+  private pos = 0;
+  /** Values read so far, containers included (MAX_VALUES). */
+  private values = 0;
+
+  constructor(
+    private readonly text: string,
+    private readonly code: Code,
+    private readonly location: string,
+    private readonly opts: StrictJsonOptions,
+  ) {}
+
+  /** The one value of the document, with nothing but whitespace after it. */
+  document(): JsonValue {
+    const value = this.value(0);
+    this.skipWs();
+    if (this.pos !== this.text.length) this.fail('content after the value');
+    return value;
+  }
+
+  private fail(what: string): never {
+    throw new TrtxError(this.code, this.location, `not JSON: ${what} at character ${this.pos}`);
+  }
+
+  private skipWs(): void {
+    const { text } = this;
+    while (this.pos < text.length) {
+      const c = text.charCodeAt(this.pos);
+      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) this.pos++;
       else break;
     }
-  };
+  }
 
-  const expectWord = (word: string): void => {
-    if (text.startsWith(word, pos)) pos += word.length;
-    else fail('unexpected character');
-  };
+  private expectWord(word: string): void {
+    if (this.text.startsWith(word, this.pos)) this.pos += word.length;
+    else this.fail('unexpected character');
+  }
 
-  const hex4 = (): number => {
-    if (pos + 4 > text.length) fail('truncated \\u escape');
+  private value(depth: number): JsonValue {
+    if (depth > MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH}`);
+    if (++this.values > MAX_VALUES) this.fail(`more than ${MAX_VALUES} values`);
+    this.skipWs();
+    if (this.pos >= this.text.length) this.fail('unexpected end');
+    const c = this.text.charAt(this.pos);
+    if (c === '{') return this.object(depth);
+    if (c === '[') return this.array(depth);
+    if (c === '"') return this.string();
+    if (c === 't') {
+      this.expectWord('true');
+      return true;
+    }
+    if (c === 'f') {
+      this.expectWord('false');
+      return false;
+    }
+    if (c === 'n') {
+      this.expectWord('null');
+      return null;
+    }
+    if (c === '-' || (c >= '0' && c <= '9')) return this.number();
+    return this.fail('unexpected character');
+  }
+
+  /** An object (pos at its `{`); a repeated key is refused at the key. */
+  private object(depth: number): JsonObject {
+    const { text } = this;
+    this.pos++;
+    const obj = Object.create(null) as JsonObject;
+    this.skipWs();
+    if (text[this.pos] === '}') {
+      this.pos++;
+      return obj;
+    }
+    for (;;) {
+      this.skipWs();
+      if (text[this.pos] !== '"') this.fail('expected a key');
+      const keyAt = this.pos;
+      const key = this.string();
+      if (Object.prototype.hasOwnProperty.call(obj, key)) {
+        this.pos = keyAt;
+        this.fail(`repeated key ${JSON.stringify(key)}`);
+      }
+      this.skipWs();
+      if (text[this.pos] !== ':') this.fail("expected ':'");
+      this.pos++;
+      obj[key] = this.value(depth + 1);
+      this.skipWs();
+      if (text[this.pos] === ',') {
+        this.pos++;
+        continue;
+      }
+      if (text[this.pos] === '}') {
+        this.pos++;
+        return obj;
+      }
+      this.fail("expected ',' or '}'");
+    }
+  }
+
+  /** An array (pos at its `[`). */
+  private array(depth: number): JsonValue[] {
+    const { text } = this;
+    this.pos++;
+    const arr: JsonValue[] = [];
+    this.skipWs();
+    if (text[this.pos] === ']') {
+      this.pos++;
+      return arr;
+    }
+    for (;;) {
+      arr.push(this.value(depth + 1));
+      this.skipWs();
+      if (text[this.pos] === ',') {
+        this.pos++;
+        continue;
+      }
+      if (text[this.pos] === ']') {
+        this.pos++;
+        return arr;
+      }
+      this.fail("expected ',' or ']'");
+    }
+  }
+
+  /** A string (pos at its opening quote), copying runs without escapes in one slice. */
+  private string(): string {
+    const { text } = this;
+    this.pos++;
+    let out = '';
+    let runStart = this.pos;
+    for (;;) {
+      if (this.pos >= text.length) this.fail('unterminated string');
+      const c = text.charCodeAt(this.pos);
+      if (c === 0x22) {
+        out += text.slice(runStart, this.pos);
+        this.pos++;
+        return out;
+      }
+      if (c < 0x20) this.fail('raw control character in string');
+      if (c >= 0xd800 && c <= 0xdfff) {
+        // The decoder only produces well-formed pairs; check anyway so a
+        // caller passing a JS string gets the same rule.
+        const next = text.charCodeAt(this.pos + 1);
+        if (c > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) this.fail('unpaired surrogate');
+        this.pos += 2;
+        continue;
+      }
+      if (c !== 0x5c) {
+        this.pos++;
+        continue;
+      }
+      out += text.slice(runStart, this.pos);
+      this.pos++;
+      out += this.escape();
+      runStart = this.pos;
+    }
+  }
+
+  /** The character(s) an escape stands for (pos after its backslash). */
+  private escape(): string {
+    const e = this.text[this.pos];
+    this.pos++;
+    const simple = e === undefined ? undefined : SIMPLE_ESCAPES[e];
+    if (simple !== undefined) return simple;
+    if (e !== 'u') {
+      this.pos--;
+      return this.fail('bad escape');
+    }
+    const u = this.hex4();
+    if (u >= 0xd800 && u <= 0xdbff) {
+      if (this.text[this.pos] !== '\\' || this.text[this.pos + 1] !== 'u') this.fail('unpaired surrogate escape');
+      this.pos += 2;
+      const lo = this.hex4();
+      if (lo < 0xdc00 || lo > 0xdfff) this.fail('unpaired surrogate escape');
+      return String.fromCharCode(u, lo);
+    }
+    if (u >= 0xdc00 && u <= 0xdfff) this.fail('unpaired surrogate escape');
+    return String.fromCharCode(u);
+  }
+
+  /** The four hex digits of a \u escape. */
+  private hex4(): number {
+    const { text } = this;
+    if (this.pos + 4 > text.length) this.fail('truncated \\u escape');
     let v = 0;
     for (let i = 0; i < 4; i++) {
-      const c = text.charCodeAt(pos + i);
+      const c = text.charCodeAt(this.pos + i);
       let d: number;
       if (c >= 0x30 && c <= 0x39) d = c - 0x30;
       else if (c >= 0x41 && c <= 0x46) d = c - 0x37;
       else if (c >= 0x61 && c <= 0x66) d = c - 0x57;
-      else return fail('bad \\u escape');
+      else return this.fail('bad \\u escape');
       v = v * 16 + d;
     }
-    pos += 4;
+    this.pos += 4;
     return v;
-  };
+  }
 
-  const parseString = (): string => {
-    // pos is at the opening quote
-    pos++;
-    let out = '';
-    let runStart = pos;
-    for (;;) {
-      if (pos >= text.length) fail('unterminated string');
-      const c = text.charCodeAt(pos);
-      if (c === 0x22) {
-        out += text.slice(runStart, pos);
-        pos++;
-        return out;
-      }
-      if (c < 0x20) fail('raw control character in string');
-      if (c >= 0xd800 && c <= 0xdfff) {
-        // The decoder only produces well-formed pairs; check anyway so a
-        // caller passing a JS string gets the same rule.
-        const next = text.charCodeAt(pos + 1);
-        if (c > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) fail('unpaired surrogate');
-        pos += 2;
-        continue;
-      }
-      if (c !== 0x5c) {
-        pos++;
-        continue;
-      }
-      out += text.slice(runStart, pos);
-      pos++;
-      const e = text[pos];
-      pos++;
-      switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          const u = hex4();
-          if (u >= 0xd800 && u <= 0xdbff) {
-            if (text[pos] !== '\\' || text[pos + 1] !== 'u') fail('unpaired surrogate escape');
-            pos += 2;
-            const lo = hex4();
-            if (lo < 0xdc00 || lo > 0xdfff) fail('unpaired surrogate escape');
-            out += String.fromCharCode(u, lo);
-          } else if (u >= 0xdc00 && u <= 0xdfff) {
-            fail('unpaired surrogate escape');
-          } else {
-            out += String.fromCharCode(u);
-          }
-          break;
-        }
-        default:
-          pos--;
-          fail('bad escape');
-      }
-      runStart = pos;
-    }
-  };
-
-  const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-  const parseNumber = (): number | JsonFloat => {
-    NUMBER.lastIndex = pos;
-    const m = NUMBER.exec(text);
-    if (!m) return fail('bad number');
-    pos += m[0].length;
-    if (opts.floats === 'apart' && /[.eE]/.test(m[0])) return new JsonFloat(m[0], Number(m[0]));
+  /** A number: a JS number, or a JsonFloat for a non-integer literal with `floats: 'apart'`. */
+  private number(): number | JsonFloat {
+    NUMBER.lastIndex = this.pos;
+    const m = NUMBER.exec(this.text);
+    if (!m) return this.fail('bad number');
+    this.pos += m[0].length;
+    if (this.opts.floats === 'apart' && /[.eE]/.test(m[0])) return new JsonFloat(m[0], Number(m[0]));
     return Number(m[0]);
-  };
-
-  let values = 0;
-  const parseValue = (depth: number): JsonValue => {
-    if (depth > MAX_DEPTH) fail(`nesting deeper than ${MAX_DEPTH}`);
-    if (++values > MAX_VALUES) fail(`more than ${MAX_VALUES} values`);
-    skipWs();
-    if (pos >= text.length) fail('unexpected end');
-    const c = text.charAt(pos);
-    if (c === '{') {
-      pos++;
-      const obj = Object.create(null) as JsonObject;
-      skipWs();
-      if (text[pos] === '}') {
-        pos++;
-        return obj;
-      }
-      for (;;) {
-        skipWs();
-        if (text[pos] !== '"') fail('expected a key');
-        const keyAt = pos;
-        const key = parseString();
-        if (Object.prototype.hasOwnProperty.call(obj, key)) {
-          pos = keyAt;
-          fail(`repeated key ${JSON.stringify(key)}`);
-        }
-        skipWs();
-        if (text[pos] !== ':') fail("expected ':'");
-        pos++;
-        obj[key] = parseValue(depth + 1);
-        skipWs();
-        if (text[pos] === ',') {
-          pos++;
-          continue;
-        }
-        if (text[pos] === '}') {
-          pos++;
-          return obj;
-        }
-        fail("expected ',' or '}'");
-      }
-    }
-    if (c === '[') {
-      pos++;
-      const arr: JsonValue[] = [];
-      skipWs();
-      if (text[pos] === ']') {
-        pos++;
-        return arr;
-      }
-      for (;;) {
-        arr.push(parseValue(depth + 1));
-        skipWs();
-        if (text[pos] === ',') {
-          pos++;
-          continue;
-        }
-        if (text[pos] === ']') {
-          pos++;
-          return arr;
-        }
-        fail("expected ',' or ']'");
-      }
-    }
-    if (c === '"') return parseString();
-    if (c === 't') {
-      expectWord('true');
-      return true;
-    }
-    if (c === 'f') {
-      expectWord('false');
-      return false;
-    }
-    if (c === 'n') {
-      expectWord('null');
-      return null;
-    }
-    if (c === '-' || (c >= '0' && c <= '9')) return parseNumber();
-    return fail('unexpected character');
-  };
-
-  const value = parseValue(0);
-  skipWs();
-  if (pos !== text.length) fail('content after the value');
-  return value;
+  }
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
