@@ -4,12 +4,16 @@
 // static initializer when loaded, as Torch-TensorRT's TensorRTBackend.cpp
 // does, and exports trtx_backend_abi(). Its backend, engines and delegate
 // registry are its own copy (linked -Bsymbolic), never configured by the
-// runner, so it runs with its defaults (host target, private scratch, the
-// zero-copy contract); the trtx::et services it calls (the device allocator
-// that tells device memory, the caller streams, the failure record) are not
-// in it and resolve to the runner's when it is loaded (the runner exports
-// them: runner_exports.list), as a third-party backend uses the process's
-// ExecuTorch allocator and streams.
+// runner: like a third-party backend it takes where its engines run from the
+// process's registered device allocator (CUDA memory when the runner runs
+// on a GPU, the host stand-in otherwise), with its other defaults (private
+// scratch, the zero-copy contract). Before it did, a CUDA run handed device
+// pointers to its host executor and crashed (found on an H200: every
+// --backend-lib run with --device cuda ended in SIGSEGV). The trtx::et
+// services it calls (that allocator, the caller streams, the failure record)
+// are not in it and resolve to the runner's when it is loaded (the runner
+// exports them: runner_exports.list), as a third-party backend uses the
+// process's ExecuTorch allocator and streams.
 //
 // It marks itself, so a test can tell it ran rather than the runner's own
 // backend: with TRTX_BACKEND_PLUGIN_TRACE=FILE in the environment each
@@ -18,8 +22,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include "trtx/backend/tensorrt_backend.h"
+#include "trtx/et/device_allocator.h"
 
 namespace {
 
@@ -38,6 +44,13 @@ class TracedTensorRTBackend final : public et::BackendInterface {
         std::fclose(f);
       }
     }
+    // The allocator is configured before any program loads, so the first
+    // init sees the target every later one would.
+    std::call_once(configured_, [] {
+      trtx::backend::TensorRTBackendConfig config;
+      config.target = trtx::et::device_allocator().target();
+      trtx::backend::configure_tensorrt_backend(std::move(config));
+    });
     return inner_.init(context, processed, compile_specs);
   }
 
@@ -50,6 +63,7 @@ class TracedTensorRTBackend final : public et::BackendInterface {
 
  private:
   trtx::backend::TensorRTBackend inner_;
+  mutable std::once_flag configured_;
 };
 
 TracedTensorRTBackend& backend() {
