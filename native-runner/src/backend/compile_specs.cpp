@@ -123,6 +123,12 @@ Result<TrtCompileSpecs> parse_trt_compile_specs(const std::vector<CompileSpecVie
           return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)",
                       "zero_copy_kv holds something other than a name");
         }
+        // No binding name holds a NUL (TRT_BINDING_NAME_NUL), so such an
+        // entry names nothing; decodeCompileSpecs refuses it too.
+        if (e.string.find('\0') != std::string::npos) {
+          return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)",
+                      "zero_copy_kv names '" + shown_value(e.string) + "', which contains a NUL character");
+        }
         if (!unique.insert(e.string).second) {
           return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)", "zero_copy_kv names '" + e.string + "' twice");
         }
