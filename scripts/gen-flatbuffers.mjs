@@ -38,6 +38,8 @@ const targets = [
     dir: 'native-runner/generated',
     schemas: ['scalar_type.fbs', 'program.fbs', 'reference_engine.fbs'],
     rename: ['executorch_flatbuffer', 'trtx_pte'],
+    // The runner's error codes, scripts/gen-runner-errors.ts's: not flatc's to check or remove.
+    keep: ['trtx'],
   },
 ];
 // Verifier layouts, inside the TypeScript target's folder (so --check covers them).
@@ -115,9 +117,9 @@ try {
   generate(tmp);
   if (process.argv.includes('--check')) {
     const stale = [];
-    for (const { dir } of targets) {
+    for (const { dir, keep = [] } of targets) {
       const fresh = listFiles(join(tmp, dir));
-      const committed = listFiles(join(root, dir));
+      const committed = listFiles(join(root, dir)).filter((f) => !keep.some((k) => f.startsWith(`${k}/`)));
       for (const f of new Set([...fresh, ...committed])) {
         const a = join(tmp, dir, f);
         const b = join(root, dir, f);
@@ -132,8 +134,9 @@ try {
       console.log('gen: generated code is up to date');
     }
   } else {
-    for (const { dir } of targets) {
-      rmSync(join(root, dir), { recursive: true, force: true });
+    for (const { dir, keep = [] } of targets) {
+      const old = existsSync(join(root, dir)) ? readdirSync(join(root, dir)) : [];
+      for (const f of old) if (!keep.includes(f)) rmSync(join(root, dir, f), { recursive: true, force: true });
       cpSync(join(tmp, dir), join(root, dir), { recursive: true });
       // flatc makes its namespace folders 0750; a checkout's are 0755, and other users run the sources.
       for (const d of listDirs(join(root, dir))) chmodSync(d, 0o755);

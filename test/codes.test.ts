@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { BRIDGE_ERROR_TYPES, BRIDGE_WARNING_CODES, CODES, FAMILIES, RUNNER_REPORT_CODES, isCode } from '../src/codes/index.js';
 import { CODES_DOC, renderCodesDoc } from '../scripts/gen-codes.js';
+import { ERROR_CODES_HEADER, ET_ERROR_HEADER, renderErrorCodes, renderEtErrorFor } from '../scripts/gen-runner-errors.js';
 import { REPO } from './helpers/bridge.js';
 
 function filesUnder(dir: string, keep: (path: string) => boolean, skip: (path: string) => boolean = () => false): string[] {
@@ -60,7 +61,7 @@ function pythonWarningCodes(text: string): string[] {
   return [...text.matchAll(/\bcode\s*=\s*"([A-Z][A-Z0-9_]*)"/g)].map((m) => m[1]);
 }
 
-/** The enumerators of `enum class Error` in the runner's error header, comments removed, in order. */
+/** The enumerators of `enum class Error` in the runner's generated header, comments removed, in order. */
 function runnerErrorNames(header: string): string[] {
   const body = /enum class Error\b[^{]*\{([^}]*)\}/.exec(header)?.[1];
   if (body === undefined) throw new Error('enum class Error not found');
@@ -122,10 +123,17 @@ describe('the code lists', () => {
     expect([...warnings].sort()).toEqual(Object.keys(BRIDGE_WARNING_CODES).sort());
   });
 
-  it("hold the native runner's report codes: its Error enum, in order, less Ok", () => {
-    const names = runnerErrorNames(read(join(REPO, 'native-runner', 'include', 'trtx', 'runtime', 'error.h')));
+  it("are the native runner's report codes: its generated Error enum, in order, less Ok (npm run gen)", () => {
+    const header = read(ERROR_CODES_HEADER);
+    expect(header, 'stale: run npm run gen').toBe(renderErrorCodes());
+    expect(read(ET_ERROR_HEADER), 'stale: run npm run gen').toBe(renderEtErrorFor());
+    const names = runnerErrorNames(header);
     expect(names[0]).toBe('Ok');
     expect(names.slice(1)).toEqual(Object.keys(RUNNER_REPORT_CODES));
+    // The hand-written header includes the generated one instead of a list of its own.
+    const handWritten = read(join(REPO, 'native-runner', 'include', 'trtx', 'runtime', 'error.h'));
+    expect(handWritten).not.toMatch(/enum class Error\b/);
+    expect(handWritten).toContain('#include "trtx/runtime/error_codes.h"');
   });
 
   it('are documented: docs/codes.md is the table generated from them (npm run gen)', () => {

@@ -7,6 +7,7 @@
 
 #include "support/check.h"
 #include "trtx/backend/backend.h"
+#include "trtx/runtime/byte_count.h"
 
 using trtx::Error;
 using trtx::backend::CompileSpecView;
@@ -48,6 +49,28 @@ TEST(budget_refuses_everything_else) {
                              std::string("12\0", 3),
                              "1.5"};
   for (const auto& b : bad) CHECK_ERR(parse_budget_bytes(b, "b"), Error::CompileSpecInvalid);
+}
+
+// --max-planned-bytes shares the budget's digit rules, but its refusals are
+// usage errors that name the option, not a compile spec's "budget".
+TEST(a_byte_count_option_shares_the_digit_rules_and_names_itself) {
+  CHECK(*trtx::parse_byte_count_option("4096", "--max-planned-bytes") == 4096);
+  CHECK(*trtx::parse_byte_count_option("-0", "--max-planned-bytes") == 0);
+  for (const char* b : {"", "-", "-1", "+1", "12G", "1e9", "9223372036854775808"}) {
+    auto r = trtx::parse_byte_count_option(b, "--max-planned-bytes");
+    CHECK_ERR(r, Error::InvalidArgument);
+    if (r.ok()) continue;
+    CHECK_EQ(r.failure().location, std::string("--max-planned-bytes"));
+    CHECK(r.failure().message.rfind("--max-planned-bytes", 0) == 0);
+    CHECK(r.failure().message.find("budget") == std::string::npos);
+  }
+  auto r = trtx::parse_byte_count_option("12G", "--max-planned-bytes");
+  if (!r.ok()) {
+    CHECK_EQ(r.failure().message, std::string("--max-planned-bytes '12G' is not decimal bytes (digits only: no '+', "
+                                              "space, unit or NUL)"));
+  }
+  auto b = parse_budget_bytes("12G", "w");
+  if (!b.ok()) CHECK(b.failure().message.rfind("budget '12G'", 0) == 0);
 }
 
 TEST(reads_the_three_owned_keys_and_ignores_others) {

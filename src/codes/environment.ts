@@ -1,11 +1,8 @@
 // Codes of what trtx runs besides itself: the Python bridge, its managed
-// Python environment and the native runner. Two of these lists name codes
-// written outside TypeScript, and test/codes.test.ts reads those sources:
-// BRIDGE_ERROR_TYPES (python-bridge: the `type` of an error event, reported
-// as BRIDGE_<TYPE>) and RUNNER_REPORT_CODES (the runner's `Error` enum,
-// native-runner/include/trtx/runtime/error.h, the `code` of its report).
-
-import { TRT_BLOB_CODES } from './formats.js';
+// Python environment and the native runner. BRIDGE_ERROR_TYPES names codes
+// written outside TypeScript (python-bridge: the `type` of an error event,
+// reported as BRIDGE_<TYPE>), and test/codes.test.ts reads those sources. The
+// runner's report codes are runner-report.ts's, which its C++ is generated from.
 
 /** The bridge as trtx drives it (src/bridge/): starting, talking to and stopping the subprocess. */
 export const BRIDGE_CODES = {
@@ -105,47 +102,3 @@ export const RUNNER_CODES = {
   RUNNER_BACKEND_LIB_EMPTY:
     'the backend library registered no TensorRTBackend with the runner\u2019s ExecuTorch (a static copy of the runtime registers into its own)',
 } as const;
-
-/**
- * The `code` of an error in the runner's report (schemas/runner-report.schema.json):
- * the names of native-runner/include/trtx/runtime/error.h's `Error` enum, in its
- * order, except Ok, which is never reported. Its TRT_ names are the blob
- * codec's (TRT_BLOB_CODES), which the runner shares.
- */
-const RUNNER_OWN_CODES = {
-  Internal: 'a failure inside the runner',
-  InvalidArgument: 'an argument is invalid',
-  InvalidState: 'an operation in the wrong state',
-  NotSupported: 'something the runner or the runtime does not support',
-  NotFound: 'a method, file or entry that does not exist',
-  MemoryAllocationFailed: 'an allocation failed',
-  AccessFailed: 'reading the program or a data file failed',
-  InvalidProgram: 'the program is not one the runtime loads',
-  InvalidType: 'a value has another type than expected',
-  OperatorMissing: 'a kernel the program calls is not registered',
-  DelegateInvalidCompatibility: 'a delegate\u2019s data is not compatible with its backend',
-  DelegateArity: 'a delegate call passes another number of arguments than the engine takes',
-  DelegateExecutionFailed: 'a delegate failed while executing',
-  CompileSpecInvalid: 'a delegate\u2019s compile specs are invalid',
-  EngineFormat: 'a reference engine fails its format checks',
-  EngineNotExecutable: 'the engine is a real TensorRT plan, which the runner does not execute (exit 3)',
-  DeviceUnavailable: '--device cuda without a GPU or a CUDA build, or a program planned for a GPU the machine lacks (exit 3)',
-  CudaError: 'a CUDA call failed',
-  DeviceInitialState: 'a buffer planned in device memory has initial state the runtime cannot load',
-  BackendMissing: 'a delegate\u2019s backend is not in this runner (exit 3)',
-  ExecuTorchAbort: 'the ExecuTorch runtime stopped the process (ET_CHECK)',
-  DeviceMismatch:
-    'a delegate\u2019s devices disagree: target_device, the blob\u2019s device_id, or an argument in another device\u2019s memory',
-  PlannedMemoryLimit: 'the planned arenas need more host memory than --max-planned-bytes (default: physical memory) (exit 3)',
-} as const;
-
-export type RunnerReportCode = keyof typeof RUNNER_OWN_CODES | keyof typeof TRT_BLOB_CODES;
-
-export const RUNNER_REPORT_CODES: { readonly [C in RunnerReportCode]: string } = {
-  ...RUNNER_OWN_CODES,
-  ...(Object.fromEntries(
-    Object.keys(TRT_BLOB_CODES).map((c) => [c, `the blob codec\u2019s ${c}: ${TRT_BLOB_CODES[c as keyof typeof TRT_BLOB_CODES]}`]),
-  ) as {
-    readonly [C in keyof typeof TRT_BLOB_CODES]: string;
-  }),
-};

@@ -7,24 +7,17 @@
 
 import { CHECK_CODES, RT_CODES, STRUCT_CODES, TRT_CHECK_CODES, ZC_CHECK_CODES } from './checks.js';
 import { COMMAND_CODES, GENERAL_CODES, OUTPUT_CODES, REWRITE_CODES } from './commands.js';
-import {
-  type RunnerReportCode,
-  BRIDGE_CODES,
-  BRIDGE_TYPE_CODES,
-  BRIDGE_WARNING_CODES,
-  PYENV_CODES,
-  RUNNER_CODES,
-  RUNNER_REPORT_CODES,
-  SDK_CODES,
-} from './environment.js';
+import { BRIDGE_CODES, BRIDGE_TYPE_CODES, BRIDGE_WARNING_CODES, PYENV_CODES, RUNNER_CODES, SDK_CODES } from './environment.js';
 import { BRIDGE_MODEL_REFUSALS, EXIT_REFUSED, EXIT_USAGE, RUNNER_ENVIRONMENT_RESULTS, type ExitStatus, type FamilyExit } from './exit.js';
 import { PTE_CODES, REF_ENGINE_CODES, REFERENCE_CODES, SPEC_CODES, TENSOR_FILE_CODES, TRT_BLOB_CODES } from './formats.js';
+import { type RunnerReportCode, RUNNER_REPORT_CODES } from './runner-report.js';
 
 export * from './checks.js';
 export * from './commands.js';
 export * from './environment.js';
 export * from './exit.js';
 export * from './formats.js';
+export * from './runner-report.js';
 
 export type PteCode = keyof typeof PTE_CODES;
 export type TrtBlobCode = keyof typeof TRT_BLOB_CODES;
@@ -256,7 +249,7 @@ export const FAMILIES: readonly CodeFamily[] = [
     exit: 1,
     exitExceptions: RUNNER_ENVIRONMENT_RESULTS,
     about:
-      'The `code` of an error in the native runner\u2019s report (schemas/runner-report.schema.json), as `trtx verify` shows them: the runner\u2019s `Error` names (native-runner/include/trtx/runtime/error.h).',
+      'The `code` of an error in the native runner\u2019s report (schemas/runner-report.schema.json), as `trtx verify` shows them: the runner\u2019s `Error` names (src/codes/runner-report.ts, generated into native-runner/generated/trtx/runtime/error_codes.h).',
   },
 ];
 

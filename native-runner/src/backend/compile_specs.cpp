@@ -1,54 +1,18 @@
 #include "trtx/backend/compile_specs.h"
 
-#include <cstdio>
 #include <map>
 #include <set>
 
+#include "trtx/runtime/byte_count.h"
 #include "trtx/runtime/json.h"
 
 namespace trtx::backend {
 
-namespace {
-std::string shown(std::string_view v) {
-  std::string out;
-  for (char c : v.substr(0, 40)) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7f) {
-      out += c;
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", u);
-      out += buf;
-    }
-  }
-  if (v.size() > 40) out += "...";
-  return out;
-}
-}  // namespace
-
-// Torch-TensorRT's reading (cpp/src/torch_tensorrt/executorch/WeightStreamingBudget.cpp):
-// std::from_chars into int64 over the whole value, not negative. So ASCII
-// digits below 2^63, and a '-' only on zero ("-0" is 0).
+// The digit rules are the runtime's byte counts (trtx/runtime/byte_count.h).
 Result<uint64_t> parse_budget_bytes(std::string_view text, const std::string& where) {
-  if (text.empty()) return fail(Error::CompileSpecInvalid, where, "budget is empty; expected decimal bytes");
-  const bool neg = text[0] == '-';
-  std::string_view digits = neg ? text.substr(1) : text;
-  if (digits.empty())
-    return fail(Error::CompileSpecInvalid, where, "budget '" + shown(text) + "' is not decimal bytes");
   uint64_t v = 0;
-  const uint64_t limit = uint64_t(1) << 63;
-  for (char c : digits) {
-    if (c < '0' || c > '9') {
-      return fail(Error::CompileSpecInvalid, where,
-                  "budget '" + shown(text) + "' is not decimal bytes (digits only: no '+', space, unit or NUL)");
-    }
-    uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (limit - 1 - d) / 10) {
-      return fail(Error::CompileSpecInvalid, where, "budget '" + shown(text) + "' is not below 2^63");
-    }
-    v = v * 10 + d;
-  }
-  if (neg && v != 0) return fail(Error::CompileSpecInvalid, where, "budget '" + shown(text) + "' is negative");
+  const ByteCountProblem p = read_byte_count(text, v);
+  if (p != ByteCountProblem::None) return fail(Error::CompileSpecInvalid, where, byte_count_message(p, "budget", text));
   return v;
 }
 
@@ -140,7 +104,8 @@ Result<TrtCompileSpecs> parse_trt_compile_specs(const std::vector<CompileSpecVie
       int n = 0;
       std::string why;
       if (!read_target_device(s.value, is_cuda, n, why)) {
-        return fail(Error::CompileSpecInvalid, at + "(target_device)", "target_device '" + shown(s.value) + "' " + why);
+        return fail(Error::CompileSpecInvalid, at + "(target_device)",
+                    "target_device '" + shown_value(s.value) + "' " + why);
       }
       // A cpu target places the tensors on the host; the engine still runs on
       // the blob's device_id, as Torch-TensorRT's runtime always does.
@@ -157,6 +122,12 @@ Result<TrtCompileSpecs> parse_trt_compile_specs(const std::vector<CompileSpecVie
         if (!e.is(json::Type::String) || e.string.empty()) {
           return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)",
                       "zero_copy_kv holds something other than a name");
+        }
+        // No binding name holds a NUL (TRT_BINDING_NAME_NUL), so such an
+        // entry names nothing; decodeCompileSpecs refuses it too.
+        if (e.string.find('\0') != std::string::npos) {
+          return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)",
+                      "zero_copy_kv names '" + shown_value(e.string) + "', which contains a NUL character");
         }
         if (!unique.insert(e.string).second) {
           return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)", "zero_copy_kv names '" + e.string + "' twice");

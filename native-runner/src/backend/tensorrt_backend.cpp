@@ -9,6 +9,7 @@
 #include "trtx/engine/program_executor.h"
 #include "trtx/engine/reference_engine.h"
 #include "trtx/et/failure.h"
+#include "trtx/runtime/et_error_for.h"
 
 namespace trtx::backend {
 
@@ -25,25 +26,6 @@ struct Registry {
 Registry& registry() {
   static Registry r;
   return r;
-}
-
-// How a trtx failure answers ExecuTorch, which only takes an Error.
-et::Error et_error_for(trtx::Error code) {
-  switch (code) {
-    case trtx::Error::EngineNotExecutable:
-    case trtx::Error::DeviceUnavailable:
-      return et::Error::NotSupported;
-    case trtx::Error::MemoryAllocationFailed:
-      return et::Error::DelegateMemoryAllocationFailed;
-    case trtx::Error::CompileSpecInvalid:
-    case trtx::Error::EngineFormat:
-      return et::Error::InvalidProgram;
-    case trtx::Error::OperatorMissing:
-      // A version-2 engine's program needs a kernel the runtime lacks.
-      return et::Error::OperatorMissing;
-    default:
-      return code >= trtx::Error::TRT_BLOB_TRUNCATED ? et::Error::InvalidProgram : et::Error::InvalidArgument;
-  }
 }
 
 Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuffer* processed,

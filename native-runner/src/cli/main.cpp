@@ -10,6 +10,7 @@
 #include "blob_vectors.h"
 #include "run_command.h"
 #include "trtx/backend/compile_specs.h"
+#include "trtx/runtime/byte_count.h"
 #include "version.h"
 
 namespace {
@@ -144,8 +145,8 @@ int run_main(int argc, char** argv) {
     } else if (a == "--max-planned-bytes") {
       const char* v = next("--max-planned-bytes");
       if (v == nullptr) return usage("--max-planned-bytes needs BYTES");
-      auto b = trtx::backend::parse_budget_bytes(v, "--max-planned-bytes");
-      if (!b.ok()) return usage("--max-planned-bytes: " + b.failure().message);
+      auto b = trtx::parse_byte_count_option(v, "--max-planned-bytes");
+      if (!b.ok()) return usage(b.failure().message);
       o.max_planned_bytes = b.get();
     } else if (a == "--report") {
       const char* v = next("--report");

@@ -20,10 +20,10 @@ struct CompileSpecView {
   std::string_view value;  // raw bytes
 };
 
-/// Parses a byte budget as Torch-TensorRT does (std::from_chars into int64,
-/// the whole value, not negative): decimal ASCII digits in [0, 2^63), no '+',
-/// space or NUL, '-' only on zero. Shared by the `weight_streaming_budget`
-/// spec and the runner's --budget option.
+/// Parses a byte budget as Torch-TensorRT does, by the digit rules of
+/// trtx/runtime/byte_count.h: refused as CompileSpecInvalid at `where`, in
+/// messages about the budget. Shared by the `weight_streaming_budget` spec,
+/// the backend option and the runner's --budget option.
 Result<uint64_t> parse_budget_bytes(std::string_view text, const std::string& where);
 
 struct TrtCompileSpecs {
