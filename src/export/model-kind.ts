@@ -21,69 +21,44 @@
 
 import { open } from 'node:fs/promises';
 import { inflateRawSync } from 'node:zlib';
+import {
+  EOCD_SEARCH,
+  LOCAL_HEADER_SIZE,
+  localDataStart,
+  readCentralDirectory,
+  readZip64End,
+  readZipEnd,
+  ZIP64_END_SIZE,
+  type ZipDirectoryEntry,
+} from '../util/zip-format.js';
 
 export type ModelKind = 'exported_program' | 'torchscript' | 'module' | 'state_dict' | 'pickle' | 'aoti_package' | 'program' | 'unknown';
 
 /** Pickle bytes read at most: a state dict's data.pkl is kilobytes; a module's rarely more than a few MiB. */
 const PICKLE_LIMIT = 16 * 1024 * 1024;
 
-interface ZipEntry {
-  name: string;
-  method: number;
-  compressed: number;
-  local: number;
-}
-
 type Reader = (offset: number, length: number) => Promise<Buffer>;
 
-/** The central directory of a zip (ZIP64 included), or null when it cannot be found. */
-async function zipEntries(read: Reader, size: number): Promise<ZipEntry[] | null> {
-  const tailLength = Math.min(size, 65557);
-  const tail = await read(size - tailLength, tailLength);
-  const eocd = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-  if (eocd < 0 || eocd + 22 > tail.length) return null;
-  let cdSize = tail.readUInt32LE(eocd + 12);
-  let cdOffset = tail.readUInt32LE(eocd + 16);
-  if (cdOffset === 0xffffffff && eocd >= 20 && tail.readUInt32LE(eocd - 20) === 0x07064b50) {
-    const record = await read(Number(tail.readBigUInt64LE(eocd - 12)), 56);
-    if (record.length < 56 || record.readUInt32LE(0) !== 0x06064b50) return null;
-    cdSize = Number(record.readBigUInt64LE(40));
-    cdOffset = Number(record.readBigUInt64LE(48));
+/** The central directory of a zip (ZIP64 included; util/zip-format reads the records), or null when it cannot be found. */
+async function zipEntries(read: Reader, size: number): Promise<ZipDirectoryEntry[] | null> {
+  const end = readZipEnd(await read(Math.max(0, size - EOCD_SEARCH), Math.min(size, EOCD_SEARCH)));
+  if (!end) return null;
+  let { cdSize, cdOffset } = end;
+  if (end.zip64 && end.zip64EndOffset !== null) {
+    const zip64 = readZip64End(await read(end.zip64EndOffset, ZIP64_END_SIZE));
+    if (!zip64) return null;
+    ({ cdSize, cdOffset } = zip64);
   }
   if (cdOffset + cdSize > size || cdSize > 64 * 1024 * 1024) return null;
-  const cd = await read(cdOffset, cdSize);
-  const out: ZipEntry[] = [];
-  for (let at = 0; at + 46 <= cd.length && cd.readUInt32LE(at) === 0x02014b50;) {
-    const nameLength = cd.readUInt16LE(at + 28);
-    const extraLength = cd.readUInt16LE(at + 30);
-    const commentLength = cd.readUInt16LE(at + 32);
-    let compressed = cd.readUInt32LE(at + 20);
-    const uncompressed = cd.readUInt32LE(at + 24);
-    let local = cd.readUInt32LE(at + 42);
-    const name = cd.toString('utf8', at + 46, at + 46 + nameLength);
-    // ZIP64 extended information: the 8-byte values of the fields set to 0xffffffff, in order.
-    const extra = cd.subarray(at + 46 + nameLength, at + 46 + nameLength + extraLength);
-    for (let e = 0; e + 4 <= extra.length; e += 4 + extra.readUInt16LE(e + 2)) {
-      if (extra.readUInt16LE(e) !== 1) continue;
-      let f = e + 4;
-      const next = () => (f + 8 <= extra.length ? Number(extra.readBigUInt64LE((f += 8) - 8)) : 0);
-      if (uncompressed === 0xffffffff) next();
-      if (compressed === 0xffffffff) compressed = next();
-      if (local === 0xffffffff) local = next();
-    }
-    out.push({ name, method: cd.readUInt16LE(at + 10), compressed, local });
-    at += 46 + nameLength + extraLength + commentLength;
-  }
-  return out;
+  return readCentralDirectory(await read(cdOffset, cdSize));
 }
 
-async function entryBytes(read: Reader, e: ZipEntry, limit: number): Promise<Buffer | null> {
-  const header = await read(e.local, 30);
-  if (header.length < 30 || header.readUInt32LE(0) !== 0x04034b50) return null;
-  const start = e.local + 30 + header.readUInt16LE(26) + header.readUInt16LE(28);
-  const data = await read(start, Math.min(e.compressed, limit));
+async function entryBytes(read: Reader, e: ZipDirectoryEntry, limit: number): Promise<Buffer | null> {
+  const start = localDataStart(await read(e.localOffset, LOCAL_HEADER_SIZE), e.localOffset);
+  if (start === null) return null;
+  const data = await read(start, Math.min(e.compressedSize, limit));
   if (e.method === 0) return data;
-  if (e.method !== 8 || e.compressed > limit) return null;
+  if (e.method !== 8 || e.compressedSize > limit) return null;
   try {
     return inflateRawSync(data);
   } catch {
