@@ -42,7 +42,7 @@ export class TailBuffer {
   text(): string {
     let start = 0;
     // Skip UTF-8 continuation bytes left over from the cut.
-    while (start < this.buf.length && start < 4 && (this.buf[start] & 0xc0) === 0x80) start++;
+    while (start < this.buf.length && start < 4 && ((this.buf[start] ?? 0) & 0xc0) === 0x80) start++;
     return this.buf.subarray(start).toString('utf8');
   }
 

@@ -22,6 +22,7 @@ import { runPipeline } from '../pipeline/run.js';
 import { withPte } from '../pte/open.js';
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
 import { TrtxError } from '../util/errors.js';
+import { itemAt } from '../util/present.js';
 import { verifyProgram, type VerifyResult } from '../verify/verify.js';
 import { bridgePackageDir } from '../bridge/env.js';
 import type { PythonEnvProgress } from '../pyenv/index.js';
@@ -121,7 +122,7 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
 
   opts.onStage?.('rewriting: --budget 8GiB --zero-copy-kv');
   const before = await withPte(staged, (pte) =>
-    decodeStaging(pte.program.executionPlan, (i) => stagingBytes(pte.program.executionPlan[i])),
+    decodeStaging(pte.program.executionPlan, (i) => stagingBytes(itemAt(pte.program.executionPlan, i, 'the staged program'))),
   );
   const outcome = await runPipeline(staged, {
     request: { budget: { budget: DEMO_BUDGET }, zeroCopyKv: {} },
@@ -146,7 +147,7 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
   }
   written(zeroCopy);
   const rewrite = outcome.reports.flatMap((r) => r.lines);
-  const after = decodeStaging(z.executionPlan, (i) => stagingBytes(z.executionPlan[i]));
+  const after = decodeStaging(z.executionPlan, (i) => stagingBytes(itemAt(z.executionPlan, i, 'the zero-copy program')));
   const budgets = z.executionPlan.flatMap((p) =>
     p.delegates
       .map((d, i) => ({ d, i }))

@@ -122,22 +122,22 @@ export async function modelKind(path: string, size: number): Promise<{ kind: Mod
     const head = await read(0, 8);
     const none = { classes: [] as string[] };
     if (head.subarray(4, 8).toString('latin1') === 'ET12') return { kind: 'program', ...none };
-    if (head[0] === 0x80 && head.length > 1 && head[1] >= 2 && head[1] <= 5) return pickleKind(await read(0, PICKLE_LIMIT));
+    if (head[0] === 0x80 && (head[1] ?? 0) >= 2 && (head[1] ?? 0) <= 5) return pickleKind(await read(0, PICKLE_LIMIT));
     if (head.subarray(0, 2).toString('latin1') !== 'PK') return { kind: 'unknown', ...none };
     const entries = await zipEntries(read, size);
     if (!entries) return { kind: 'unknown', ...none };
     const names = entries.map((e) => relative(e.name));
-    const at = names.indexOf('archive_format');
-    if (at >= 0) {
-      const format = await entryBytes(read, entries[at], 64);
+    const formatEntry = entries[names.indexOf('archive_format')];
+    if (formatEntry) {
+      const format = await entryBytes(read, formatEntry, 64);
       if (format?.toString('latin1').trim() === 'pt2')
         return { kind: names.some((n) => n.startsWith('models/') && n.endsWith('.json')) ? 'exported_program' : 'aoti_package', ...none };
     }
     if (names.includes('serialized_exported_program.json')) return { kind: 'exported_program', ...none };
     if (names.includes('constants.pkl') || names.some((n) => n.startsWith('code/'))) return { kind: 'torchscript', ...none };
-    const data = names.indexOf('data.pkl');
-    if (data >= 0) {
-      const bytes = await entryBytes(read, entries[data], PICKLE_LIMIT);
+    const data = entries[names.indexOf('data.pkl')];
+    if (data) {
+      const bytes = await entryBytes(read, data, PICKLE_LIMIT);
       return bytes ? pickleKind(bytes) : { kind: 'pickle', ...none };
     }
     return { kind: 'unknown', ...none };

@@ -9,7 +9,7 @@ export function esc(text: string | number): string {
   // Control characters (a NUL in a binding name) are shown, not passed on.
   return (
     String(text)
-      .replace(/[&<>"']/g, (c) => ENTITIES[c])
+      .replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c)
       // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are shown as escapes
       .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
   );

@@ -168,6 +168,8 @@ async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan, 
       const op = plan.operators[ins.opIndex]?.name;
       if (op !== H2D_COPY && op !== D2H_COPY) return;
       const [from, to] = ins.args;
+      // A copy call without both of its tensor arguments (only a malformed program) is not drawn.
+      if (from === undefined || to === undefined) return;
       const src = tensorAt(plan, from);
       chargeReport(256, `${name} > chain ${c} instruction ${i}`);
       copies.push({

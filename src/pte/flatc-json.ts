@@ -39,7 +39,7 @@ function field(out: Record<string, Json>, obj: Record<string, unknown>, f: Field
   const kind = f.kind;
   if (kind.k === 'union') {
     const [type, member] = unionMember(obj);
-    if (!UNIONS[kind.union].includes(type)) throw new Error(`unknown ${kind.union} member ${type}`);
+    if (!(UNIONS[kind.union] ?? []).includes(type)) throw new Error(`unknown ${kind.union} member ${type}`);
     out[`${f.name}_type`] = type;
     if (member) out[f.name] = table(type, member);
     return;
@@ -48,7 +48,7 @@ function field(out: Record<string, Json>, obj: Record<string, unknown>, f: Field
   const absent = ((obj as M.Fidelity).$absent ?? []).includes(f.name);
   switch (kind.k) {
     case 'scalar':
-      out[f.name] = kind.enum ? (ENUMS[kind.enum][v as number] ?? (v as number)) : scalar(v, kind.t);
+      out[f.name] = kind.enum ? (ENUMS[kind.enum]?.[v as number] ?? (v as number)) : scalar(v, kind.t);
       return;
     case 'string':
       if (v !== null && v !== undefined) out[f.name] = v as string;
@@ -72,7 +72,9 @@ function field(out: Record<string, Json>, obj: Record<string, unknown>, f: Field
 
 function table(name: string, obj: Record<string, unknown>): Json {
   const out: Record<string, Json> = {};
-  for (const f of TABLES[name]) field(out, obj, f);
+  const layout = TABLES[name];
+  if (!layout) throw new Error(`unknown table ${name}`);
+  for (const f of layout) field(out, obj, f);
   return out;
 }
 

@@ -37,7 +37,8 @@ export function parseLock(text: string, path: string): Map<string, string> {
         hint: 'regenerate it with python-bridge/tools/relock.sh',
       });
     }
-    pins.set(normaliseDistName(m[1]), m[2]);
+    const [, name = '', version = ''] = m;
+    pins.set(normaliseDistName(name), version);
   });
   return pins;
 }

@@ -18,11 +18,11 @@ export function pipProgress(report: (message: string) => void): (chunk: string) 
       } else if ((m = /^(?:Downloading|Processing) (\S+?)(?:\.whl|\.tar\.gz)?(?: \(([^)]+)\))?$/.exec(text))) {
         // Only the large ones are worth a line: they are where the time goes.
         if (m[2] && /\bMB|\bGB/.test(m[2])) {
-          const name = m[1].split('/').pop()!.split('-').slice(0, 2).join(' ');
+          const name = (m[1] ?? '').split('/').pop()!.split('-').slice(0, 2).join(' ');
           report(`fetching ${name} (${m[2]})`);
         }
       } else if ((m = /^Installing collected packages: (.*)$/.exec(text))) {
-        report(`installing ${m[1].split(',').length} packages (torch and executorch take a minute)`);
+        report(`installing ${(m[1] ?? '').split(',').length} packages (torch and executorch take a minute)`);
       } else if (/^Successfully installed /.test(text)) {
         report('installed; checking the environment');
       }

@@ -97,6 +97,7 @@ export function toSarif(input: SarifInput): object {
     }
     const li = logicalFor(d.location || 'program');
     const where = logical[li];
+    if (!where) throw new Error(`no logical location ${li}`);
     return {
       ruleId: d.code,
       ruleIndex: r,

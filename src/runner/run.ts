@@ -156,7 +156,7 @@ function backendLibRefusal(stderr: string): TrtxError | null {
   const m = /^(RUNNER_BACKEND_LIB_[A-Z]+): (.*?): (.*)$/m.exec(stderr);
   const code = BACKEND_LIB_CODES.find((c) => c === m?.[1]);
   if (!m || !code) return null;
-  return new TrtxError(code, m[2], m[3], {
+  return new TrtxError(code, m[2] ?? '', m[3] ?? '', {
     hint: 'build the library against the ExecuTorch `trtx env` prints, linking its shared libexecutorch (docs/backend-plugin.md)',
   });
 }

@@ -176,7 +176,7 @@ export function decodeTensorFile(bytes: Uint8Array, file = 'tensor file'): Tenso
     const nbytes = r.i64(`${what}: nbytes`);
     if (nbytes < 0n || nbytes > BigInt(r.left))
       r.fail('TENSOR_FILE_TRUNCATED', `${what}: ${BigInt.asUintN(64, nbytes)} data bytes; ${r.left} are left`);
-    const kind = KINDS[kindCode];
+    const kind = KINDS[kindCode] ?? r.fail('TENSOR_FILE_VALUE', `${what}: kind ${kindCode} is not 0..${KINDS.length - 1}`);
     const n = Number(nbytes);
     let value: TensorFileValue;
     if (kind === 'tensor') {
