@@ -2,9 +2,9 @@
 // in src/codes/. `--check` writes nothing and fails when the committed file
 // differs (CI runs it through `npm run gen:check`), so a code added to the
 // lists can never ship undocumented.
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { EXIT_SIGNALS, EXIT_SUMMARY, EXIT_TABLE, FAMILIES, type CodeFamily } from '../src/codes/index.js';
+import { writeOrCheck } from './gen-output.js';
 
 export const CODES_DOC = fileURLToPath(new URL('../docs/codes.md', import.meta.url));
 export const EXIT_CODES_DOC = fileURLToPath(new URL('../docs/exit-codes.md', import.meta.url));
@@ -79,26 +79,8 @@ export function renderExitCodesDoc(): string {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  for (const [file, fresh] of [
+  writeOrCheck([
     [CODES_DOC, renderCodesDoc()],
     [EXIT_CODES_DOC, renderExitCodesDoc()],
-  ] as const) {
-    const name = `docs/${file.split('/').pop()}`;
-    if (process.argv.includes('--check')) {
-      let committed = '';
-      try {
-        committed = readFileSync(file, 'utf8');
-      } catch {
-        // missing: stale
-      }
-      if (committed !== fresh) {
-        console.error(`gen: ${name} is stale; run \`npm run gen\` and commit it`);
-        process.exit(1);
-      }
-      console.log(`gen: ${name} is up to date`);
-    } else {
-      writeFileSync(file, fresh);
-      console.log(`gen: wrote ${name}`);
-    }
-  }
+  ]);
 }

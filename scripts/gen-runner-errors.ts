@@ -7,10 +7,9 @@
 // Both mappings are switches without a default, compiled with -Wswitch as an
 // error, so a code without its case does not build. `--check` writes nothing
 // and fails when a committed header differs (`npm run gen:check`).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { RUNNER_ENVIRONMENT_RESULTS, RUNNER_ERRORS } from '../src/codes/index.js';
+import { writeOrCheck } from './gen-output.js';
 
 const out = (name: string) => fileURLToPath(new URL(`../native-runner/generated/trtx/runtime/${name}`, import.meta.url));
 export const ERROR_CODES_HEADER = out('error_codes.h');
@@ -107,27 +106,8 @@ export function renderEtErrorFor(): string {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  for (const [file, fresh] of [
+  writeOrCheck([
     [ERROR_CODES_HEADER, renderErrorCodes()],
     [ET_ERROR_HEADER, renderEtErrorFor()],
-  ] as const) {
-    const name = file.slice(file.indexOf('native-runner/'));
-    if (process.argv.includes('--check')) {
-      let committed = '';
-      try {
-        committed = readFileSync(file, 'utf8');
-      } catch {
-        // missing: stale
-      }
-      if (committed !== fresh) {
-        console.error(`gen: ${name} is stale; run \`npm run gen\` and commit it`);
-        process.exit(1);
-      }
-      console.log(`gen: ${name} is up to date`);
-    } else {
-      mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, fresh);
-      console.log(`gen: wrote ${name}`);
-    }
-  }
+  ]);
 }

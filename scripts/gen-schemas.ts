@@ -5,11 +5,11 @@
 //   schemas/bridge-protocol.schema.json    <- src/bridge/protocol.ts (BridgeRequest, BridgeEvent)
 // `--check` writes nothing and fails when a committed file differs
 // (`npm run gen:check`, run by .ci/run).
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import * as protocol from '../src/bridge/protocol.js';
 import { ReferenceFile } from '../src/reference/schema.js';
+import { writeOrCheck } from './gen-output.js';
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
 const schemaFile = (name: string) => fileURLToPath(new URL(`../schemas/${name}`, import.meta.url));
@@ -62,24 +62,5 @@ const OUTPUTS: ReadonlyArray<readonly [string, () => string]> = [
 ];
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const check = process.argv.includes('--check');
-  let stale = false;
-  for (const [file, render] of OUTPUTS) {
-    const want = render();
-    if (!check) {
-      writeFileSync(file, want);
-      continue;
-    }
-    let current = '';
-    try {
-      current = readFileSync(file, 'utf8');
-    } catch {
-      // missing: differs
-    }
-    if (current !== want) {
-      console.error(`${file} is stale: run npm run gen`);
-      stale = true;
-    }
-  }
-  if (stale) process.exit(1);
+  writeOrCheck(OUTPUTS.map(([file, render]) => [file, render()] as const));
 }
