@@ -17,8 +17,11 @@ from .errors import BridgeError
 
 MAX_REQUEST_BYTES = 1 << 20
 BUDGET_LIMIT = 1 << 63
-_METHOD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_BUDGET = re.compile(r"^(0|[1-9][0-9]*)$")
+# Matched with fullmatch: "$" in a Python pattern also matches before a final
+# newline, so "forward\n" or "5\n" would pass (test/vectors/sizes.json
+# "trailing_newline"; the zod schema and the JSON Schema refuse them).
+_METHOD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BUDGET = re.compile(r"0|[1-9][0-9]*")
 _KEYS = {
     "protocol",
     "model",
@@ -67,6 +70,19 @@ def _bad(message: str) -> BridgeError:
     return BridgeError("REQUEST", message, _HINT, stage="request")
 
 
+def parse_budget_bytes(budget: object) -> int:
+    """The request's budget_bytes (not null): canonical decimal digits below
+    2**63, as the protocol's DecimalBytes states it (test/vectors/sizes.json
+    ``request``). A string, not a number: byte counts past 2**53 do not
+    survive a JSON number on the JavaScript side."""
+    if not isinstance(budget, str) or not _BUDGET.fullmatch(budget):
+        raise _bad("budget_bytes must be null or a decimal string of bytes")
+    value = int(budget)
+    if value >= BUDGET_LIMIT:
+        raise _bad("budget_bytes must be below 2**63")
+    return value
+
+
 def parse_request(raw: bytes) -> Request:
     if len(raw) > MAX_REQUEST_BYTES:
         raise _bad(f"request is {len(raw)} bytes; at most {MAX_REQUEST_BYTES} are read")
@@ -108,20 +124,12 @@ def parse_request(raw: bytes) -> Request:
         if not isinstance(methods, list) or not methods:
             raise _bad("methods must be null or a non-empty list of names")
         for name in methods:
-            if not isinstance(name, str) or not _METHOD_NAME.match(name):
+            if not isinstance(name, str) or not _METHOD_NAME.fullmatch(name):
                 raise _bad(f"method name {name!r} is not an identifier")
         if len(set(methods)) != len(methods):
             raise _bad("methods repeats a name")
     budget = data["budget_bytes"]
-    budget_value: int | None = None
-    if budget is not None:
-        # A string, not a number: byte counts past 2**53 do not survive a JSON
-        # number on the JavaScript side.
-        if not isinstance(budget, str) or not _BUDGET.match(budget):
-            raise _bad("budget_bytes must be null or a decimal string of bytes")
-        budget_value = int(budget)
-        if budget_value >= BUDGET_LIMIT:
-            raise _bad("budget_bytes must be below 2**63")
+    budget_value = None if budget is None else parse_budget_bytes(budget)
     reference = _reference(data["reference"])
     if reference is not None and check_only:
         raise _bad("reference must be null with check_only")

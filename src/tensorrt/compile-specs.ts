@@ -11,7 +11,7 @@
 // weight_streaming_budget compile spec"), so a checker that shrugged would
 // pass a program that cannot run.
 
-import { bytesToLatin1 } from '../util/arrays.js';
+import { BYTE_COUNT_LIMIT, BYTE_COUNT_PROBLEMS, readByteCount } from '../util/byte-count.js';
 import { TrtxError } from '../util/errors.js';
 import { isJsonObject, isWellFormedText, parseStrictJsonBytes, pyJsonCompact, utf8Bytes } from './strict-json.js';
 import { MAX_DEVICE_INDEX, readTargetDevice, type TargetDevice } from './target-device.js';
@@ -21,7 +21,7 @@ export const SPEC_WEIGHT_STREAMING_BUDGET = 'weight_streaming_budget';
 export const SPEC_ZERO_COPY_KV = 'zero_copy_kv';
 
 /** Exclusive upper bound of a budget: the runtime parses it as int64. */
-export const BUDGET_LIMIT = 1n << 63n;
+export const BUDGET_LIMIT = BYTE_COUNT_LIMIT;
 
 export type SpecErrorCode = 'SPEC_BUDGET_DUPLICATE' | 'SPEC_BUDGET_INVALID' | 'SPEC_TARGET_DEVICE_INVALID' | 'SPEC_ZERO_COPY_KV_INVALID';
 export type SpecWarningCode = 'SPEC_DUPLICATE_KEY' | 'SPEC_BUDGET_FORM' | 'SPEC_TARGET_DEVICE_FORM';
@@ -97,27 +97,12 @@ export function showBytes(value: Uint8Array, max = 48): string {
  * std::from_chars into int64, the whole value consumed, not negative): ASCII
  * decimal digits in [0, 2^63), with no '+', space or NUL, and a leading '-'
  * only on zero (`-0` is 0, which from_chars reads and the range check keeps).
+ * The digit rules are src/util/byte-count.ts, shared with the runner and the bridge.
  */
 export function decodeBudget(value: Uint8Array, location = ''): bigint {
-  const fail = (why: string): never => {
-    throw specError('SPEC_BUDGET_INVALID', location, `weight_streaming_budget ${showBytes(value)} ${why}`);
-  };
-  if (value.length === 0) fail('is empty');
-  const neg = value[0] === 0x2d;
-  const digits = neg ? value.subarray(1) : value;
-  if (digits.length === 0) fail('is not a decimal number of bytes (digits 0-9 only)');
-  for (const b of digits) {
-    if (b < 0x30 || b > 0x39) fail('is not a decimal number of bytes (digits 0-9 only; no sign, space or unit)');
-  }
-  // Leading zeros are digits too; strip them before the length test so a
-  // zero-padded value is judged by its magnitude.
-  let i = 0;
-  while (i < digits.length - 1 && digits[i] === 0x30) i++;
-  if (digits.length - i > 19) fail('is out of range (must be below 2^63)');
-  const n = BigInt(bytesToLatin1(digits.subarray(i)));
-  if (neg && n !== 0n) fail('is negative');
-  if (n >= BUDGET_LIMIT) fail('is out of range (must be below 2^63)');
-  return n;
+  const read = readByteCount(value);
+  if (typeof read === 'bigint') return read;
+  throw specError('SPEC_BUDGET_INVALID', location, `weight_streaming_budget ${showBytes(value)} ${BYTE_COUNT_PROBLEMS[read]}`);
 }
 
 /** True when the budget is written as trtx writes it: plain decimal, no sign, no leading zero. */

@@ -33,31 +33,48 @@ export interface SizeOptions {
   location?: string;
 }
 
-/** Parses a size into bytes in [0, 2^63); anything else is SIZE_INVALID (usage). */
-export function parseSize(text: string, opts: SizeOptions = {}): bigint {
-  const fail = (why: string): never => {
-    const shown = typeof text === 'string' ? JSON.stringify(text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) + '...' : text) : String(text);
-    throw new TrtxError('SIZE_INVALID', opts.location ?? '', `invalid size ${shown}: ${why}; accepted: ${SIZE_FORMS}`, {
-      hint: 'write the size like 8GiB, 512MiB, 1.5GiB, 8GB or 8589934592',
-    });
-  };
-  if (typeof text !== 'string' || text.length === 0) return fail('empty');
-  if (text.length > MAX_TEXT) return fail('too long');
+/** Why a text is not a size (test/vectors/sizes.json names these). */
+export type SizeProblem = 'empty' | 'too_long' | 'syntax' | 'unit' | 'fraction' | 'range';
+
+const SIZE_PROBLEMS: Record<SizeProblem, string> = {
+  empty: 'empty',
+  too_long: 'too long',
+  syntax: 'not a size',
+  unit: 'unknown unit',
+  fraction: 'not a whole number of bytes',
+  range: 'too large (must be below 2^63 bytes)',
+};
+
+/** Reads a size: its bytes in [0, 2^63), or why it is not one. */
+export function readSize(text: string): bigint | SizeProblem {
+  if (text.length === 0) return 'empty';
+  if (text.length > MAX_TEXT) return 'too_long';
   const m = SIZE_RE.exec(text);
-  if (!m) return fail('not a size');
+  if (!m) return 'syntax';
   const [, whole = '', frac = '', unitText] = m;
   let mult = 1n;
   if (unitText !== undefined) {
     const u = UNITS.get(unitText.toLowerCase());
-    if (u === undefined) return fail(`unknown unit ${JSON.stringify(unitText)}`);
+    if (u === undefined) return 'unit';
     mult = u;
   }
+  // Exact: the product is a bigint (no overflow), and a fraction must leave whole bytes.
   const scale = 10n ** BigInt(frac.length);
   const scaled = (BigInt(whole) * scale + BigInt(frac || '0')) * mult;
-  if (scaled % scale !== 0n) return fail('not a whole number of bytes');
+  if (scaled % scale !== 0n) return 'fraction';
   const bytes = scaled / scale;
-  if (bytes >= SIZE_LIMIT) return fail('too large (must be below 2^63 bytes)');
-  return bytes;
+  return bytes < SIZE_LIMIT ? bytes : 'range';
+}
+
+/** Parses a size into bytes in [0, 2^63); anything else is SIZE_INVALID (usage). */
+export function parseSize(text: string, opts: SizeOptions = {}): bigint {
+  const read = typeof text === 'string' ? readSize(text) : 'empty';
+  if (typeof read === 'bigint') return read;
+  const shown = typeof text === 'string' ? JSON.stringify(text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) + '...' : text) : String(text);
+  const why = read === 'unit' ? `unknown unit ${JSON.stringify(SIZE_RE.exec(text)?.[3])}` : SIZE_PROBLEMS[read];
+  throw new TrtxError('SIZE_INVALID', opts.location ?? '', `invalid size ${shown}: ${why}; accepted: ${SIZE_FORMS}`, {
+    hint: 'write the size like 8GiB, 512MiB, 1.5GiB, 8GB or 8589934592',
+  });
 }
 
 const IEC = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];

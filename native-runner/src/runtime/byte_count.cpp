@@ -26,11 +26,14 @@ ByteCountProblem read_byte_count(std::string_view text, uint64_t& value) {
   std::string_view digits = neg ? text.substr(1) : text;
   if (digits.empty()) return ByteCountProblem::NoDigits;
   uint64_t v = 0;
-  const uint64_t limit = uint64_t(1) << 63;
+  // The largest magnitude from_chars reads into int64: 2^63 - 1, or 2^63
+  // after a '-' (INT64_MIN, which the runtime then refuses as negative, not
+  // as out of range; test/vectors/sizes.json "int64_min").
+  const uint64_t limit = neg ? uint64_t(1) << 63 : (uint64_t(1) << 63) - 1;
   for (char c : digits) {
     if (c < '0' || c > '9') return ByteCountProblem::NotDigits;
     uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (limit - 1 - d) / 10) return ByteCountProblem::TooLarge;
+    if (v > (limit - d) / 10) return ByteCountProblem::TooLarge;
     v = v * 10 + d;
   }
   if (neg && v != 0) return ByteCountProblem::Negative;

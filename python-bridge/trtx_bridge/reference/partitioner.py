@@ -31,7 +31,8 @@ from torch.export import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from .plan import BUFFER_META, MUTATES_META, TARGET_DEVICE, WEIGHT_STREAMING_BUDGET, kv_update_shape
+from ..compile_specs import TARGET_DEVICE, WEIGHT_STREAMING_BUDGET
+from .plan import BUFFER_META, MUTATES_META, kv_update_shape
 
 BACKEND_ID = "TensorRTBackend"
 # torch_tensorrt.dynamo.compile's default.

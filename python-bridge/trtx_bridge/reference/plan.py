@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import torch
 from torch.export.graph_signature import InputKind
 
+from ..compile_specs import WEIGHT_STREAMING_BUDGET, decode_compile_specs, spec_pairs
 from .blob import Binding, BlobMetadata
 from .engine import Engine, ScratchNeed
 
@@ -37,9 +38,6 @@ from .engine import Engine, ScratchNeed
 # partition's program, so preprocess sees them).
 BUFFER_META = "trtx_reference_buffer"  # placeholder of a mutable buffer -> its fqn
 MUTATES_META = "trtx_reference_mutates"  # node whose value a buffer takes -> the buffer's fqn
-
-WEIGHT_STREAMING_BUDGET = "weight_streaming_budget"
-TARGET_DEVICE = "target_device"
 
 _INDEX = (torch.int64, torch.int32)
 
@@ -69,12 +67,16 @@ def _nbytes(t: torch.Tensor) -> int:
 
 
 def _device_id(compile_specs: Sequence[object]) -> int:
-    for spec in compile_specs:
-        if getattr(spec, "key", None) == TARGET_DEVICE:
-            text = bytes(spec.value).decode("ascii", "replace").strip().lower()
-            _, _, index = text.partition(":")
-            return int(index) if index.isdigit() else 0
-    return 0
+    # The blob's device is the one ExecuTorch places the delegate's tensors on:
+    # target_device read as every trtx reader reads it (compile_specs.py). The
+    # earlier reading here took "cuda:+1", "cuda: 1" and "cuda:1_0" as device
+    # 0 and a non-ASCII digit as a number, where ExecuTorch reads 1, 1, 10 and
+    # trtx refuses.
+    decoded = decode_compile_specs(spec_pairs(compile_specs))
+    refused = [f for f in decoded.errors if f.code == "SPEC_TARGET_DEVICE_INVALID"]
+    if refused:
+        raise ReferenceLoweringError(refused[0].message)
+    return 0 if decoded.target is None or decoded.target.type == "cpu" else decoded.target.index
 
 
 def kv_update_shape(node: torch.fx.Node) -> bool:
