@@ -68,7 +68,6 @@ export default defineConfig(
       'src/cli/commands/rewrite.ts', // registerRewrite
       'src/cli/commands/verify.ts', // registerVerify
       'src/demo/demo.ts', // demoIn
-      'src/export/export.ts', // exportTo
       'src/inspect/summary.ts', // summarize
       'src/pte/header.ts', // parseHeader
       'src/verify/verify.ts', // verifyProgram

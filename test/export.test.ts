@@ -2,7 +2,7 @@
 // torch, Torch-TensorRT or ExecuTorch here): the bridge exports, TypeScript
 // finishes (budget, zero-copy, checks) and writes OUT atomically.
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
@@ -10,7 +10,7 @@ import { exportModel } from '../src/export/export.js';
 import { withPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { runChecks } from '../src/checks/run.js';
-import { DOUBLE_PYTHON, DOUBLES_DIR, REPO, workspace } from './helpers/bridge.js';
+import { DOUBLE_PYTHON, DOUBLES_DIR, REPO, readCalls, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -190,6 +190,34 @@ describe('trtx export', () => {
     });
     expect(existsSync(out)).toBe(true);
     expect(summary.passes.flatMap((p) => p.lines).join('\n')).toContain('no KV cache to make zero-copy');
+  });
+
+  // Issue 28: the program reaches OUT once. The bridge's file is renamed to
+  // OUT (the inode the double wrote is OUT's), never re-encoded into a second
+  // file; a budget the bridge could not bake is written into its head first.
+  it.each([
+    ['nothing to change', {}, undefined],
+    ['a budget this Torch-TensorRT cannot bake', { TRTX_DOUBLE_FEATURES: 'no_budget' }, 8n << 30n],
+  ] as const)('OUT is the very file the bridge wrote: %s', { timeout: 60_000 }, async (_what, knobs, budget) => {
+    const { ws, env, out } = await setup();
+    const summary = await exportModel({
+      python: DOUBLE_PYTHON,
+      model: ws.file('model.pt2'),
+      output: out,
+      budget,
+      bridgeEnv: { ...env, ...knobs },
+    });
+    const writes = readCalls(ws).filter((c) => c.call === 'executorch.exir.ExecutorchProgramManager.write_to_file');
+    expect(writes).toHaveLength(1);
+    expect(String(statSync(out).ino)).toBe(writes[0].args.inode);
+    expect(summary.file_size).toBe(statSync(out).size);
+    expect(summary.passes.find((p) => p.pass === 'budget')?.changed ?? false).toBe(budget !== undefined);
+    await withPte(out, (pte) => {
+      for (const d of pte.program.executionPlan.flatMap((p) => p.delegates.filter((x) => x.id === 'TensorRTBackend'))) {
+        expect(decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget).toBe(budget);
+      }
+    });
+    expect(readdirSync(ws.dir).filter((f) => f.includes('.bridge-'))).toEqual([]);
   });
 
   it('runs from the command line with an explicitly named double interpreter', { timeout: 60_000 }, async () => {

@@ -1,7 +1,7 @@
 // `trtx export`: the Python bridge exports and partitions the model into a
-// temporary `.pte`; TypeScript then finishes it in the rewrite pipeline
-// (src/pipeline/: budget, zero-copy KV, every check, as `trtx rewrite`) and
-// writes OUT atomically. OUT is validated and its writer lock taken before
+// temporary `.pte` beside OUT; TypeScript then finishes it in the rewrite
+// pipeline (src/pipeline/: budget, zero-copy KV, every check, as `trtx
+// rewrite`) and renames it to OUT (finishProgram: written once, issue 28). OUT is validated and its writer lock taken before
 // any work. Any failure leaves no OUT and no temporary file.
 //
 // Beside the program, OUT.reference.json: the exported model run eagerly by
@@ -20,11 +20,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { runBridge, type RunBridgeOptions } from '../bridge/run.js';
+import { runBridge } from '../bridge/run.js';
 import type { BridgeEvent, CheckResult, EngineKind, ExportResult } from '../bridge/protocol.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
-import { claimTarget, runPipeline, withDiagnostics, type ClaimedTarget } from '../pipeline/run.js';
+import { claimTarget, runPipeline, withDiagnostics, type ClaimedTarget, type PipelineRun } from '../pipeline/run.js';
+import { adoptTemporary, type AdoptWrite } from '../pte/adopt.js';
+import { openPte } from '../pte/open.js';
 import { sidecarPath } from '../util/target.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
@@ -146,17 +148,37 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   }
 }
 
+// exportTo in named steps: the environment, the bridge's run into temporary
+// files beside OUT, the program finished and published, its reference placed.
+
 async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<ExportSummary> {
-  const output = target.path;
   const engine: EngineKind = opts.engine ?? 'tensorrt';
   const env = await ensurePythonEnv({ python: opts.python, onProgress: opts.onPythonEnv, signal: opts.signal });
-  const python = { command: env.python, source: env.source };
-  // Fail fast: trtx's managed environment is made from the lock, which has no
-  // Torch-TensorRT, and its probe (package metadata, no import) says so in a
-  // fraction of a second; the bridge would take torch's import to find out.
-  // A named interpreter, or extra paths for the bridge (bridgeEnv's
-  // PYTHONPATH, which the probe did not see), are left to the bridge's own
-  // import check.
+  refuseMissingTensorRT(opts, engine, env);
+  const files = bridgeFiles(opts, target.path);
+  try {
+    const warnings: string[] = env.mismatches.map(
+      (m) => `PYENV_VERSION_MISMATCH: ${env.python} has ${m}; trtx is tested with the locked versions`,
+    );
+    const result = await runExportBridge(opts, engine, env, files, warnings);
+    const finished = await finishProgram(opts, files.temp, target);
+    const reference = await placeReference(target.path, result.reference !== null ? files : null);
+    return summarize(opts, env, result, finished, reference, warnings);
+  } finally {
+    await rm(files.temp, { force: true });
+    await rm(files.tempReference, { force: true });
+    files.untrack();
+  }
+}
+
+/**
+ * Fail fast: trtx's managed environment is made from the lock, which has no
+ * Torch-TensorRT, and its probe (package metadata, no import) says so in a
+ * fraction of a second; the bridge would take torch's import to find out. A
+ * named interpreter, or extra paths for the bridge (bridgeEnv's PYTHONPATH,
+ * which the probe did not see), are left to the bridge's own import check.
+ */
+function refuseMissingTensorRT(opts: ExportOptions, engine: EngineKind, env: PythonEnv): void {
   const probed = env.source === 'managed' && !opts.bridgeEnv?.PYTHONPATH;
   if (engine === 'tensorrt' && probed && env.probe.packages.torch_tensorrt === null) {
     throw new TrtxError(
@@ -166,112 +188,179 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
       { hint: tensorrtHint(env, undefined) },
     );
   }
-  // The bridge writes the traceback of a failure here, and the hint names it (traceback-file.ts).
-  const traceback = prepareTracebackFile(opts.model);
-  const base: RunBridgeOptions = {
-    python: env.python,
-    env: { ...opts.bridgeEnv, [TRACEBACK_ENV]: traceback },
-    signal: opts.signal,
-    onStderr: opts.onStderr,
-  };
-  // Beside the output (one filesystem for the rename), a name that fits whatever the output's length.
-  const temp = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.pte`, true);
-  const warnings: string[] = env.mismatches.map(
-    (m) => `PYENV_VERSION_MISMATCH: ${env.python} has ${m}; trtx is tested with the locked versions`,
-  );
-  const steps = opts.referenceSteps ?? DEFAULT_REFERENCE_STEPS;
-  const tempReference = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.reference.json`, true);
-  const untrack = trackPath(temp);
-  const untrackReference = trackPath(tempReference);
-  try {
-    // The bridge imports what the engine needs before any work (its "check"
-    // stage) and fails with BRIDGE_IMPORT_MISSING naming the package: no
-    // separate import check, which would start Python once more.
-    const result = await runBridge(
-      {
-        protocol: PROTOCOL_VERSION,
-        model: resolve(opts.model),
-        output: temp,
-        methods: opts.methods?.length ? opts.methods : null,
-        budget_bytes: opts.budget === undefined ? null : opts.budget.toString(),
-        zero_copy_kv: Boolean(opts.zeroCopyKv),
-        allow_pickle: Boolean(opts.allowPickle),
-        check_only: false,
-        engine,
-        reference: steps > 0 ? { path: tempReference, steps, program: basename(output) } : null,
-      },
-      {
-        ...base,
-        timeoutMs: opts.timeoutMs,
-        onEvent: (e) => {
-          if (e.event === 'warning') warnings.push(`${e.code ? e.code + ': ' : ''}${e.message}`);
-          opts.onEvent?.(e);
-        },
-      },
-    ).catch((e: unknown) => {
-      throw withTraceback(forEnvironment(e, engine, env), traceback);
-    });
-    removeTracebackFile(traceback);
-    if (result.mode !== 'export') throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result');
+}
 
-    // The bridge may already have baked the budget; setting it again is
-    // idempotent and proves it. Zero-copy: the caches of a staged export
-    // (zero_copy_kv_path "trtx") are un-staged here, as `trtx rewrite
-    // --zero-copy-kv` does; on Torch-TensorRT's own zero-copy export the pass
-    // finds them un-staged and checks them.
-    const outcome = await runPipeline(temp, {
+interface BridgeFiles {
+  /** The program the bridge writes; it becomes OUT by a rename. */
+  temp: string;
+  /** The reference outputs the bridge writes; they become OUT.reference.json. */
+  tempReference: string;
+  /** Where the bridge writes the traceback of a failure (traceback-file.ts). */
+  traceback: string;
+  steps: number;
+  untrack: () => void;
+}
+
+/** Temporary names beside OUT (one filesystem for the renames), each fitting whatever OUT's length, removed on any exit. */
+function bridgeFiles(opts: ExportOptions, output: string): BridgeFiles {
+  const temp = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.pte`, true);
+  const tempReference = sidecarPath(output, `.bridge-${randomBytes(6).toString('hex')}.reference.json`, true);
+  const untrackTemp = trackPath(temp);
+  const untrackReference = trackPath(tempReference);
+  return {
+    temp,
+    tempReference,
+    traceback: prepareTracebackFile(opts.model),
+    steps: opts.referenceSteps ?? DEFAULT_REFERENCE_STEPS,
+    untrack: () => {
+      untrackTemp();
+      untrackReference();
+    },
+  };
+}
+
+/**
+ * The bridge exports into `files.temp`. It imports what the engine needs
+ * before any work (its "check" stage) and fails with BRIDGE_IMPORT_MISSING
+ * naming the package: no separate import check, which would start Python once
+ * more. Its warnings are collected into `warnings`.
+ */
+async function runExportBridge(
+  opts: ExportOptions,
+  engine: EngineKind,
+  env: PythonEnv,
+  files: BridgeFiles,
+  warnings: string[],
+): Promise<ExportResult> {
+  const output = resolve(opts.output);
+  const result = await runBridge(
+    {
+      protocol: PROTOCOL_VERSION,
+      model: resolve(opts.model),
+      output: files.temp,
+      methods: opts.methods?.length ? opts.methods : null,
+      budget_bytes: opts.budget === undefined ? null : opts.budget.toString(),
+      zero_copy_kv: Boolean(opts.zeroCopyKv),
+      allow_pickle: Boolean(opts.allowPickle),
+      check_only: false,
+      engine,
+      reference: files.steps > 0 ? { path: files.tempReference, steps: files.steps, program: basename(output) } : null,
+    },
+    {
+      python: env.python,
+      env: { ...opts.bridgeEnv, [TRACEBACK_ENV]: files.traceback },
+      signal: opts.signal,
+      onStderr: opts.onStderr,
+      timeoutMs: opts.timeoutMs,
+      onEvent: (e) => {
+        if (e.event === 'warning') warnings.push(`${e.code ? e.code + ': ' : ''}${e.message}`);
+        opts.onEvent?.(e);
+      },
+    },
+  ).catch((e: unknown) => {
+    throw withTraceback(forEnvironment(e, engine, env), files.traceback);
+  });
+  removeTracebackFile(files.traceback);
+  if (result.mode !== 'export') throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result');
+  return result;
+}
+
+interface Finished {
+  run: PipelineRun;
+  written: AdoptWrite;
+}
+
+/**
+ * The bridge's file is finished in the rewrite pipeline (src/pipeline/: the
+ * passes and checks `trtx rewrite` runs) and published at OUT by a rename of
+ * that very file (src/pte/adopt.ts), issue 28: it used to be re-encoded whole
+ * into a second file. The budget is written once: the budget pass, the one
+ * `rewrite --budget` runs, sets it where the program does not hold it (an
+ * older Torch-TensorRT, or the reference lowering's doubles) and finds it
+ * "already" set, changing nothing, where Torch-TensorRT's exporter baked it
+ * (weight_streaming_budget_per_engine, upstream's own knob; budget_baked).
+ * Zero-copy: the caches of a staged export (zero_copy_kv_path "trtx") are
+ * un-staged here, as `trtx rewrite --zero-copy-kv` does; on Torch-TensorRT's
+ * own zero-copy export the pass finds them un-staged and checks them. A
+ * changed head that still fits before the segments is rewritten in the
+ * temporary; one that does not is the only case that copies the file.
+ */
+async function finishProgram(opts: ExportOptions, temp: string, target: ClaimedTarget): Promise<Finished> {
+  const pte = await openPte(temp);
+  try {
+    // The segment table as the bridge wrote it, before any pass.
+    const fileSegments = pte.program.segments.map((s) => ({ ...s }));
+    const run = await runPipeline(pte, {
       request: {
         budget: opts.budget === undefined ? undefined : { budget: opts.budget },
         zeroCopyKv: opts.zeroCopyKv ? { shareCache: Boolean(opts.shareCache) } : undefined,
       },
-      output: target,
+      output: null,
     });
-    const { checked, reports } = outcome;
-    if (outcome.refused) {
-      const first = checked.diagnostics.find((d) => d.severity === 'error')!;
+    if (run.refused) {
+      const first = run.checked.diagnostics.find((d) => d.severity === 'error')!;
       throw withDiagnostics(
         new TrtxError(
           'EXPORT_CHECK_FAILED',
           first.location,
-          `the exported program fails ${checked.summary.line}; first: ${first.code}: ${first.message}`,
+          `the exported program fails ${run.checked.summary.line}; first: ${first.code}: ${first.message}`,
           { hint: first.hint },
         ),
-        checked.diagnostics,
-        outcome.program,
+        run.checked.diagnostics,
+        run.program,
       );
     }
-    const written = outcome.written!;
-    // OUT is in place: its reference follows it (a rename, atomic), or a stale one goes.
-    const finalReference = referencePath(output);
-    let reference: ExportSummary['reference'] = null;
-    let referenceRemoved: string | null = null;
-    if (result.reference !== null) {
-      await rename(tempReference, finalReference);
-      reference = { path: finalReference, steps };
-    } else if (existsSync(finalReference)) {
-      await rm(finalReference, { force: true });
-      referenceRemoved = finalReference;
-    }
-    return {
-      schema: 'trtx.export/1',
-      model: opts.model,
-      output,
-      python: { command: python.command, source: python.source, version: env.probe.version },
-      engine: result.engine,
-      versions: result.versions,
-      methods: result.methods,
-      bridge: { zero_copy_kv: result.zero_copy_kv, zero_copy_kv_path: result.zero_copy_kv_path, weight_streaming: result.weight_streaming },
-      passes: reports.map((p) => ({ pass: p.pass, changed: p.changed, lines: p.lines })),
-      warnings: [...warnings, ...reports.flatMap((p) => p.warnings)],
-      diagnostics: checked.diagnostics,
-      file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
-      reference,
-      reference_removed: referenceRemoved,
-    };
+    const written = await adoptTemporary(pte, run.program, fileSegments, {
+      output: target.path,
+      changed: run.changed,
+      onProgress: target.onProgress,
+      signal: target.signal,
+    });
+    return { run, written };
   } finally {
-    await rm(temp, { force: true });
-    await rm(tempReference, { force: true });
-    untrack();
-    untrackReference();
+    await pte.close();
   }
+}
+
+interface PlacedReference {
+  reference: ExportSummary['reference'];
+  removed: string | null;
+}
+
+/** OUT is in place: its reference follows it (a rename, atomic), or a stale one goes. */
+async function placeReference(output: string, files: BridgeFiles | null): Promise<PlacedReference> {
+  const finalReference = referencePath(output);
+  if (files !== null) {
+    await rename(files.tempReference, finalReference);
+    return { reference: { path: finalReference, steps: files.steps }, removed: null };
+  }
+  if (!existsSync(finalReference)) return { reference: null, removed: null };
+  await rm(finalReference, { force: true });
+  return { reference: null, removed: finalReference };
+}
+
+function summarize(
+  opts: ExportOptions,
+  env: PythonEnv,
+  result: ExportResult,
+  { run, written }: Finished,
+  placed: PlacedReference,
+  warnings: string[],
+): ExportSummary {
+  return {
+    schema: 'trtx.export/1',
+    model: opts.model,
+    output: written.path,
+    python: { command: env.python, source: env.source, version: env.probe.version },
+    engine: result.engine,
+    versions: result.versions,
+    methods: result.methods,
+    bridge: { zero_copy_kv: result.zero_copy_kv, zero_copy_kv_path: result.zero_copy_kv_path, weight_streaming: result.weight_streaming },
+    passes: run.reports.map((p) => ({ pass: p.pass, changed: p.changed, lines: p.lines })),
+    warnings: [...warnings, ...run.reports.flatMap((p) => p.warnings)],
+    diagnostics: run.checked.diagnostics,
+    file_size: written.fileSize,
+    reference: placed.reference,
+    reference_removed: placed.removed,
+  };
 }

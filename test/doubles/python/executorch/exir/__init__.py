@@ -94,7 +94,9 @@ class ExecutorchProgramManager:
         return self._bytes()
 
     def write_to_file(self, open_file):
-        record("executorch.exir.ExecutorchProgramManager.write_to_file")
+        # The file's inode, so a test can tell the file trtx publishes is this
+        # one renamed, not a copy (issue 28).
+        record("executorch.exir.ExecutorchProgramManager.write_to_file", inode=str(os.fstat(open_file.fileno()).st_ino))
         fault("write")
         open_file.write(self._bytes())
 
