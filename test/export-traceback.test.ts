@@ -21,27 +21,31 @@ async function setup() {
 }
 
 describe('export: the traceback the hint names is there', () => {
-  it('a lowering failure names the traceback file, which holds the library exception; a later success removes it', async () => {
-    const { ws, env } = await setup();
-    const out = ws.file('out.pte');
-    const r = await runCli(['export', ws.file('model.pt2'), '-o', out], { env: { ...env, TRTX_DOUBLE_FAULT: 'lower:raise' } });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: BRIDGE_LOWER: /m);
-    expect(r.stderr).not.toMatch(/stderr has the traceback/);
-    const named = /The Python traceback is in (\S+)\.$/m.exec(r.stderr)?.[1];
-    expect(named, r.stderr).toBeDefined();
-    expect(named!.startsWith(join(cache, 'tracebacks'))).toBe(true);
-    const text = readFileSync(named!, 'utf8');
-    expect(text).toMatch(/^Traceback \(most recent call last\):/);
-    expect(text).toContain('RuntimeError: double: injected failure in lower');
-    expect(existsSync(out)).toBe(false);
+  it(
+    'a lowering failure names the traceback file, which holds the library exception; a later success removes it',
+    { timeout: 60_000 },
+    async () => {
+      const { ws, env } = await setup();
+      const out = ws.file('out.pte');
+      const r = await runCli(['export', ws.file('model.pt2'), '-o', out], { env: { ...env, TRTX_DOUBLE_FAULT: 'lower:raise' } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^error: BRIDGE_LOWER: /m);
+      expect(r.stderr).not.toMatch(/stderr has the traceback/);
+      const named = /The Python traceback is in (\S+)\.$/m.exec(r.stderr)?.[1];
+      expect(named, r.stderr).toBeDefined();
+      expect(named!.startsWith(join(cache, 'tracebacks'))).toBe(true);
+      const text = readFileSync(named!, 'utf8');
+      expect(text).toMatch(/^Traceback \(most recent call last\):/);
+      expect(text).toContain('RuntimeError: double: injected failure in lower');
+      expect(existsSync(out)).toBe(false);
 
-    const ok = await runCli(['export', ws.file('model.pt2'), '-o', out, '--no-reference'], { env });
-    expect(ok.code, ok.stderr).toBe(0);
-    expect(existsSync(named!)).toBe(false);
-  });
+      const ok = await runCli(['export', ws.file('model.pt2'), '-o', out, '--no-reference'], { env });
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(existsSync(named!)).toBe(false);
+    },
+  );
 
-  it('a refusal with no library failure behind it names no traceback', async () => {
+  it('a refusal with no library failure behind it names no traceback', { timeout: 60_000 }, async () => {
     const { ws, env } = await setup();
     const r = await runCli(['export', ws.file('model.pt2'), '-o', ws.file('o.pte')], {
       env: { ...env, TRTX_DOUBLE_MISSING: 'torch_tensorrt' },
