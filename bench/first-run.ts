@@ -103,6 +103,17 @@ const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_COLOR: '1' };
 for (const k of ['TRTX_CACHE_DIR', 'TRTX_RUNNER_BIN', 'TRTX_RUNNER_ASAN', 'TRTX_PYTHON', 'TRTX_EXECUTORCH_WHEEL']) delete env[k];
 const demo = await timedRun('npx', ['trtx', 'demo'], env);
 const again = await timedRun('npx', ['trtx', 'demo'], env);
+// Whose time the first line waits for: npm's (npx resolves the package's
+// own bin through its tree loader before starting it) or trtx's. The same
+// line with and without npx in front, medians of 3.
+const firstOf = async (cmd: string, args: string[]) => {
+  const xs: number[] = [];
+  for (let i = 0; i < 3; i++) xs.push((await timedRun(cmd, args, env)).first);
+  return xs.sort((a, b) => a - b)[1] ?? NaN;
+};
+const npxVersion = await firstOf('npx', ['trtx', '--version']);
+const nodeVersion = await firstOf('node', ['bin/trtx', '--version']);
+const nodeDemo = await firstOf('node', ['bin/trtx', 'demo', '--out', 'demo-node']);
 console.log(
   `command: npx tsx bench/first-run.ts${process.argv.slice(2).length ? ' ' + process.argv.slice(2).join(' ') : ''}   (node ${process.version}, ${availableParallelism()} cores)`,
 );
@@ -112,6 +123,9 @@ console.log(
 );
 console.log(
   `  second npx trtx demo (cached SDK and runner): exit ${again.status}, first output after ${s(again.first)}, done in ${s(again.total)}`,
+);
+console.log(
+  `  npx's own start: npx trtx --version ${s(npxVersion)} against node bin/trtx --version ${s(nodeVersion)}; node bin/trtx demo (cached) first output after ${s(nodeDemo)}`,
 );
 if (flag('--npm-test')) {
   const t = await timedRun('npm', ['test'], { ...process.env, NO_COLOR: '1' });

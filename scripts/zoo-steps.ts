@@ -2,7 +2,7 @@
 // (bin/trtx, what a user runs): export --engine reference --budget 8GiB,
 // check, rewrite --zero-copy-kv (to a new file), verify --zero-copy-kv of the
 // staged program; plus verify of the rewritten program against the same
-// reference outputs. Shared by test/real-zoo.test.ts, scripts/zoo-table.ts and
+// reference outputs. Shared by test/real-zoo-*.test.ts, scripts/zoo-table.ts and
 // bench/zoo.ts. Nothing here asserts: it records exit codes, refusal codes,
 // times, and verify's comparison with eager PyTorch
 // (docs/reference-lowering.md section 4; `reference` in `verify --json`).

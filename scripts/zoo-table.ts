@@ -3,9 +3,10 @@
 // result of export / check / rewrite --zero-copy-kv / verify --zero-copy-kv
 // (ok, or the code that refused), and verify's largest absolute error against
 // eager PyTorch. Runs the steps itself in a temporary folder, or reads the
-// results test/real-zoo.test.ts wrote (TRTX_ZOO_RESULTS=FILE).
+// results the test/real-zoo-*.test.ts files wrote (TRTX_ZOO_RESULTS=FILE: one
+// file per group beside FILE, each given with --from).
 //
-//   npm run zoo:table [-- --only hf-llama] [-- --from results.json] [-- --json runs.json]
+//   npm run zoo:table [-- --only hf-llama] [-- --from r.llama-like.json --from r.decoders.json ...] [-- --json runs.json]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +22,14 @@ function flag(name: string): string[] {
 }
 
 async function results(): Promise<{ manifest: ZooManifest; runs: ZooRun[] }> {
-  const [from] = flag('--from');
-  if (from) return JSON.parse(readFileSync(from, 'utf8')) as { manifest: ZooManifest; runs: ZooRun[] };
+  const from = flag('--from');
+  if (from.length > 0) {
+    // One file per test/real-zoo-*.test.ts group: the runs of all, in the manifest's order.
+    const parts = from.map((f) => JSON.parse(readFileSync(f, 'utf8')) as { manifest: ZooManifest; runs: ZooRun[] });
+    const manifest = parts[0].manifest;
+    const order = (r: ZooRun) => manifest.models.findIndex((m) => m.name === r.model);
+    return { manifest, runs: parts.flatMap((p) => p.runs).sort((a, b) => order(a) - order(b)) };
+  }
   const zoo = await ensureZoo({ onProgress: (m) => console.error(m) });
   const only = flag('--only');
   const work = mkdtempSync(join(tmpdir(), 'trtx-zoo-table-'));

@@ -1,4 +1,4 @@
-// The model zoo for test/real-zoo.test.ts: built by transformers in a package
+// The model zoo for test/real-zoo-*.test.ts: built by transformers in a package
 // folder beside trtx's managed environment on first use (under a lock),
 // reused after (scripts/zoo-build.ts). A zoo that cannot be built fails the
 // suite; it is never skipped, as the real corpus is not.

@@ -1,0 +1,115 @@
+// The model zoo's conformance suite (python-bridge/zoo/: tiny transformers
+// models exported as their authors document) through the user's four steps,
+// each model in its own `trtx` processes: export --engine reference --budget
+// 8GiB, check, rewrite --zero-copy-kv to a new file, verify --zero-copy-kv,
+// whose comparison with eager PyTorch (docs/reference-lowering.md section 4,
+// `reference` in verify --json) must stay within 1e-4 for these float32
+// models. The zoo is built on first use (npm run zoo); a zoo that cannot be
+// built fails, never skips.
+//
+// The models are split over three test files (test/real-zoo-*.test.ts) so
+// that vitest's workers share them: each export is seconds of CPU in
+// Python, and in one file the ten were the suite's critical path (issue 26:
+// 458 s of a 485 s npm test). ZOO_GROUPS names every model once; each file
+// checks that the groups together are exactly the zoo's manifest.
+// TRTX_ZOO_RESULTS=FILE writes each file's results as JSON beside FILE,
+// named FILE's stem plus the group (scripts/zoo-table.ts --from, repeated).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Zoo, ZooModel } from '../../scripts/zoo-build.js';
+import { programs, runZooModel, type StepResult, type ZooRun } from '../../scripts/zoo-steps.js';
+import { tempDir } from './temp.js';
+import { ZOO_TIMEOUT_MS, realZoo } from './zoo.js';
+
+/** Every zoo model, once: one missing from the manifest fails, as one added without a group here does. */
+export const ZOO_GROUPS = {
+  'llama-like': ['hf-llama', 'hf-qwen3', 'hf-mistral', 'hf-phi3'],
+  decoders: ['hf-olmo', 'hf-gemma3', 'hf-gpt2'],
+  encoders: ['hf-qwen2-embeds', 'hf-bert', 'hf-resnet'],
+} as const;
+export type ZooGroup = keyof typeof ZOO_GROUPS;
+
+/** Where a group's results go under TRTX_ZOO_RESULTS=FILE: FILE's stem, the group, .json. */
+export function resultsFileFor(file: string, group: ZooGroup): string {
+  return `${file.replace(/\.json$/, '')}.${group}.json`;
+}
+
+const MODEL_MS = 600_000;
+/** float32 against eager PyTorch (docs/reference-lowering.md section 4: atol 1e-4). */
+const FP32_MAX_ABS = 1e-4;
+
+/** The steps on each model of `group`, in this file's worker. */
+export function zooSuite(group: ZooGroup): void {
+  const MODELS = ZOO_GROUPS[group];
+  let zoo: Zoo;
+  let dir: string;
+  const results: ZooRun[] = [];
+  beforeAll(async () => {
+    zoo = await realZoo();
+    dir = tempDir(`real-zoo-${group}`);
+  }, ZOO_TIMEOUT_MS);
+  afterAll(() => {
+    if (process.env.TRTX_ZOO_RESULTS)
+      writeFileSync(
+        resultsFileFor(process.env.TRTX_ZOO_RESULTS, group),
+        JSON.stringify({ manifest: zoo?.manifest, runs: results }, null, 2),
+      );
+  });
+
+  const said = (s: StepResult | undefined) => (s ? `trtx ${s.args.join(' ')} (exit ${s.exitCode})\n${s.stdout}\n${s.stderr}` : 'not run');
+  const entry = (name: string): ZooModel => {
+    const m = zoo.manifest.models.find((x) => x.name === name);
+    if (!m) throw new Error(`the zoo at ${zoo.dir} has no model ${name}`);
+    return m;
+  };
+
+  describe('the zoo', () => {
+    it('holds every model of the groups and no other, made by a pinned transformers, each archive loading without transformers', () => {
+      const all = Object.values(ZOO_GROUPS).flat();
+      expect(new Set(all).size, 'a model is in two groups').toBe(all.length);
+      expect(zoo.manifest.models.map((m) => m.name).sort()).toEqual([...all].sort());
+      expect(zoo.manifest.versions.transformers).toMatch(/^5\.\d+\.\d+$/);
+      expect(zoo.manifest.versions.torch).toMatch(/^2\.13\.0/);
+      expect(zoo.lean.map((r) => [r.name, r.ok])).toEqual(zoo.manifest.models.map((m) => [m.name, true]));
+      for (const m of zoo.manifest.models) expect(existsSync(join(zoo.dir, m.file)), m.file).toBe(true);
+    });
+  });
+
+  describe.each(MODELS)('%s: export, check, rewrite --zero-copy-kv, verify --zero-copy-kv', (name) => {
+    it('each step succeeds and verify matches eager PyTorch within 1e-4', { timeout: MODEL_MS }, async () => {
+      const model = entry(name);
+      const work = join(dir, name);
+      const run = await runZooModel(zoo.dir, model, work);
+      results.push(run);
+      const { staged, zeroCopy } = programs(model);
+
+      const { export: exported, check, rewrite, verify, verifyRewritten } = run.steps;
+      expect(exported?.exitCode, said(exported)).toBe(0);
+      expect(exported?.stdout).toMatch(/trtx reference engines/);
+      // The eager reference outputs beside the program (docs/reference-lowering.md section 2).
+      const refFile = join(work, `${staged}.reference.json`);
+      expect(existsSync(refFile), `${refFile} was not written`).toBe(true);
+      const reference = JSON.parse(readFileSync(refFile, 'utf8')) as { schema: string; steps: number; methods: { name: string }[] };
+      expect(reference.schema).toBe('trtx.reference/1');
+      expect(reference.methods.map((m) => m.name)).toEqual(Object.keys(model.methods));
+
+      expect(check?.exitCode, said(check)).toBe(0);
+      expect(check?.stdout).toMatch(/no problems found/);
+
+      // The same CI lines for every model: without a KV cache, rewrite --zero-copy-kv notes it and writes the program as it is.
+      expect(rewrite?.exitCode, said(rewrite)).toBe(0);
+      expect(existsSync(join(work, zeroCopy))).toBe(true);
+      if (model.cache.buffers > 0) expect(rewrite?.stdout).toMatch(/stamped zero_copy_kv/);
+      else expect(rewrite?.stdout).toMatch(/no KV cache to make zero-copy/);
+
+      expect(verify?.exitCode, said(verify)).toBe(0);
+      expect(run.reference?.present, `verify --json carried no reference comparison:\n${said(verify)}`).toBe(true);
+      expect(run.reference?.comparisons).toBeGreaterThan(0);
+      expect(run.reference?.maxAbs).toBeLessThanOrEqual(FP32_MAX_ABS);
+      expect(verifyRewritten?.exitCode, said(verifyRewritten)).toBe(0);
+      expect(run.referenceRewritten?.present).toBe(true);
+      expect(run.referenceRewritten?.maxAbs).toBeLessThanOrEqual(FP32_MAX_ABS);
+    });
+  });
+}
