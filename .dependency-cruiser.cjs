@@ -30,7 +30,6 @@ const LAYERS = {
   pyenv: ['bridge', 'util', 'codes'],
   sdk: ['util', 'codes'],
   runner: ['sdk', 'util', 'codes'],
-  corpus: ['bridge', 'pyenv', 'util', 'codes'],
   // Eager PyTorch's recorded outputs (the reference outputs file) and the comparison with them.
   reference: ['util', 'codes'],
   // The jobs the commands run.
