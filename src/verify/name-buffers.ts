@@ -71,8 +71,7 @@ export async function namedCopy(
 ): Promise<{ path: string; names: string[]; caches: string[] } | null> {
   const names: string[] = [];
   const caches: string[] = [];
-  for (let p = 0; p < pte.program.executionPlan.length; p++) {
-    const plan = pte.program.executionPlan[p];
+  for (const [p, plan] of pte.program.executionPlan.entries()) {
     const metas = new Map<number, BlobMetadata>();
     for (const ref of delegatesOf(pte, isTensorRT).filter((r) => r.planIndex === p))
       metas.set(ref.delegateIndex, (await readDelegateBlob(pte, ref)).metadata);

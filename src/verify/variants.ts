@@ -19,6 +19,9 @@ export interface Variant {
   checked?: CheckResult;
 }
 
+/** At least one: the program as it is, or the staged program and its zero-copy twin (the primary run is the last). */
+export type Variants = [Variant, ...Variant[]];
+
 export type VerifyMode = 'as-is' | 'staged-vs-zero-copy' | 'zero-copy';
 
 /** Cache buffer names and, for a staged program, its zero-copy twin written to `dir`. */
@@ -29,7 +32,7 @@ export async function deriveVariants(
   given: string | undefined,
   runtime: RuntimeRules,
   strict = false,
-): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyMode; note?: string }> {
+): Promise<{ variants: Variants; caches: string[]; mode: VerifyMode; note?: string }> {
   if (!zeroCopyKv) return { variants: [{ name: 'as-is', path: pte.path }], caches: [], mode: 'as-is' };
   const twinPath = given ?? join(dir, 'zero-copy-twin.pte');
   const outcome = await runPipeline(pte, {
