@@ -68,7 +68,6 @@ export default defineConfig(
       'src/cli/commands/verify.ts', // registerVerify
       'src/demo/demo.ts', // demoIn
       'src/export/export.ts', // exportTo
-      'src/inspect/summary.ts', // summarize
     ],
     rules: { 'max-lines-per-function': 'off' },
   },
