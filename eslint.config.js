@@ -66,7 +66,6 @@ export default defineConfig(
       'src/cli/commands/export.ts', // registerExport and its action
       'src/cli/commands/rewrite.ts', // registerRewrite
       'src/cli/commands/verify.ts', // registerVerify
-      'src/demo/demo.ts', // demoIn
       'src/export/export.ts', // exportTo
     ],
     rules: { 'max-lines-per-function': 'off' },
