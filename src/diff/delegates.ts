@@ -11,7 +11,7 @@ import { argumentNames, delegateCalls, positionalNames, type BlobFacts, type Del
 import type { IoBinding } from '../tensorrt/blob.js';
 import { tensorAt, tensorName } from '../pte/tensor.js';
 import { shortName } from '../util/display.js';
-import { itemAt } from '../util/present.js';
+import { itemAt, present } from '../util/present.js';
 
 /**
  * An argument as the delegate receives it. Not by its delegate role (that
@@ -48,12 +48,20 @@ function diffArgs(
     const valueB = new Map(namesB.map((n, i) => [n, argumentText(b, itemAt(cb.args, i, `${b.name} > delegate call ${call} argument`))]));
     const valueA = new Map(namesA.map((n, i) => [n, argumentText(a, itemAt(ca.args, i, `${a.name} > delegate call ${call} argument`))]));
     namesA.forEach((name) => {
-      const before = valueA.get(name)!;
+      const before = present(valueA.get(name), `${a.name} > delegate call ${call} argument ${name}`);
       const after = valueB.get(name);
       if (after === undefined) args.push({ call, change: 'removed', name, before, after: null });
       else if (after !== before) args.push({ call, change: 'rebound', name, before, after });
     });
-    for (const name of namesB) if (!valueA.has(name)) args.push({ call, change: 'added', name, before: null, after: valueB.get(name)! });
+    for (const name of namesB)
+      if (!valueA.has(name))
+        args.push({
+          call,
+          change: 'added',
+          name,
+          before: null,
+          after: present(valueB.get(name), `${b.name} > delegate call ${call} argument ${name}`),
+        });
   }
   const calls = callsA.length === callsB.length ? null : { before: callsA.length, after: callsB.length };
   return { calls, args };

@@ -39,8 +39,8 @@ function markCommon(a: Int32Array, b: Int32Array, keepA: Uint8Array, keepB: Uint
   // An explicit stack: the recursion is shallow in practice, but a hostile
   // program should not be able to choose the depth of our call stack.
   const stack: [number, number, number, number][] = [[0, a.length, 0, b.length]];
-  while (stack.length) {
-    let [aLo, aHi, bLo, bHi] = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    let [aLo, aHi, bLo, bHi] = top;
     while (aLo < aHi && bLo < bHi && a[aLo] === b[bLo]) {
       keepA[aLo++] = 1;
       keepB[bLo++] = 1;

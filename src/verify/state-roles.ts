@@ -22,7 +22,7 @@
 import type { ExecutionPlan } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
 import { planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
-import { itemAt } from '../util/present.js';
+import { itemAt, present } from '../util/present.js';
 import { aliasEdgesOf, isWriteBackDest, mutableBuffers, referencesOf, sharedAcrossMethods, writeBacks } from '../graph/dataflow.js';
 import { aliasedOutputs } from '../tensorrt/blob.js';
 import { delegatesOf, isTensorRT, readDelegateBlob } from '../tensorrt/delegates.js';
@@ -80,13 +80,15 @@ export async function stateRoles(pte: PteFile, methods: readonly string[]): Prom
   const out = new Map<string, MethodState>();
   let shared = false;
   for (const [p, w] of written) {
-    const r = read.get(p)!;
+    const r = present(read.get(p), `${nameOf(p)}: the values it reads`);
     const readsFrom: MethodState['readsFrom'] = [];
     for (const v of r) {
       const partners = (sharing.get(`${p}:${v}`) ?? []).filter((x) => written.has(x.plan));
       if (partners.length) shared = true;
       if (w.has(v)) continue;
-      const writers = partners.filter((x) => written.get(x.plan)!.has(x.value)).map((x) => nameOf(x.plan));
+      const writers = partners
+        .filter((x) => present(written.get(x.plan), `${nameOf(x.plan)}: the values it writes`).has(x.value))
+        .map((x) => nameOf(x.plan));
       if (writers.length) readsFrom.push({ buffer: label(p, v), writers });
     }
     out.set(nameOf(p), {

@@ -9,6 +9,7 @@ import type { RuntimeRules } from '../checks/runtime-rules.js';
 import { isZeroCopyReport } from '../pipeline/request.js';
 import { runPipeline } from '../pipeline/run.js';
 import type { PteFile } from '../pte/open.js';
+import { present } from '../util/present.js';
 
 export interface Variant {
   name: 'as-is' | 'staged' | 'zero-copy';
@@ -42,7 +43,8 @@ export async function deriveVariants(
     // A given twin is only compared with; a derived one is written when it changed something.
     output: given ? null : { path: twinPath, command: 'verify (zero-copy twin)', skipUnchanged: true },
   });
-  const zc = outcome.reports.find(isZeroCopyReport)!;
+  // The request asked for zero-copy KV, so the pipeline ran that pass and reports it.
+  const zc = present(outcome.reports.find(isZeroCopyReport), 'the zero-copy pass report');
   // No engine declares a KV cache: nothing to make zero-copy; the program runs as it is.
   if (zc.details.no_kv_cache)
     return {
