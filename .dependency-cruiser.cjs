@@ -19,10 +19,10 @@ const LAYERS = {
   checks: ['graph', 'pte', 'tensorrt', 'util', 'codes'],
   passes: ['graph', 'pte', 'tensorrt', 'util', 'codes'],
   examples: ['pte', 'tensorrt', 'util', 'generated', 'codes'],
-  // Views of programs: what inspect and diff say, and the HTML pictures.
+  // Views of programs: what inspect and diff say (inspect also the memory-plan model), and the HTML pictures of them.
   inspect: ['graph', 'pte', 'tensorrt', 'util', 'codes'],
   diff: ['graph', 'pte', 'tensorrt', 'util', 'codes'],
-  html: ['diff', 'graph', 'pte', 'tensorrt', 'util', 'codes'],
+  html: ['inspect', 'diff', 'graph', 'pte', 'tensorrt', 'util', 'codes'],
   // The one rewrite pipeline: open -> passes -> check -> write.
   pipeline: ['checks', 'passes', 'graph', 'pte', 'tensorrt', 'util', 'codes'],
   // The world outside: the Python bridge, its environment, the native runner.
@@ -30,7 +30,6 @@ const LAYERS = {
   pyenv: ['bridge', 'util', 'codes'],
   sdk: ['util', 'codes'],
   runner: ['sdk', 'util', 'codes'],
-  corpus: ['bridge', 'pyenv', 'util', 'codes'],
   // Eager PyTorch's recorded outputs (the reference outputs file) and the comparison with them.
   reference: ['util', 'codes'],
   // The jobs the commands run.

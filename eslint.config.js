@@ -63,14 +63,9 @@ export default defineConfig(
     // long function, in folders being reworked in parallel: the list only
     // shrinks (split one, then drop its file here).
     files: [
-      'src/bridge/run.ts', // runBridge
       'src/cli/commands/export.ts', // registerExport and its action
       'src/cli/commands/rewrite.ts', // registerRewrite
       'src/cli/commands/verify.ts', // registerVerify
-      'src/demo/demo.ts', // demoIn
-      'src/inspect/summary.ts', // summarize
-      'src/pte/header.ts', // parseHeader
-      'src/verify/verify.ts', // verifyProgram
     ],
     rules: { 'max-lines-per-function': 'off' },
   },

@@ -17,7 +17,7 @@ import puppeteer from 'puppeteer-core';
 import { kvDecoder } from '../src/examples/catalogue.js';
 import { writeSparsePte } from '../fixtures/sparse.js';
 import { renderInspectHtml } from '../src/html/page.js';
-import { memoryPlan } from '../src/html/plan.js';
+import { memoryPlan } from '../src/inspect/memory-plan.js';
 import { openPte } from '../src/pte/open.js';
 import { arg, GiB, MiB, ensureBundle, fmtMs, median, wall } from './lib.js';
 

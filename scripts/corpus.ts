@@ -1,5 +1,5 @@
 // npm run corpus: build (or find) trtx's real-program corpus and say where it is.
-import { ensureRealCorpus } from '../src/corpus/build.js';
+import { ensureRealCorpus } from './corpus/build.js';
 
 const corpus = await ensureRealCorpus({
   onProgress: (m) => console.error(m),

@@ -1,7 +1,7 @@
 // trtx's model zoo (python-bridge/zoo/): tiny Hugging Face transformers models
 // exported as their authors document, saved with torch.export.save, for the
 // conformance suite (test/real-zoo-*.test.ts, bench/zoo.ts, scripts/zoo-table.ts).
-// Mirrors src/corpus/build.ts: built once into the cache, in a folder named by
+// Mirrors scripts/corpus/build.ts: built once into the cache, in a folder named by
 // the managed lock's hash, the zoo lock's hash and the zoo sources' hash, under
 // a lock, and reused after. transformers never enters trtx's managed
 // environment: requirements-zoo.lock is installed with pip --no-deps

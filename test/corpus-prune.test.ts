@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { pruneOlder } from '../src/corpus/build.js';
+import { pruneOlder } from '../scripts/corpus/build.js';
 
 const parent = mkdtempSync(join(tmpdir(), 'trtx-corpus-prune-'));
 afterAll(() => rmSync(parent, { recursive: true, force: true }));

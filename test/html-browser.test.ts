@@ -15,7 +15,7 @@ import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
 import { writeSparsePte } from '../fixtures/sparse.js';
 import { exactBytes } from '../src/html/escape.js';
-import { memoryPlan } from '../src/html/plan.js';
+import { memoryPlan } from '../src/inspect/memory-plan.js';
 import { withPte } from '../src/pte/open.js';
 import { ARTIFACTS, launchBrowser } from './helpers/browser.js';
 import { runCli } from './helpers/cli.js';

@@ -11,7 +11,7 @@ import { encodePte, pteFromBytes } from './helpers/memory-pte.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
 import { writeSparsePte } from '../fixtures/sparse.js';
 import type { ProgramSpec } from '../src/examples/spec.js';
-import { memoryPlan, type MemoryPlan } from '../src/html/plan.js';
+import { memoryPlan, type MemoryPlan } from '../src/inspect/memory-plan.js';
 import { renderInspectHtml } from '../src/html/page.js';
 import { summarize } from '../src/inspect/summary.js';
 import { openPte, withPte } from '../src/pte/open.js';

@@ -11,7 +11,7 @@ import { tensorAt, tensorName } from '../src/pte/tensor.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
 import { decodeEngine } from '../src/tensorrt/reference-engine.js';
 import { checkEngineBindings } from '../src/tensorrt/reference-engine-bindings.js';
-import type { RealCorpus } from '../src/corpus/build.js';
+import type { RealCorpus } from '../scripts/corpus/build.js';
 import { runCli } from './helpers/cli.js';
 import { CORPUS_TIMEOUT_MS, DEVICE_PLANNED, file, model, realCorpus } from './helpers/real-corpus.js';
 import { tempDir } from './helpers/temp.js';

@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RealCorpus } from '../src/corpus/build.js';
+import type { RealCorpus } from '../scripts/corpus/build.js';
 import { withPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RealCorpus } from '../src/corpus/build.js';
+import type { RealCorpus } from '../scripts/corpus/build.js';
 import { runCli } from './helpers/cli.js';
 import { CORPUS_TIMEOUT_MS, file, realCorpus, runInExecuTorch } from './helpers/real-corpus.js';
 import { tempDir } from './helpers/temp.js';

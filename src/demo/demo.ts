@@ -19,11 +19,13 @@ import { kvDecoder } from '../examples/kv-decoder.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
 import { stagingBytes } from '../graph/staging.js';
 import { runPipeline } from '../pipeline/run.js';
+import type { ExecutionPlan, Program } from '../pte/model.js';
 import { withPte } from '../pte/open.js';
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
 import { TrtxError } from '../util/errors.js';
 import { itemAt } from '../util/present.js';
-import { verifyProgram, type VerifyResult } from '../verify/verify.js';
+import { verifyProgram } from '../verify/verify.js';
+import type { VerifyResult } from '../verify/result.js';
 import { bridgePackageDir } from '../bridge/env.js';
 import type { PythonEnvProgress } from '../pyenv/index.js';
 import type { RunnerProgress } from '../runner/index.js';
@@ -67,12 +69,13 @@ export interface DemoResult {
   ok: boolean;
 }
 
-function decodeStaging(plans: { name: string | null }[], of: (i: number) => ReturnType<typeof stagingBytes>) {
+/** Staging bytes of one execution of the decode method (the first method when none is named so). */
+function decodeStaging(plans: readonly ExecutionPlan[], what: string): { h2d: number; d2h: number } {
   const i = Math.max(
     0,
     plans.findIndex((p) => p.name === 'decode'),
   );
-  const s = of(i);
+  const s = stagingBytes(itemAt(plans, i, what));
   return { h2d: s.host_to_device_bytes, d2h: s.device_to_host_bytes };
 }
 
@@ -99,65 +102,14 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
   const base = opts.fromPytorch ? 'llama' : `kv-decode-${opts.scale}`;
   const staged = join(out, `${base}-staged.pte`);
   const zeroCopy = join(out, `${base}-zero-copy.pte`);
-
-  if (opts.fromPytorch) {
-    if (opts.scale !== 'small')
-      throw new TrtxError('DEMO_SCALE', '--scale', 'the bundled PyTorch model has one size; --scale goes with the fixture demo');
-    opts.onStage?.(`exporting the bundled PyTorch decoder (${DEMO_MODEL}) with the reference lowering`);
-    const { exportModel } = await import('../export/export.js');
-    await exportModel({
-      model: demoModelRef(),
-      output: staged,
-      engine: 'reference',
-      onPythonEnv: opts.onPythonEnv,
-      onEvent: (e) => {
-        if (e.event === 'progress') opts.onStage?.(`export ${e.stage}${e.message ? `: ${e.message}` : ''}`);
-      },
-    });
-  } else {
-    opts.onStage?.('building the staged KV decoder');
-    await writeFixture(staged, kvDecoder({ scale: opts.scale }));
-  }
+  await writeStaged(staged, opts);
   written(staged);
 
   opts.onStage?.('rewriting: --budget 8GiB --zero-copy-kv');
-  const before = await withPte(staged, (pte) =>
-    decodeStaging(pte.program.executionPlan, (i) => stagingBytes(itemAt(pte.program.executionPlan, i, 'the staged program'))),
-  );
-  const outcome = await runPipeline(staged, {
-    request: { budget: { budget: DEMO_BUDGET }, zeroCopyKv: {} },
-    output: { path: zeroCopy, command: 'demo' },
-    onStep: (step) => {
-      if (step === 'checks') opts.onStage?.('checking');
-    },
-  });
-  const z = outcome.program;
-  const check = {
-    errors: outcome.checked.summary.errors,
-    warnings: outcome.checked.summary.warnings,
-    line: outcome.checked.summary.line,
-    diagnostics: outcome.checked.diagnostics
-      .filter((d) => d.severity !== 'info')
-      .map(({ severity, code, location, message, hint }) => ({ severity, code, location, message, hint })),
-  };
-  if (outcome.refused) {
-    throw new TrtxError('DEMO_CHECK_FAILED', zeroCopy, `the rewritten demo program fails ${check.line}; nothing was written`, {
-      diagnostics: outcome.checked.diagnostics,
-    });
-  }
+  const before = await withPte(staged, (pte) => decodeStaging(pte.program.executionPlan, 'the staged program'));
+  const { program, check, rewrite } = await rewriteToZeroCopy(staged, zeroCopy, opts);
   written(zeroCopy);
-  const rewrite = outcome.reports.flatMap((r) => r.lines);
-  const after = decodeStaging(z.executionPlan, (i) => stagingBytes(itemAt(z.executionPlan, i, 'the zero-copy program')));
-  const budgets = z.executionPlan.flatMap((p) =>
-    p.delegates
-      .map((d, i) => ({ d, i }))
-      .filter(({ d }) => d.id === 'TensorRTBackend')
-      .map(({ d, i }) => ({
-        method: p.name ?? '',
-        delegate: i,
-        bytes: decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget?.toString() ?? null,
-      })),
-  );
+  const after = decodeStaging(program.executionPlan, 'the zero-copy program');
 
   opts.onStage?.('verifying in the reference runner (staged vs zero-copy, caller stream off and on)');
   const verify = await verifyProgram(staged, {
@@ -178,10 +130,75 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
     staged,
     zero_copy: zeroCopy,
     staging: { before, after },
-    budgets,
+    budgets: budgetsOf(program),
     rewrite,
     check,
     verify,
     ok: verify.ok && check.errors === 0,
   };
+}
+
+/** The staged program: exported from the bundled PyTorch decoder (--from-pytorch), else built by the example builder. */
+async function writeStaged(staged: string, opts: DemoOptions): Promise<void> {
+  if (!opts.fromPytorch) {
+    opts.onStage?.('building the staged KV decoder');
+    await writeFixture(staged, kvDecoder({ scale: opts.scale }));
+    return;
+  }
+  if (opts.scale !== 'small')
+    throw new TrtxError('DEMO_SCALE', '--scale', 'the bundled PyTorch model has one size; --scale goes with the fixture demo');
+  opts.onStage?.(`exporting the bundled PyTorch decoder (${DEMO_MODEL}) with the reference lowering`);
+  const { exportModel } = await import('../export/export.js');
+  await exportModel({
+    model: demoModelRef(),
+    output: staged,
+    engine: 'reference',
+    onPythonEnv: opts.onPythonEnv,
+    onEvent: (e) => {
+      if (e.event === 'progress') opts.onStage?.(`export ${e.stage}${e.message ? `: ${e.message}` : ''}`);
+    },
+  });
+}
+
+/** `rewrite --budget 8GiB --zero-copy-kv` through the pipeline: the program it wrote, its check and its lines; DEMO_CHECK_FAILED when the check refused it (nothing written). */
+async function rewriteToZeroCopy(
+  staged: string,
+  zeroCopy: string,
+  opts: DemoOptions,
+): Promise<{ program: Program; check: DemoResult['check']; rewrite: string[] }> {
+  const outcome = await runPipeline(staged, {
+    request: { budget: { budget: DEMO_BUDGET }, zeroCopyKv: {} },
+    output: { path: zeroCopy, command: 'demo' },
+    onStep: (step) => {
+      if (step === 'checks') opts.onStage?.('checking');
+    },
+  });
+  const check = {
+    errors: outcome.checked.summary.errors,
+    warnings: outcome.checked.summary.warnings,
+    line: outcome.checked.summary.line,
+    diagnostics: outcome.checked.diagnostics
+      .filter((d) => d.severity !== 'info')
+      .map(({ severity, code, location, message, hint }) => ({ severity, code, location, message, hint })),
+  };
+  if (outcome.refused) {
+    throw new TrtxError('DEMO_CHECK_FAILED', zeroCopy, `the rewritten demo program fails ${check.line}; nothing was written`, {
+      diagnostics: outcome.checked.diagnostics,
+    });
+  }
+  return { program: outcome.program, check, rewrite: outcome.reports.flatMap((r) => r.lines) };
+}
+
+/** The weight-streaming budget each TensorRT delegate of the rewritten program carries (null: automatic). */
+function budgetsOf(program: Program): DemoResult['budgets'] {
+  return program.executionPlan.flatMap((p) =>
+    p.delegates
+      .map((d, i) => ({ d, i }))
+      .filter(({ d }) => d.id === 'TensorRTBackend')
+      .map(({ d, i }) => ({
+        method: p.name ?? '',
+        delegate: i,
+        bytes: decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget?.toString() ?? null,
+      })),
+  );
 }

@@ -11,6 +11,7 @@ import { argumentNames, delegateCalls, positionalNames, type BlobFacts, type Del
 import type { IoBinding } from '../tensorrt/blob.js';
 import { tensorAt, tensorName } from '../pte/tensor.js';
 import { shortName } from '../util/display.js';
+import { itemAt, present } from '../util/present.js';
 
 /**
  * An argument as the delegate receives it. Not by its delegate role (that
@@ -32,9 +33,10 @@ function diffArgs(
   const callsA = delegateCalls(a.plan).filter((c) => c.delegateIndex === da.index);
   const callsB = delegateCalls(b.plan).filter((c) => c.delegateIndex === db.index);
   const args: DelegateArgChange[] = [];
-  for (let call = 0; call < Math.min(callsA.length, callsB.length); call++) {
-    const ca = callsA[call];
+  // Calls are paired in order; the calls past the shorter side are the count change below.
+  for (const [call, ca] of callsA.entries()) {
     const cb = callsB[call];
+    if (cb === undefined) break;
     const na = argumentNames(da, ca.args.length);
     const nb = argumentNames(db, cb.args.length);
     // Binding names on one side and positions on the other share no name:
@@ -42,15 +44,24 @@ function diffArgs(
     const byPosition = na.byBinding !== nb.byBinding;
     const namesA = byPosition ? positionalNames(ca.args.length) : na.names;
     const namesB = byPosition ? positionalNames(cb.args.length) : nb.names;
-    const valueB = new Map(namesB.map((n, i) => [n, argumentText(b, cb.args[i])]));
-    const valueA = new Map(namesA.map((n, i) => [n, argumentText(a, ca.args[i])]));
+    // argumentNames gives one name per argument (the arity it was asked for).
+    const valueB = new Map(namesB.map((n, i) => [n, argumentText(b, itemAt(cb.args, i, `${b.name} > delegate call ${call} argument`))]));
+    const valueA = new Map(namesA.map((n, i) => [n, argumentText(a, itemAt(ca.args, i, `${a.name} > delegate call ${call} argument`))]));
     namesA.forEach((name) => {
-      const before = valueA.get(name)!;
+      const before = present(valueA.get(name), `${a.name} > delegate call ${call} argument ${name}`);
       const after = valueB.get(name);
       if (after === undefined) args.push({ call, change: 'removed', name, before, after: null });
       else if (after !== before) args.push({ call, change: 'rebound', name, before, after });
     });
-    for (const name of namesB) if (!valueA.has(name)) args.push({ call, change: 'added', name, before: null, after: valueB.get(name)! });
+    for (const name of namesB)
+      if (!valueA.has(name))
+        args.push({
+          call,
+          change: 'added',
+          name,
+          before: null,
+          after: present(valueB.get(name), `${b.name} > delegate call ${call} argument ${name}`),
+        });
   }
   const calls = callsA.length === callsB.length ? null : { before: callsA.length, after: callsB.length };
   return { calls, args };

@@ -13,6 +13,7 @@ import type { InstructionChange } from './report.js';
 import type { MethodView } from './view.js';
 import { shortName } from '../util/display.js';
 import { chargeReport } from '../util/report-budget.js';
+import { itemAt } from '../util/present.js';
 
 export function operatorName(view: MethodView, opIndex: number): string {
   const op = view.plan.operators[opIndex];
@@ -36,7 +37,8 @@ export function instructionText(view: MethodView, ins: Instruction): string {
       // The last argument is the return value; when it is one of the
       // arguments (an out-variant's `out`, an in-place op's `self`) showing
       // it twice says nothing.
-      if (args.length >= 2 && args.slice(0, -1).includes(args[args.length - 1])) args = args.slice(0, -1);
+      const last = args.at(-1);
+      if (args.length >= 2 && last !== undefined && args.slice(0, -1).includes(last)) args = args.slice(0, -1);
       return `${operatorName(view, ins.opIndex)}(${args.map(value).join(', ')})`;
     }
     case 'DelegateCall':
@@ -66,8 +68,11 @@ export function diffInstructions(a: MethodView, b: MethodView): InstructionChang
     const keysA = insA.map((i) => instructionText(a, i));
     const keysB = insB.map((i) => instructionText(b, i));
     for (const c of keyedChanges(keysA, keysB)) {
+      // keyedChanges indexes the key lists it was given, one key per instruction.
       const [view, ins, text]: [MethodView, Instruction, string] =
-        c.change === 'added' ? [b, insB[c.b], keysB[c.b]] : [a, insA[c.a], keysA[c.a]];
+        c.change === 'added'
+          ? [b, itemAt(insB, c.b, `${b.name} > chain ${chain} instruction`), itemAt(keysB, c.b, `${b.name} > chain ${chain} key`)]
+          : [a, itemAt(insA, c.a, `${a.name} > chain ${chain} instruction`), itemAt(keysA, c.a, `${a.name} > chain ${chain} key`)];
       out.push({
         chain,
         change: c.change,

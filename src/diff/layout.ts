@@ -90,8 +90,10 @@ export function diffSignature(a: MethodView, b: MethodView): IoChange[] {
     const la = role === 'input' ? a.plan.inputs : a.plan.outputs;
     const lb = role === 'input' ? b.plan.inputs : b.plan.outputs;
     for (let index = 0; index < Math.max(la.length, lb.length); index++) {
-      const before = index < la.length ? signatureText(a, la[index]) : null;
-      const after = index < lb.length ? signatureText(b, lb[index]) : null;
+      const va = la[index];
+      const vb = lb[index];
+      const before = va === undefined ? null : signatureText(a, va);
+      const after = vb === undefined ? null : signatureText(b, vb);
       if (before !== after) out.push({ role, index, before, after });
     }
   }

@@ -6,6 +6,8 @@
 // Linear space matters: methods of real models hold tens of thousands of
 // instructions, and a full LCS table of two of them would not fit in memory.
 
+import { itemAt } from '../util/present.js';
+
 export type EditOp = { op: 'keep'; a: number; b: number } | { op: 'remove'; a: number } | { op: 'add'; b: number };
 
 /** Keys interned to small integers so the inner loops compare numbers. */
@@ -37,8 +39,8 @@ function markCommon(a: Int32Array, b: Int32Array, keepA: Uint8Array, keepB: Uint
   // An explicit stack: the recursion is shallow in practice, but a hostile
   // program should not be able to choose the depth of our call stack.
   const stack: [number, number, number, number][] = [[0, a.length, 0, b.length]];
-  while (stack.length) {
-    let [aLo, aHi, bLo, bHi] = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    let [aLo, aHi, bLo, bHi] = top;
     while (aLo < aHi && bLo < bHi && a[aLo] === b[bLo]) {
       keepA[aLo++] = 1;
       keepB[bLo++] = 1;
@@ -53,6 +55,17 @@ function markCommon(a: Int32Array, b: Int32Array, keepA: Uint8Array, keepB: Uint
     const [x, y] = split;
     stack.push([aLo + x, aHi, bLo + y, bHi], [aLo, aLo + x, bLo, bLo + y]);
   }
+}
+
+/**
+ * The furthest x a frontier reached on diagonal slot `i`. The slots the
+ * search reads are k - 1, k and k + 1 for |k| <= d < maxD, and offset + delta
+ * - k once checked against the width: all inside [0, 2 maxD + 2) by
+ * construction, so a miss is a bug in this file (itemAt refuses with
+ * INTERNAL). The `??` keeps the common read a plain typed-array load.
+ */
+function reach(frontier: Int32Array, i: number): number {
+  return frontier[i] ?? itemAt(frontier, i, 'a diff frontier diagonal');
 }
 
 /**
@@ -92,7 +105,7 @@ function middleSnake(
     if (work.left <= 0) return null;
     for (let k = -d + fStart; k <= d - fEnd; k += 2) {
       const kOff = offset + k;
-      let x = k === -d || (k !== d && fwd[kOff - 1] < fwd[kOff + 1]) ? fwd[kOff + 1] : fwd[kOff - 1] + 1;
+      let x = k === -d || (k !== d && reach(fwd, kOff - 1) < reach(fwd, kOff + 1)) ? reach(fwd, kOff + 1) : reach(fwd, kOff - 1) + 1;
       let y = x - k;
       while (x < n && y < m && a[aLo + x] === b[bLo + y]) {
         x++;
@@ -104,12 +117,12 @@ function middleSnake(
       else if (y > m) fStart += 2;
       else if (checkOnForward) {
         const rOff = offset + delta - k;
-        if (rOff >= 0 && rOff < width && rev[rOff] !== -1 && x >= n - rev[rOff]) return [x, y];
+        if (rOff >= 0 && rOff < width && reach(rev, rOff) !== -1 && x >= n - reach(rev, rOff)) return [x, y];
       }
     }
     for (let k = -d + rStart; k <= d - rEnd; k += 2) {
       const kOff = offset + k;
-      let x = k === -d || (k !== d && rev[kOff - 1] < rev[kOff + 1]) ? rev[kOff + 1] : rev[kOff - 1] + 1;
+      let x = k === -d || (k !== d && reach(rev, kOff - 1) < reach(rev, kOff + 1)) ? reach(rev, kOff + 1) : reach(rev, kOff - 1) + 1;
       let y = x - k;
       while (x < n && y < m && a[aHi - x - 1] === b[bHi - y - 1]) {
         x++;
@@ -121,8 +134,8 @@ function middleSnake(
       else if (y > m) rStart += 2;
       else if (!checkOnForward) {
         const fOff = offset + delta - k;
-        if (fOff >= 0 && fOff < width && fwd[fOff] !== -1) {
-          const fx = fwd[fOff];
+        if (fOff >= 0 && fOff < width && reach(fwd, fOff) !== -1) {
+          const fx = reach(fwd, fOff);
           const fy = fx - (fOff - offset);
           if (fx >= n - x) return [fx, fy];
         }
@@ -165,14 +178,15 @@ export function keyedChanges(a: readonly string[], b: readonly string[]): KeyedC
   const pending = new Map<string, number[]>();
   for (const e of script) {
     if (e.op !== 'add') continue;
-    const list = pending.get(b[e.b]);
+    const key = itemAt(b, e.b, 'an added element of the edit script');
+    const list = pending.get(key);
     if (list) list.push(e.b);
-    else pending.set(b[e.b], [e.b]);
+    else pending.set(key, [e.b]);
   }
   const movedTo = new Map<number, number>();
   for (const e of script) {
     if (e.op !== 'remove') continue;
-    const j = pending.get(a[e.a])?.shift();
+    const j = pending.get(itemAt(a, e.a, 'a removed element of the edit script'))?.shift();
     if (j !== undefined) movedTo.set(e.a, j);
   }
   const arrived = new Set(movedTo.values());

@@ -2,6 +2,8 @@
 // rewrite (a method's name, a buffer's fully qualified name, a spec's key),
 // never by position in a table a rewrite may renumber.
 
+import { itemAt } from '../util/present.js';
+
 export interface Pairing<T> {
   /** Pairs in A's order. */
   both: [T, T][];
@@ -29,7 +31,8 @@ export function pairBy<T>(a: readonly T[], b: readonly T[], key: (t: T) => strin
     const j = queue.get(key(t))?.shift();
     if (j === undefined) onlyA.push(t);
     else {
-      both.push([t, b[j]]);
+      // The queue holds only indices of b (queued above).
+      both.push([t, itemAt(b, j, 'a matched element')]);
       paired[j] = 1;
     }
   }

@@ -111,7 +111,8 @@ export async function methodViews(pte: PteFile): Promise<MethodView[]> {
   for (const [planIndex, plan] of pte.program.executionPlan.entries()) {
     const delegates: DelegateView[] = [];
     // delegatesOf lists them plan by plan, in order.
-    for (; next < refs.length && refs[next].planIndex === planIndex; next++) delegates.push(await delegateView(pte, refs[next]));
+    for (let ref = refs[next]; ref !== undefined && ref.planIndex === planIndex; ref = refs[++next])
+      delegates.push(await delegateView(pte, ref));
     const roles = new Map<number, string>();
     for (const call of delegateCalls(plan)) {
       const d = delegates[call.delegateIndex];
@@ -123,8 +124,8 @@ export async function methodViews(pte: PteFile): Promise<MethodView[]> {
     }
     // The first place wins, and an input's over an output's: written last.
     const io = new Map<number, string>();
-    for (let i = plan.outputs.length - 1; i >= 0; i--) io.set(plan.outputs[i], `out#${i}`);
-    for (let i = plan.inputs.length - 1; i >= 0; i--) io.set(plan.inputs[i], `in#${i}`);
+    for (const [i, v] of [...plan.outputs.entries()].reverse()) io.set(v, `out#${i}`);
+    for (const [i, v] of [...plan.inputs.entries()].reverse()) io.set(v, `in#${i}`);
     views.push({ planIndex, plan, name: plan.name ?? `execution_plan[${planIndex}]`, delegates, roles, io });
   }
   return views;

@@ -7,7 +7,7 @@
 import type { DiffReport, MethodDiff, TensorPlace } from '../diff/report.js';
 import { bytes, esc, exactBytes, idPart } from './escape.js';
 import { LEGEND, largestArena, methodView, page } from './page.js';
-import type { MemoryPlan, MethodPlan } from './plan.js';
+import type { MemoryPlan, MethodPlan } from '../inspect/memory-plan.js';
 
 /** `zero-copy`, `staged` or '' from a method's TensorRT delegates, for the side headings. */
 export function planKind(m: MethodPlan | undefined): string {

@@ -11,7 +11,7 @@
 // script), and the tables under the figure say the same in text.
 
 import { bytes, esc } from './escape.js';
-import type { MethodPlan, PlanArena, PlannedTensor, StagingCopy } from './plan.js';
+import type { MethodPlan, PlanArena, PlannedTensor, StagingCopy } from '../inspect/memory-plan.js';
 import { maxOf } from '../util/arrays.js';
 
 const LABEL_W = 130;

@@ -6,7 +6,7 @@
 import { TRTX_VERSION } from '../util/version.js';
 import { ARROW_DEFS, drawMethod } from './drawing.js';
 import { bytes, esc, idPart } from './escape.js';
-import type { MemoryPlan, MethodPlan } from './plan.js';
+import type { MemoryPlan, MethodPlan } from '../inspect/memory-plan.js';
 import { SCRIPT } from './script.js';
 import { STYLE } from './style.js';
 import { arenaTable, copyTable, delegateSections, stagingSummary, tensorTable } from './tables.js';

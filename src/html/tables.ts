@@ -4,7 +4,7 @@
 
 import { bytes, esc, exactBytes } from './escape.js';
 import { tensorId, tensorKind } from './drawing.js';
-import type { MethodPlan, PlanDelegate } from './plan.js';
+import type { MethodPlan, PlanDelegate } from '../inspect/memory-plan.js';
 
 function table(caption: string, head: string[], rows: string[][], attrs = ''): string {
   const th = head.map((h) => `<th scope="col">${esc(h)}</th>`).join('');

@@ -4,15 +4,16 @@
 
 import type { PteFile } from '../pte/open.js';
 import type { ExecutionPlan, Tensor } from '../pte/model.js';
-import { arenaDevice, deviceLabel, placement, scalarTypeName, taggedDevice, tensorAt, tensorName } from '../pte/tensor.js';
-import { decodeCompileSpecs, showBytes } from '../tensorrt/compile-specs.js';
-import { canonicalTargetDevice } from '../tensorrt/target-device.js';
-import { delegatesOf, readDelegate } from '../tensorrt/delegates.js';
-import { countEngines, delegateEngine, type EngineCensus, type EngineDetail, type EngineKind } from '../tensorrt/engine-kind.js';
-import { formatIEC } from '../util/size.js';
+import { arenaDevice, deviceLabel, placement, planName, scalarTypeName, taggedDevice, tensorAt, tensorName } from '../pte/tensor.js';
+import { delegatesOf } from '../tensorrt/delegates.js';
+import { countEngines, type EngineCensus, type EngineDetail } from '../tensorrt/engine-kind.js';
 import { stagingBytes } from '../graph/staging.js';
-import { shortName, shortNameOrNull } from '../util/display.js';
+import { shortNameOrNull } from '../util/display.js';
+import { present } from '../util/present.js';
 import { chargeReport } from '../util/report-budget.js';
+import { delegateSummary, type DelegateSummary } from './delegate-summary.js';
+
+export type { DelegateSummary, SpecSummary } from './delegate-summary.js';
 
 export interface TensorSummary {
   index: number;
@@ -20,39 +21,6 @@ export interface TensorSummary {
   dtype: string;
   shape: number[];
   device: string;
-}
-
-export interface SpecSummary {
-  key: string | null;
-  size: number;
-  /** Printable form of the raw value. */
-  raw: string;
-  decoded?: { target_device?: string; budget_bytes?: string; budget_iec?: string; zero_copy_kv?: string[] };
-  error?: string;
-}
-
-export interface DelegateSummary {
-  index: number;
-  backend_id: string | null;
-  data: { location: 'inline' | 'segment'; index: number; size: number } | { error: string };
-  compile_specs: SpecSummary[];
-  tensorrt?:
-    | {
-        magic: string;
-        engine_size: number;
-        /** A TensorRT plan, a trtx reference engine (runs in trtx verify, not on TensorRT), or neither. */
-        engine: EngineKind;
-        /** A reference engine that decodes: version 2 (the partition as an ExecuTorch program) or 1 (synthetic); null otherwise. */
-        reference: {
-          version: number;
-          synthetic: boolean;
-          program: { instructions: number; operators: number; weight_bytes: number; program_bytes: number } | null;
-        } | null;
-        inputs: string[];
-        outputs: string[];
-        aliased: { output: string; input: string; kind: string }[];
-      }
-    | { error: string };
 }
 
 export interface MethodSummary {
@@ -113,19 +81,6 @@ function count<T>(items: T[], key: (t: T) => string): Record<string, number> {
   return out;
 }
 
-function specSummary(spec: { key: string | null; value: Uint8Array }, location: string): SpecSummary {
-  const out: SpecSummary = { key: spec.key, size: spec.value.length, raw: showBytes(spec.value) };
-  const { specs, diagnostics } = decodeCompileSpecs([spec], { location });
-  const error = diagnostics.find((d) => d.severity === 'error');
-  if (error) out.error = error.message;
-  if (specs.target !== undefined) out.decoded = { target_device: canonicalTargetDevice(specs.target) };
-  if (specs.weightStreamingBudget !== undefined) {
-    out.decoded = { budget_bytes: specs.weightStreamingBudget.toString(), budget_iec: formatIEC(specs.weightStreamingBudget) };
-  }
-  if (specs.zeroCopyKv !== undefined) out.decoded = { zero_copy_kv: specs.zeroCopyKv };
-  return out;
-}
-
 /** Constant bytes: the constant segment's size, or the legacy inline buffers. */
 function constantBytes(pte: PteFile): number {
   const inline = pte.program.constantBuffer.reduce((n, b) => n + b.storage.length, 0);
@@ -135,94 +90,24 @@ function constantBytes(pte: PteFile): number {
 }
 
 export async function summarize(pte: PteFile, opts: { method?: string } = {}): Promise<InspectReport> {
-  const eh = pte.header.extended;
   const refs = new Map(delegatesOf(pte).map((r) => [`${r.planIndex}/${r.delegateIndex}`, r]));
   const methods: MethodSummary[] = [];
   const kinds: EngineDetail[] = [];
   for (const [planIndex, plan] of pte.program.executionPlan.entries()) {
     if (opts.method !== undefined && plan.name !== opts.method) continue;
-    const instructions = plan.chains.flatMap((c) => c.instructions);
-    const calls = new Map<number, number>();
-    for (const i of instructions) if (i.type === 'KernelCall') calls.set(i.opIndex, (calls.get(i.opIndex) ?? 0) + 1);
     const delegates: DelegateSummary[] = [];
-    for (const [index, d] of plan.delegates.entries()) {
-      const ref = refs.get(`${planIndex}/${index}`)!;
-      const summary: DelegateSummary = {
-        index,
-        backend_id: d.id,
-        data: { error: '' },
-        compile_specs: d.compileSpecs.map((s) => specSummary(s, ref.location)),
-      };
-      const { place, blob } = await readDelegate(pte, ref);
-      summary.data = 'error' in place ? place : { location: place.location, index: place.index, size: place.size };
-      if (blob && 'error' in blob) {
-        summary.tensorrt = blob;
-        kinds.push({ kind: 'unknown', engine: null });
-      } else if (blob) {
-        const m = blob.metadata;
-        chargeReport(
-          m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64),
-          ref.location,
-        );
-        const detail = await delegateEngine(pte, ref, blob);
-        kinds.push(detail);
-        const e = detail.engine;
-        const p = e?.program;
-        summary.tensorrt = {
-          magic: blob.magic,
-          engine_size: Number(blob.engineSize),
-          engine: detail.kind,
-          reference: e
-            ? {
-                version: e.version,
-                synthetic: !p,
-                program: p
-                  ? { instructions: p.instructions, operators: p.operators, weight_bytes: p.weightBytes, program_bytes: p.programBytes }
-                  : null,
-              }
-            : null,
-          inputs: m.io_bindings.filter((b) => b.is_input).map((b) => shortName(b.name)),
-          outputs: m.io_bindings.filter((b) => !b.is_input).map((b) => shortName(b.name)),
-          aliased: m.aliased_io.map((a) => ({ output: shortName(a.output), input: shortName(a.input), kind: a.kind })),
-        };
-      }
-      delegates.push(summary);
+    for (const index of plan.delegates.keys()) {
+      // delegatesOf lists every delegate of every plan.
+      const ref = present(refs.get(`${planIndex}/${index}`), `${planName(plan, planIndex)} > delegate ${index}`);
+      delegates.push(await delegateSummary(pte, ref, kinds));
     }
-    methods.push({
-      name: plan.name,
-      inputs: plan.inputs.map((i) => tensorSummary(plan, i)),
-      outputs: plan.outputs.map((i) => tensorSummary(plan, i)),
-      values: count(plan.values, (v) => v.type),
-      instructions: count(instructions, (i) => i.type),
-      operators: plan.operators.map((o, i) => ({
-        name: shortNameOrNull(o.name),
-        overload: shortNameOrNull(o.overload),
-        calls: calls.get(i) ?? 0,
-      })),
-      arenas: plan.nonConstBufferSizes.map((size, index) => ({
-        index,
-        size: Number(size),
-        device: index === 0 ? 'reserved' : deviceLabel(arenaDevice(plan, index)),
-      })),
-      delegates,
-      staging: stagingBytes(plan),
-    });
+    methods.push(methodSummary(plan, delegates));
   }
   return {
     schema: 'trtx.inspect/1',
     file: pte.path,
     file_size: pte.fileSize,
-    header: {
-      root_offset: pte.header.rootOffset,
-      file_identifier: pte.header.identifier,
-      extended_header: eh && {
-        magic: eh.magic,
-        length: eh.length,
-        program_size: eh.programSize,
-        segment_base_offset: eh.segmentBaseOffset,
-        segment_data_size: eh.segmentDataSize,
-      },
-    },
+    header: headerSummary(pte),
     program: {
       version: pte.program.version,
       methods: pte.program.executionPlan.length,
@@ -231,5 +116,45 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
     },
     engines: countEngines(kinds),
     methods,
+  };
+}
+
+function methodSummary(plan: ExecutionPlan, delegates: DelegateSummary[]): MethodSummary {
+  const instructions = plan.chains.flatMap((c) => c.instructions);
+  const calls = new Map<number, number>();
+  for (const i of instructions) if (i.type === 'KernelCall') calls.set(i.opIndex, (calls.get(i.opIndex) ?? 0) + 1);
+  return {
+    name: plan.name,
+    inputs: plan.inputs.map((i) => tensorSummary(plan, i)),
+    outputs: plan.outputs.map((i) => tensorSummary(plan, i)),
+    values: count(plan.values, (v) => v.type),
+    instructions: count(instructions, (i) => i.type),
+    operators: plan.operators.map((o, i) => ({
+      name: shortNameOrNull(o.name),
+      overload: shortNameOrNull(o.overload),
+      calls: calls.get(i) ?? 0,
+    })),
+    arenas: plan.nonConstBufferSizes.map((size, index) => ({
+      index,
+      size: Number(size),
+      device: index === 0 ? 'reserved' : deviceLabel(arenaDevice(plan, index)),
+    })),
+    delegates,
+    staging: stagingBytes(plan),
+  };
+}
+
+function headerSummary(pte: PteFile): InspectReport['header'] {
+  const eh = pte.header.extended;
+  return {
+    root_offset: pte.header.rootOffset,
+    file_identifier: pte.header.identifier,
+    extended_header: eh && {
+      magic: eh.magic,
+      length: eh.length,
+      program_size: eh.programSize,
+      segment_base_offset: eh.segmentBaseOffset,
+      segment_data_size: eh.segmentDataSize,
+    },
   };
 }

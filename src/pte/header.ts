@@ -66,25 +66,39 @@ function u64Within(view: DataView, at: number, limit: number, code: PteCode, loc
  * the whole file when it is shorter) and checks it against the file size.
  */
 export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
-  if (fileSize < 8 || head.length < 8) {
-    // Under 8 bytes there is no identifier to read. What is there decides:
-    // the start of "ET12" at byte 4 is a program cut short (the file
-    // failed, exit 1); anything else, an empty file included, is not a
-    // program at all, like any other file without the identifier (exit 2).
-    const seen = ascii(head, 4, Math.max(0, Math.min(head.length, fileSize) - 4));
-    if (seen.length > 0 && FILE_IDENTIFIER.startsWith(seen))
-      fail('PTE_TRUNCATED', 'header', `file is ${fileSize} bytes, too short for a program header (8)`);
-    throw new TrtxError(
-      'PTE_NOT_A_PROGRAM',
-      'header',
-      fileSize === 0
-        ? 'not an ExecuTorch program: the file is empty'
-        : `not an ExecuTorch program: ${fileSize} bytes, too short for a program header (8)`,
-    );
-  }
+  if (fileSize < 8 || head.length < 8) refuseShortFile(head, fileSize);
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  const identifier = checkIdentifier(head);
+  const rootOffset = view.getUint32(0, true);
+  const extended = head.length >= 12 && head[8] === 0x65 && head[9] === 0x68 ? parseExtendedHeader(head, view, fileSize) : null;
+  checkProgramBounds(rootOffset, extended, fileSize);
+  return { rootOffset, identifier, extended };
+}
+
+/**
+ * Under 8 bytes there is no identifier to read. What is there decides: the
+ * start of "ET12" at byte 4 is a program cut short (the file failed, exit
+ * 1); anything else, an empty file included, is not a program at all, like
+ * any other file without the identifier (exit 2).
+ */
+function refuseShortFile(head: Uint8Array, fileSize: number): never {
+  const seen = ascii(head, 4, Math.max(0, Math.min(head.length, fileSize) - 4));
+  if (seen.length > 0 && FILE_IDENTIFIER.startsWith(seen))
+    fail('PTE_TRUNCATED', 'header', `file is ${fileSize} bytes, too short for a program header (8)`);
+  throw new TrtxError(
+    'PTE_NOT_A_PROGRAM',
+    'header',
+    fileSize === 0
+      ? 'not an ExecuTorch program: the file is empty'
+      : `not an ExecuTorch program: ${fileSize} bytes, too short for a program header (8)`,
+  );
+}
+
+/** Bytes 4..7: ET12, or why the file is not a program trtx reads (an interrupted in-place rewrite, another format version, not a program). */
+function checkIdentifier(head: Uint8Array): string {
   const identifier = ascii(head, 4, 4);
-  if (identifier !== FILE_IDENTIFIER && isInterruptedMarker(identifier)) {
+  if (identifier === FILE_IDENTIFIER) return identifier;
+  if (isInterruptedMarker(identifier)) {
     throw new TrtxError(
       'PTE_REWRITE_INTERRUPTED',
       'header.file_identifier',
@@ -94,68 +108,59 @@ export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
       },
     );
   }
-  if (identifier !== FILE_IDENTIFIER) {
-    // "ET" and two digits is an ExecuTorch program of another format version
-    // (the file failed); anything else is not a program at all (wrong input).
-    if (/^ET[0-9]{2}$/.test(identifier)) {
-      fail(
-        'PTE_IDENTIFIER',
-        'header.file_identifier',
-        `unsupported program format version "${identifier}" (trtx reads ${FILE_IDENTIFIER})`,
-      );
-    }
-    throw new TrtxError(
-      'PTE_NOT_A_PROGRAM',
-      'header.file_identifier',
-      `not an ExecuTorch program: bytes 4..7 are ${JSON.stringify(identifier)}, a .pte has "${FILE_IDENTIFIER}"`,
+  // "ET" and two digits is an ExecuTorch program of another format version
+  // (the file failed); anything else is not a program at all (wrong input).
+  if (/^ET[0-9]{2}$/.test(identifier)) {
+    fail('PTE_IDENTIFIER', 'header.file_identifier', `unsupported program format version "${identifier}" (trtx reads ${FILE_IDENTIFIER})`);
+  }
+  throw new TrtxError(
+    'PTE_NOT_A_PROGRAM',
+    'header.file_identifier',
+    `not an ExecuTorch program: bytes 4..7 are ${JSON.stringify(identifier)}, a .pte has "${FILE_IDENTIFIER}"`,
+  );
+}
+
+/** The extended header at byte 8 (its magic starts "eh"): its length, then each field checked against the file. */
+function parseExtendedHeader(head: Uint8Array, view: DataView, fileSize: number): ExtendedHeader {
+  const magic = ascii(head, 8, 4);
+  if (magic !== EXTENDED_MAGIC)
+    fail('PTE_EXTENDED_HEADER', 'header.extended.magic', `unsupported extended header "${magic}" (trtx reads ${EXTENDED_MAGIC})`);
+  if (head.length < 16) fail('PTE_TRUNCATED', 'header.extended', 'file ends inside the extended header');
+  const length = view.getUint32(12, true);
+  if (length < MIN_EXTENDED_LENGTH || length > HEAD_BYTES - 8) {
+    fail(
+      'PTE_EXTENDED_HEADER',
+      'header.extended.length',
+      `extended header length ${length} is outside [${MIN_EXTENDED_LENGTH}, ${HEAD_BYTES - 8}]`,
     );
   }
-  const rootOffset = view.getUint32(0, true);
-
-  let extended: ExtendedHeader | null = null;
-  if (head.length >= 12 && head[8] === 0x65 && head[9] === 0x68) {
-    const magic = ascii(head, 8, 4);
-    if (magic !== EXTENDED_MAGIC)
-      fail('PTE_EXTENDED_HEADER', 'header.extended.magic', `unsupported extended header "${magic}" (trtx reads ${EXTENDED_MAGIC})`);
-    if (head.length < 16) fail('PTE_TRUNCATED', 'header.extended', 'file ends inside the extended header');
-    const length = view.getUint32(12, true);
-    if (length < MIN_EXTENDED_LENGTH || length > HEAD_BYTES - 8) {
-      fail(
-        'PTE_EXTENDED_HEADER',
-        'header.extended.length',
-        `extended header length ${length} is outside [${MIN_EXTENDED_LENGTH}, ${HEAD_BYTES - 8}]`,
-      );
-    }
-    if (head.length < 8 + length) fail('PTE_TRUNCATED', 'header.extended', `file ends inside the ${length}-byte extended header`);
-    const programSize = u64Within(view, 16, fileSize, 'PTE_PROGRAM_SIZE', 'header.extended.program_size', 'program size');
-    if (programSize < 8 + length)
-      fail('PTE_PROGRAM_SIZE', 'header.extended.program_size', `program size ${programSize} is smaller than the headers (${8 + length})`);
-    const segmentBaseOffset = u64Within(
-      view,
-      24,
-      fileSize,
+  if (head.length < 8 + length) fail('PTE_TRUNCATED', 'header.extended', `file ends inside the ${length}-byte extended header`);
+  const programSize = u64Within(view, 16, fileSize, 'PTE_PROGRAM_SIZE', 'header.extended.program_size', 'program size');
+  if (programSize < 8 + length)
+    fail('PTE_PROGRAM_SIZE', 'header.extended.program_size', `program size ${programSize} is smaller than the headers (${8 + length})`);
+  const segmentBaseOffset = u64Within(view, 24, fileSize, 'PTE_SEGMENT_BASE', 'header.extended.segment_base_offset', 'segment base offset');
+  if (segmentBaseOffset !== 0 && segmentBaseOffset < programSize) {
+    fail(
       'PTE_SEGMENT_BASE',
       'header.extended.segment_base_offset',
-      'segment base offset',
+      `segment base offset ${segmentBaseOffset} lies inside the program (${programSize} bytes)`,
     );
-    if (segmentBaseOffset !== 0 && segmentBaseOffset < programSize) {
-      fail(
-        'PTE_SEGMENT_BASE',
-        'header.extended.segment_base_offset',
-        `segment base offset ${segmentBaseOffset} lies inside the program (${programSize} bytes)`,
-      );
-    }
-    let segmentDataSize: number | null = null;
-    if (length >= 32) {
-      const room = segmentBaseOffset === 0 ? 0 : fileSize - segmentBaseOffset;
-      segmentDataSize = u64Within(view, 32, room, 'PTE_SEGMENT_DATA_SIZE', 'header.extended.segment_data_size', 'segment data size');
-    }
-    extended = { magic, length, programSize, segmentBaseOffset, segmentDataSize };
   }
+  let segmentDataSize: number | null = null;
+  if (length >= 32) {
+    const room = segmentBaseOffset === 0 ? 0 : fileSize - segmentBaseOffset;
+    segmentDataSize = u64Within(view, 32, room, 'PTE_SEGMENT_DATA_SIZE', 'header.extended.segment_data_size', 'segment data size');
+  }
+  return { magic, length, programSize, segmentBaseOffset, segmentDataSize };
+}
 
+/**
+ * The program's size within what a FlatBuffer can be (its offsets are signed
+ * 32-bit, so a bigger claim is refused before any program byte is read), and
+ * the root table inside the program, past the headers.
+ */
+function checkProgramBounds(rootOffset: number, extended: ExtendedHeader | null, fileSize: number): void {
   const programSize = extended ? extended.programSize : fileSize;
-  // A FlatBuffer cannot be larger (its offsets are signed 32-bit), so a
-  // bigger claim is refused before any program byte is read.
   if (programSize > FLATBUFFERS_MAX_BUFFER_SIZE) {
     fail(
       'PTE_PROGRAM_SIZE',
@@ -171,7 +176,6 @@ export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
       `root table offset ${rootOffset} is outside the program bytes [${headerEnd}, ${programSize - 4}]`,
     );
   }
-  return { rootOffset, identifier, extended };
 }
 
 /** The 32-byte extended header trtx writes. */

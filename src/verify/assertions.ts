@@ -2,6 +2,7 @@
 // Each returns a named pass/fail with the first counter-example.
 
 import type { RunnerReport } from '../runner/report.js';
+import { itemAt } from '../util/present.js';
 
 export interface Assertion {
   name: string;
@@ -24,16 +25,19 @@ export function compareRuns(a: RunnerReport, b: RunnerReport, label: string): As
     const stepsB = sb.get(method);
     if (!stepsB || stepsB.length !== stepsA.length)
       return { name, ok: false, detail: `${method}: ${stepsA.length} vs ${stepsB?.length ?? 0} steps` };
-    for (let s = 0; s < stepsA.length; s++) {
-      const oa = stepsA[s].outputs;
-      const ob = stepsB[s].outputs;
+    for (const [s, stepA] of stepsA.entries()) {
+      // Same length, checked above.
+      const stepB = itemAt(stepsB, s, `${label} > ${method} step ${s}`);
+      const oa = stepA.outputs;
+      const ob = stepB.outputs;
       if (oa.length !== ob.length) return { name, ok: false, detail: `${method} step ${s}: ${oa.length} vs ${ob.length} outputs` };
-      for (let i = 0; i < oa.length; i++) {
-        if (oa[i].digest !== ob[i].digest)
-          return { name, ok: false, detail: `${method} step ${s}: output ${i} differs (${oa[i].digest} vs ${ob[i].digest})` };
+      for (const [i, outA] of oa.entries()) {
+        const outB = itemAt(ob, i, `${label} > ${method} step ${s} output ${i}`);
+        if (outA.digest !== outB.digest)
+          return { name, ok: false, detail: `${method} step ${s}: output ${i} differs (${outA.digest} vs ${outB.digest})` };
       }
-      const bb = new Map(stepsB[s].buffers.map((x) => [x.name, x.digest]));
-      for (const buf of stepsA[s].buffers) {
+      const bb = new Map(stepB.buffers.map((x) => [x.name, x.digest]));
+      for (const buf of stepA.buffers) {
         const other = bb.get(buf.name);
         if (other === undefined) return { name, ok: false, detail: `${method} step ${s}: buffer ${buf.name} missing on one side` };
         if (other !== buf.digest)
@@ -103,8 +107,9 @@ export function persistentDiffersFromFresh(
     if (keeping && !keeping.has(m.name)) continue;
     const fs = f.get(m.name);
     if (!fs) return { name, ok: false, detail: `${m.name}: missing from the fresh run` };
-    for (let s = 1; s < m.steps.length; s++) {
-      if (m.steps[s].outputs.every((o, i) => fs[s]?.outputs[i]?.digest === o.digest)) equal.push(`${m.name} step ${s}`);
+    for (const [s, step] of m.steps.entries()) {
+      if (s === 0) continue;
+      if (step.outputs.every((o, i) => fs[s]?.outputs[i]?.digest === o.digest)) equal.push(`${m.name} step ${s}`);
       else differing++;
     }
   }

@@ -13,11 +13,12 @@ import { join } from 'node:path';
 import { writeFromSource } from '../pte/copy.js';
 import { TensorDataLocation, DeviceType, type ExecutionPlan } from '../pte/model.js';
 import { withPte, type PteFile } from '../pte/open.js';
-import { tensorAt, tensorName } from '../pte/tensor.js';
+import { planName, tensorAt, tensorName } from '../pte/tensor.js';
 import { aliasEdgesOf, bindArgs, copyOf, H2D_COPY, instructionsOf, mutableBuffers, type AliasEdge } from '../graph/dataflow.js';
 import { aliasedOutputs, inputs, type BlobMetadata } from '../tensorrt/blob.js';
 import { delegatesOf, isTensorRT, readDelegateBlob } from '../tensorrt/delegates.js';
 import type { Variant } from './variants.js';
+import { present } from '../util/present.js';
 
 /** Value -> the engine input binding it feeds (directly, or through its staging copy), for each unnamed mutable buffer of `plan`. */
 export function unnamedBufferLabels(
@@ -71,13 +72,12 @@ export async function namedCopy(
 ): Promise<{ path: string; names: string[]; caches: string[] } | null> {
   const names: string[] = [];
   const caches: string[] = [];
-  for (let p = 0; p < pte.program.executionPlan.length; p++) {
-    const plan = pte.program.executionPlan[p];
+  for (const [p, plan] of pte.program.executionPlan.entries()) {
     const metas = new Map<number, BlobMetadata>();
     for (const ref of delegatesOf(pte, isTensorRT).filter((r) => r.planIndex === p))
       metas.set(ref.delegateIndex, (await readDelegateBlob(pte, ref)).metadata);
     for (const [v, { label, cache }] of unnamedBufferLabels(plan, metas)) {
-      const t = tensorAt(plan, v)!;
+      const t = present(tensorAt(plan, v), `${planName(plan, p)} > value %${v}`);
       t.extraTensorInfo = {
         ...(t.extraTensorInfo ?? {
           mutableDataSegmentsIdx: 0n,

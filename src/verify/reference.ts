@@ -12,6 +12,7 @@ import { readReference, referencePathOf, type Reference, type Value } from '../r
 import { decodeTensorFile, encodeTensorFile, type TensorRecord } from '../runner/tensor-file.js';
 import type { EngineCensus } from '../tensorrt/engine-kind.js';
 import { TrtxError } from '../util/errors.js';
+import { itemAt } from '../util/present.js';
 import type { Assertion } from './assertions.js';
 
 export interface ReferenceOptions {
@@ -120,7 +121,11 @@ export async function writeReferenceInputs(reference: Reference, methods: readon
           hint: 're-export the program with `trtx export`: the reference outputs belong to another program',
         },
       );
-    for (let s = 0; s < steps; s++) m.steps[s].inputs.forEach((value, index) => records.push({ method: name, step: s, index, value }));
+    // The reader holds every method to the file's step count (src/reference/read.ts), and steps is at most that (referenceSteps).
+    for (let s = 0; s < steps; s++)
+      itemAt(m.steps, s, `${reference.file} > ${name} step ${s}`).inputs.forEach((value, index) =>
+        records.push({ method: name, step: s, index, value }),
+      );
   }
   const path = join(dir, 'reference-inputs.trxt');
   await writeFile(path, encodeTensorFile(records));

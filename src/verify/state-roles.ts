@@ -22,6 +22,7 @@
 import type { ExecutionPlan } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
 import { planName, tensorAt, tensorName, valueLabel } from '../pte/tensor.js';
+import { itemAt, present } from '../util/present.js';
 import { aliasEdgesOf, isWriteBackDest, mutableBuffers, referencesOf, sharedAcrossMethods, writeBacks } from '../graph/dataflow.js';
 import { aliasedOutputs } from '../tensorrt/blob.js';
 import { delegatesOf, isTensorRT, readDelegateBlob } from '../tensorrt/delegates.js';
@@ -57,16 +58,17 @@ async function writtenValues(pte: PteFile, p: number, plan: ExecutionPlan): Prom
 export async function stateRoles(pte: PteFile, methods: readonly string[]): Promise<StateRoles> {
   const plans = pte.program.executionPlan;
   const chosen = new Set(methods);
-  const nameOf = (p: number) => planName(plans[p], p);
+  // p is always an index of plans: a loop index below, or a method index the sharing map holds of this program.
+  const planAt = (p: number) => itemAt(plans, p, `execution_plan[${p}]`);
+  const nameOf = (p: number) => planName(planAt(p), p);
   const label = (p: number, v: number) => {
-    const t = tensorAt(plans[p], v);
-    return (t && tensorName(t)) ?? valueLabel(plans[p], v);
+    const t = tensorAt(planAt(p), v);
+    return (t && tensorName(t)) ?? valueLabel(planAt(p), v);
   };
   const written = new Map<number, Set<number>>();
   const read = new Map<number, Set<number>>();
-  for (let p = 0; p < plans.length; p++) {
-    if (!chosen.has(nameOf(p))) continue;
-    const plan = plans[p];
+  for (const [p, plan] of plans.entries()) {
+    if (!chosen.has(planName(plan, p))) continue;
     const w = await writtenValues(pte, p, plan);
     // A cache a zero-copy engine updates in place may carry no name: it is a buffer all the same.
     const buffers = new Set([...mutableBuffers(plan), ...w]);
@@ -78,13 +80,15 @@ export async function stateRoles(pte: PteFile, methods: readonly string[]): Prom
   const out = new Map<string, MethodState>();
   let shared = false;
   for (const [p, w] of written) {
-    const r = read.get(p)!;
+    const r = present(read.get(p), `${nameOf(p)}: the values it reads`);
     const readsFrom: MethodState['readsFrom'] = [];
     for (const v of r) {
       const partners = (sharing.get(`${p}:${v}`) ?? []).filter((x) => written.has(x.plan));
       if (partners.length) shared = true;
       if (w.has(v)) continue;
-      const writers = partners.filter((x) => written.get(x.plan)!.has(x.value)).map((x) => nameOf(x.plan));
+      const writers = partners
+        .filter((x) => present(written.get(x.plan), `${nameOf(x.plan)}: the values it writes`).has(x.value))
+        .map((x) => nameOf(x.plan));
       if (writers.length) readsFrom.push({ buffer: label(p, v), writers });
     }
     out.set(nameOf(p), {

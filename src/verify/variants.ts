@@ -9,6 +9,7 @@ import type { RuntimeRules } from '../checks/runtime-rules.js';
 import { isZeroCopyReport } from '../pipeline/request.js';
 import { runPipeline } from '../pipeline/run.js';
 import type { PteFile } from '../pte/open.js';
+import { present } from '../util/present.js';
 
 export interface Variant {
   name: 'as-is' | 'staged' | 'zero-copy';
@@ -18,6 +19,9 @@ export interface Variant {
   /** The check of a twin derived here (its file is written only when it passes). */
   checked?: CheckResult;
 }
+
+/** At least one: the program as it is, or the staged program and its zero-copy twin (the primary run is the last). */
+export type Variants = [Variant, ...Variant[]];
 
 export type VerifyMode = 'as-is' | 'staged-vs-zero-copy' | 'zero-copy';
 
@@ -29,7 +33,7 @@ export async function deriveVariants(
   given: string | undefined,
   runtime: RuntimeRules,
   strict = false,
-): Promise<{ variants: Variant[]; caches: string[]; mode: VerifyMode; note?: string }> {
+): Promise<{ variants: Variants; caches: string[]; mode: VerifyMode; note?: string }> {
   if (!zeroCopyKv) return { variants: [{ name: 'as-is', path: pte.path }], caches: [], mode: 'as-is' };
   const twinPath = given ?? join(dir, 'zero-copy-twin.pte');
   const outcome = await runPipeline(pte, {
@@ -39,7 +43,8 @@ export async function deriveVariants(
     // A given twin is only compared with; a derived one is written when it changed something.
     output: given ? null : { path: twinPath, command: 'verify (zero-copy twin)', skipUnchanged: true },
   });
-  const zc = outcome.reports.find(isZeroCopyReport)!;
+  // The request asked for zero-copy KV, so the pipeline ran that pass and reports it.
+  const zc = present(outcome.reports.find(isZeroCopyReport), 'the zero-copy pass report');
   // No engine declares a KV cache: nothing to make zero-copy; the program runs as it is.
   if (zc.details.no_kv_cache)
     return {

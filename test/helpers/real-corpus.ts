@@ -5,8 +5,8 @@
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { bridgeEnv, bridgePackageDir } from '../../src/bridge/env.js';
-import { ensureRealCorpus, type RealCorpus } from '../../src/corpus/build.js';
-import type { CorpusModel } from '../../src/corpus/manifest.js';
+import { ensureRealCorpus, type RealCorpus } from '../../scripts/corpus/build.js';
+import type { CorpusModel } from '../../scripts/corpus/manifest.js';
 import { testRunner } from './runner.js';
 
 /** Building the environment and the corpus takes minutes the first time. */

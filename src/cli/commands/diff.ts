@@ -15,7 +15,7 @@ import type {
   TensorPlace,
 } from '../../diff/report.js';
 import { formatIEC } from '../../util/size.js';
-import { memoryPlan } from '../../html/plan.js';
+import { memoryPlan } from '../../inspect/memory-plan.js';
 import { renderDiffHtml } from '../../html/diff-page.js';
 import { checkReportTarget, writeReport } from '../../html/write.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';

@@ -5,7 +5,7 @@ import { summarize, type DelegateSummary, type InspectReport, type MethodSummary
 import { formatIEC } from '../../util/size.js';
 import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
 import { describeReferenceProgram, SYNTHETIC_ENGINE } from '../../tensorrt/reference-program.js';
-import { memoryPlan } from '../../html/plan.js';
+import { memoryPlan } from '../../inspect/memory-plan.js';
 import { renderInspectHtml } from '../../html/page.js';
 import { checkReportTarget, writeReport } from '../../html/write.js';
 import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';

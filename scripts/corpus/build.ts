@@ -11,14 +11,14 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bridgeEnv, bridgePackageDir } from '../bridge/env.js';
-import { ensureManagedEnv, type PythonEnvProgress } from '../pyenv/managed.js';
-import { defaultCacheRoot } from '../util/cache-dir.js';
-import { lastLines } from '../util/last-lines.js';
-import { TrtxError } from '../util/errors.js';
-import { trackPath } from '../util/cleanup.js';
-import { withLock } from '../util/lock.js';
-import { execaTracked } from '../util/tracked-child.js';
+import { bridgeEnv, bridgePackageDir } from '../../src/bridge/env.js';
+import { ensureManagedEnv, type PythonEnvProgress } from '../../src/pyenv/managed.js';
+import { defaultCacheRoot } from '../../src/util/cache-dir.js';
+import { lastLines } from '../../src/util/last-lines.js';
+import { TrtxError } from '../../src/util/errors.js';
+import { trackPath } from '../../src/util/cleanup.js';
+import { withLock } from '../../src/util/lock.js';
+import { execaTracked } from '../../src/util/tracked-child.js';
 import { CorpusManifest } from './manifest.js';
 
 export interface RealCorpus {

@@ -1,7 +1,8 @@
-// The memory plan of a program, as the HTML report draws it: each method's
-// arenas with their device, every memory-planned tensor at its offset, the
-// TensorRT delegates' bindings and aliases, and the host<->device staging
-// copies. Built from the decoded program and each blob's header and metadata
+// The memory plan of a program: each method's arenas with their device,
+// every memory-planned tensor at its offset, the TensorRT delegates' bindings
+// and aliases, and the host<->device staging copies. A model, not a picture:
+// `inspect --html` and `diff --html` draw it (src/html/), and what a command
+// prints about memory reads it too. Built from the decoded program and each blob's header and metadata
 // (the same reads as `trtx inspect`); no segment body is ever read, so a
 // 4 GiB program costs what a 40 KB one does.
 

@@ -1,0 +1,115 @@
+// What `trtx inspect` reports about one delegate: where its data lies, its
+// compile specs (raw and decoded), and for a TensorRT blob its header,
+// bindings and aliases and what its engine is (a TensorRT plan or a trtx
+// reference engine). Only the blob's header and metadata are read.
+
+import type { PteFile } from '../pte/open.js';
+import { decodeCompileSpecs, showBytes } from '../tensorrt/compile-specs.js';
+import { canonicalTargetDevice } from '../tensorrt/target-device.js';
+import { readDelegate, type DelegateRef } from '../tensorrt/delegates.js';
+import { delegateEngine, type EngineDetail, type EngineKind } from '../tensorrt/engine-kind.js';
+import type { ParsedBlob } from '../tensorrt/blob.js';
+import { formatIEC } from '../util/size.js';
+import { shortName } from '../util/display.js';
+import { chargeReport } from '../util/report-budget.js';
+
+export interface SpecSummary {
+  key: string | null;
+  size: number;
+  /** Printable form of the raw value. */
+  raw: string;
+  decoded?: { target_device?: string; budget_bytes?: string; budget_iec?: string; zero_copy_kv?: string[] };
+  error?: string;
+}
+
+export interface DelegateSummary {
+  index: number;
+  backend_id: string | null;
+  data: { location: 'inline' | 'segment'; index: number; size: number } | { error: string };
+  compile_specs: SpecSummary[];
+  tensorrt?:
+    | {
+        magic: string;
+        engine_size: number;
+        /** A TensorRT plan, a trtx reference engine (runs in trtx verify, not on TensorRT), or neither. */
+        engine: EngineKind;
+        /** A reference engine that decodes: version 2 (the partition as an ExecuTorch program) or 1 (synthetic); null otherwise. */
+        reference: {
+          version: number;
+          synthetic: boolean;
+          program: { instructions: number; operators: number; weight_bytes: number; program_bytes: number } | null;
+        } | null;
+        inputs: string[];
+        outputs: string[];
+        aliased: { output: string; input: string; kind: string }[];
+      }
+    | { error: string };
+}
+
+function specSummary(spec: { key: string | null; value: Uint8Array }, location: string): SpecSummary {
+  const out: SpecSummary = { key: spec.key, size: spec.value.length, raw: showBytes(spec.value) };
+  const { specs, diagnostics } = decodeCompileSpecs([spec], { location });
+  const error = diagnostics.find((d) => d.severity === 'error');
+  if (error) out.error = error.message;
+  if (specs.target !== undefined) out.decoded = { target_device: canonicalTargetDevice(specs.target) };
+  if (specs.weightStreamingBudget !== undefined) {
+    out.decoded = { budget_bytes: specs.weightStreamingBudget.toString(), budget_iec: formatIEC(specs.weightStreamingBudget) };
+  }
+  if (specs.zeroCopyKv !== undefined) out.decoded = { zero_copy_kv: specs.zeroCopyKv };
+  return out;
+}
+
+/** The summary of the delegate `ref` names; what its engine is goes to `kinds` (the census of the report). */
+export async function delegateSummary(pte: PteFile, ref: DelegateRef, kinds: EngineDetail[]): Promise<DelegateSummary> {
+  const d = ref.delegate;
+  const summary: DelegateSummary = {
+    index: ref.delegateIndex,
+    backend_id: d.id,
+    data: { error: '' },
+    compile_specs: d.compileSpecs.map((s) => specSummary(s, ref.location)),
+  };
+  const { place, blob } = await readDelegate(pte, ref);
+  summary.data = 'error' in place ? place : { location: place.location, index: place.index, size: place.size };
+  if (blob && 'error' in blob) {
+    summary.tensorrt = blob;
+    kinds.push({ kind: 'unknown', engine: null });
+  } else if (blob) {
+    const detail = await tensorrtSummary(pte, ref, blob);
+    kinds.push(detail.engine);
+    summary.tensorrt = detail.summary;
+  }
+  return summary;
+}
+
+async function tensorrtSummary(
+  pte: PteFile,
+  ref: DelegateRef,
+  blob: ParsedBlob,
+): Promise<{ summary: NonNullable<DelegateSummary['tensorrt']>; engine: EngineDetail }> {
+  const m = blob.metadata;
+  chargeReport(
+    m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64),
+    ref.location,
+  );
+  const detail = await delegateEngine(pte, ref, blob);
+  const e = detail.engine;
+  const p = e?.program;
+  const summary = {
+    magic: blob.magic,
+    engine_size: Number(blob.engineSize),
+    engine: detail.kind,
+    reference: e
+      ? {
+          version: e.version,
+          synthetic: !p,
+          program: p
+            ? { instructions: p.instructions, operators: p.operators, weight_bytes: p.weightBytes, program_bytes: p.programBytes }
+            : null,
+        }
+      : null,
+    inputs: m.io_bindings.filter((b) => b.is_input).map((b) => shortName(b.name)),
+    outputs: m.io_bindings.filter((b) => !b.is_input).map((b) => shortName(b.name)),
+    aliased: m.aliased_io.map((a) => ({ output: shortName(a.output), input: shortName(a.input), kind: a.kind })),
+  };
+  return { summary, engine: detail };
+}

@@ -1,0 +1,107 @@
+// What `trtx verify` answers (schemas/verify.schema.json, `trtx.verify/3`):
+// the options it runs under, the check it ran first, every runner run, the
+// assertions proved on them and the comparison with eager PyTorch's outputs.
+// verify.ts fills it in; runs.ts, judge.ts and reference.ts each add their part.
+
+import type { Diagnostic } from '../checks/diagnostic.js';
+import type { CheckSummary } from '../checks/run.js';
+import type { RuntimeRules } from '../checks/runtime-rules.js';
+import type { RunnerProgress } from '../runner/index.js';
+import type { RunnerReport } from '../runner/report.js';
+import type { EngineCensus } from '../tensorrt/engine-kind.js';
+import type { Assertion } from './assertions.js';
+import type { VerifyBackend } from './backend-lib.js';
+import type { ReferenceOptions, VerifyReference } from './reference.js';
+import type { Variant, VerifyMode } from './variants.js';
+
+export type StreamMode = 'on' | 'off' | 'both';
+
+export interface VerifyOptions extends ReferenceOptions {
+  zeroCopyKv?: boolean;
+  /** Steps per run; default the reference outputs' steps, else 4. */
+  steps?: number;
+  callerStream?: StreamMode;
+  budget?: bigint;
+  device?: 'cpu' | 'cuda';
+  /** Whose runtime rules the check applies and the runner follows; default DEFAULT_RUNTIME. */
+  runtime?: RuntimeRules;
+  /** Zero device-resident buffers after each load, as a correct application does (default: they stay poisoned). */
+  initDeviceBuffers?: boolean;
+  /** One activation scratch buffer per device for every engine. */
+  sharedScratch?: boolean;
+  /** Leave the device pool's release threshold alone. */
+  coldPool?: boolean;
+  /** With zeroCopyKv on a staged program: compare against this file instead of deriving the twin. */
+  zeroCopyTwin?: string;
+  /** With zeroCopyKv: refuse a program without KV caches (ZC_REWRITE_NO_ALIASED_CACHE) instead of running it as it is. */
+  strict?: boolean;
+  /** A runner binary to use instead of the cached build. */
+  runner?: string;
+  /** A shared library whose TensorRTBackend runs instead of trtx's (backend-lib.ts). */
+  backendLib?: string;
+  onProgress?: (message: string) => void;
+  onRunnerBuild?: (p: RunnerProgress) => void;
+}
+
+export interface VerifyRun {
+  variant: Variant['name'];
+  caller_stream: boolean;
+  fresh_state: boolean;
+  init_device_buffers: boolean;
+  exit_code: number;
+  ok: boolean;
+  errors: RunnerReport['errors'];
+  /** Host<->device bytes of one execution of each method (from the first step). */
+  staging: { method: string; h2d_bytes: number; d2h_bytes: number }[];
+}
+
+export interface VerifyMemory {
+  pool: { mode: RunnerReport['memory']['pool']['mode']; api_calls: number };
+  scratch: { mode: 'private' | 'shared'; peak_bytes: number; peak_buffers: number };
+  device_arenas: { allocator: 'cuda' | 'host'; fill: 'poison' | 'none'; allocations: number; peak_bytes: number; zeroed_bytes: number };
+}
+
+export interface VerifyResult {
+  schema: 'trtx.verify/3';
+  file: string;
+  device: RunnerReport['device'] | null;
+  steps: number;
+  methods: string[];
+  mode: VerifyMode;
+  /** What verify did that the command line did not say: --zero-copy-kv on a program without KV caches, a copy naming unnamed buffers. */
+  notes: string[];
+  /** What the TensorRTBackend delegates hold (the runner executes reference engines only). */
+  engines: EngineCensus;
+  /** Whose TensorRTBackend ran (trtx's own, or a --backend-lib library); null when nothing ran. */
+  backend: VerifyBackend | null;
+  caches: string[];
+  runtime: RuntimeRules;
+  /** twin_contract: a derived zero-copy twin ran with its caches initialised, as its contract makes the application do. */
+  options: { init_device_buffers: boolean; twin_contract: boolean; arena_fill: 'poison'; shared_scratch: boolean; cold_pool: boolean };
+  /** The check run first; `refused`: it found errors and nothing ran. */
+  check: { refused: boolean; summary: CheckSummary; diagnostics: (Diagnostic & { file: string })[] };
+  runs: VerifyRun[];
+  budgets: { method: string; delegate: number; source: string; effective: string | null; clamped: boolean; ignored: string | null }[];
+  /** Device memory of the primary run (the last variant, no caller stream). */
+  memory: VerifyMemory | null;
+  /** The comparison with eager PyTorch's outputs (docs/reference-lowering.md §4). */
+  reference: VerifyReference;
+  assertions: Assertion[];
+  ok: boolean;
+}
+
+/** The device memory of a run as the result reports it (the runner report's fields that verify passes on). */
+export function memoryOf(r: RunnerReport): VerifyMemory {
+  const m = r.memory;
+  return {
+    pool: { mode: m.pool.mode, api_calls: m.pool.api_calls },
+    scratch: { mode: m.scratch.mode, peak_bytes: m.scratch.peak_bytes, peak_buffers: m.scratch.peak_buffers },
+    device_arenas: {
+      allocator: m.device_arenas.allocator,
+      fill: m.device_arenas.fill,
+      allocations: m.device_arenas.allocations,
+      peak_bytes: m.device_arenas.peak_bytes,
+      zeroed_bytes: m.device_arenas.zeroed_bytes,
+    },
+  };
+}
