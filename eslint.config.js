@@ -64,9 +64,6 @@ export default defineConfig(
     // shrinks (split one, then drop its file here).
     files: [
       'src/bridge/run.ts', // runBridge
-      'src/cli/commands/export.ts', // registerExport and its action
-      'src/cli/commands/rewrite.ts', // registerRewrite
-      'src/cli/commands/verify.ts', // registerVerify
       'src/demo/demo.ts', // demoIn
       'src/export/export.ts', // exportTo
       'src/inspect/summary.ts', // summarize

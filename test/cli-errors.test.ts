@@ -144,21 +144,12 @@ describe('colour', () => {
     ['diff', good, zeroCopy],
   ];
 
-  /** Runs with stdout claiming to be a terminal (or not), restoring it after. */
-  async function onTerminal<T>(tty: boolean, fn: () => Promise<T>): Promise<T> {
-    const before = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY');
-    Object.defineProperty(process.stdout, 'isTTY', { value: tty, configurable: true, writable: true });
-    try {
-      return await fn();
-    } finally {
-      if (before) Object.defineProperty(process.stdout, 'isTTY', before);
-      else delete (process.stdout as { isTTY?: boolean }).isTTY;
-    }
-  }
+  /** Runs with stdout claiming to be a terminal (or not). */
+  const onTerminal = (tty: boolean, args: string[], env: Record<string, string | undefined>) => runCli(args, { env, stdoutIsTTY: tty });
 
   it('none when stdout is not a terminal', async () => {
     for (const args of human()) {
-      const r = await onTerminal(false, () => runCli(args, { env: { NO_COLOR: undefined } }));
+      const r = await onTerminal(false, args, { NO_COLOR: undefined });
       expect(r.stdout.length, args[0]).toBeGreaterThan(0);
       expect(r.stdout, args[0]).not.toContain(ESC);
     }
@@ -166,7 +157,7 @@ describe('colour', () => {
 
   it('none with NO_COLOR, even on a terminal', async () => {
     for (const args of human()) {
-      const r = await onTerminal(true, () => runCli(args, { env: { NO_COLOR: '1' } }));
+      const r = await onTerminal(true, args, { NO_COLOR: '1' });
       expect(r.stdout.length, args[0]).toBeGreaterThan(0);
       expect(r.stdout, args[0]).not.toContain(ESC);
     }
@@ -174,15 +165,11 @@ describe('colour', () => {
 
   it('none with --no-color, even on a terminal', async () => {
     for (const args of human())
-      expect(
-        (await onTerminal(true, () => runCli([...args, '--no-color'], { env: { NO_COLOR: undefined } }))).stdout,
-        args[0],
-      ).not.toContain(ESC);
+      expect((await onTerminal(true, [...args, '--no-color'], { NO_COLOR: undefined })).stdout, args[0]).not.toContain(ESC);
   });
 
   // The control: without it the three tests above would pass on a command that never colours.
   it('some on a terminal without NO_COLOR', async () => {
-    for (const args of human())
-      expect((await onTerminal(true, () => runCli(args, { env: { NO_COLOR: undefined } }))).stdout, args[0]).toContain(ESC);
+    for (const args of human()) expect((await onTerminal(true, args, { NO_COLOR: undefined })).stdout, args[0]).toContain(ESC);
   });
 });

@@ -27,6 +27,7 @@ import { verifyProgram, type VerifyResult } from '../verify/verify.js';
 import { bridgePackageDir } from '../bridge/env.js';
 import type { PythonEnvProgress } from '../pyenv/index.js';
 import type { RunnerProgress } from '../runner/index.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 export const DEMO_BUDGET = 8n << 30n;
 /** The bundled PyTorch model of `--from-pytorch`, relative to python-bridge/. */
@@ -43,6 +44,8 @@ export interface DemoOptions {
   onStage?: (stage: string) => void;
   onRunnerBuild?: (p: RunnerProgress) => void;
   runner?: string;
+  /** The command's report budget, for every program the demo opens (src/util/report-budget.ts); unbounded when absent. */
+  reportBudget?: ReportBudget;
 }
 
 export interface DemoResult {
@@ -110,6 +113,7 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
       output: staged,
       engine: 'reference',
       onPythonEnv: opts.onPythonEnv,
+      reportBudget: opts.reportBudget,
       onEvent: (e) => {
         if (e.event === 'progress') opts.onStage?.(`export ${e.stage}${e.message ? `: ${e.message}` : ''}`);
       },
@@ -121,12 +125,15 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
   written(staged);
 
   opts.onStage?.('rewriting: --budget 8GiB --zero-copy-kv');
-  const before = await withPte(staged, (pte) =>
-    decodeStaging(pte.program.executionPlan, (i) => stagingBytes(itemAt(pte.program.executionPlan, i, 'the staged program'))),
+  const before = await withPte(
+    staged,
+    (pte) => decodeStaging(pte.program.executionPlan, (i) => stagingBytes(itemAt(pte.program.executionPlan, i, 'the staged program'))),
+    { reportBudget: opts.reportBudget },
   );
   const outcome = await runPipeline(staged, {
     request: { budget: { budget: DEMO_BUDGET }, zeroCopyKv: {} },
     output: { path: zeroCopy, command: 'demo' },
+    reportBudget: opts.reportBudget,
     onStep: (step) => {
       if (step === 'checks') opts.onStage?.('checking');
     },
@@ -170,6 +177,7 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
     initDeviceBuffers: true,
     runner: opts.runner,
     onRunnerBuild: opts.onRunnerBuild,
+    reportBudget: opts.reportBudget,
   });
   return {
     schema: 'trtx.demo/1',

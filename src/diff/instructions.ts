@@ -12,13 +12,12 @@ import { keyedChanges } from './lcs.js';
 import type { InstructionChange } from './report.js';
 import type { MethodView } from './view.js';
 import { shortName } from '../util/display.js';
-import { chargeReport } from '../util/report-budget.js';
 
 export function operatorName(view: MethodView, opIndex: number): string {
   const op = view.plan.operators[opIndex];
   if (!op) return `<operator ${opIndex}>`;
   const name = shortName(pteOperatorName(op, '<no name>'));
-  chargeReport(name.length + 8, `${view.name} > operators[${opIndex}]`);
+  view.budget.chargeReport(name.length + 8, `${view.name} > operators[${opIndex}]`);
   return name;
 }
 

@@ -31,6 +31,7 @@ import { TrtxError } from '../util/errors.js';
 import { DEFAULT_REFERENCE_STEPS, checkModelFile, samePath, splitModelRef } from './model-file.js';
 import { TRACEBACK_ENV, prepareTracebackFile, removeTracebackFile, withTraceback } from './traceback-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 export interface ExportOptions {
   model: string;
@@ -57,6 +58,8 @@ export interface ExportOptions {
   onWriteProgress?: (done: number, total: number) => void;
   /** Extra bridge environment (tests put the Python test doubles here). */
   bridgeEnv?: Record<string, string | undefined>;
+  /** The command's report budget (src/util/report-budget.ts); unbounded when absent. */
+  reportBudget?: ReportBudget;
 }
 
 export interface ExportSummary {
@@ -225,6 +228,7 @@ async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<Exp
         zeroCopyKv: opts.zeroCopyKv ? { shareCache: Boolean(opts.shareCache) } : undefined,
       },
       output: target,
+      reportBudget: opts.reportBudget,
     });
     const { checked, reports } = outcome;
     if (outcome.refused) {

@@ -12,7 +12,7 @@ import { countEngines, delegateEngine, type EngineCensus, type EngineDetail, typ
 import { formatIEC } from '../util/size.js';
 import { stagingBytes } from '../graph/staging.js';
 import { shortName, shortNameOrNull } from '../util/display.js';
-import { chargeReport } from '../util/report-budget.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 export interface TensorSummary {
   index: number;
@@ -88,15 +88,15 @@ export interface InspectReport {
   methods: MethodSummary[];
 }
 
-function tensorSummary(plan: ExecutionPlan, index: number): TensorSummary {
+function tensorSummary(plan: ExecutionPlan, index: number, budget: ReportBudget): TensorSummary {
   const t: Tensor | null = tensorAt(plan, index);
   if (!t) {
-    chargeReport(96, `${plan.name ?? 'method'} > value %${index}`);
+    budget.chargeReport(96, `${plan.name ?? 'method'} > value %${index}`);
     return { index, name: null, dtype: plan.values[index]?.type ?? 'missing', shape: [], device: '-' };
   }
   const name = shortNameOrNull(tensorName(t));
   // Charged before any work: a shape is printed whole, once per reference.
-  chargeReport((name?.length ?? 0) + 96 + 2 * t.sizes.length, `${plan.name ?? 'method'} > value %${index}`);
+  budget.chargeReport((name?.length ?? 0) + 96 + 2 * t.sizes.length, `${plan.name ?? 'method'} > value %${index}`);
   const place = placement(plan, t);
   return {
     index,
@@ -160,7 +160,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
         kinds.push({ kind: 'unknown', engine: null });
       } else if (blob) {
         const m = blob.metadata;
-        chargeReport(
+        pte.reportBudget.chargeReport(
           m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64),
           ref.location,
         );
@@ -190,8 +190,8 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
     }
     methods.push({
       name: plan.name,
-      inputs: plan.inputs.map((i) => tensorSummary(plan, i)),
-      outputs: plan.outputs.map((i) => tensorSummary(plan, i)),
+      inputs: plan.inputs.map((i) => tensorSummary(plan, i, pte.reportBudget)),
+      outputs: plan.outputs.map((i) => tensorSummary(plan, i, pte.reportBudget)),
       values: count(plan.values, (v) => v.type),
       instructions: count(instructions, (i) => i.type),
       operators: plan.operators.map((o, i) => ({

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { writeFromSource } from '../pte/copy.js';
 import { TensorDataLocation, DeviceType, type ExecutionPlan } from '../pte/model.js';
 import { withPte, type PteFile } from '../pte/open.js';
+import type { ReportBudget } from '../util/report-budget.js';
 import { tensorAt, tensorName } from '../pte/tensor.js';
 import { aliasEdgesOf, bindArgs, copyOf, H2D_COPY, instructionsOf, mutableBuffers, type AliasEdge } from '../graph/dataflow.js';
 import { aliasedOutputs, inputs, type BlobMetadata } from '../tensorrt/blob.js';
@@ -103,11 +104,15 @@ export async function namedCopy(
  * new names when the copies named any (else null: keep the pass's names) and
  * the note verify prints.
  */
-export async function nameVariants(variants: Variant[], dir: string): Promise<{ caches: string[] | null; note: string | null }> {
+export async function nameVariants(
+  variants: Variant[],
+  dir: string,
+  reportBudget?: ReportBudget,
+): Promise<{ caches: string[] | null; note: string | null }> {
   const named: string[] = [];
   let caches: string[] | null = null;
   for (const v of variants) {
-    const copy = await withPte(v.path, (pte) => namedCopy(pte, dir, v.name));
+    const copy = await withPte(v.path, (pte) => namedCopy(pte, dir, v.name), { reportBudget });
     if (!copy) continue;
     v.runPath = copy.path;
     named.push(...copy.names);

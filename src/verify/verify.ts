@@ -49,6 +49,7 @@ import {
 } from './reference.js';
 import { join } from 'node:path';
 import { pluginNotes, requireBackendLib, type VerifyBackend } from './backend-lib.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 export type StreamMode = 'on' | 'off' | 'both';
 
@@ -77,6 +78,8 @@ export interface VerifyOptions extends ReferenceOptions {
   backendLib?: string;
   onProgress?: (message: string) => void;
   onRunnerBuild?: (p: RunnerProgress) => void;
+  /** The command's report budget: every program verify opens adds to it (src/util/report-budget.ts); unbounded when absent. */
+  reportBudget?: ReportBudget;
 }
 
 export interface VerifyRun {
@@ -144,7 +147,7 @@ function memoryOf(r: RunnerReport): VerifyMemory {
 async function checkFirst(
   variants: Variant[],
   runtime: RuntimeRules,
-  input: { path: string; checked: CheckResult },
+  input: { path: string; checked: CheckResult; reportBudget: ReportBudget },
 ): Promise<VerifyResult['check']> {
   const diagnostics: (Diagnostic & { file: string })[] = [];
   for (const v of variants) {
@@ -152,7 +155,11 @@ async function checkFirst(
     // A derived twin was checked as it was made (and is not on disk when that
     // check failed); the input was checked while it was open; only a given
     // twin (--zero-copy-twin) is opened here.
-    const r = v.checked ?? (v.path === input.path ? input.checked : await withPte(v.path, (pte) => runChecks(pte, { runtime })));
+    const r =
+      v.checked ??
+      (v.path === input.path
+        ? input.checked
+        : await withPte(v.path, (pte) => runChecks(pte, { runtime }), { reportBudget: input.reportBudget }));
     pushAll(
       diagnostics,
       r.diagnostics.map((d) => ({ ...d, file: label })),
@@ -173,7 +180,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   const runtime = opts.runtime ?? DEFAULT_RUNTIME;
   const init = Boolean(opts.initDeviceBuffers);
   // Open first: a file that cannot be read must not leave an empty temp folder.
-  const pte = await openPte(path);
+  const pte = await openPte(path, { reportBudget: opts.reportBudget });
   let temp: TempDir | undefined;
   try {
     temp = await makeTempDir('trtx-verify-');
@@ -211,7 +218,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
         shared_scratch: Boolean(opts.sharedScratch),
         cold_pool: Boolean(opts.coldPool),
       },
-      check: await checkFirst(variants, runtime, { path: pte.path, checked }),
+      check: await checkFirst(variants, runtime, { path: pte.path, checked, reportBudget: pte.reportBudget }),
       runs: [],
       budgets: [],
       memory: null,
@@ -221,13 +228,13 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     };
     if (base.check.refused) return base;
     // Only a program that passed its check is read for buffer names (a refused one may not even decode).
-    const naming = await nameVariants(variants, dir);
+    const naming = await nameVariants(variants, dir, pte.reportBudget);
     if (naming.note) base.notes.push(naming.note);
     base.caches = caches = naming.caches ?? caches;
     const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild });
     // Who writes and who reads the state (state-roles.ts), read off the file the runner runs so names match its report.
     const primary = variants[variants.length - 1];
-    const roles = await withPte(primary.runPath ?? primary.path, (p) => stateRoles(p, methods));
+    const roles = await withPte(primary.runPath ?? primary.path, (p) => stateRoles(p, methods), { reportBudget: pte.reportBudget });
     if (roles.shared)
       base.notes.push(
         `${methods.join(', ')} share mutable buffers (planned with share_mutable_buffers): the persistent runs load them as ExecuTorch requires for that, Module(share_memory_arenas=true); the fresh run loads each method alone`,
