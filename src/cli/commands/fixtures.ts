@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, type GlobalOptions } from '../context.js';
-import { action } from '../action.js';
+import { action, argAt } from '../action.js';
 import type { CliSession } from '../session.js';
 import { styler } from '../style.js';
 
@@ -22,7 +22,8 @@ export function registerFixtures(program: Command, session: CliSession): void {
     .option('--json', 'machine-readable output (schemas/fixtures.schema.json)')
     .addHelpText('after', '\nExamples:\n  trtx fixtures .\n  trtx fixtures examples --only kv-')
     .action(
-      action<FixturesOptions>(session, async (ctx, opts, [dir]) => {
+      action<FixturesOptions>(session, async (ctx, opts, args) => {
+        const dir = argAt(args, 0, '<dir>');
         const { writeCatalogue } = await import('../../examples/write-catalogue.js');
         const s = styler(ctx);
         const files = await writeCatalogue(dir, { only: opts.only });

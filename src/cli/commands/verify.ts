@@ -81,7 +81,9 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     );
   }
   const mainRun = (x: (typeof r.runs)[number]) => x.init_device_buffers === (r.options.init_device_buffers || r.options.twin_contract);
-  for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === r.runs[0].caller_stream && mainRun(x))) {
+  // The runs of the first caller-stream mode (none when nothing ran).
+  const firstStream = r.runs[0]?.caller_stream;
+  for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === firstStream && mainRun(x))) {
     const st = run.staging.map((m) => `${m.method} host->device ${bytes(m.h2d_bytes)}, device->host ${bytes(m.d2h_bytes)}`).join('; ');
     lines.push(`  ${run.variant}: ${st} per step`);
   }
@@ -117,7 +119,8 @@ async function soleProgramHere(): Promise<string> {
     .filter((e) => e.isFile() && e.name.endsWith('.pte'))
     .map((e) => e.name)
     .sort();
-  if (found.length === 1) return found[0];
+  const [only, ...others] = found;
+  if (only !== undefined && others.length === 0) return only;
   if (found.length === 0) throw usage('no file named and no .pte in the current folder', 'name the program: trtx verify FILE');
   throw usage(
     `no file named and ${found.length} .pte files in the current folder (${found.slice(0, 5).join(', ')}${found.length > 5 ? ', ...' : ''})`,
