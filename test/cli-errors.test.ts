@@ -52,12 +52,14 @@ function expectOneLine(r: CliResult): void {
   expect(r.stdout).toBe('');
 }
 
-describe.each(BAD_INPUTS)('%s: one line on stderr, exit 2', (_what, input) => {
+// Each run is its own (test/helpers/cli.ts): every command over every input goes at once.
+describe.concurrent.each(BAD_INPUTS)('%s: one line on stderr, exit 2', (what, input) => {
   it('inspect', async () => expectOneLine(await runCli(['inspect', input()])));
   it('check', async () => expectOneLine(await runCli(['check', input()])));
 
   it('rewrite, writing nothing', async () => {
-    const out = join(dir, 'rewritten.pte');
+    // A target of its own: the rewrites of the other inputs run at the same time (and would wait for its writer lock).
+    const out = join(dir, `rewritten-${what.replace(/\W+/g, '-')}.pte`);
     expectOneLine(await runCli(['rewrite', input(), '-o', out]));
     expect(existsSync(out)).toBe(false);
   });
@@ -120,12 +122,15 @@ describe('export: a missing, directory or non-model file exits 2 with an error l
 });
 
 describe('--help', () => {
-  it.each(['inspect', 'check', 'rewrite', 'verify', 'diff', 'export', 'demo', 'fixtures'])('%s exits 0 and shows examples', async (cmd) => {
-    const r = await runCli([cmd, '--help']);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Examples:');
-    expect(r.stdout).toContain(`trtx ${cmd} `);
-  });
+  it.concurrent.each(['inspect', 'check', 'rewrite', 'verify', 'diff', 'export', 'demo', 'fixtures'])(
+    '%s exits 0 and shows examples',
+    async (cmd) => {
+      const r = await runCli([cmd, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('Examples:');
+      expect(r.stdout).toContain(`trtx ${cmd} `);
+    },
+  );
 
   it('the top-level help documents the exit codes', async () => {
     const r = await runCli(['--help']);
@@ -136,7 +141,7 @@ describe('--help', () => {
   });
 });
 
-describe('colour', () => {
+describe.concurrent('colour', () => {
   const ESC = '\u001b[';
   const human = () => [
     ['inspect', broken],

@@ -44,6 +44,8 @@ export interface DemoOptions {
   onStage?: (stage: string) => void;
   onRunnerBuild?: (p: RunnerProgress) => void;
   runner?: string;
+  /** The prebuilt runner verify uses (VerifyOptions.runnerBinary). */
+  runnerBinary?: string | null;
   /** The command's report budget, for every program the demo opens (src/util/report-budget.ts); unbounded when absent. */
   reportBudget?: ReportBudget;
 }
@@ -176,6 +178,7 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
     // execute: ExecuTorch leaves device arenas as cudaMalloc returns them.
     initDeviceBuffers: true,
     runner: opts.runner,
+    runnerBinary: opts.runnerBinary,
     onRunnerBuild: opts.onRunnerBuild,
     reportBudget: opts.reportBudget,
   });

@@ -74,6 +74,8 @@ export interface VerifyOptions extends ReferenceOptions {
   strict?: boolean;
   /** A runner binary to use instead of the cached build. */
   runner?: string;
+  /** The prebuilt runner ensureRunner uses (its `binary`: default $TRTX_RUNNER_BIN; null: build); the CLI passes its run's. */
+  runnerBinary?: string | null;
   /** A shared library whose TensorRTBackend runs instead of trtx's (backend-lib.ts). */
   backendLib?: string;
   onProgress?: (message: string) => void;
@@ -231,7 +233,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     const naming = await nameVariants(variants, dir, pte.reportBudget);
     if (naming.note) base.notes.push(naming.note);
     base.caches = caches = naming.caches ?? caches;
-    const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild });
+    const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild, binary: opts.runnerBinary });
     // Who writes and who reads the state (state-roles.ts), read off the file the runner runs so names match its report.
     const primary = variants[variants.length - 1];
     const roles = await withPte(primary.runPath ?? primary.path, (p) => stateRoles(p, methods), { reportBudget: pte.reportBudget });

@@ -26,8 +26,8 @@ export interface CliOptions {
   stdoutIsTTY?: boolean;
 }
 
-/** What src/cli/ reads of the environment through io.env and passes on to nobody. */
-const CLI_ENV: ReadonlySet<string> = new Set(['NO_COLOR', 'TRTX_DEBUG']);
+/** What src/cli/ reads of the environment through io.env (and passes on as values, never to a child process). */
+const CLI_ENV: ReadonlySet<string> = new Set(['NO_COLOR', 'TRTX_DEBUG', 'TRTX_RUNNER_BIN', 'TRTX_BACKEND_LIB']);
 
 /** The runs in flight; an exclusive run waits for all of them. */
 const inFlight = new Set<Promise<unknown>>();

@@ -109,6 +109,7 @@ export function registerDemo(program: Command, session: CliSession): void {
           onStage: (stage) => ctx.log.info(stage),
           onPythonEnv: pythonEnvProgress(ctx),
           onRunnerBuild: runnerBuildProgress(ctx),
+          runnerBinary: ctx.env.TRTX_RUNNER_BIN ?? null,
           reportBudget: ctx.budget,
         });
         if (ctx.json) ctx.emitJson(result);

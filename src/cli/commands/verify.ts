@@ -215,6 +215,8 @@ async function verifyCommand(ctx: Ctx, opts: VerifyOptions, named: string | unde
     backendLib: backendLibAsked(opts.backendLib, ctx.env),
     onProgress: (m) => ctx.log.debug(m),
     onRunnerBuild: runnerBuildProgress(ctx),
+    // A prebuilt runner only as the run's environment names it.
+    runnerBinary: ctx.env.TRTX_RUNNER_BIN ?? null,
     reportBudget: ctx.budget,
   });
   if (opts.format === 'junit')
