@@ -46,7 +46,7 @@ export interface Ctx {
   budget: ReportBudget;
 }
 
-/** What a context is made from: the run (session.ts) and the command's report budget. */
+/** The part of a run (session.ts) a context and an error report write to: its streams, environment and terminal. */
 export type CtxSource = Pick<CliSession, 'io' | 'terminal'>;
 
 /** Colour only on a terminal, never with NO_COLOR or --no-color. */
