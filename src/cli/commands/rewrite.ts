@@ -47,7 +47,8 @@ function requestOf(opts: RewriteOptions): RewriteRequest {
   if (opts.budget !== undefined || opts.clearBudget) {
     const delegate = opts.delegate === undefined ? undefined : /^[0-9]+$/.test(opts.delegate) ? Number(opts.delegate) : NaN;
     if (Number.isNaN(delegate)) throw usage(`--delegate ${JSON.stringify(opts.delegate)} is not a delegate index (0, 1, ...)`);
-    const budget = opts.clearBudget ? null : parseSize(opts.budget!, { location: '--budget' });
+    // One of the two (refused above when both): --clear-budget is the null budget.
+    const budget = opts.budget === undefined ? null : parseSize(opts.budget, { location: '--budget' });
     request.budget = { budget, method: opts.method, delegate };
   } else if (narrowed) {
     throw usage('--method and --delegate narrow --budget or --clear-budget; give one of those');
