@@ -9,6 +9,7 @@ import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import type { Check, CheckOptions } from '../src/checks/context.js';
 import type { Code } from '../src/codes/index.js';
 import { diag, type Diagnostic } from '../src/checks/diagnostic.js';
+import { ReportBudget } from '../src/util/report-budget.js';
 import { CHECKS, orderDiagnostics, runChecks, summarizeDiagnostics } from '../src/checks/run.js';
 import { checkProgramStructure } from '../src/checks/structure.js';
 import { checkTensorRT } from '../src/checks/tensorrt.js';
@@ -25,7 +26,7 @@ describe('summary', () => {
     [['error', 'error', 'warning'], '2 errors, 1 warning'],
     [['error', 'warning', 'warning', 'info'], '1 error, 2 warnings, 1 note'],
   ] as const)('%j -> %s', (severities, line) => {
-    const ds = severities.map((s) => diag(s, X, 'program', 'm', 'h'));
+    const ds = severities.map((s) => diag(new ReportBudget(), s, X, 'program', 'm', 'h'));
     expect(summarizeDiagnostics(ds).line).toBe(line);
   });
 });
@@ -33,7 +34,7 @@ describe('summary', () => {
 describe('order', () => {
   it('program first, then methods in file order, then delegate (method-level first), then location with numbers read as numbers', () => {
     const d = (method: string | null, delegate: number | null, location: string): Diagnostic =>
-      diag('error', X, location, 'm', 'h', { method, delegate });
+      diag(new ReportBudget(), 'error', X, location, 'm', 'h', { method, delegate });
     const shuffled = [
       d('forward', 1, 'forward > delegate 1'),
       d('decode', null, 'decode > value %10'),
@@ -77,7 +78,7 @@ describe('runChecks', () => {
     let seen: CheckOptions | undefined;
     const extra: Check = (ctx) => {
       seen = ctx.options;
-      return [diag('warning', 'EXTRA' as Code, 'forward > value %0', 'extra', 'h', { method: 'forward' })];
+      return [diag(ctx.pte.reportBudget, 'warning', 'EXTRA' as Code, 'forward > value %0', 'extra', 'h', { method: 'forward' })];
     };
     const { diagnostics } = await runChecks(pteOf(trtSingle()), { requireZeroCopyKv: true }, [...CHECKS, extra]);
     expect(seen).toEqual({ requireZeroCopyKv: true });

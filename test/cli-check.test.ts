@@ -109,7 +109,9 @@ describe('trtx check', () => {
   it('passes --zero-copy-kv through to the checks', async () => {
     // A stand-in for the zero-copy rules, registered the way they will be.
     const probe: Check = (ctx) =>
-      ctx.options.requireZeroCopyKv ? [diag('warning', 'PROBE_ZERO_COPY' as Code, 'program', 'asked for zero-copy', 'h')] : [];
+      ctx.options.requireZeroCopyKv
+        ? [diag(ctx.pte.reportBudget, 'warning', 'PROBE_ZERO_COPY' as Code, 'program', 'asked for zero-copy', 'h')]
+        : [];
     CHECKS.push(probe);
     try {
       const r = await runCli(['check', clean, '--zero-copy-kv', '--json']);

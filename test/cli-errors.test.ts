@@ -52,12 +52,14 @@ function expectOneLine(r: CliResult): void {
   expect(r.stdout).toBe('');
 }
 
-describe.each(BAD_INPUTS)('%s: one line on stderr, exit 2', (_what, input) => {
+// Each run is its own (test/helpers/cli.ts): every command over every input goes at once.
+describe.concurrent.each(BAD_INPUTS)('%s: one line on stderr, exit 2', (what, input) => {
   it('inspect', async () => expectOneLine(await runCli(['inspect', input()])));
   it('check', async () => expectOneLine(await runCli(['check', input()])));
 
   it('rewrite, writing nothing', async () => {
-    const out = join(dir, 'rewritten.pte');
+    // A target of its own: the rewrites of the other inputs run at the same time (and would wait for its writer lock).
+    const out = join(dir, `rewritten-${what.replace(/\W+/g, '-')}.pte`);
     expectOneLine(await runCli(['rewrite', input(), '-o', out]));
     expect(existsSync(out)).toBe(false);
   });
@@ -120,12 +122,15 @@ describe('export: a missing, directory or non-model file exits 2 with an error l
 });
 
 describe('--help', () => {
-  it.each(['inspect', 'check', 'rewrite', 'verify', 'diff', 'export', 'demo', 'fixtures'])('%s exits 0 and shows examples', async (cmd) => {
-    const r = await runCli([cmd, '--help']);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Examples:');
-    expect(r.stdout).toContain(`trtx ${cmd} `);
-  });
+  it.concurrent.each(['inspect', 'check', 'rewrite', 'verify', 'diff', 'export', 'demo', 'fixtures'])(
+    '%s exits 0 and shows examples',
+    async (cmd) => {
+      const r = await runCli([cmd, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('Examples:');
+      expect(r.stdout).toContain(`trtx ${cmd} `);
+    },
+  );
 
   it('the top-level help documents the exit codes', async () => {
     const r = await runCli(['--help']);
@@ -136,7 +141,7 @@ describe('--help', () => {
   });
 });
 
-describe('colour', () => {
+describe.concurrent('colour', () => {
   const ESC = '\u001b[';
   const human = () => [
     ['inspect', broken],
@@ -144,21 +149,12 @@ describe('colour', () => {
     ['diff', good, zeroCopy],
   ];
 
-  /** Runs with stdout claiming to be a terminal (or not), restoring it after. */
-  async function onTerminal<T>(tty: boolean, fn: () => Promise<T>): Promise<T> {
-    const before = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY');
-    Object.defineProperty(process.stdout, 'isTTY', { value: tty, configurable: true, writable: true });
-    try {
-      return await fn();
-    } finally {
-      if (before) Object.defineProperty(process.stdout, 'isTTY', before);
-      else delete (process.stdout as { isTTY?: boolean }).isTTY;
-    }
-  }
+  /** Runs with stdout claiming to be a terminal (or not). */
+  const onTerminal = (tty: boolean, args: string[], env: Record<string, string | undefined>) => runCli(args, { env, stdoutIsTTY: tty });
 
   it('none when stdout is not a terminal', async () => {
     for (const args of human()) {
-      const r = await onTerminal(false, () => runCli(args, { env: { NO_COLOR: undefined } }));
+      const r = await onTerminal(false, args, { NO_COLOR: undefined });
       expect(r.stdout.length, args[0]).toBeGreaterThan(0);
       expect(r.stdout, args[0]).not.toContain(ESC);
     }
@@ -166,7 +162,7 @@ describe('colour', () => {
 
   it('none with NO_COLOR, even on a terminal', async () => {
     for (const args of human()) {
-      const r = await onTerminal(true, () => runCli(args, { env: { NO_COLOR: '1' } }));
+      const r = await onTerminal(true, args, { NO_COLOR: '1' });
       expect(r.stdout.length, args[0]).toBeGreaterThan(0);
       expect(r.stdout, args[0]).not.toContain(ESC);
     }
@@ -174,15 +170,11 @@ describe('colour', () => {
 
   it('none with --no-color, even on a terminal', async () => {
     for (const args of human())
-      expect(
-        (await onTerminal(true, () => runCli([...args, '--no-color'], { env: { NO_COLOR: undefined } }))).stdout,
-        args[0],
-      ).not.toContain(ESC);
+      expect((await onTerminal(true, [...args, '--no-color'], { NO_COLOR: undefined })).stdout, args[0]).not.toContain(ESC);
   });
 
   // The control: without it the three tests above would pass on a command that never colours.
   it('some on a terminal without NO_COLOR', async () => {
-    for (const args of human())
-      expect((await onTerminal(true, () => runCli(args, { env: { NO_COLOR: undefined } }))).stdout, args[0]).toContain(ESC);
+    for (const args of human()) expect((await onTerminal(true, args, { NO_COLOR: undefined })).stdout, args[0]).toContain(ESC);
   });
 });

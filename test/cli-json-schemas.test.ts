@@ -58,16 +58,20 @@ beforeAll(async () => {
   await writeFixture(engines, multiEngine());
   runner = await testRunner();
 
-  docs.inspect = await json(['inspect', staged, '--json']);
-  docs.check = await json(['check', staged, '--json']);
-  docs.rewriteBudget = await json(['rewrite', engines, '-o', join(dir, 'budget.pte'), '--budget', '8GiB', '--json']);
-  docs.rewriteZeroCopy = await json(['rewrite', staged, '-o', join(dir, 'rewritten-zero-copy.pte'), '--zero-copy-kv', '--json']);
-  docs.diff = await json(['diff', staged, zeroCopy, '--json']);
-  docs.fixtures = await json(['fixtures', join(dir, 'fixtures'), '--json']);
-  docs.env = await json(['env', '--json']);
+  // Every run writes a file of its own: they go at once (test/helpers/cli.ts).
   const withRunner = { TRTX_RUNNER_BIN: runner };
-  docs.verify = await json(['verify', staged, '--zero-copy-kv', '--init-device-buffers', '--json'], 0, withRunner);
-  docs.demo = await json(['demo', '--out', join(dir, 'demo'), '--json'], 0, withRunner);
+  [docs.inspect, docs.check, docs.rewriteBudget, docs.rewriteZeroCopy, docs.diff, docs.fixtures, docs.env, docs.verify, docs.demo] =
+    await Promise.all([
+      json(['inspect', staged, '--json']),
+      json(['check', staged, '--json']),
+      json(['rewrite', engines, '-o', join(dir, 'budget.pte'), '--budget', '8GiB', '--json']),
+      json(['rewrite', staged, '-o', join(dir, 'rewritten-zero-copy.pte'), '--zero-copy-kv', '--json']),
+      json(['diff', staged, zeroCopy, '--json']),
+      json(['fixtures', join(dir, 'fixtures'), '--json']),
+      json(['env', '--json']),
+      json(['verify', staged, '--zero-copy-kv', '--init-device-buffers', '--json'], 0, withRunner),
+      json(['demo', '--out', join(dir, 'demo'), '--json'], 0, withRunner),
+    ]);
 
   const ws = workspace();
   const program = join(ws.dir, 'exported-by-double.pte');

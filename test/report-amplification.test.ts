@@ -10,14 +10,7 @@ import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import type { Program } from '../src/pte/model.js';
-import {
-  REPORT_BUDGET_FACTOR,
-  REPORT_BUDGET_FLOOR,
-  allowReportFor,
-  endReportBudget,
-  resetReportBudget,
-  stringifyWithinBudget,
-} from '../src/util/report-budget.js';
+import { REPORT_BUDGET_FACTOR, REPORT_BUDGET_FLOOR, ReportBudget } from '../src/util/report-budget.js';
 import { runChild } from './helpers/child-cli.js';
 import { rewrite } from './helpers/diff-files.js';
 import { tempDir } from './helpers/temp.js';
@@ -79,25 +72,17 @@ describe('the output meter', () => {
   // is metered too (src/util/report-budget.ts), so a renderer that forgot
   // to charge an entry still cannot write past the budget.
   it('refuses a --json document that shares one array a thousand times, before it is written', () => {
-    resetReportBudget();
-    try {
-      allowReportFor(1000);
-      const shape = new Array<number>(10_000).fill(1);
-      const doc = { inputs: new Array<{ shape: number[] }>(1000).fill({ shape }) };
-      expect(() => stringifyWithinBudget(doc, 'doc')).toThrow(/REPORT_BUDGET|would pass/);
-      expect(REPORT_BUDGET_FLOOR + REPORT_BUDGET_FACTOR * 1000).toBeLessThan(JSON.stringify(doc).length);
-    } finally {
-      endReportBudget();
-    }
+    const budget = ReportBudget.forCommand();
+    budget.allowFor(1000);
+    const shape = new Array<number>(10_000).fill(1);
+    const doc = { inputs: new Array<{ shape: number[] }>(1000).fill({ shape }) };
+    expect(() => budget.stringifyWithinBudget(doc, 'doc')).toThrow(/REPORT_BUDGET|would pass/);
+    expect(REPORT_BUDGET_FLOOR + REPORT_BUDGET_FACTOR * 1000).toBeLessThan(JSON.stringify(doc).length);
   });
 
   it('writes a document within the budget as JSON.stringify does, bigints as decimals', () => {
-    resetReportBudget();
-    try {
-      const doc = { a: [1, 2, { b: 'x' }], n: 12345678901234567890n };
-      expect(stringifyWithinBudget(doc, 'doc')).toBe(JSON.stringify({ ...doc, n: '12345678901234567890' }, null, 2));
-    } finally {
-      endReportBudget();
-    }
+    const budget = ReportBudget.forCommand();
+    const doc = { a: [1, 2, { b: 'x' }], n: 12345678901234567890n };
+    expect(budget.stringifyWithinBudget(doc, 'doc')).toBe(JSON.stringify({ ...doc, n: '12345678901234567890' }, null, 2));
   });
 });

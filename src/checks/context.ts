@@ -45,7 +45,7 @@ export async function buildCheckContext(
     else {
       const e = read.error;
       blobDiagnostics.push(
-        diag('error', e.code, e.location || ref.location, e.message, e.hint ?? 're-export the program', {
+        diag(pte.reportBudget, 'error', e.code, e.location || ref.location, e.message, e.hint ?? 're-export the program', {
           method: ref.plan.name,
           delegate: ref.delegateIndex,
         }),

@@ -5,14 +5,16 @@
 import type { Code } from '../codes/index.js';
 import { boundedText } from '../util/display.js';
 import type { Finding, Severity } from '../util/finding.js';
-import { chargeReport } from '../util/report-budget.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 export type { Severity } from '../util/finding.js';
 
 /** A finding of `trtx check` (its shape lives in util/finding.ts, so a refusal can carry findings). */
 export type Diagnostic = Finding;
 
+/** A finding, charged to `budget` (the checked program's, PteFile.reportBudget) as it is made. */
 export function diag(
+  budget: ReportBudget,
   severity: Severity,
   code: Code,
   location: string,
@@ -21,7 +23,7 @@ export function diag(
   where: { method?: string | null; delegate?: number | null } = {},
 ): Diagnostic {
   // Messages and locations embed names from the program: bounded, so many findings about one long name stay small.
-  chargeReport(Math.min(location.length, 600) + Math.min(message.length, 1200) + hint.length + 64, location.slice(0, 200));
+  budget.chargeReport(Math.min(location.length, 600) + Math.min(message.length, 1200) + hint.length + 64, location.slice(0, 200));
   return {
     severity,
     code,

@@ -10,6 +10,7 @@ import type { Program } from '../pte/model.js';
 import { withPte } from '../pte/open.js';
 import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
 import { isTrtxError } from '../util/errors.js';
+import { ReportBudget } from '../util/report-budget.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 import { buildCheckContext } from './context.js';
 import { runChecksIn, summarizeDiagnostics, type CheckResult } from './run.js';
@@ -76,18 +77,33 @@ export function failsCheck(r: Pick<CheckResult, 'summary'>, strict: boolean): bo
 }
 
 /** Opens and checks; a container that does not parse becomes one error diagnostic. */
-export async function checkFile(file: string, options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules }): Promise<FileCheck> {
+export async function checkFile(
+  file: string,
+  options: { requireZeroCopyKv?: boolean; runtime?: RuntimeRules; reportBudget?: ReportBudget },
+): Promise<FileCheck> {
+  const reportBudget = options.reportBudget ?? new ReportBudget();
   try {
-    return await withPte(file, async (pte) => {
-      // The census reuses the blobs the checks parsed: each is read once.
-      const { ctx, blobDiagnostics } = await buildCheckContext(pte, options);
-      return { ...(await runChecksIn(ctx, blobDiagnostics)), program: pte.program, engines: await engineCensus(pte, ctx.trt) };
-    });
+    return await withPte(
+      file,
+      async (pte) => {
+        // The census reuses the blobs the checks parsed: each is read once.
+        const { ctx, blobDiagnostics } = await buildCheckContext(pte, options);
+        return { ...(await runChecksIn(ctx, blobDiagnostics)), program: pte.program, engines: await engineCensus(pte, ctx.trt) };
+      },
+      { reportBudget },
+    );
   } catch (e) {
     // Usage-kind failures (missing file, not a program) stay exit 2.
     if (!isTrtxError(e) || e.kind === 'usage') throw e;
     const diagnostics = [
-      diag('error', e.code, e.location || 'file', e.message, e.hint ?? 'the file is not a sound ExecuTorch program; re-export it'),
+      diag(
+        reportBudget,
+        'error',
+        e.code,
+        e.location || 'file',
+        e.message,
+        e.hint ?? 'the file is not a sound ExecuTorch program; re-export it',
+      ),
     ];
     return { diagnostics, summary: summarizeDiagnostics(diagnostics), program: null, engines: null };
   }
@@ -108,9 +124,9 @@ export function reportOf(file: string, result: CheckResult & { engines: EngineCe
 }
 
 /** Checks `file`; a file that cannot be checked at all is a refusal entry, not a throw. */
-export async function checkOneOf(file: string, opts: FileCheckOptions): Promise<CheckedFile> {
+export async function checkOneOf(file: string, opts: FileCheckOptions, reportBudget?: ReportBudget): Promise<CheckedFile> {
   try {
-    const result = await checkFile(file, { requireZeroCopyKv: opts.zeroCopyKv, runtime: opts.runtime });
+    const result = await checkFile(file, { requireZeroCopyKv: opts.zeroCopyKv, runtime: opts.runtime, reportBudget });
     return { file, result, report: reportOf(file, result, opts) };
   } catch (e) {
     if (!isTrtxError(e)) throw e;

@@ -52,6 +52,7 @@ import {
 } from '../pte/model.js';
 import { deviceLabel, numel, operatorName, placement, scalarTypeName, taggedDevice, tensorBytes, valueLabel } from '../pte/tensor.js';
 import { itemAt, present } from '../util/present.js';
+import type { ReportBudget } from '../util/report-budget.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 
 export const KERNEL_ARGUMENT_HINTS = {
@@ -269,10 +270,16 @@ function checkSignature(plan: ExecutionPlan, full: string, args: number[], at: s
  * updates in place (zero-copy-scan.ts inPlaceBuffers), which the zero-copy
  * rules check instead.
  */
-export function checkKernelArguments(plan: ExecutionPlan, m: string, out: Diagnostic[], zeroCopy: ReadonlySet<number> = new Set()): void {
+export function checkKernelArguments(
+  plan: ExecutionPlan,
+  m: string,
+  out: Diagnostic[],
+  budget: ReportBudget,
+  zeroCopy: ReadonlySet<number> = new Set(),
+): void {
   const err: Report = (code, location, message) =>
     out.push(
-      diag('error', code, location, message, code === 'STRUCT_KERNEL_ARITY' ? KERNEL_ARITY_HINT : KERNEL_ARGUMENT_HINTS[code], {
+      diag(budget, 'error', code, location, message, code === 'STRUCT_KERNEL_ARITY' ? KERNEL_ARITY_HINT : KERNEL_ARGUMENT_HINTS[code], {
         method: m,
       }),
     );

@@ -29,13 +29,21 @@ export async function checkReferenceEngines(ctx: Pick<CheckContext, 'pte' | 'trt
       if (!engine.program) checkEngineBindings(engine, bindings, { location: `${d.location} > engine` });
     } catch (e) {
       if (!isTrtxError(e)) throw e;
-      out.push(diag('error', e.code, e.location || d.location, e.message, e.hint ?? 're-export the program', where));
+      out.push(diag(ctx.pte.reportBudget, 'error', e.code, e.location || d.location, e.message, e.hint ?? 're-export the program', where));
       continue;
     }
     const wrong = engine.program && programArityMismatch(engine.program, bindings);
     if (wrong)
       out.push(
-        diag('error', 'TRT_REFERENCE_PROGRAM_ARITY', `${d.location} > engine > program`, wrong, REFERENCE_PROGRAM_ARITY_HINT, where),
+        diag(
+          ctx.pte.reportBudget,
+          'error',
+          'TRT_REFERENCE_PROGRAM_ARITY',
+          `${d.location} > engine > program`,
+          wrong,
+          REFERENCE_PROGRAM_ARITY_HINT,
+          where,
+        ),
       );
   }
   return out;

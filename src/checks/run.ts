@@ -89,6 +89,7 @@ export async function runChecksIn(
       if (options.requireZeroCopyKv || ctx.trt.some((t) => t.blob.metadata.aliased_io.length > 0)) {
         found.push(
           diag(
+            ctx.pte.reportBudget,
             'info',
             'CHECK_SKIPPED',
             'program',

@@ -78,7 +78,7 @@ export function checkRuntimeHazards(ctx: CheckContext): Diagnostic[] {
   const rules: RuntimeRules = ctx.options.runtime ?? DEFAULT_RUNTIME;
   const out: Diagnostic[] = [];
   const add: AddHazard = (severity, code, method, location, message, hint, delegate = null) =>
-    out.push(diag(severity, code, location, message, hint, { method, delegate }));
+    out.push(diag(ctx.pte.reportBudget, severity, code, location, message, hint, { method, delegate }));
   // The order of the steps is the order of the report: per method, then
   // across methods, then per TensorRT call.
   deviceStateHazards(ctx, rules, add);

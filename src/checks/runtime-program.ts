@@ -35,7 +35,7 @@ export const MAX_SCHEMA_VERSION = 0;
 export function checkRuntimeProgram(pte: PteFile): Diagnostic[] {
   const out: Diagnostic[] = [];
   const err = (code: RuntimeProgramCode, location: string, message: string, method: string | null = null) =>
-    out.push(diag('error', code, location, message, RUNTIME_PROGRAM_HINTS[code], { method }));
+    out.push(diag(pte.reportBudget, 'error', code, location, message, RUNTIME_PROGRAM_HINTS[code], { method }));
   const p = pte.program;
   if (p.version > MAX_SCHEMA_VERSION) {
     err(

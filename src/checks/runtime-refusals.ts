@@ -150,7 +150,8 @@ function checkInitialState(pte: PteFile, program: Program, t: Tensor, at: string
 
 function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Diagnostic[]): void {
   const m = planName(plan, planIndex);
-  const err: Report = (code, location, message) => out.push(diag('error', code, location, message, HINTS[code], { method: m }));
+  const err: Report = (code, location, message) =>
+    out.push(diag(pte.reportBudget, 'error', code, location, message, HINTS[code], { method: m }));
 
   plan.values.forEach((v, i) => {
     if (v.type === 'Tensor') checkTensor(pte, plan, v.tensor, `${m} > value ${valueLabel(plan, i)}`, err);
@@ -195,6 +196,7 @@ function checkConstantOffsets(pte: PteFile, out: Diagnostic[]): void {
     if (o > BigInt(seg.size)) {
       out.push(
         diag(
+          pte.reportBudget,
           'error',
           'STRUCT_CONSTANT_OFFSET',
           `program > constant_segment.offsets[${k}]`,
@@ -215,7 +217,7 @@ export function checkRuntimeRefusals(pte: PteFile, trt: TrtDelegate[] = []): Dia
   checkConstantOffsets(pte, out);
   pte.program.executionPlan.forEach((plan, i) => {
     checkPlan(pte, plan, i, out);
-    checkKernelArguments(plan, planName(plan, i), out, inPlaceBuffers(pte.program, i, { trt }));
+    checkKernelArguments(plan, planName(plan, i), out, pte.reportBudget, inPlaceBuffers(pte.program, i, { trt }));
   });
   return out;
 }

@@ -53,7 +53,7 @@ function checkPlan(pte: PteFile, plan: ExecutionPlan, planIndex: number, out: Di
   const m = planName(plan, planIndex);
   const nValues = plan.values.length;
   const err = (code: keyof typeof HINTS, location: string, message: string, delegate: number | null = null) =>
-    out.push(diag('error', code, location, message, HINTS[code], { method: m, delegate }));
+    out.push(diag(pte.reportBudget, 'error', code, location, message, HINTS[code], { method: m, delegate }));
   const inValues = (i: number) => Number.isInteger(i) && i >= 0 && i < nValues;
   const valueIndex = (i: number, location: string, what: string, delegate: number | null = null) => {
     if (!inValues(i))
@@ -189,10 +189,18 @@ function checkDelegates(pte: PteFile, plan: ExecutionPlan, planIndex: number, er
       if (!isTrtxError(e)) throw e;
       // Same code and text as the blob reader's, so run.ts folds the two into one.
       out.push(
-        diag('error', e.code, e.location, e.message, 're-export the program; the delegate points at data that is not in the file', {
-          method: m,
-          delegate: k,
-        }),
+        diag(
+          pte.reportBudget,
+          'error',
+          e.code,
+          e.location,
+          e.message,
+          're-export the program; the delegate points at data that is not in the file',
+          {
+            method: m,
+            delegate: k,
+          },
+        ),
       );
     }
   });
@@ -311,6 +319,7 @@ export function checkStructure(ctx: Pick<CheckContext, 'pte'>): Diagnostic[] {
   if (cs && cs.offsets.length > 0 && !pte.segments[cs.segmentIndex]) {
     out.push(
       diag(
+        pte.reportBudget,
         'error',
         'STRUCT_CONSTANT_SEGMENT',
         'program > constant_segment.segment_index',

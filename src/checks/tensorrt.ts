@@ -20,6 +20,7 @@ import { diag, type Diagnostic } from './diagnostic.js';
 import { REFERENCE_PROGRAM_ARITY_HINT } from './reference-engines.js';
 import { SCALAR_TYPE_CODE } from '../util/dtype.js';
 import { itemAt } from '../util/present.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 const HINTS = {
   TRT_ARITY:
@@ -67,10 +68,10 @@ export function shapeAgrees(binding: readonly number[], sizes: readonly number[]
   return binding.length === sizes.length && binding.every((d, i) => d < 0 || d === sizes[i]);
 }
 
-function specChecks(ref: DelegateRef, out: Diagnostic[]): TargetDevice | undefined {
+function specChecks(ref: DelegateRef, out: Diagnostic[], budget: ReportBudget): TargetDevice | undefined {
   const view = specView(ref.delegate);
   const where = { method: planName(ref.plan, ref.planIndex), delegate: ref.delegateIndex };
-  for (const d of specDiagnosticsAt(view, ref.location)) out.push(diag(d.severity, d.code, d.location, d.message, d.hint, where));
+  for (const d of specDiagnosticsAt(view, ref.location)) out.push(diag(budget, d.severity, d.code, d.location, d.message, d.hint, where));
   return view.specs.target;
 }
 
@@ -94,9 +95,10 @@ interface CallSite {
   site: string;
   target: TargetDevice | undefined;
   out: Diagnostic[];
+  budget: ReportBudget;
 }
 
-function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagnostic[]): void {
+function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagnostic[], budget: ReportBudget): void {
   const { plan } = d;
   const where = { method: planName(plan, d.planIndex), delegate: d.delegateIndex };
   const ins = inputs(d.blob.metadata);
@@ -118,6 +120,7 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
           : `${staged} (${ins.length} inputs + ${outs.length} outputs)`;
       out.push(
         diag(
+          budget,
           'error',
           'TRT_ARITY',
           `${d.location} > ${site}`,
@@ -128,7 +131,7 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
       );
       continue;
     }
-    const at: CallSite = { d, plan, where, site, target, out };
+    const at: CallSite = { d, plan, where, site, target, out, budget };
     // `bound` was chosen for this call's argument count: argument k is there.
     bound.forEach((b, k) => argumentChecks(at, b, k, itemAt(call.args, k, `arguments of the call at ${site}`)));
   }
@@ -136,7 +139,7 @@ function callChecks(d: TrtDelegate, target: TargetDevice | undefined, out: Diagn
 
 /** Argument `k` (value `v`) of a call against its binding `b`: a tensor, of the binding's dtype and shape where recorded, on the target device. */
 function argumentChecks(s: CallSite, b: IoBinding, k: number, v: number): void {
-  const { d, plan, where, out } = s;
+  const { d, plan, where, out, budget } = s;
   const at = `${d.location} > binding ${bindingLabel(b.name)}`;
   const arg = `argument ${k} (${valueLabel(plan, v)}) at ${s.site}`;
   const value = plan.values[v];
@@ -144,6 +147,7 @@ function argumentChecks(s: CallSite, b: IoBinding, k: number, v: number): void {
   if (value.type !== 'Tensor') {
     out.push(
       diag(
+        budget,
         'error',
         'TRT_ARG_NOT_TENSOR',
         at,
@@ -161,6 +165,7 @@ function argumentChecks(s: CallSite, b: IoBinding, k: number, v: number): void {
   if (b.shape.length > 0 && !shapeAgrees(b.shape, t.sizes)) {
     out.push(
       diag(
+        budget,
         'error',
         'TRT_ARG_SHAPE',
         at,
@@ -173,11 +178,12 @@ function argumentChecks(s: CallSite, b: IoBinding, k: number, v: number): void {
   if (s.target !== undefined) deviceChecks(s, s.target, t, at, arg);
 }
 
-function dtypeCheck({ where, out }: CallSite, b: IoBinding, t: Tensor, at: string, arg: string): void {
+function dtypeCheck({ where, out, budget }: CallSite, b: IoBinding, t: Tensor, at: string, arg: string): void {
   const want = dtypeScalarType(b.dtype);
   if (want === null) {
     out.push(
       diag(
+        budget,
         'warning',
         'TRT_BINDING_DTYPE_UNKNOWN',
         at,
@@ -189,6 +195,7 @@ function dtypeCheck({ where, out }: CallSite, b: IoBinding, t: Tensor, at: strin
   } else if (want !== t.scalarType) {
     out.push(
       diag(
+        budget,
         'error',
         'TRT_ARG_DTYPE',
         at,
@@ -201,11 +208,12 @@ function dtypeCheck({ where, out }: CallSite, b: IoBinding, t: Tensor, at: strin
 }
 
 /** A cpu target leaves every tensor on the host (PropagateDevicePass), so any device claim disagrees. */
-function deviceChecks({ plan, where, out }: CallSite, target: TargetDevice, t: Tensor, at: string, arg: string): void {
+function deviceChecks({ plan, where, out, budget }: CallSite, target: TargetDevice, t: Tensor, at: string, arg: string): void {
   for (const c of claimedDevices(plan, t)) {
     if (target.type === 'cpu' || c.place.index !== target.index) {
       out.push(
         diag(
+          budget,
           'error',
           'TRT_DEVICE_MISMATCH',
           at,
@@ -226,13 +234,14 @@ function deviceChecks({ plan, where, out }: CallSite, target: TargetDevice, t: T
  * two agree; where they do not, the engine runs on one GPU with its I/O
  * planned on the other. A cpu target leaves the blob's device in charge.
  */
-function deviceIdCheck(d: TrtDelegate, target: TargetDevice | undefined, out: Diagnostic[]): void {
+function deviceIdCheck(d: TrtDelegate, target: TargetDevice | undefined, out: Diagnostic[], budget: ReportBudget): void {
   if (target === undefined || target.type !== 'cuda') return;
   const id = d.blob.metadata.device_id;
   if (id === target.index) return;
   const where = { method: planName(d.plan, d.planIndex), delegate: d.delegateIndex };
   out.push(
     diag(
+      budget,
       'error',
       'TRT_DEVICE_ID_MISMATCH',
       `${d.location} > metadata.device_id`,
@@ -246,16 +255,18 @@ function deviceIdCheck(d: TrtDelegate, target: TargetDevice | undefined, out: Di
 export function checkTensorRT(ctx: Pick<CheckContext, 'pte' | 'trt'>): Diagnostic[] {
   const out: Diagnostic[] = [];
   const targets = new Map<string, TargetDevice | undefined>();
-  for (const ref of delegatesOf(ctx.pte, isTensorRT)) targets.set(`${ref.planIndex}/${ref.delegateIndex}`, specChecks(ref, out));
+  for (const ref of delegatesOf(ctx.pte, isTensorRT))
+    targets.set(`${ref.planIndex}/${ref.delegateIndex}`, specChecks(ref, out, ctx.pte.reportBudget));
   for (const d of ctx.trt) {
     const target = targets.get(`${d.planIndex}/${d.delegateIndex}`);
-    deviceIdCheck(d, target, out);
-    callChecks(d, target, out);
+    deviceIdCheck(d, target, out, ctx.pte.reportBudget);
+    callChecks(d, target, out, ctx.pte.reportBudget);
   }
   const { resident: r } = programBudgets(ctx.pte.program);
   if (r !== null) {
     out.push(
       diag(
+        ctx.pte.reportBudget,
         'warning',
         'TRT_BUDGET_MULTI_ENGINE',
         'program',

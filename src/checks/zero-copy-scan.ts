@@ -41,12 +41,16 @@ interface View {
   edges: AliasEdge[];
 }
 
-function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic) => void): View[] {
+/** `invalidShared`: told of a delegate whose shared_kv_cache spec does not parse (null: not reported). */
+function views(
+  ctx: Pick<CheckContext, 'trt'>,
+  p: number,
+  invalidShared: ((at: string, message: string, delegate: number) => void) | null,
+): View[] {
   const out: View[] = [];
   for (const t of ctx.trt) {
     if (t.planIndex !== p) continue;
     const meta = t.blob.metadata;
-    const where = { method: planName(t.plan, p), delegate: t.delegateIndex };
     const view = specView(t.delegate);
     const read = view.zeroCopy;
     const stamp = read === null ? null : 'error' in read ? undefined : read.names;
@@ -54,7 +58,7 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
     const shared = sharedRead !== null && 'names' in sharedRead ? sharedRead.names : null;
     if (sharedRead !== null && 'error' in sharedRead) {
       const at = `${t.location} > compile_specs (${SPEC_SHARED_KV_CACHE})`;
-      report(diag('error', 'SPEC_SHARED_KV_CACHE_INVALID', at, sharedRead.error.message, HINTS.SPEC_SHARED_KV_CACHE_INVALID, where));
+      invalidShared?.(at, sharedRead.error.message, t.delegateIndex);
     }
     const elided = new Set(
       stamp
@@ -80,7 +84,7 @@ function views(ctx: Pick<CheckContext, 'trt'>, p: number, report: (d: Diagnostic
  * finding about them. The same identification as scanMethod's `direct`.
  */
 export function inPlaceBuffers(program: Program, p: number, ctx: Pick<CheckContext, 'trt'>): Set<number> {
-  const vs = views(ctx, p, () => {});
+  const vs = views(ctx, p, null);
   const buffers = mutableBuffers(
     planAt(program, p),
     vs.flatMap((v) => v.edges),
@@ -131,7 +135,7 @@ export interface MethodScan {
 export function scanMethod(
   program: Program,
   p: number,
-  ctx: Pick<CheckContext, 'trt'>,
+  ctx: Pick<CheckContext, 'pte' | 'trt'>,
   sharedMap: Map<string, MethodBuffer[]>,
   out: Diagnostic[],
 ): MethodScan {
@@ -143,8 +147,15 @@ export function scanMethod(
     message: string,
     delegate: number | null = null,
     severity: 'error' | 'warning' = 'error',
-  ) => out.push(diag(severity, code, location, message, HINTS[code], { method, delegate }));
-  const vs = views(ctx, p, (d) => out.push(d));
+  ) => out.push(diag(ctx.pte.reportBudget, severity, code, location, message, HINTS[code], { method, delegate }));
+  const vs = views(ctx, p, (at, message, delegate) =>
+    out.push(
+      diag(ctx.pte.reportBudget, 'error', 'SPEC_SHARED_KV_CACHE_INVALID', at, message, HINTS.SPEC_SHARED_KV_CACHE_INVALID, {
+        method,
+        delegate,
+      }),
+    ),
+  );
   // Named buffers, write-back destinations, and (unnamed programs) values only engines update in place.
   const buffers = mutableBuffers(
     plan,

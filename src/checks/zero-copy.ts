@@ -30,7 +30,7 @@ export { ZERO_COPY_CODES, ZERO_COPY_RULES, bufferPlaceholder, type ZeroCopyCode 
 function checkMethod(
   program: Program,
   p: number,
-  ctx: Pick<CheckContext, 'trt'>,
+  ctx: Pick<CheckContext, 'pte' | 'trt'>,
   sharedMap: Map<string, MethodBuffer[]>,
   out: Diagnostic[],
 ): void {
@@ -39,7 +39,7 @@ function checkMethod(
   checkUpdates(s);
 }
 
-function requireZeroCopy(ctx: Pick<CheckContext, 'trt'>, out: Diagnostic[]): void {
+function requireZeroCopy(ctx: Pick<CheckContext, 'pte' | 'trt'>, out: Diagnostic[]): void {
   let any = false;
   for (const t of ctx.trt) {
     const aliased = aliasedOutputs(t.blob.metadata).filter((b) =>
@@ -54,6 +54,7 @@ function requireZeroCopy(ctx: Pick<CheckContext, 'trt'>, out: Diagnostic[]): voi
       const names = staged.map((b) => JSON.stringify(b.name)).join(', ');
       out.push(
         diag(
+          ctx.pte.reportBudget,
           'error',
           'ZC_NOT_ZERO_COPY',
           t.location,
@@ -72,6 +73,7 @@ function requireZeroCopy(ctx: Pick<CheckContext, 'trt'>, out: Diagnostic[]): voi
   if (!any)
     out.push(
       diag(
+        ctx.pte.reportBudget,
         'warning',
         'ZC_NO_KV_CACHE',
         'program',

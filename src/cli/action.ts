@@ -4,13 +4,18 @@
 // this, never cli/main.ts (which imports every command).
 
 import type { Command } from 'commander';
-import { makeCtx, reportError, type Ctx, type GlobalOptions } from './context.js';
-import { endReportBudget, resetReportBudget } from '../util/report-budget.js';
+import { makeCtx, reportError, usage, type Ctx, type GlobalOptions } from './context.js';
+import type { CliSession } from './session.js';
+import { ReportBudget } from '../util/report-budget.js';
 
 export type Handler<O> = (ctx: Ctx, opts: O, args: string[], cmd: Command) => Promise<number>;
 
-/** Wraps a command handler: context from the merged options, errors to exit codes. */
-export function action<O extends GlobalOptions>(handler: Handler<O>) {
+/**
+ * Wraps a command handler of the run `session`: context from the merged
+ * options and a report budget of the command's own, errors to exit codes;
+ * the exit code is the session's status (main returns it).
+ */
+export function action<O extends GlobalOptions>(session: CliSession, handler: Handler<O>) {
   return async function (this: Command, ...argv: unknown[]) {
     const cmd = argv[argv.length - 1] as Command;
     const opts = cmd.optsWithGlobals<O>();
@@ -19,15 +24,18 @@ export function action<O extends GlobalOptions>(handler: Handler<O>) {
       .slice(0, -2)
       .flat()
       .filter((a): a is string => typeof a === 'string');
-    let ctx: Ctx | undefined;
-    resetReportBudget();
     try {
-      ctx = makeCtx(opts);
-      process.exitCode = await handler(ctx, opts, args, cmd);
+      const ctx = makeCtx(opts, session, ReportBudget.forCommand());
+      session.status = await handler(ctx, opts, args, cmd);
     } catch (e) {
-      process.exitCode = reportError(e, Boolean(opts.json));
-    } finally {
-      endReportBudget();
+      session.status = reportError(e, Boolean(opts.json), session);
     }
   };
+}
+
+/** The command's `i`th argument (`name` in its usage), which commander requires: a usage error if it is missing after all. */
+export function argAt(args: readonly string[], i: number, name: string): string {
+  const arg = args[i];
+  if (arg === undefined) throw usage(`missing argument ${name}`);
+  return arg;
 }

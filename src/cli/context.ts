@@ -1,15 +1,19 @@
-// What every command shares: output streams, --json, colour, the logger and
-// the exit-code contract (src/codes/exit.ts: 0 ok, 1 the program or model is
-// refused or a check failed, 2 usage or environment). Commands print through
-// this; the library never prints.
+// What every command shares: output streams, --json, colour, the logger,
+// the report budget and the exit-code contract (src/codes/exit.ts: 0 ok, 1
+// the program or model is refused or a check failed, 2 usage or
+// environment). Commands print through this; the library never prints. A
+// context belongs to one command of one run (session.ts): its streams and
+// environment are the run's, its budget the command's.
 
 import type pino from 'pino';
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { TrtxError, isTrtxError } from '../util/errors.js';
 import { escapeControls } from '../util/escape.js';
-import { chargeOutput, stringifyWithinBudget } from '../util/report-budget.js';
-import { writeStderr as toStderr, writeStdout as toStdout } from './status-line.js';
+import type { ReportBudget } from '../util/report-budget.js';
+import type { OutStream } from './io.js';
+import type { CliSession } from './session.js';
+import type { Terminal } from './status-line.js';
 
 export { EXIT_OK, EXIT_USAGE, EXIT_REFUSED as EXIT_CHECK } from '../codes/exit.js';
 import { EXIT_REFUSED as EXIT_CHECK, EXIT_USAGE } from '../codes/exit.js';
@@ -34,12 +38,21 @@ export interface Ctx {
   /** The --json document (stdout). */
   emitJson(value: unknown): void;
   stderrIsTTY: boolean;
+  /** The run's terminal: progress draws its status line there. */
+  terminal: Terminal;
+  /** The run's environment (io.ts): what the command reads of it, and passes on to the library as a value. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** The command's report budget: what it opens adds to it, what it reports and prints is charged to it. */
+  budget: ReportBudget;
 }
 
+/** The part of a run (session.ts) a context and an error report write to: its streams, environment and terminal. */
+export type CtxSource = Pick<CliSession, 'io' | 'terminal'>;
+
 /** Colour only on a terminal, never with NO_COLOR or --no-color. */
-export function colorEnabled(opts: GlobalOptions, stream: NodeJS.WriteStream = process.stdout): boolean {
+export function colorEnabled(opts: GlobalOptions, stream: OutStream, env: CliSession['io']['env']): boolean {
   if (opts.color === false) return false;
-  if (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '') return false;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   return Boolean(stream.isTTY);
 }
 
@@ -61,15 +74,15 @@ export function formatLogLine(rec: { level: number; time?: number; msg: string }
  * the same after the time when stderr is a file or a pipe (a CI log).
  * `--log-format json` keeps pino's JSON lines instead.
  */
-function textLogStream(withTime: boolean): Writable {
+function textLogStream(withTime: boolean, terminal: Terminal): Writable {
   return new Writable({
     write(chunk, _enc, done) {
       for (const line of String(chunk).split('\n')) {
         if (!line) continue;
         try {
-          toStderr(formatLogLine(JSON.parse(line) as { level: number; time?: number; msg: string }, withTime));
+          terminal.writeStderr(formatLogLine(JSON.parse(line) as { level: number; time?: number; msg: string }, withTime));
         } catch {
-          toStderr(line + '\n');
+          terminal.writeStderr(line + '\n');
         }
       }
       done();
@@ -77,9 +90,21 @@ function textLogStream(withTime: boolean): Writable {
   });
 }
 
-export function makeCtx(opts: GlobalOptions): Ctx {
+/** pino's JSON lines, whole, on the run's stderr. */
+function jsonLogStream(terminal: Terminal): Writable {
+  return new Writable({
+    write(chunk, _enc, done) {
+      terminal.writeStderr(String(chunk));
+      done();
+    },
+  });
+}
+
+export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudget): Ctx {
+  const { io, terminal } = run;
   const json = Boolean(opts.json);
-  const color = !json && colorEnabled(opts);
+  const color = !json && colorEnabled(opts, io.stdout, io.env);
+  const stderrIsTTY = Boolean(io.stderr.isTTY);
   const level = opts.quiet ? 'error' : (opts.logLevel ?? 'info');
   // pino is loaded on the first log line: most runs of a fast command log nothing.
   let logger: pino.Logger | undefined;
@@ -87,9 +112,9 @@ export function makeCtx(opts: GlobalOptions): Ctx {
     if (!logger) {
       const pinoFn = createRequire(import.meta.url)('pino') as typeof pino;
       if (opts.logFormat === 'json') {
-        logger = pinoFn({ level, base: undefined, timestamp: pinoFn.stdTimeFunctions.isoTime }, pinoFn.destination({ fd: 2, sync: true }));
+        logger = pinoFn({ level, base: undefined, timestamp: pinoFn.stdTimeFunctions.isoTime }, jsonLogStream(terminal));
       } else {
-        logger = pinoFn({ level, base: undefined }, textLogStream(!process.stderr.isTTY));
+        logger = pinoFn({ level, base: undefined }, textLogStream(!stderrIsTTY, terminal));
       }
     }
     return logger;
@@ -101,26 +126,30 @@ export function makeCtx(opts: GlobalOptions): Ctx {
     get log() {
       return getLog();
     },
-    stderrIsTTY: Boolean(process.stderr.isTTY),
+    stderrIsTTY,
+    terminal,
+    env: io.env,
+    budget,
     // Everything a command writes to stdout is metered against the report
     // budget (src/util/report-budget.ts); the refusal is written apart.
     print: (line = '') => {
       if (json) return;
-      chargeOutput(line.length + 1, 'stdout');
-      toStdout(escapeControls(line, color) + '\n');
+      budget.chargeOutput(line.length + 1, 'stdout');
+      terminal.writeStdout(escapeControls(line, color) + '\n');
     },
     printDocument: (text) => {
-      chargeOutput(text.length + 1, 'stdout');
-      toStdout(text + '\n');
+      budget.chargeOutput(text.length + 1, 'stdout');
+      terminal.writeStdout(text + '\n');
     },
     emitJson: (value) => {
-      toStdout(stringifyWithinBudget(value, 'the --json document') + '\n');
+      terminal.writeStdout(budget.stringifyWithinBudget(value, 'the --json document') + '\n');
     },
   };
 }
 
 /** The one line a refusal prints, plus its hint. */
-export function reportError(e: unknown, json: boolean): number {
+export function reportError(e: unknown, json: boolean, run: CtxSource): number {
+  const { terminal, io } = run;
   if (isTrtxError(e)) {
     const code = e.kind === 'usage' ? EXIT_USAGE : EXIT_CHECK;
     if (json) {
@@ -133,10 +162,10 @@ export function reportError(e: unknown, json: boolean): number {
           ...(e.diagnostics ? { diagnostics: e.diagnostics } : {}),
         },
       };
-      toStdout(JSON.stringify(doc, null, 2) + '\n');
+      terminal.writeStdout(JSON.stringify(doc, null, 2) + '\n');
     }
-    toStderr(`error: ${escapeControls(e.oneLine())}\n`);
-    if (e.hint) toStderr(`hint: ${escapeControls(e.hint)}\n`);
+    terminal.writeStderr(`error: ${escapeControls(e.oneLine())}\n`);
+    if (e.hint) terminal.writeStderr(`hint: ${escapeControls(e.hint)}\n`);
     return code;
   }
   // A bug in trtx, not in the input: still one line, and the detail on request.
@@ -144,10 +173,10 @@ export function reportError(e: unknown, json: boolean): number {
   // A script reading --json must still get the error document (schemas/error.schema.json).
   if (json) {
     const doc = { error: { code: 'INTERNAL', location: '', message: err?.message ?? String(e), hint: 'set TRTX_DEBUG=1 for the stack' } };
-    toStdout(JSON.stringify(doc, null, 2) + '\n');
+    terminal.writeStdout(JSON.stringify(doc, null, 2) + '\n');
   }
-  toStderr(`error: INTERNAL: ${escapeControls(err?.message ?? String(e))} (set TRTX_DEBUG=1 for the stack)\n`);
-  if (process.env.TRTX_DEBUG) toStderr(`${err?.stack}\n`);
+  terminal.writeStderr(`error: INTERNAL: ${escapeControls(err?.message ?? String(e))} (set TRTX_DEBUG=1 for the stack)\n`);
+  if (io.env.TRTX_DEBUG) terminal.writeStderr(`${err?.stack}\n`);
   return EXIT_USAGE;
 }
 

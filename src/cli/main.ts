@@ -1,5 +1,7 @@
 // The trtx command line: global options, one file per command, and the
 // exit-code contract. Usage errors (bad flags, missing arguments) exit 2.
+// `main(argv, io)` is one run: it writes to io's streams only and returns
+// the exit status (bin/trtx sets the process's from it).
 
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT_USAGE, reportError } from './context.js';
@@ -14,6 +16,8 @@ import { registerDemo } from './commands/demo.js';
 import { registerFixtures } from './commands/fixtures.js';
 import { registerEnv } from './commands/env.js';
 import { TRTX_VERSION } from '../util/version.js';
+import { processIo, type CliIo } from './io.js';
+import { newSession, type CliSession } from './session.js';
 
 // bin/trtx installs it; tests that call main() in process do not.
 export { installSignalCleanup } from '../util/cleanup.js';
@@ -26,7 +30,8 @@ export const EXIT_CODES_HELP = [
   `  ${EXIT_SIGNALS.status}  ${EXIT_SIGNALS.meaning}`,
 ].join('\n');
 
-export function buildProgram(): Command {
+/** The command line of one run: every command writes to the session's streams (help and usage errors included). */
+export function buildProgram(session: CliSession = newSession(processIo())): Command {
   const program = new Command('trtx')
     .description('Export, check, rewrite and verify ExecuTorch programs with TensorRT delegates')
     .version(TRTX_VERSION, '--version')
@@ -46,21 +51,34 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', EXIT_CODES_HELP)
     .exitOverride();
-  program.configureOutput({ outputError: (str, write) => write(str) });
-  registerInspect(program);
-  registerCheck(program);
-  registerRewrite(program);
-  registerDiff(program);
-  registerVerify(program);
-  registerExport(program);
-  registerDemo(program);
-  registerFixtures(program);
-  registerEnv(program);
+  // Before the commands are added: each copies its parent's output settings.
+  const { io, terminal } = session;
+  program.configureOutput({
+    writeOut: (str) => terminal.writeStdout(str),
+    writeErr: (str) => terminal.writeStderr(str),
+    outputError: (str, write) => write(str),
+    // As commander's defaults read them from process.stdout and stderr (80 off a terminal); help has no colour of its own.
+    getOutHelpWidth: () => (io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80),
+    getErrHelpWidth: () => (io.stderr.isTTY ? (io.stderr.columns ?? 80) : 80),
+    getOutHasColors: () => false,
+    getErrHasColors: () => false,
+  });
+  registerInspect(program, session);
+  registerCheck(program, session);
+  registerRewrite(program, session);
+  registerDiff(program, session);
+  registerVerify(program, session);
+  registerExport(program, session);
+  registerDemo(program, session);
+  registerFixtures(program, session);
+  registerEnv(program, session);
   return program;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+/** Runs the command line once on `io` (the process's streams by default) and returns its exit status. */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const session = newSession(io);
+  const program = buildProgram(session);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {
@@ -68,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
       // --help and --version end here too, with code 0.
       return e.exitCode === 0 ? 0 : EXIT_USAGE;
     }
-    return reportError(e, false);
+    return reportError(e, false, session);
   }
-  return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  return session.status ?? 0;
 }

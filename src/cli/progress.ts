@@ -5,7 +5,6 @@
 import type { Ctx } from './context.js';
 import { formatIEC } from '../util/size.js';
 import { escapeControls } from '../util/escape.js';
-import { clearStatusLine, drawStatusLine } from './status-line.js';
 
 export interface Progress {
   update(done: number, total?: number, note?: string): void;
@@ -31,7 +30,7 @@ export function startProgress(ctx: Ctx, label: string, opts: { bytes?: boolean }
         const width = 24;
         const filled = total ? Math.round((width * done) / total) : 0;
         const bar = total ? ` [${'#'.repeat(filled)}${'.'.repeat(width - filled)}]` : '';
-        drawStatusLine(`${escapeControls(label)}${bar}${pct}${amount}${note ? ' ' + escapeControls(note) : ''}`);
+        ctx.terminal.drawStatusLine(`${escapeControls(label)}${bar}${pct}${amount}${note ? ' ' + escapeControls(note) : ''}`);
       } else if (!shown) {
         ctx.log.info(`${label}...`);
       }
@@ -40,7 +39,7 @@ export function startProgress(ctx: Ctx, label: string, opts: { bytes?: boolean }
     done(note) {
       if (!shown) return;
       const secs = ((Date.now() - started) / 1000).toFixed(1);
-      if (tty) clearStatusLine();
+      if (tty) ctx.terminal.clearStatusLine();
       ctx.log.info(`${label} done in ${secs}s${note ? ': ' + note : ''}`);
     },
   };

@@ -4,6 +4,7 @@
 
 import type { VerifyReference } from '../verify/reference.js';
 import type { styler } from './style.js';
+import { itemAt } from '../util/present.js';
 
 type Styler = ReturnType<typeof styler>;
 
@@ -30,8 +31,8 @@ export function renderReference(r: VerifyReference, s: Styler): string[] {
         : `FAIL ${c.mismatched}/${c.elements} over; step ${c.worst?.step} element ${c.worst?.index}: ${c.worst?.actual} vs ${c.worst?.expected}`,
   ]);
   const head = ['run', 'output', 'dtype', 'max abs', 'max rel', 'result'];
-  const width = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const fmt = (row: string[]) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(width[i]))).join('  ');
+  const width = head.map((h, i) => Math.max(h.length, ...rows.map((row) => itemAt(row, i, 'a comparison row').length)));
+  const fmt = (row: string[]) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(itemAt(width, i, 'the column widths')))).join('  ');
   lines.push(`    ${s('dim', fmt(head))}`);
   for (const row of rows) lines.push(`    ${row[5] === 'ok' ? fmt(row) : s('red', fmt(row))}`);
   return lines;

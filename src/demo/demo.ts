@@ -29,6 +29,7 @@ import type { VerifyResult } from '../verify/result.js';
 import { bridgePackageDir } from '../bridge/env.js';
 import type { PythonEnvProgress } from '../pyenv/index.js';
 import type { RunnerProgress } from '../runner/index.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 export const DEMO_BUDGET = 8n << 30n;
 /** The bundled PyTorch model of `--from-pytorch`, relative to python-bridge/. */
@@ -45,6 +46,10 @@ export interface DemoOptions {
   onStage?: (stage: string) => void;
   onRunnerBuild?: (p: RunnerProgress) => void;
   runner?: string;
+  /** The prebuilt runner verify uses (VerifyOptions.runnerBinary). */
+  runnerBinary?: string | null;
+  /** The command's report budget, for every program the demo opens (src/util/report-budget.ts); unbounded when absent. */
+  reportBudget?: ReportBudget;
 }
 
 export interface DemoResult {
@@ -106,7 +111,9 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
   written(staged);
 
   opts.onStage?.('rewriting: --budget 8GiB --zero-copy-kv');
-  const before = await withPte(staged, (pte) => decodeStaging(pte.program.executionPlan, 'the staged program'));
+  const before = await withPte(staged, (pte) => decodeStaging(pte.program.executionPlan, 'the staged program'), {
+    reportBudget: opts.reportBudget,
+  });
   const { program, check, rewrite } = await rewriteToZeroCopy(staged, zeroCopy, opts);
   written(zeroCopy);
   const after = decodeStaging(program.executionPlan, 'the zero-copy program');
@@ -121,7 +128,9 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
     // execute: ExecuTorch leaves device arenas as cudaMalloc returns them.
     initDeviceBuffers: true,
     runner: opts.runner,
+    runnerBinary: opts.runnerBinary,
     onRunnerBuild: opts.onRunnerBuild,
+    reportBudget: opts.reportBudget,
   });
   return {
     schema: 'trtx.demo/1',
@@ -154,6 +163,7 @@ async function writeStaged(staged: string, opts: DemoOptions): Promise<void> {
     output: staged,
     engine: 'reference',
     onPythonEnv: opts.onPythonEnv,
+    reportBudget: opts.reportBudget,
     onEvent: (e) => {
       if (e.event === 'progress') opts.onStage?.(`export ${e.stage}${e.message ? `: ${e.message}` : ''}`);
     },
@@ -169,6 +179,7 @@ async function rewriteToZeroCopy(
   const outcome = await runPipeline(staged, {
     request: { budget: { budget: DEMO_BUDGET }, zeroCopyKv: {} },
     output: { path: zeroCopy, command: 'demo' },
+    reportBudget: opts.reportBudget,
     onStep: (step) => {
       if (step === 'checks') opts.onStage?.('checking');
     },

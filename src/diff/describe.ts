@@ -9,7 +9,6 @@ import type { EValue, Tensor } from '../pte/model.js';
 import { deviceLabel, placement, scalarTypeName, taggedDevice, tensorName } from '../pte/tensor.js';
 import type { MethodView } from './view.js';
 import { shortName } from '../util/display.js';
-import { chargeReport } from '../util/report-budget.js';
 
 export interface DescribeOptions {
   /** Name tensors by the delegate binding they are passed as (off when describing that very binding). */
@@ -41,9 +40,9 @@ export function describeValue(view: MethodView, index: number, opts: DescribeOpt
   // it is written out again.
   const v = view.plan.values[index];
   const width = v?.type === 'Tensor' ? v.tensor.sizes.length : v && 'items' in v ? v.items.length : 0;
-  chargeReport(2 * width, `${view.name} > value %${index}`);
+  view.budget.chargeReport(2 * width, `${view.name} > value %${index}`);
   const text = valueText(view, index, opts, depth);
-  chargeReport(text.length + 8, `${view.name} > value %${index}`);
+  view.budget.chargeReport(text.length + 8, `${view.name} > value %${index}`);
   return text;
 }
 

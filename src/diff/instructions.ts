@@ -12,14 +12,13 @@ import { keyedChanges } from './lcs.js';
 import type { InstructionChange } from './report.js';
 import type { MethodView } from './view.js';
 import { shortName } from '../util/display.js';
-import { chargeReport } from '../util/report-budget.js';
 import { itemAt } from '../util/present.js';
 
 export function operatorName(view: MethodView, opIndex: number): string {
   const op = view.plan.operators[opIndex];
   if (!op) return `<operator ${opIndex}>`;
   const name = shortName(pteOperatorName(op, '<no name>'));
-  chargeReport(name.length + 8, `${view.name} > operators[${opIndex}]`);
+  view.budget.chargeReport(name.length + 8, `${view.name} > operators[${opIndex}]`);
   return name;
 }
 

@@ -10,7 +10,6 @@ import { pairBy } from './match.js';
 import type { ArenaChange, ArenaState, IoChange, MethodDiff, TensorChange, TensorPlace } from './report.js';
 import type { MethodView } from './view.js';
 import { shortName } from '../util/display.js';
-import { chargeReport } from '../util/report-budget.js';
 
 function arenaState(view: MethodView, index: number): ArenaState | null {
   const size = view.plan.nonConstBufferSizes[index];
@@ -30,7 +29,7 @@ export function diffArenas(a: MethodView, b: MethodView): ArenaChange[] {
 }
 
 function tensorPlace(view: MethodView, t: Tensor): TensorPlace {
-  chargeReport(2 * t.sizes.length + 64, `${view.name} > tensor ${shortName(tensorName(t) ?? '')}`);
+  view.budget.chargeReport(2 * t.sizes.length + 64, `${view.name} > tensor ${shortName(tensorName(t) ?? '')}`);
   const p = placement(view.plan, t);
   return {
     dtype: dtypeName(t),
@@ -79,7 +78,7 @@ function signatureText(view: MethodView, index: number): string {
   const v = view.plan.values[index];
   if (v?.type !== 'Tensor') return describeValue(view, index);
   // Charged before the shape is written out: one tensor may be every input.
-  chargeReport(2 * v.tensor.sizes.length + 64, `${view.name} > value %${index}`);
+  view.budget.chargeReport(2 * v.tensor.sizes.length + 64, `${view.name} > value %${index}`);
   const name = tensorName(v.tensor);
   return name ? `${shortName(name)} ${shapeOf(v.tensor)}` : anonymousTensor(view, v.tensor);
 }

@@ -9,6 +9,7 @@ import type { PteFile } from '../pte/open.js';
 import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
 import { delegatesOf, readDelegate, type DelegateRef } from '../tensorrt/delegates.js';
 import type { AliasedIo, IoBinding } from '../tensorrt/blob.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 export interface BlobFacts {
   magic: string;
@@ -42,6 +43,8 @@ export interface MethodView {
   roles: Map<number, string>;
   /** Value index -> `in#N` (its first place among the inputs), else `out#N`: looked up once per value described. */
   io: Map<number, string>;
+  /** What describing this method charges: its program's report budget. */
+  budget: ReportBudget;
 }
 
 async function delegateView(pte: PteFile, ref: DelegateRef): Promise<DelegateView> {
@@ -126,7 +129,7 @@ export async function methodViews(pte: PteFile): Promise<MethodView[]> {
     const io = new Map<number, string>();
     for (const [i, v] of [...plan.outputs.entries()].reverse()) io.set(v, `out#${i}`);
     for (const [i, v] of [...plan.inputs.entries()].reverse()) io.set(v, `in#${i}`);
-    views.push({ planIndex, plan, name: plan.name ?? `execution_plan[${planIndex}]`, delegates, roles, io });
+    views.push({ planIndex, plan, name: plan.name ?? `execution_plan[${planIndex}]`, delegates, roles, io, budget: pte.reportBudget });
   }
   return views;
 }

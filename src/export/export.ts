@@ -33,6 +33,7 @@ import { TrtxError } from '../util/errors.js';
 import { DEFAULT_REFERENCE_STEPS, checkModelFile, samePath, splitModelRef } from './model-file.js';
 import { TRACEBACK_ENV, prepareTracebackFile, removeTracebackFile, withTraceback } from './traceback-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 export interface ExportOptions {
   model: string;
@@ -59,6 +60,8 @@ export interface ExportOptions {
   onWriteProgress?: (done: number, total: number) => void;
   /** Extra bridge environment (tests put the Python test doubles here). */
   bridgeEnv?: Record<string, string | undefined>;
+  /** The command's report budget (src/util/report-budget.ts); unbounded when absent. */
+  reportBudget?: ReportBudget;
 }
 
 export interface ExportSummary {
@@ -286,7 +289,7 @@ interface Finished {
  * temporary; one that does not is the only case that copies the file.
  */
 async function finishProgram(opts: ExportOptions, temp: string, target: ClaimedTarget): Promise<Finished> {
-  const pte = await openPte(temp);
+  const pte = await openPte(temp, { reportBudget: opts.reportBudget });
   try {
     // The segment table as the bridge wrote it, before any pass.
     const fileSegments = pte.program.segments.map((s) => ({ ...s }));

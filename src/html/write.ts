@@ -4,7 +4,7 @@
 // written atomically.
 import { checkOutputTarget } from '../util/target.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import { chargeOutput } from '../util/report-budget.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 const IS_INPUT_HINT = 'name a new file for the report, e.g. report.html';
 
@@ -13,9 +13,9 @@ export function checkReportTarget(target: string, inputs: readonly string[]): Pr
   return checkOutputTarget(target, inputs, { isInputHint: IS_INPUT_HINT });
 }
 
-export async function writeReport(target: string, html: string, inputs: readonly string[]): Promise<number> {
+export async function writeReport(target: string, html: string, inputs: readonly string[], budget: ReportBudget): Promise<number> {
   // A page is output like any other: under the report budget (src/util/report-budget.ts).
-  chargeOutput(html.length, target);
+  budget.chargeOutput(html.length, target);
   await checkReportTarget(target, inputs);
   return writeFileAtomic(target, html);
 }

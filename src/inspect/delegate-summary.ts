@@ -11,7 +11,6 @@ import { delegateEngine, type EngineDetail, type EngineKind } from '../tensorrt/
 import type { ParsedBlob } from '../tensorrt/blob.js';
 import { formatIEC } from '../util/size.js';
 import { shortName } from '../util/display.js';
-import { chargeReport } from '../util/report-budget.js';
 
 export interface SpecSummary {
   key: string | null;
@@ -87,7 +86,7 @@ async function tensorrtSummary(
   blob: ParsedBlob,
 ): Promise<{ summary: NonNullable<DelegateSummary['tensorrt']>; engine: EngineDetail }> {
   const m = blob.metadata;
-  chargeReport(
+  pte.reportBudget.chargeReport(
     m.io_bindings.reduce((n, b) => n + Math.min(b.name.length, 240) + 16, 64),
     ref.location,
   );

@@ -14,7 +14,6 @@ import { canonicalTargetDevice } from '../tensorrt/target-device.js';
 import { callsByDelegate, delegatesOf, readDelegate, type DelegateRef } from '../tensorrt/delegates.js';
 import { D2H_COPY, H2D_COPY, stagingBytes } from '../graph/staging.js';
 import { shortName, shortNameOrNull } from '../util/display.js';
-import { chargeReport } from '../util/report-budget.js';
 
 export interface PlannedTensor {
   value: number;
@@ -112,7 +111,7 @@ async function delegatesOfPlan(pte: PteFile, plan: ExecutionPlan, refs: readonly
     if (!blob || 'error' in blob) continue;
     const inputs = blob.metadata.io_bindings.filter((b) => b.is_input).map((b) => shortName(b.name));
     const outputs = blob.metadata.io_bindings.filter((b) => !b.is_input).map((b) => shortName(b.name));
-    chargeReport(inputs.length * 128 + outputs.length * 128, ref.location);
+    pte.reportBudget.chargeReport(inputs.length * 128 + outputs.length * 128, ref.location);
     const aliased = new Set(blob.metadata.aliased_io.map((a) => shortName(a.output)));
     const args = calls[0]?.call.args ?? [];
     // The runtime tells staged from zero-copy by arity alone
@@ -145,7 +144,7 @@ async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan, 
   // page will print it.
   const roles = new Map<number, string[]>();
   const addRole = (v: number, r: string) => {
-    chargeReport(r.length + 32, `${name} > value %${v}`);
+    pte.reportBudget.chargeReport(r.length + 32, `${name} > value %${v}`);
     const list = roles.get(v);
     if (list) list.push(r);
     else roles.set(v, [r]);
@@ -172,7 +171,7 @@ async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan, 
       // A copy call without both of its tensor arguments (only a malformed program) is not drawn.
       if (from === undefined || to === undefined) return;
       const src = tensorAt(plan, from);
-      chargeReport(256, `${name} > chain ${c} instruction ${i}`);
+      pte.reportBudget.chargeReport(256, `${name} > chain ${c} instruction ${i}`);
       copies.push({
         direction: op === H2D_COPY ? 'host->device' : 'device->host',
         from,
@@ -204,7 +203,7 @@ async function methodPlan(pte: PteFile, planIndex: number, plan: ExecutionPlan, 
       unplanned++;
       return;
     }
-    chargeReport(2 * v.tensor.sizes.length + 256, `${name} > value %${value}`);
+    pte.reportBudget.chargeReport(2 * v.tensor.sizes.length + 256, `${name} > value %${value}`);
     arena.tensors.push({
       value,
       fqn: shortNameOrNull(tensorName(v.tensor)),

@@ -10,7 +10,7 @@ import { countEngines, type EngineCensus, type EngineDetail } from '../tensorrt/
 import { stagingBytes } from '../graph/staging.js';
 import { shortNameOrNull } from '../util/display.js';
 import { present } from '../util/present.js';
-import { chargeReport } from '../util/report-budget.js';
+import type { ReportBudget } from '../util/report-budget.js';
 import { delegateSummary, type DelegateSummary } from './delegate-summary.js';
 
 export type { DelegateSummary, SpecSummary } from './delegate-summary.js';
@@ -56,15 +56,15 @@ export interface InspectReport {
   methods: MethodSummary[];
 }
 
-function tensorSummary(plan: ExecutionPlan, index: number): TensorSummary {
+function tensorSummary(plan: ExecutionPlan, index: number, budget: ReportBudget): TensorSummary {
   const t: Tensor | null = tensorAt(plan, index);
   if (!t) {
-    chargeReport(96, `${plan.name ?? 'method'} > value %${index}`);
+    budget.chargeReport(96, `${plan.name ?? 'method'} > value %${index}`);
     return { index, name: null, dtype: plan.values[index]?.type ?? 'missing', shape: [], device: '-' };
   }
   const name = shortNameOrNull(tensorName(t));
   // Charged before any work: a shape is printed whole, once per reference.
-  chargeReport((name?.length ?? 0) + 96 + 2 * t.sizes.length, `${plan.name ?? 'method'} > value %${index}`);
+  budget.chargeReport((name?.length ?? 0) + 96 + 2 * t.sizes.length, `${plan.name ?? 'method'} > value %${index}`);
   const place = placement(plan, t);
   return {
     index,
@@ -101,7 +101,7 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
       const ref = present(refs.get(`${planIndex}/${index}`), `${planName(plan, planIndex)} > delegate ${index}`);
       delegates.push(await delegateSummary(pte, ref, kinds));
     }
-    methods.push(methodSummary(plan, delegates));
+    methods.push(methodSummary(plan, delegates, pte.reportBudget));
   }
   return {
     schema: 'trtx.inspect/1',
@@ -119,14 +119,14 @@ export async function summarize(pte: PteFile, opts: { method?: string } = {}): P
   };
 }
 
-function methodSummary(plan: ExecutionPlan, delegates: DelegateSummary[]): MethodSummary {
+function methodSummary(plan: ExecutionPlan, delegates: DelegateSummary[], budget: ReportBudget): MethodSummary {
   const instructions = plan.chains.flatMap((c) => c.instructions);
   const calls = new Map<number, number>();
   for (const i of instructions) if (i.type === 'KernelCall') calls.set(i.opIndex, (calls.get(i.opIndex) ?? 0) + 1);
   return {
     name: plan.name,
-    inputs: plan.inputs.map((i) => tensorSummary(plan, i)),
-    outputs: plan.outputs.map((i) => tensorSummary(plan, i)),
+    inputs: plan.inputs.map((i) => tensorSummary(plan, i, budget)),
+    outputs: plan.outputs.map((i) => tensorSummary(plan, i, budget)),
     values: count(plan.values, (v) => v.type),
     instructions: count(instructions, (i) => i.type),
     operators: plan.operators.map((o, i) => ({

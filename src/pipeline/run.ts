@@ -25,6 +25,7 @@ import { lockTarget, type LockHolder, type TargetLock } from '../util/file-lock.
 import { checkInPlaceTarget, checkOutputTarget } from '../util/target.js';
 import { unsoundInput } from './precondition.js';
 import { planPasses, type RewriteRequest } from './request.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 export interface OutputTarget {
   /** Where the result goes (the input itself with inPlace). */
@@ -67,6 +68,8 @@ export interface PipelineOptions {
   onStep?: (step: 'passes' | 'checks' | 'write') => void;
   /** Called with the checked result before anything is written (a command logs the warnings then). */
   onChecked?: (run: PipelineRun) => void;
+  /** The command's report budget, for the input this opens (src/util/report-budget.ts); unbounded when absent. */
+  reportBudget?: ReportBudget;
 }
 
 export interface PipelineRun {
@@ -146,7 +149,7 @@ export async function runPipeline(input: string | PteFile, opts: PipelineOptions
       return await rewriteOpened(input, claimed, opts, false);
     }
     const recovered = claimed?.inPlace ? await finishInterruptedInPlace(input) : false;
-    const pte = await openPte(input);
+    const pte = await openPte(input, { reportBudget: opts.reportBudget });
     try {
       return await rewriteOpened(pte, claimed, opts, recovered);
     } finally {

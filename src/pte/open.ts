@@ -12,7 +12,7 @@ import { resolveSegments, type SegmentRange } from './segments.js';
 import { pagedFileSource } from './program-source.js';
 import { verifyProgram } from './verify.js';
 import { describeHolder, targetLockHeld } from '../util/file-lock.js';
-import { allowReportFor } from '../util/report-budget.js';
+import { ReportBudget } from '../util/report-budget.js';
 
 export interface PteFile {
   path: string;
@@ -31,6 +31,13 @@ export interface PteFile {
   /** Reads `length` bytes at absolute file offset `offset`. */
   readRange(offset: number, length: number): Promise<Uint8Array>;
   close(): Promise<void>;
+  /** What reports about this program charge (src/util/report-budget.ts): the command's, or an unbounded one. */
+  reportBudget: ReportBudget;
+}
+
+export interface OpenOptions {
+  /** The command's report budget; this program's bytes add to its allowance. Unbounded when absent. */
+  reportBudget?: ReportBudget;
 }
 
 /** One read call asks for at most this much (fs.read takes an int32 length). */
@@ -64,7 +71,7 @@ export async function statInput(path: string): Promise<number> {
   return st.size;
 }
 
-export async function openPte(path: string): Promise<PteFile> {
+export async function openPte(path: string, opts: OpenOptions = {}): Promise<PteFile> {
   const fileSize = await statInput(path);
   let fh: FileHandle;
   try {
@@ -84,7 +91,8 @@ export async function openPte(path: string): Promise<PteFile> {
     const program = decodeProgram(programBytes, header.rootOffset);
     const segmentBase = header.extended?.segmentBaseOffset ?? 0;
     const segments = resolveSegments(program, header, fileSize);
-    allowReportFor(programBytes.length);
+    const reportBudget = opts.reportBudget ?? new ReportBudget();
+    reportBudget.allowFor(programBytes.length);
     return {
       path,
       fileSize,
@@ -100,6 +108,7 @@ export async function openPte(path: string): Promise<PteFile> {
         return readExactly(fh, offset, length, path);
       },
       close: () => fh.close(),
+      reportBudget,
     };
   } catch (e) {
     await fh.close();
@@ -133,8 +142,8 @@ function parseHeaderOf(head: Uint8Array, fileSize: number, path: string): PteHea
 }
 
 /** Opens, runs `fn`, and always closes. */
-export async function withPte<T>(path: string, fn: (pte: PteFile) => Promise<T> | T): Promise<T> {
-  const pte = await openPte(path);
+export async function withPte<T>(path: string, fn: (pte: PteFile) => Promise<T> | T, opts: OpenOptions = {}): Promise<T> {
+  const pte = await openPte(path, opts);
   try {
     return await fn(pte);
   } finally {

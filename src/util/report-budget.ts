@@ -14,6 +14,11 @@
 // command writes (chargeOutput: every printed line, the --json document as
 // it is serialised, an HTML page), so no renderer can pass it whatever it
 // forgot to charge while building.
+//
+// A budget is a value: the CLI makes one per command (`ReportBudget.forCommand`)
+// and hands it to the opener (openPte's `budget`), which keeps it on the
+// opened program for the reports about that program to charge. A library
+// caller that passes none gets an unbounded one of its own.
 
 import { TrtxError } from './errors.js';
 
@@ -21,71 +26,68 @@ export const REPORT_BUDGET_FACTOR = 16;
 /** What any command may report whatever it read (messages, headers). */
 export const REPORT_BUDGET_FLOOR = 1024 * 1024;
 
-let limit = Infinity;
-let used = 0;
-let written = 0;
-let programs = 0;
+export class ReportBudget {
+  private limit: number;
+  private used = 0;
+  private written = 0;
+  private programs = 0;
 
-/** Starts a command's accounting (the CLI calls it; library callers are unbounded until then). */
-export function resetReportBudget(): void {
-  limit = REPORT_BUDGET_FLOOR;
-  used = 0;
-  written = 0;
-  programs = 0;
-}
+  /** `floor`: what may be reported before any program is read; Infinity for an unbounded budget. */
+  constructor(floor = Infinity) {
+    this.limit = floor;
+  }
 
-/** Ends a command's accounting: library calls after it are unbounded again. */
-export function endReportBudget(): void {
-  limit = Infinity;
-  used = 0;
-  written = 0;
-  programs = 0;
-}
+  /** A command's budget: REPORT_BUDGET_FLOOR plus what each program it opens adds. */
+  static forCommand(): ReportBudget {
+    return new ReportBudget(REPORT_BUDGET_FLOOR);
+  }
 
-/** An opened program of `programBytes` bytes adds to what may be reported. */
-export function allowReportFor(programBytes: number): void {
-  limit += REPORT_BUDGET_FACTOR * programBytes;
-  programs += programBytes;
-}
+  /** An opened program of `programBytes` bytes adds to what may be reported. */
+  allowFor(programBytes: number): void {
+    this.limit += REPORT_BUDGET_FACTOR * programBytes;
+    this.programs += programBytes;
+  }
 
-export function chargeReport(bytes: number, where: string): void {
-  used += bytes;
-  if (used > limit) refuse(where, 'the report');
-}
+  /** What a report builds (a finding, an entry), charged as it is made. */
+  chargeReport(bytes: number, where: string): void {
+    this.used += bytes;
+    if (this.used > this.limit) this.refuse(where, 'the report');
+  }
 
-/** What a command writes (a line, part of a document, a page), metered apart from what reports build. */
-export function chargeOutput(bytes: number, where: string): void {
-  written += bytes;
-  if (written > limit) refuse(where, 'the output');
-}
+  /** What a command writes (a line, part of a document, a page), metered apart from what reports build. */
+  chargeOutput(bytes: number, where: string): void {
+    this.written += bytes;
+    if (this.written > this.limit) this.refuse(where, 'the output');
+  }
 
-function refuse(where: string, what: string): never {
-  const cap = limit;
-  limit = Infinity; // the refusal itself must be reportable
-  throw new TrtxError(
-    'REPORT_BUDGET',
-    where,
-    `${what} would pass ${cap} bytes, ${REPORT_BUDGET_FACTOR}x the ${programs} program bytes read: the program's indices reference the same data again and again`,
-    {
-      hint: 'trtx refuses to print more than this for a program; real programs report a few bytes per program byte',
-    },
-  );
-}
+  /**
+   * JSON.stringify(value, null, 2), charging the output meter as it goes, so
+   * that an amplified document is refused before it is built. A bigint is
+   * written as its decimal string.
+   */
+  stringifyWithinBudget(value: unknown, where: string): string {
+    return JSON.stringify(
+      value,
+      (key, v: unknown) => {
+        // A lower bound of what the entry adds: its key, its text, the indent.
+        const text = typeof v === 'string' ? v.length + 2 : typeof v === 'object' ? 2 : 6;
+        this.chargeOutput(key.length + text + 4, where);
+        return typeof v === 'bigint' ? v.toString() : v;
+      },
+      2,
+    );
+  }
 
-/**
- * JSON.stringify(value, null, 2), charging the output meter as it goes, so
- * that an amplified document is refused before it is built. A bigint is
- * written as its decimal string.
- */
-export function stringifyWithinBudget(value: unknown, where: string): string {
-  return JSON.stringify(
-    value,
-    (key, v: unknown) => {
-      // A lower bound of what the entry adds: its key, its text, the indent.
-      const text = typeof v === 'string' ? v.length + 2 : typeof v === 'object' ? 2 : 6;
-      chargeOutput(key.length + text + 4, where);
-      return typeof v === 'bigint' ? v.toString() : v;
-    },
-    2,
-  );
+  private refuse(where: string, what: string): never {
+    const cap = this.limit;
+    this.limit = Infinity; // the refusal itself must be reportable
+    throw new TrtxError(
+      'REPORT_BUDGET',
+      where,
+      `${what} would pass ${cap} bytes, ${REPORT_BUDGET_FACTOR}x the ${this.programs} program bytes read: the program's indices reference the same data again and again`,
+      {
+        hint: 'trtx refuses to print more than this for a program; real programs report a few bytes per program byte',
+      },
+    );
+  }
 }

@@ -19,6 +19,7 @@ import { aliasedOutputs, inputs, type BlobMetadata } from '../tensorrt/blob.js';
 import { delegatesOf, isTensorRT, readDelegateBlob } from '../tensorrt/delegates.js';
 import type { Variant } from './variants.js';
 import { present } from '../util/present.js';
+import type { ReportBudget } from '../util/report-budget.js';
 
 /** Value -> the engine input binding it feeds (directly, or through its staging copy), for each unnamed mutable buffer of `plan`. */
 export function unnamedBufferLabels(
@@ -103,11 +104,15 @@ export async function namedCopy(
  * new names when the copies named any (else null: keep the pass's names) and
  * the note verify prints.
  */
-export async function nameVariants(variants: Variant[], dir: string): Promise<{ caches: string[] | null; note: string | null }> {
+export async function nameVariants(
+  variants: Variant[],
+  dir: string,
+  reportBudget?: ReportBudget,
+): Promise<{ caches: string[] | null; note: string | null }> {
   const named: string[] = [];
   let caches: string[] | null = null;
   for (const v of variants) {
-    const copy = await withPte(v.path, (pte) => namedCopy(pte, dir, v.name));
+    const copy = await withPte(v.path, (pte) => namedCopy(pte, dir, v.name), { reportBudget });
     if (!copy) continue;
     v.runPath = copy.path;
     named.push(...copy.names);

@@ -41,6 +41,7 @@ import {
 import { memoryOf, type VerifyOptions, type VerifyResult } from './result.js';
 import { VerifyRuns } from './runs.js';
 import { stateRoles } from './state-roles.js';
+import type { ReportBudget } from '../util/report-budget.js';
 import { decodeMethods, deriveVariants, type Variant, type Variants, type VerifyMode } from './variants.js';
 
 export type { StreamMode, VerifyMemory, VerifyOptions, VerifyResult, VerifyRun } from './result.js';
@@ -60,6 +61,9 @@ interface ProgramToVerify {
   inputsFile: string | undefined;
 }
 
+/** Verify's options once the input is open: its report budget is the one every later program adds to. */
+type BudgetedOptions = VerifyOptions & { reportBudget: ReportBudget };
+
 function requireTwoSteps(n: number): void {
   if (!Number.isInteger(n) || n < 2)
     throw new TrtxError('VERIFY_STEPS', '--steps', `${n} steps: verify needs at least 2 to see a cache persist`);
@@ -70,14 +74,16 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   const backendLib = opts.backendLib === undefined ? undefined : await requireBackendLib(opts.backendLib);
   const runtime = opts.runtime ?? DEFAULT_RUNTIME;
   // Open first: a file that cannot be read must not leave an empty temp folder.
-  const pte = await openPte(path);
+  const pte = await openPte(path, { reportBudget: opts.reportBudget });
+  // Every program verify opens after this one adds to the same command's budget.
+  const scoped: BudgetedOptions = { ...opts, reportBudget: pte.reportBudget };
   let temp: TempDir | undefined;
   try {
     temp = await makeTempDir('trtx-verify-');
     const program = await readProgram(pte, path, temp.path, runtime, opts);
-    const result = await checkedResult(path, pte.path, program, runtime, opts);
+    const result = await checkedResult(path, pte.path, program, runtime, scoped);
     if (result.check.refused) return result;
-    await runAndJudge(result, program, temp.path, backendLib, opts);
+    await runAndJudge(result, program, temp.path, backendLib, scoped);
     return result;
   } finally {
     await pte.close().catch(() => {});
@@ -114,7 +120,7 @@ async function checkedResult(
   opened: string,
   p: ProgramToVerify,
   runtime: RuntimeRules,
-  opts: VerifyOptions,
+  opts: BudgetedOptions,
 ): Promise<VerifyResult> {
   return {
     schema: 'trtx.verify/3',
@@ -135,7 +141,7 @@ async function checkedResult(
       shared_scratch: Boolean(opts.sharedScratch),
       cold_pool: Boolean(opts.coldPool),
     },
-    check: await checkFirst(p.variants, runtime, { path: opened, checked: p.checked }),
+    check: await checkFirst(p.variants, runtime, { path: opened, checked: p.checked, reportBudget: opts.reportBudget }),
     runs: [],
     budgets: [],
     memory: null,
@@ -148,7 +154,7 @@ async function checkedResult(
 async function checkFirst(
   variants: Variant[],
   runtime: RuntimeRules,
-  input: { path: string; checked: CheckResult },
+  input: { path: string; checked: CheckResult; reportBudget: ReportBudget },
 ): Promise<VerifyResult['check']> {
   const diagnostics: (Diagnostic & { file: string })[] = [];
   for (const v of variants) {
@@ -156,7 +162,11 @@ async function checkFirst(
     // A derived twin was checked as it was made (and is not on disk when that
     // check failed); the input was checked while it was open; only a given
     // twin (--zero-copy-twin) is opened here.
-    const r = v.checked ?? (v.path === input.path ? input.checked : await withPte(v.path, (pte) => runChecks(pte, { runtime })));
+    const r =
+      v.checked ??
+      (v.path === input.path
+        ? input.checked
+        : await withPte(v.path, (pte) => runChecks(pte, { runtime }), { reportBudget: input.reportBudget }));
     pushAll(
       diagnostics,
       r.diagnostics.map((d) => ({ ...d, file: label })),
@@ -172,17 +182,19 @@ async function runAndJudge(
   p: ProgramToVerify,
   dir: string,
   backendLib: string | undefined,
-  opts: VerifyOptions,
+  opts: BudgetedOptions,
 ): Promise<void> {
   // Only a program that passed its check is read for buffer names (a refused one may not even decode).
-  const naming = await nameVariants(p.variants, dir);
+  const naming = await nameVariants(p.variants, dir, opts.reportBudget);
   if (naming.note) result.notes.push(naming.note);
   const caches = naming.caches ?? p.caches;
   result.caches = caches;
-  const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild });
+  const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild, binary: opts.runnerBinary });
   // Who writes and who reads the state (state-roles.ts), read off the file the runner runs so names match its report.
   const primary = p.variants.at(-1) ?? p.variants[0];
-  const roles = await withPte(primary.runPath ?? primary.path, (pte) => stateRoles(pte, p.methods));
+  const roles = await withPte(primary.runPath ?? primary.path, (pte) => stateRoles(pte, p.methods), {
+    reportBudget: opts.reportBudget,
+  });
   if (roles.shared)
     result.notes.push(
       `${p.methods.join(', ')} share mutable buffers (planned with share_mutable_buffers): the persistent runs load them as ExecuTorch requires for that, Module(share_memory_arenas=true); the fresh run loads each method alone`,

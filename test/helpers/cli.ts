@@ -1,10 +1,17 @@
-// Runs the trtx command line in this process (`main(argv)` from
-// src/cli/main.ts, what bin/trtx calls), capturing what it writes to stdout
-// and stderr and the exit code it returns. Far faster than a process per
-// case; test/cli-check.test.ts also runs bin/trtx once to prove the wiring.
-// Log lines are captured with stderr in the default text format; under
-// --log-format json pino writes straight to fd 2 and they are not.
+// Runs the trtx command line in this process (`main(argv, io)` from
+// src/cli/main.ts, what bin/trtx calls) on streams of its own, capturing what
+// it writes to stdout and stderr (log lines included, in either format) and
+// the exit code it returns. Far faster than a process per case;
+// test/cli-check.test.ts also runs bin/trtx once to prove the wiring.
+//
+// Runs go at once: each has its own streams, exit status and report budget.
+// Only a run that sets environment variables the library or a child process
+// reads (TRTX_RUNNER_BIN, the Python doubles' TRTX_DOUBLE_*) changes
+// process.env, so it runs alone: it waits for the runs before it, and the
+// runs after it wait for it. What only the CLI reads (CLI_ENV) travels in
+// the run's io.env and needs no turn.
 import { main } from '../../src/cli/main.js';
+import type { CliIo } from '../../src/cli/io.js';
 
 export interface CliResult {
   code: number;
@@ -15,19 +22,33 @@ export interface CliResult {
 export interface CliOptions {
   /** Environment variables for this run (undefined removes one), put back as they were after it. */
   env?: Record<string, string | undefined>;
+  /** Whether stdout claims to be a terminal (colour); default not. */
+  stdoutIsTTY?: boolean;
 }
 
-// The streams, process.exitCode and process.env are global: calls take
-// turns, and each sets its environment only while its turn lasts.
-let queue: Promise<unknown> = Promise.resolve();
+/** What src/cli/ reads of the environment through io.env (and passes on as values, never to a child process). */
+const CLI_ENV: ReadonlySet<string> = new Set(['NO_COLOR', 'TRTX_DEBUG', 'TRTX_RUNNER_BIN', 'TRTX_BACKEND_LIB']);
+
+/** The runs in flight; an exclusive run waits for all of them. */
+const inFlight = new Set<Promise<unknown>>();
+/** The last exclusive run: every run waits for it. */
+let exclusive: Promise<unknown> = Promise.resolve();
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
-  const run = queue.then(() => withEnv(options.env ?? {}, () => runOnce(args)));
-  queue = run.catch(() => {});
+  const vars = options.env ?? {};
+  const alone = Object.keys(vars).some((k) => !CLI_ENV.has(k));
+  const before = alone ? Promise.allSettled([exclusive, ...inFlight]) : exclusive;
+  const run = before.then(() =>
+    alone ? withProcessEnv(vars, () => runOnce(args, { ...process.env }, options)) : runOnce(args, { ...process.env, ...vars }, options),
+  );
+  const settled = run.catch(() => {});
+  if (alone) exclusive = settled;
+  inFlight.add(settled);
+  void settled.then(() => inFlight.delete(settled));
   return run;
 }
 
-async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+async function withProcessEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
   const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
   const set = (vs: Record<string, string | undefined>) => {
     for (const [k, v] of Object.entries(vs)) {
@@ -43,31 +64,16 @@ async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Pr
   }
 }
 
-async function runOnce(args: string[]): Promise<CliResult> {
+async function runOnce(args: string[], env: Record<string, string | undefined>, options: CliOptions): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
-  // Saved to be put back as they were; never called detached.
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- restored as is after the run
-  const out = process.stdout.write;
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- restored as is after the run
-  const err = process.stderr.write;
-  const capture = (sink: (s: string) => void) =>
-    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      sink(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-      const cb = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
-      cb?.();
-      return true;
-    }) as typeof process.stdout.write;
-  process.stdout.write = capture((s) => (stdout += s));
-  process.stderr.write = capture((s) => (stderr += s));
-  const before = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    const code = await main(args);
-    return { code, stdout, stderr };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-    process.exitCode = before;
-  }
+  // A variable set to undefined is removed, as in process.env.
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  const io: CliIo = {
+    stdout: { isTTY: Boolean(options.stdoutIsTTY), write: (text: string) => (stdout += text) },
+    stderr: { isTTY: false, write: (text: string) => (stderr += text) },
+    env,
+  };
+  const code = await main(args, io);
+  return { code, stdout, stderr };
 }

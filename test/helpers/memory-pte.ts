@@ -9,6 +9,7 @@ import { decodePteBytes, type PteFile } from '../../src/pte/open.js';
 import type { SegmentSource } from '../../src/pte/write.js';
 import { layoutProgram } from '../../src/pte/write.js';
 import { TrtxError } from '../../src/util/errors.js';
+import { ReportBudget } from '../../src/util/report-budget.js';
 
 /** `.pte` bytes for `program` with its segments (extended header, 4096-aligned). */
 export function encodePte(program: Program, sources: SegmentSource[]): Uint8Array {
@@ -40,6 +41,8 @@ export function pteFromBytes(bytes: Uint8Array, path = 'memory.pte'): PteFile {
       return Promise.resolve(bytes.slice(offset, offset + length));
     },
     close: async () => {},
+    // A library caller's: unbounded.
+    reportBudget: new ReportBudget(),
   };
 }
 

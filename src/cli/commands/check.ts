@@ -19,7 +19,8 @@ import { parseRuntimes, describeRuntime, type RuntimeRules } from '../../checks/
 import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
 import { toSarif } from '../../report/sarif.js';
 import { annotation, toGithubAnnotations } from '../../report/github.js';
-import { action } from '../action.js';
+import { action, argAt } from '../action.js';
+import type { CliSession } from '../session.js';
 import { EXIT_CHECK, EXIT_OK, EXIT_USAGE, usage, type Ctx, type GlobalOptions } from '../context.js';
 import { renderDiagnostics } from '../render-diagnostics.js';
 import { styler } from '../style.js';
@@ -67,7 +68,7 @@ async function checkMany(ctx: Ctx, files: string[], opts: FileCheckOptions & { f
   // printed; only what the summary (or the --json document) needs stays.
   const entries: FileEntry[] = [];
   for (const file of files) {
-    const entry = await checkOneOf(file, opts);
+    const entry = await checkOneOf(file, opts, ctx.budget);
     entries.push(retainedEntry(entry, Boolean(ctx.json)));
     if (ctx.json) continue;
     if (github) {
@@ -104,7 +105,7 @@ async function checkMany(ctx: Ctx, files: string[], opts: FileCheckOptions & { f
   return worst;
 }
 
-export function registerCheck(program: Command): void {
+export function registerCheck(program: Command, session: CliSession): void {
   program
     .command('check')
     .description('prove a .pte is sound before it reaches a device: structure, TensorRT blobs, compile specs, arity, devices')
@@ -131,15 +132,15 @@ export function registerCheck(program: Command): void {
       if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
     })
     .action(
-      action<CheckOptions>(async (ctx, opts, files) => {
+      action<CheckOptions>(session, async (ctx, opts, files) => {
         if (opts.json && opts.format !== undefined && opts.format !== 'json')
           throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
         const runtime = parseRuntimes(opts.runtime);
         const strict = Boolean(opts.strict);
         const zeroCopyKv = Boolean(opts.zeroCopyKv);
         if (files.length > 1) return checkMany(ctx, files, { strict, zeroCopyKv, format: opts.format, runtime });
-        const [file] = files;
-        const result = await checkFile(file, { requireZeroCopyKv: zeroCopyKv, runtime });
+        const file = argAt(files, 0, '<files...>');
+        const result = await checkFile(file, { requireZeroCopyKv: zeroCopyKv, runtime, reportBudget: ctx.budget });
         const code = exitOf(result, strict);
         // Machine formats go to stdout whole, like --json: no colour, no heading.
         if (opts.format === 'sarif') {

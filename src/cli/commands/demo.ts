@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
 import { action } from '../action.js';
+import type { CliSession } from '../session.js';
 import { pythonEnvProgress } from '../python-env-progress.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 import { styler } from '../style.js';
@@ -82,7 +83,7 @@ export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
   return lines;
 }
 
-export function registerDemo(program: Command): void {
+export function registerDemo(program: Command, session: CliSession): void {
   program
     .command('demo')
     .description('the main job end to end on a bundled example: rewrite a staged KV decoder, check it, verify it')
@@ -99,7 +100,7 @@ export function registerDemo(program: Command): void {
     .option('--json', 'machine-readable output')
     .addHelpText('after', '\nExamples:\n  npx trtx demo\n  npx trtx demo --scale seed --out /tmp/demo\n  npx trtx demo --from-pytorch')
     .action(
-      action<DemoCliOptions>(async (ctx, opts) => {
+      action<DemoCliOptions>(session, async (ctx, opts) => {
         const { runDemo } = await import('../../demo/demo.js');
         const result = await runDemo({
           out: opts.out,
@@ -108,6 +109,8 @@ export function registerDemo(program: Command): void {
           onStage: (stage) => ctx.log.info(stage),
           onPythonEnv: pythonEnvProgress(ctx),
           onRunnerBuild: runnerBuildProgress(ctx),
+          runnerBinary: ctx.env.TRTX_RUNNER_BIN ?? null,
+          reportBudget: ctx.budget,
         });
         if (ctx.json) ctx.emitJson(result);
         else for (const l of renderDemo(result, ctx)) ctx.print(l);

@@ -19,9 +19,11 @@ import { memoryPlan } from '../../inspect/memory-plan.js';
 import { renderDiffHtml } from '../../html/diff-page.js';
 import { checkReportTarget, writeReport } from '../../html/write.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
-import { action } from '../action.js';
+import { action, argAt } from '../action.js';
+import type { CliSession } from '../session.js';
 import { styler } from '../style.js';
 import { pushAll } from '../../util/arrays.js';
+import type { ReportBudget } from '../../util/report-budget.js';
 
 interface DiffOptions extends GlobalOptions {
   method?: string;
@@ -195,9 +197,9 @@ Examples:
  * Opens one side; a refusal names the file, since with two inputs a bare
  * `header.file_identifier` does not say which one is at fault.
  */
-async function openSide(path: string): Promise<PteFile> {
+async function openSide(path: string, reportBudget: ReportBudget): Promise<PteFile> {
   try {
-    return await openPte(path);
+    return await openPte(path, { reportBudget });
   } catch (e) {
     if (!isTrtxError(e) || e.location.startsWith(path)) throw e;
     throw new TrtxError(e.code, e.location ? `${path} > ${e.location}` : path, e.message, { hint: e.hint, kind: e.kind });
@@ -207,12 +209,12 @@ async function openSide(path: string): Promise<PteFile> {
 async function diffFiles(
   a: string,
   b: string,
-  method: string | undefined,
-  html: boolean,
+  opts: { method: string | undefined; html: boolean; reportBudget: ReportBudget },
 ): Promise<{ report: DiffReport; page: string | null }> {
-  const pa = await openSide(a);
+  const { method, html } = opts;
+  const pa = await openSide(a, opts.reportBudget);
   try {
-    const pb = await openSide(b);
+    const pb = await openSide(b, opts.reportBudget);
     try {
       const report = await diffPte(pa, pb, { method });
       if (!html) return { report, page: null };
@@ -237,7 +239,7 @@ function unreadableIsNotADifference(e: unknown): never {
   throw e;
 }
 
-export function registerDiff(program: Command): void {
+export function registerDiff(program: Command, session: CliSession): void {
   program
     .command('diff')
     .description('what differs between two .pte programs: instructions, delegate arguments, compile specs, arenas, moved tensors, staging')
@@ -249,12 +251,17 @@ export function registerDiff(program: Command): void {
     .option('--html <out.html>', 'also write both memory plans side by side as one self-contained HTML page')
     .addHelpText('after', DIFF_HELP)
     .action(
-      action<DiffOptions>(async (ctx, opts, [a, b]) => {
+      action<DiffOptions>(session, async (ctx, opts, args) => {
+        const [a, b] = [argAt(args, 0, '<a>'), argAt(args, 1, '<b>')];
         if (opts.html !== undefined) await checkReportTarget(opts.html, [a, b]);
-        const { report, page } = await diffFiles(a, b, opts.method, opts.html !== undefined).catch(unreadableIsNotADifference);
+        const { report, page } = await diffFiles(a, b, {
+          method: opts.method,
+          html: opts.html !== undefined,
+          reportBudget: ctx.budget,
+        }).catch(unreadableIsNotADifference);
         const code = opts.exitCode && !report.equivalent ? EXIT_CHECK : EXIT_OK;
         if (opts.html !== undefined && page !== null) {
-          const size = await writeReport(opts.html, page, [a, b]);
+          const size = await writeReport(opts.html, page, [a, b], ctx.budget);
           // With --html the page is the output; --json still prints the document.
           if (!ctx.json) {
             ctx.print(

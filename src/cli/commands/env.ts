@@ -8,6 +8,7 @@ import { ensurePythonEnv, type PythonEnv } from '../../pyenv/index.js';
 import { ensureExecutorchSdk, type ExecutorchSdk } from '../../sdk/index.js';
 import { EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
 import { action } from '../action.js';
+import type { CliSession } from '../session.js';
 import { pythonEnvProgress } from '../python-env-progress.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 
@@ -56,7 +57,7 @@ function render(r: EnvReport): string[] {
   ];
 }
 
-export function registerEnv(program: Command): void {
+export function registerEnv(program: Command, session: CliSession): void {
   program
     .command('env')
     .description("show (and on first use fetch or create) the ExecuTorch SDK the runner is built against and trtx's Python environment")
@@ -77,7 +78,7 @@ Examples:
   trtx env --json`,
     )
     .action(
-      action<EnvOptions>(async (ctx: Ctx, opts) => {
+      action<EnvOptions>(session, async (ctx: Ctx, opts) => {
         const quiet = ctx.json || ctx.quiet;
         const sdkLines = runnerBuildProgress(ctx);
         const sdk = await ensureExecutorchSdk({

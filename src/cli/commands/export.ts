@@ -3,8 +3,10 @@ import type { Command } from 'commander';
 import { DEFAULT_REFERENCE_STEPS, MAX_REFERENCE_STEPS, defaultOutput } from '../../export/model-file.js';
 import { parseSize } from '../../util/size.js';
 import { formatIEC } from '../../util/size.js';
-import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
-import { action } from '../action.js';
+import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
+import { action, argAt } from '../action.js';
+import type { ExportSummary } from '../../export/export.js';
+import type { CliSession } from '../session.js';
 import { pythonEnvProgress } from '../python-env-progress.js';
 import { startProgress } from '../progress.js';
 
@@ -26,8 +28,15 @@ interface ExportCliOptions extends GlobalOptions {
 
 const collect = (v: string, acc: string[] = []) => [...acc, v];
 
-export function registerExport(program: Command): void {
-  program
+export function registerExport(program: Command, session: CliSession): void {
+  defineExport(program).action(
+    action<ExportCliOptions>(session, async (ctx, opts, args) => exportCommand(ctx, opts, argAt(args, 0, '<model>'))),
+  );
+}
+
+/** The command, its flags and its help. */
+function defineExport(program: Command): Command {
+  return program
     .command('export')
     .description('export a PyTorch model with Torch-TensorRT into an ExecuTorch program, finished and checked by trtx')
     .argument('<model>', 'a torch.export archive (.pt2, .pt, .ep) or file.py:factory')
@@ -54,98 +63,112 @@ export function registerExport(program: Command): void {
     .addHelpText(
       'after',
       '\nExamples:\n  trtx export model.pt --budget 8GiB            (writes model.pte)\n  trtx export model.pt --engine reference       (no TensorRT: reference engines)\n  trtx export model.pt2 -o a100.pte --budget 30GiB\n  trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv\n  TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
-    )
-    .action(
-      action<ExportCliOptions>(async (ctx, opts, [model]) => {
-        // The flags first (a usage error needs no file); exportModel then
-        // checks the model file, then OUT, then starts Python.
-        if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
-        const engine = opts.engine ?? 'tensorrt';
-        if (engine !== 'tensorrt' && engine !== 'reference') throw usage(`--engine ${JSON.stringify(engine)}: use tensorrt or reference`);
-        const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
-        let referenceSteps = opts.reference === false ? 0 : DEFAULT_REFERENCE_STEPS;
-        if (opts.referenceSteps !== undefined) {
-          if (opts.reference === false) throw usage('--reference-steps goes without --no-reference');
-          const n = opts.referenceSteps;
-          if (!/^[1-9][0-9]*$/.test(n) || Number(n) > MAX_REFERENCE_STEPS)
-            throw usage(`--reference-steps ${JSON.stringify(n)} is not a whole number from 1 to ${MAX_REFERENCE_STEPS}`);
-          referenceSteps = Number(n);
-        }
-        let timeoutMs: number | undefined;
-        if (opts.timeout !== undefined) {
-          if (!/^[0-9]+(\.[0-9]+)?$/.test(opts.timeout) || Number(opts.timeout) <= 0)
-            throw usage(`--timeout ${JSON.stringify(opts.timeout)} is not a number of seconds`);
-          timeoutMs = Math.round(Number(opts.timeout) * 1000);
-        }
-        // OUT: -o as given (replaced atomically, as rewrite -o does), else
-        // MODEL's name with .pte beside it, replaced only with --force.
-        const output = opts.output ?? defaultOutput(model);
-        // Ctrl-C reaches trtx, not the bridge (it runs in its own process group): forward it.
-        const ac = new AbortController();
-        const stop = () => ac.abort();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-        const bar = startProgress(ctx, 'exporting');
-        try {
-          const { exportModel } = await import('../../export/export.js');
-          const summary = await exportModel({
-            model,
-            output,
-            refuseExisting: opts.output === undefined && !opts.force,
-            budget,
-            zeroCopyKv: opts.zeroCopyKv,
-            shareCache: opts.shareCache,
-            methods: opts.method,
-            allowPickle: opts.allowPickle,
-            python: opts.python,
-            engine,
-            referenceSteps,
-            // Making the environment takes minutes once: say so on every line of it.
-            onPythonEnv: pythonEnvProgress(ctx),
-            timeoutMs,
-            signal: ac.signal,
-            onEvent: (e) => {
-              if (e.event === 'progress') bar.update(Math.round(e.fraction * 100), 100, e.stage + (e.message ? `: ${e.message}` : ''));
-              if (e.event === 'progress' && !ctx.stderrIsTTY)
-                ctx.log.info(`${e.stage} ${Math.round(e.fraction * 100)}%${e.message ? ': ' + e.message : ''}`);
-              if (e.event === 'warning') ctx.log.warn(`${e.code ? e.code + ': ' : ''}${e.message}`);
-            },
-            onStderr: (t) => ctx.log.debug(t.trimEnd()),
-          });
-          bar.done();
-          if (ctx.json) {
-            ctx.emitJson(summary);
-            return EXIT_OK;
-          }
-          ctx.print(`wrote ${output} (${formatIEC(BigInt(summary.file_size))}) from ${model}`);
-          if (summary.engine === 'reference')
-            ctx.print(
-              '  engines: trtx reference engines (--engine reference), not TensorRT plans: the program runs in trtx verify, not on TensorRT',
-            );
-          ctx.print(
-            `  python ${summary.python.version} (${summary.python.source}): torch ${summary.versions.torch ?? '?'}, ` +
-              `${summary.engine === 'reference' ? '' : `torch_tensorrt ${summary.versions.torch_tensorrt ?? '?'}, `}executorch ${summary.versions.executorch ?? '?'}`,
-          );
-          for (const m of summary.methods) ctx.print(`  method ${m.name}`);
-          if (summary.reference)
-            ctx.print(
-              `  reference: ${summary.reference.path} (eager PyTorch, ${summary.reference.steps} steps per method, for trtx verify)`,
-            );
-          else
-            ctx.print(`  reference: none${referenceSteps === 0 ? ' (--no-reference)' : ' (the eager run failed: REFERENCE_EAGER_FAILED)'}`);
-          if (summary.reference_removed) ctx.print(`  removed ${summary.reference_removed}: it belonged to an earlier export`);
-          if (summary.bridge.zero_copy_kv_path === 'torch_tensorrt') ctx.print('  zero-copy KV: Torch-TensorRT exported it (zero_copy_kv)');
-          if (summary.bridge.zero_copy_kv_path === 'trtx')
-            ctx.print('  zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
-          for (const p of summary.passes) for (const l of p.lines) ctx.print(`  ${l}`);
-          const warnings = summary.diagnostics.filter((d) => d.severity === 'warning');
-          ctx.print(`  checks: ${warnings.length ? `${warnings.length} warning(s)` : 'clean'}`);
-          for (const w of summary.warnings) ctx.log.warn(w);
-          return EXIT_OK;
-        } finally {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-        }
-      }),
     );
+}
+
+interface ExportFlags {
+  engine: 'tensorrt' | 'reference';
+  budget: bigint | undefined;
+  referenceSteps: number;
+  timeoutMs: number | undefined;
+}
+
+/** The flags checked and parsed first: a usage error needs no file. */
+function exportFlags(opts: ExportCliOptions): ExportFlags {
+  if (opts.shareCache && !opts.zeroCopyKv) throw usage('--share-cache goes with --zero-copy-kv');
+  const engine = opts.engine ?? 'tensorrt';
+  if (engine !== 'tensorrt' && engine !== 'reference') throw usage(`--engine ${JSON.stringify(engine)}: use tensorrt or reference`);
+  const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
+  let referenceSteps = opts.reference === false ? 0 : DEFAULT_REFERENCE_STEPS;
+  if (opts.referenceSteps !== undefined) {
+    if (opts.reference === false) throw usage('--reference-steps goes without --no-reference');
+    const n = opts.referenceSteps;
+    if (!/^[1-9][0-9]*$/.test(n) || Number(n) > MAX_REFERENCE_STEPS)
+      throw usage(`--reference-steps ${JSON.stringify(n)} is not a whole number from 1 to ${MAX_REFERENCE_STEPS}`);
+    referenceSteps = Number(n);
+  }
+  let timeoutMs: number | undefined;
+  if (opts.timeout !== undefined) {
+    if (!/^[0-9]+(\.[0-9]+)?$/.test(opts.timeout) || Number(opts.timeout) <= 0)
+      throw usage(`--timeout ${JSON.stringify(opts.timeout)} is not a number of seconds`);
+    timeoutMs = Math.round(Number(opts.timeout) * 1000);
+  }
+  return { engine, budget, referenceSteps, timeoutMs };
+}
+
+/** The handler: the flags, then exportModel (which checks the model file, then OUT, then starts Python), then the report. */
+async function exportCommand(ctx: Ctx, opts: ExportCliOptions, model: string): Promise<number> {
+  const { engine, budget, referenceSteps, timeoutMs } = exportFlags(opts);
+  // OUT: -o as given (replaced atomically, as rewrite -o does), else
+  // MODEL's name with .pte beside it, replaced only with --force.
+  const output = opts.output ?? defaultOutput(model);
+  // Ctrl-C reaches trtx, not the bridge (it runs in its own process group): forward it.
+  const ac = new AbortController();
+  const stop = () => ac.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const bar = startProgress(ctx, 'exporting');
+  try {
+    const { exportModel } = await import('../../export/export.js');
+    const summary = await exportModel({
+      model,
+      output,
+      refuseExisting: opts.output === undefined && !opts.force,
+      budget,
+      zeroCopyKv: opts.zeroCopyKv,
+      shareCache: opts.shareCache,
+      methods: opts.method,
+      allowPickle: opts.allowPickle,
+      python: opts.python,
+      engine,
+      referenceSteps,
+      // Making the environment takes minutes once: say so on every line of it.
+      onPythonEnv: pythonEnvProgress(ctx),
+      timeoutMs,
+      signal: ac.signal,
+      onEvent: (e) => {
+        if (e.event === 'progress') bar.update(Math.round(e.fraction * 100), 100, e.stage + (e.message ? `: ${e.message}` : ''));
+        if (e.event === 'progress' && !ctx.stderrIsTTY)
+          ctx.log.info(`${e.stage} ${Math.round(e.fraction * 100)}%${e.message ? ': ' + e.message : ''}`);
+        if (e.event === 'warning') ctx.log.warn(`${e.code ? e.code + ': ' : ''}${e.message}`);
+      },
+      onStderr: (t) => ctx.log.debug(t.trimEnd()),
+      reportBudget: ctx.budget,
+    });
+    bar.done();
+    if (ctx.json) {
+      ctx.emitJson(summary);
+      return EXIT_OK;
+    }
+    printExport(ctx, summary, { model, output, referenceSteps });
+    return EXIT_OK;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+/** What an export wrote, for people. */
+function printExport(ctx: Ctx, summary: ExportSummary, at: { model: string; output: string; referenceSteps: number }): void {
+  ctx.print(`wrote ${at.output} (${formatIEC(BigInt(summary.file_size))}) from ${at.model}`);
+  if (summary.engine === 'reference')
+    ctx.print(
+      '  engines: trtx reference engines (--engine reference), not TensorRT plans: the program runs in trtx verify, not on TensorRT',
+    );
+  ctx.print(
+    `  python ${summary.python.version} (${summary.python.source}): torch ${summary.versions.torch ?? '?'}, ` +
+      `${summary.engine === 'reference' ? '' : `torch_tensorrt ${summary.versions.torch_tensorrt ?? '?'}, `}executorch ${summary.versions.executorch ?? '?'}`,
+  );
+  for (const m of summary.methods) ctx.print(`  method ${m.name}`);
+  if (summary.reference)
+    ctx.print(`  reference: ${summary.reference.path} (eager PyTorch, ${summary.reference.steps} steps per method, for trtx verify)`);
+  else ctx.print(`  reference: none${at.referenceSteps === 0 ? ' (--no-reference)' : ' (the eager run failed: REFERENCE_EAGER_FAILED)'}`);
+  if (summary.reference_removed) ctx.print(`  removed ${summary.reference_removed}: it belonged to an earlier export`);
+  if (summary.bridge.zero_copy_kv_path === 'torch_tensorrt') ctx.print('  zero-copy KV: Torch-TensorRT exported it (zero_copy_kv)');
+  if (summary.bridge.zero_copy_kv_path === 'trtx')
+    ctx.print('  zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
+  for (const p of summary.passes) for (const l of p.lines) ctx.print(`  ${l}`);
+  const warnings = summary.diagnostics.filter((d) => d.severity === 'warning');
+  ctx.print(`  checks: ${warnings.length ? `${warnings.length} warning(s)` : 'clean'}`);
+  for (const w of summary.warnings) ctx.log.warn(w);
 }

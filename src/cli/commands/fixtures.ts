@@ -5,14 +5,15 @@
 import type { Command } from 'commander';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, type GlobalOptions } from '../context.js';
-import { action } from '../action.js';
+import { action, argAt } from '../action.js';
+import type { CliSession } from '../session.js';
 import { styler } from '../style.js';
 
 interface FixturesOptions extends GlobalOptions {
   only?: string;
 }
 
-export function registerFixtures(program: Command): void {
+export function registerFixtures(program: Command, session: CliSession): void {
   program
     .command('fixtures')
     .description('write the example programs (the fixture catalogue: kv-decode-staged.pte, multi-engine.pte, broken-*.pte, ...) into DIR')
@@ -21,7 +22,8 @@ export function registerFixtures(program: Command): void {
     .option('--json', 'machine-readable output (schemas/fixtures.schema.json)')
     .addHelpText('after', '\nExamples:\n  trtx fixtures .\n  trtx fixtures examples --only kv-')
     .action(
-      action<FixturesOptions>(async (ctx, opts, [dir]) => {
+      action<FixturesOptions>(session, async (ctx, opts, args) => {
+        const dir = argAt(args, 0, '<dir>');
         const { writeCatalogue } = await import('../../examples/write-catalogue.js');
         const s = styler(ctx);
         const files = await writeCatalogue(dir, { only: opts.only });

@@ -9,7 +9,8 @@ import { memoryPlan } from '../../inspect/memory-plan.js';
 import { renderInspectHtml } from '../../html/page.js';
 import { checkReportTarget, writeReport } from '../../html/write.js';
 import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
-import { action } from '../action.js';
+import { action, argAt } from '../action.js';
+import type { CliSession } from '../session.js';
 import { styler } from '../style.js';
 import { pushAll } from '../../util/arrays.js';
 
@@ -96,7 +97,7 @@ export function renderInspect(r: InspectReport, ctx: Pick<Ctx, 'color'>): string
   return lines;
 }
 
-export function registerInspect(program: Command): void {
+export function registerInspect(program: Command, session: CliSession): void {
   program
     .command('inspect')
     .description('describe a .pte: header, methods, operators, arenas, delegates, compile specs, segments')
@@ -112,15 +113,20 @@ export function registerInspect(program: Command): void {
       '\nExamples:\n  trtx inspect model.pte\n  trtx inspect model.pte --method decode --json\n  trtx inspect model.pte --html model.html',
     )
     .action(
-      action<InspectOptions>(async (ctx, opts, [file]) => {
+      action<InspectOptions>(session, async (ctx, opts, args) => {
+        const file = argAt(args, 0, '<file>');
         if (opts.html !== undefined) await checkReportTarget(opts.html, [file]);
-        const { report, html } = await withPte(file, async (pte) => ({
-          report: await summarize(pte, { method: opts.method }),
-          html: opts.html === undefined ? null : renderInspectHtml(await memoryPlan(pte, { method: opts.method })),
-        }));
+        const { report, html } = await withPte(
+          file,
+          async (pte) => ({
+            report: await summarize(pte, { method: opts.method }),
+            html: opts.html === undefined ? null : renderInspectHtml(await memoryPlan(pte, { method: opts.method })),
+          }),
+          { reportBudget: ctx.budget },
+        );
         if (opts.method !== undefined && report.methods.length === 0) throw usage(`no method named "${opts.method}" in ${file}`);
         if (opts.html !== undefined && html !== null) {
-          const size = await writeReport(opts.html, html, [file]);
+          const size = await writeReport(opts.html, html, [file], ctx.budget);
           // With --html the page is the output; --json still prints the document.
           if (!ctx.json) {
             ctx.print(`wrote ${opts.html} (${formatIEC(BigInt(size))}): memory plan of ${report.methods.length} method(s) of ${file}`);

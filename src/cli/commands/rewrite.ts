@@ -10,17 +10,18 @@ import type { Command } from 'commander';
 import { parseRuntimes } from '../../checks/runtime-rules.js';
 import { findingsOf, runPipeline } from '../../pipeline/run.js';
 import type { RewriteRequest } from '../../pipeline/request.js';
+import type { PipelineOutcome } from '../../pipeline/run.js';
 import { journalPath, type RewriteWrite } from '../../pte/in-place.js';
 import type { StaleTemps } from '../../util/stale-temps.js';
 import { describeHolder } from '../../util/file-lock.js';
 import { TrtxError } from '../../util/errors.js';
 import { escapeControls } from '../../util/escape.js';
 import { formatIEC, parseSize } from '../../util/size.js';
-import { action } from '../action.js';
-import { EXIT_OK, usage, type GlobalOptions } from '../context.js';
+import { action, argAt } from '../action.js';
+import type { CliSession } from '../session.js';
+import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
 import { renderDiagnostics } from '../render-diagnostics.js';
 import { startProgress, type Progress } from '../progress.js';
-import { writeStderr } from '../status-line.js';
 
 interface RewriteOptions extends GlobalOptions {
   output?: string;
@@ -46,7 +47,8 @@ function requestOf(opts: RewriteOptions): RewriteRequest {
   if (opts.budget !== undefined || opts.clearBudget) {
     const delegate = opts.delegate === undefined ? undefined : /^[0-9]+$/.test(opts.delegate) ? Number(opts.delegate) : NaN;
     if (Number.isNaN(delegate)) throw usage(`--delegate ${JSON.stringify(opts.delegate)} is not a delegate index (0, 1, ...)`);
-    const budget = opts.clearBudget ? null : parseSize(opts.budget!, { location: '--budget' });
+    // One of the two (refused above when both): --clear-budget is the null budget.
+    const budget = opts.budget === undefined ? null : parseSize(opts.budget, { location: '--budget' });
     request.budget = { budget, method: opts.method, delegate };
   } else if (narrowed) {
     throw usage('--method and --delegate narrow --budget or --clear-budget; give one of those');
@@ -66,8 +68,8 @@ function outputOf(input: string, opts: RewriteOptions): string {
 }
 
 /** Findings on stderr, one line each, control characters escaped. */
-function printDiagnostics(lines: string[]): void {
-  for (const l of lines) writeStderr(escapeControls(l) + '\n');
+function printDiagnostics(ctx: Ctx, lines: string[]): void {
+  for (const l of lines) ctx.terminal.writeStderr(escapeControls(l) + '\n');
 }
 
 function describeWrite(w: RewriteWrite, input: string, recovered: boolean): string[] {
@@ -101,8 +103,15 @@ function staleLines(stale: StaleTemps | null): string[] {
   ];
 }
 
-export function registerRewrite(program: Command): void {
-  program
+export function registerRewrite(program: Command, session: CliSession): void {
+  defineRewrite(program).action(
+    action<RewriteOptions>(session, async (ctx, opts, args) => rewriteCommand(ctx, opts, argAt(args, 0, '<in>'))),
+  );
+}
+
+/** The command, its flags and its help. */
+function defineRewrite(program: Command): Command {
+  return program
     .command('rewrite')
     .description('rewrite a .pte without re-exporting; with no flags, the canonical re-encoding')
     .argument('<in>', 'the .pte to read')
@@ -132,86 +141,110 @@ export function registerRewrite(program: Command): void {
     .addHelpText(
       'after',
       '\nExamples:\n  trtx rewrite model.pte -o canonical.pte\n  trtx rewrite model.pte --in-place --budget 8GiB\n  trtx rewrite model.pte -o a100.pte --budget 30GiB --method decode --delegate 0\n  trtx rewrite model.pte --in-place --clear-budget\n  trtx rewrite model.pte -o zero-copy.pte --zero-copy-kv --budget 8GiB',
-    )
-    .action(
-      action<RewriteOptions>(async (ctx, opts, [input]) => {
-        const output = outputOf(input, opts);
-        const request = requestOf(opts);
-        const runtime = parseRuntimes(opts.runtime);
-        // Shown once writing starts (and takes more than a second), as before any pipeline existed.
-        let progress: Progress | undefined;
-        let warnings: string[] = [];
-        const outcome = await runPipeline(input, {
-          request,
-          runtime,
-          output: {
-            path: output,
-            inPlace: Boolean(opts.inPlace),
-            force: Boolean(opts.force),
-            wait: opts.wait !== false,
-            breakHardLinks: Boolean(opts.breakHardLinks),
-            command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
-            onWait: (holder) =>
-              ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
-            onProgress: (done, total) => (progress ??= startProgress(ctx, `writing ${output}`, { bytes: true })).update(done, total),
-          },
-          onChecked: ({ reports, checked }) => {
-            warnings = [
-              ...reports.flatMap((r) => r.warnings),
-              ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.location}: ${d.message}`),
-            ];
-            for (const w of warnings) ctx.log.warn(w);
-          },
-        }).catch((e: unknown) => {
-          // The structural findings behind PASS_INPUT_UNSOUND, as `trtx check` shows them;
-          // under --json they travel in the error document (its `diagnostics`).
-          const found = findingsOf(e);
-          if (found && !ctx.json) printDiagnostics(renderDiagnostics(found.diagnostics, found.program, { color: false }));
-          throw e;
-        });
-        if (outcome.refused) {
-          const { checked } = outcome;
-          if (!ctx.json)
-            printDiagnostics(
-              renderDiagnostics(
-                checked.diagnostics.filter((d) => d.severity === 'error'),
-                outcome.program,
-                { color: false },
-              ),
-            );
-          throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {
-            hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
-            diagnostics: checked.diagnostics,
-          });
-        }
-        progress?.done();
-        const { reports, recovered } = outcome;
-        const written = outcome.written!;
-
-        if (ctx.json) {
-          ctx.emitJson({
-            schema: 'trtx.rewrite/1',
-            input,
-            output,
-            mode: written.mode,
-            fallback: written.mode === 'atomic' ? written.fallback : null,
-            hard_links_broken: written.mode === 'atomic' ? written.brokenLinks : 0,
-            recovered_interrupted_rewrite: recovered,
-            changes: reports.flatMap((r) => (r.changed ? r.lines : [])),
-            passes: reports.map((r) => ({ pass: r.pass, changed: r.changed, details: r.details })),
-            warnings,
-            file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
-            segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
-            stale_temporary_files: outcome.stale ?? { removed: [], left: [] },
-          });
-          return EXIT_OK;
-        }
-        if (recovered) ctx.print(`finished an interrupted rewrite of ${input} from ${journalPath(input)}`);
-        for (const l of staleLines(outcome.stale)) ctx.print(l);
-        if (reports.length === 0) ctx.print('canonical re-encoding, no transformation asked');
-        for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
-        for (const l of describeWrite(written, input, recovered)) ctx.print(l);
-        return EXIT_OK;
-      }),
     );
+}
+
+/** The handler: the flags as a request, the pipeline, then the refusal or the report. */
+async function rewriteCommand(ctx: Ctx, opts: RewriteOptions, input: string): Promise<number> {
+  const output = outputOf(input, opts);
+  const { outcome, warnings, progress } = await runRewrite(ctx, opts, input, output);
+  if (outcome.refused) refuseRewrite(ctx, outcome, input, output);
+  progress?.done();
+  const written = outcome.written;
+  // A target was given: the pipeline writes it (or says unchanged) whenever it does not refuse.
+  if (written === null) throw new Error(`rewrite: the pipeline wrote nothing to ${output}`);
+  if (ctx.json) {
+    ctx.emitJson(rewriteDocument(outcome, written, { input, output, warnings }));
+    return EXIT_OK;
+  }
+  const { reports, recovered } = outcome;
+  if (recovered) ctx.print(`finished an interrupted rewrite of ${input} from ${journalPath(input)}`);
+  for (const l of staleLines(outcome.stale)) ctx.print(l);
+  if (reports.length === 0) ctx.print('canonical re-encoding, no transformation asked');
+  for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
+  for (const l of describeWrite(written, input, recovered)) ctx.print(l);
+  return EXIT_OK;
+}
+
+/** Runs the pipeline on `input` into `output`: the warnings it logged, and the progress it showed while writing. */
+async function runRewrite(
+  ctx: Ctx,
+  opts: RewriteOptions,
+  input: string,
+  output: string,
+): Promise<{ outcome: PipelineOutcome; warnings: string[]; progress: Progress | undefined }> {
+  // Shown once writing starts (and takes more than a second), as before any pipeline existed.
+  let progress: Progress | undefined;
+  let warnings: string[] = [];
+  const outcome = await runPipeline(input, {
+    request: requestOf(opts),
+    runtime: parseRuntimes(opts.runtime),
+    reportBudget: ctx.budget,
+    output: {
+      path: output,
+      inPlace: Boolean(opts.inPlace),
+      force: Boolean(opts.force),
+      wait: opts.wait !== false,
+      breakHardLinks: Boolean(opts.breakHardLinks),
+      command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
+      onWait: (holder) => ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
+      onProgress: (done, total) => (progress ??= startProgress(ctx, `writing ${output}`, { bytes: true })).update(done, total),
+    },
+    onChecked: ({ reports, checked }) => {
+      warnings = [
+        ...reports.flatMap((r) => r.warnings),
+        ...checked.diagnostics.filter((d) => d.severity === 'warning').map((d) => `${d.code}: ${d.location}: ${d.message}`),
+      ];
+      for (const w of warnings) ctx.log.warn(w);
+    },
+  }).catch((e: unknown) => {
+    // The structural findings behind PASS_INPUT_UNSOUND, as `trtx check` shows them;
+    // under --json they travel in the error document (its `diagnostics`).
+    const found = findingsOf(e);
+    if (found && !ctx.json) printDiagnostics(ctx, renderDiagnostics(found.diagnostics, found.program, { color: false }));
+    throw e;
+  });
+  return { outcome, warnings, progress };
+}
+
+/** A result that fails its check: its errors on stderr (not under --json), and the refusal. */
+function refuseRewrite(ctx: Ctx, outcome: Extract<PipelineOutcome, { refused: true }>, input: string, output: string): never {
+  const { checked } = outcome;
+  if (!ctx.json)
+    printDiagnostics(
+      ctx,
+      renderDiagnostics(
+        checked.diagnostics.filter((d) => d.severity === 'error'),
+        outcome.program,
+        { color: false },
+      ),
+    );
+  throw new TrtxError('REWRITE_CHECK_FAILED', output, `the rewritten program fails ${checked.summary.line}; nothing was written`, {
+    hint: `run \`trtx check ${input}\` for every finding; fix or re-export the input first`,
+    diagnostics: checked.diagnostics,
+  });
+}
+
+/** The trtx.rewrite/1 document (schemas/rewrite.schema.json). */
+function rewriteDocument(
+  outcome: Extract<PipelineOutcome, { refused: false }>,
+  written: RewriteWrite,
+  at: { input: string; output: string; warnings: string[] },
+) {
+  const { reports, recovered } = outcome;
+  return {
+    schema: 'trtx.rewrite/1',
+    input: at.input,
+    output: at.output,
+    mode: written.mode,
+    fallback: written.mode === 'atomic' ? written.fallback : null,
+    hard_links_broken: written.mode === 'atomic' ? written.brokenLinks : 0,
+    recovered_interrupted_rewrite: recovered,
+    changes: reports.flatMap((r) => (r.changed ? r.lines : [])),
+    passes: reports.map((r) => ({ pass: r.pass, changed: r.changed, details: r.details })),
+    warnings: at.warnings,
+    file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
+    segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
+    stale_temporary_files: outcome.stale ?? { removed: [], left: [] },
+  };
 }

@@ -11,6 +11,8 @@ import { renderMemory } from '../render-memory.js';
 import { renderReference } from '../render-reference.js';
 import { EXIT_CHECK, EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
 import { action } from '../action.js';
+import type { VerifyOptions as VerifyJobOptions } from '../../verify/verify.js';
+import type { CliSession } from '../session.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 import { styler } from '../style.js';
 import type { VerifyResult } from '../../verify/verify.js';
@@ -79,7 +81,9 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     );
   }
   const mainRun = (x: (typeof r.runs)[number]) => x.init_device_buffers === (r.options.init_device_buffers || r.options.twin_contract);
-  for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === r.runs[0].caller_stream && mainRun(x))) {
+  // The runs of the first caller-stream mode (none when nothing ran).
+  const firstStream = r.runs[0]?.caller_stream;
+  for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === firstStream && mainRun(x))) {
     const st = run.staging.map((m) => `${m.method} host->device ${bytes(m.h2d_bytes)}, device->host ${bytes(m.d2h_bytes)}`).join('; ');
     lines.push(`  ${run.variant}: ${st} per step`);
   }
@@ -115,7 +119,8 @@ async function soleProgramHere(): Promise<string> {
     .filter((e) => e.isFile() && e.name.endsWith('.pte'))
     .map((e) => e.name)
     .sort();
-  if (found.length === 1) return found[0];
+  const [only, ...others] = found;
+  if (only !== undefined && others.length === 0) return only;
   if (found.length === 0) throw usage('no file named and no .pte in the current folder', 'name the program: trtx verify FILE');
   throw usage(
     `no file named and ${found.length} .pte files in the current folder (${found.slice(0, 5).join(', ')}${found.length > 5 ? ', ...' : ''})`,
@@ -123,103 +128,117 @@ async function soleProgramHere(): Promise<string> {
   );
 }
 
-export function registerVerify(program: Command): void {
-  program
-    .command('verify')
-    .description('check the program, run it on the ExecuTorch runtime in the bundled runner and prove the delegate runtime contract')
-    .argument('[file]', 'the .pte program (default: the one .pte in the current folder)')
-    .option('--zero-copy-kv', 'prove zero-copy KV: derive the zero-copy twin of a staged program and compare both, step by step')
-    .option(
-      '--strict',
-      'with --zero-copy-kv: refuse a program without KV caches (ZC_REWRITE_NO_ALIASED_CACHE) instead of running it as it is',
-    )
-    .option('--steps <n>', "steps per run (default: the reference outputs' steps, else 4; at most the reference's)")
-    .option('--reference <file>', 'eager PyTorch outputs to compare with (default: PROGRAM.reference.json beside the program, when there)')
-    .option('--no-reference', 'compare the program with itself only, not with eager PyTorch')
-    .option(
-      '--atol <x>',
-      'absolute tolerance of floating outputs against PyTorch (default per dtype: 1e-4 float32/float64, 1e-2 float16, 5e-2 bfloat16)',
-    )
-    .option('--rtol <x>', 'relative tolerance of floating outputs against PyTorch (default per dtype, as --atol)')
-    .addOption(
-      new Option('--caller-stream <mode>', 'execute with a caller stream, without, or both').choices(['on', 'off', 'both']).default('both'),
-    )
-    .option('--budget <size>', 'load-time weight-streaming budget (overrides the baked spec)')
-    .addOption(new Option('--device <kind>', 'force the CPU or the GPU (default: the GPU when there is one)').choices(['cpu', 'cuda']))
-    .option('--runtime <name...>', 'whose rules apply (as trtx check --runtime): zero-copy-trt|stock-trt, et-module|custom-memory')
-    .option(
-      '--init-device-buffers',
-      'zero device-resident buffers after each load, as a correct application must (default: they stay poisoned)',
-    )
-    .option('--shared-scratch', 'one activation scratch buffer per device backs every engine (default: private per engine)')
-    .option('--cold-pool', 'leave the device pool cold (default: its release threshold is raised while the program is loaded)')
-    .option(
-      '--backend-lib <path>',
-      "a shared library registering TensorRTBackend, run instead of trtx's (default: $TRTX_BACKEND_LIB; docs/backend-plugin.md)",
-    )
-    .option('--json', 'machine-readable output (schemas/verify.schema.json); the same as --format json')
-    .addOption(
-      new Option('--format <format>', 'text, json (schemas/verify.schema.json) or junit (JUnit XML, one test case per check)').choices([
-        'text',
-        'json',
-        'junit',
-      ]),
-    )
-    .addHelpText(
-      'after',
-      '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU, a GPU the program targets missing).\n\nWith PROGRAM.reference.json beside the program (written by trtx export), every persistent run is fed its recorded\ninputs and its outputs are compared with eager PyTorch\u2019s: |program - pytorch| <= atol + rtol * |pytorch| per element.\n\nExamples:\n  trtx verify model.pte\n  trtx verify model.pte --steps 3 --atol 1e-3 --rtol 1e-3\n  trtx verify --zero-copy-kv                      (the one .pte in this folder)\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
-    )
-    // --format json is --json: the same document, and the error document on a refusal.
-    .hook('preAction', (cmd) => {
-      if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
-    })
-    .action(
-      action<VerifyOptions>(async (ctx, opts, [named]) => {
-        const file = named ?? (await soleProgramHere());
-        if (opts.json && opts.format !== undefined && opts.format !== 'json')
-          throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
-        const started = new Date();
-        const t0 = process.hrtime.bigint();
-        if (opts.steps !== undefined && !/^[0-9]+$/.test(opts.steps))
-          throw usage(`--steps ${JSON.stringify(opts.steps)} is not a whole number`);
-        const steps = opts.steps === undefined ? undefined : Number(opts.steps);
-        const tolerance = (flag: string, v: string | undefined) => {
-          if (v === undefined) return undefined;
-          const x = Number(v);
-          if (v.trim() === '' || !Number.isFinite(x) || x < 0) throw usage(`${flag} ${JSON.stringify(v)} is not a number of at least 0`);
-          return x;
-        };
-        const atol = tolerance('--atol', opts.atol);
-        const rtol = tolerance('--rtol', opts.rtol);
-        const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
-        const runtime = parseRuntimes(opts.runtime);
-        // zod and execa come with the runner: loaded only when verify runs.
-        const { verifyProgram } = await import('../../verify/verify.js');
-        const result = await verifyProgram(file, {
-          zeroCopyKv: opts.zeroCopyKv,
-          strict: opts.strict,
-          steps,
-          reference: opts.reference,
-          atol,
-          rtol,
-          callerStream: opts.callerStream,
-          budget,
-          device: opts.device,
-          runtime,
-          initDeviceBuffers: opts.initDeviceBuffers,
-          sharedScratch: opts.sharedScratch,
-          coldPool: opts.coldPool,
-          backendLib: backendLibAsked(opts.backendLib),
-          onProgress: (m) => ctx.log.debug(m),
-          onRunnerBuild: runnerBuildProgress(ctx),
-        });
-        if (opts.format === 'junit')
-          ctx.printDocument(
-            toJunit(result, { started, seconds: Number(process.hrtime.bigint() - t0) / 1e9, hostname: hostname() }).trimEnd(),
-          );
-        else if (ctx.json) ctx.emitJson(result);
-        else for (const l of renderVerify(result, ctx)) ctx.print(l);
-        return result.ok ? EXIT_OK : EXIT_CHECK;
-      }),
-    );
+export function registerVerify(program: Command, session: CliSession): void {
+  defineVerify(program).action(action<VerifyOptions>(session, async (ctx, opts, args) => verifyCommand(ctx, opts, args[0])));
+}
+
+/** The command, its flags and its help. */
+function defineVerify(program: Command): Command {
+  return (
+    program
+      .command('verify')
+      .description('check the program, run it on the ExecuTorch runtime in the bundled runner and prove the delegate runtime contract')
+      .argument('[file]', 'the .pte program (default: the one .pte in the current folder)')
+      .option('--zero-copy-kv', 'prove zero-copy KV: derive the zero-copy twin of a staged program and compare both, step by step')
+      .option(
+        '--strict',
+        'with --zero-copy-kv: refuse a program without KV caches (ZC_REWRITE_NO_ALIASED_CACHE) instead of running it as it is',
+      )
+      .option('--steps <n>', "steps per run (default: the reference outputs' steps, else 4; at most the reference's)")
+      .option(
+        '--reference <file>',
+        'eager PyTorch outputs to compare with (default: PROGRAM.reference.json beside the program, when there)',
+      )
+      .option('--no-reference', 'compare the program with itself only, not with eager PyTorch')
+      .option(
+        '--atol <x>',
+        'absolute tolerance of floating outputs against PyTorch (default per dtype: 1e-4 float32/float64, 1e-2 float16, 5e-2 bfloat16)',
+      )
+      .option('--rtol <x>', 'relative tolerance of floating outputs against PyTorch (default per dtype, as --atol)')
+      .addOption(
+        new Option('--caller-stream <mode>', 'execute with a caller stream, without, or both')
+          .choices(['on', 'off', 'both'])
+          .default('both'),
+      )
+      .option('--budget <size>', 'load-time weight-streaming budget (overrides the baked spec)')
+      .addOption(new Option('--device <kind>', 'force the CPU or the GPU (default: the GPU when there is one)').choices(['cpu', 'cuda']))
+      .option('--runtime <name...>', 'whose rules apply (as trtx check --runtime): zero-copy-trt|stock-trt, et-module|custom-memory')
+      .option(
+        '--init-device-buffers',
+        'zero device-resident buffers after each load, as a correct application must (default: they stay poisoned)',
+      )
+      .option('--shared-scratch', 'one activation scratch buffer per device backs every engine (default: private per engine)')
+      .option('--cold-pool', 'leave the device pool cold (default: its release threshold is raised while the program is loaded)')
+      .option(
+        '--backend-lib <path>',
+        "a shared library registering TensorRTBackend, run instead of trtx's (default: $TRTX_BACKEND_LIB; docs/backend-plugin.md)",
+      )
+      .option('--json', 'machine-readable output (schemas/verify.schema.json); the same as --format json')
+      .addOption(
+        new Option('--format <format>', 'text, json (schemas/verify.schema.json) or junit (JUnit XML, one test case per check)').choices([
+          'text',
+          'json',
+          'junit',
+        ]),
+      )
+      .addHelpText(
+        'after',
+        '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU, a GPU the program targets missing).\n\nWith PROGRAM.reference.json beside the program (written by trtx export), every persistent run is fed its recorded\ninputs and its outputs are compared with eager PyTorch\u2019s: |program - pytorch| <= atol + rtol * |pytorch| per element.\n\nExamples:\n  trtx verify model.pte\n  trtx verify model.pte --steps 3 --atol 1e-3 --rtol 1e-3\n  trtx verify --zero-copy-kv                      (the one .pte in this folder)\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
+      )
+      // --format json is --json: the same document, and the error document on a refusal.
+      .hook('preAction', (cmd) => {
+        if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
+      })
+  );
+}
+
+/** The handler: the flags, then verifyProgram, then the result in the format asked. */
+async function verifyCommand(ctx: Ctx, opts: VerifyOptions, named: string | undefined): Promise<number> {
+  const file = named ?? (await soleProgramHere());
+  if (opts.json && opts.format !== undefined && opts.format !== 'json')
+    throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
+  const started = new Date();
+  const t0 = process.hrtime.bigint();
+  const flags = verifyFlags(opts);
+  // zod and execa come with the runner: loaded only when verify runs.
+  const { verifyProgram } = await import('../../verify/verify.js');
+  const result = await verifyProgram(file, {
+    ...flags,
+    zeroCopyKv: opts.zeroCopyKv,
+    strict: opts.strict,
+    reference: opts.reference,
+    callerStream: opts.callerStream,
+    device: opts.device,
+    initDeviceBuffers: opts.initDeviceBuffers,
+    sharedScratch: opts.sharedScratch,
+    coldPool: opts.coldPool,
+    backendLib: backendLibAsked(opts.backendLib, ctx.env),
+    onProgress: (m) => ctx.log.debug(m),
+    onRunnerBuild: runnerBuildProgress(ctx),
+    // A prebuilt runner only as the run's environment names it.
+    runnerBinary: ctx.env.TRTX_RUNNER_BIN ?? null,
+    reportBudget: ctx.budget,
+  });
+  if (opts.format === 'junit')
+    ctx.printDocument(toJunit(result, { started, seconds: Number(process.hrtime.bigint() - t0) / 1e9, hostname: hostname() }).trimEnd());
+  else if (ctx.json) ctx.emitJson(result);
+  else for (const l of renderVerify(result, ctx)) ctx.print(l);
+  return result.ok ? EXIT_OK : EXIT_CHECK;
+}
+
+/** The numeric flags, checked: usage errors before anything is read. */
+function verifyFlags(opts: VerifyOptions): Pick<VerifyJobOptions, 'steps' | 'atol' | 'rtol' | 'budget' | 'runtime'> {
+  if (opts.steps !== undefined && !/^[0-9]+$/.test(opts.steps)) throw usage(`--steps ${JSON.stringify(opts.steps)} is not a whole number`);
+  const steps = opts.steps === undefined ? undefined : Number(opts.steps);
+  const tolerance = (flag: string, v: string | undefined) => {
+    if (v === undefined) return undefined;
+    const x = Number(v);
+    if (v.trim() === '' || !Number.isFinite(x) || x < 0) throw usage(`${flag} ${JSON.stringify(v)} is not a number of at least 0`);
+    return x;
+  };
+  const atol = tolerance('--atol', opts.atol);
+  const rtol = tolerance('--rtol', opts.rtol);
+  const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
+  const runtime = parseRuntimes(opts.runtime);
+  return { steps, atol, rtol, budget, runtime };
 }

@@ -1,0 +1,94 @@
+// One run of the command line is a value (src/cli/session.ts): `main(argv,
+// io)` writes to io's streams, returns its exit status and charges a report
+// budget of its own, so several runs in one process go at once, each with
+// its own output and status, and none touches the process's streams or
+// process.exitCode (issue 28).
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { join } from 'node:path';
+import { writeFixture } from '../src/examples/builder.js';
+import { catalogueEntry } from '../src/examples/catalogue.js';
+import { multiEngine, trtSingle } from '../src/examples/programs.js';
+import { main } from '../src/cli/main.js';
+import type { CliIo } from '../src/cli/io.js';
+import { runCli, type CliResult } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
+
+const dir = tempDir('cli-parallel');
+let clean: string;
+let warned: string;
+let broken: string;
+let staged: string;
+let zeroCopy: string;
+beforeAll(async () => {
+  clean = join(dir, 'clean.pte');
+  warned = join(dir, 'warned.pte');
+  broken = join(dir, 'broken-arity.pte');
+  staged = join(dir, 'kv-decode-staged.pte');
+  zeroCopy = join(dir, 'kv-decode-zero-copy.pte');
+  await writeFixture(clean, trtSingle());
+  await writeFixture(warned, multiEngine(3));
+  await writeFixture(broken, catalogueEntry('broken-arity.pte').build());
+  await writeFixture(staged, catalogueEntry('kv-decode-staged.pte').build());
+  await writeFixture(zeroCopy, catalogueEntry('kv-decode-zero-copy.pte').build());
+});
+afterEach(() => vi.restoreAllMocks());
+
+/** Runs of every exit status and both streams: results, --json documents, findings, usage errors, help. */
+const runs = (): string[][] => [
+  ['inspect', staged],
+  ['inspect', '--json', zeroCopy],
+  ['check', clean],
+  ['check', '--json', broken],
+  ['check', warned, '--strict'],
+  ['diff', staged, zeroCopy],
+  ['diff', '--json', '--exit-code', staged, zeroCopy],
+  ['rewrite', warned, '-o', join(dir, 'rewritten.pte'), '--budget', '1GiB'],
+  ['inspect', join(dir, 'missing.pte')],
+  ['check', '--no-such-flag', clean],
+  ['check', '--help'],
+  ['--version'],
+];
+
+/** A log line off a terminal starts with its time: the one thing two runs of the same command differ in. */
+const untimed = (r: CliResult): CliResult => ({ ...r, stderr: r.stderr.replace(/^\d{4}-\d\d-\d\dT[\d:.]+Z /gm, '') });
+
+describe('runs of the command line in one process', () => {
+  it('go at once, each with its own output and exit status, as each alone', async () => {
+    const alone: CliResult[] = [];
+    for (const args of runs()) alone.push(untimed(await runCli(args)));
+    // The runs between them cover each exit status and both streams.
+    expect(new Set(alone.map((r) => r.code))).toEqual(new Set([0, 1, 2]));
+    expect(alone.every((r) => r.stdout !== '' || r.stderr !== '')).toBe(true);
+
+    const together = await Promise.all(runs().map((args) => runCli(args)));
+    expect(together.map(untimed)).toEqual(alone);
+  });
+
+  it('write only to the streams they are given, and leave process.exitCode alone', async () => {
+    const out = vi.spyOn(process.stdout, 'write');
+    const err = vi.spyOn(process.stderr, 'write');
+    const captured: string[] = [];
+    const io: CliIo = {
+      stdout: { write: (t: string) => captured.push(t) },
+      stderr: { write: (t: string) => captured.push(t) },
+      env: {},
+    };
+    // A warning through the logger in each format, a refusal, a usage error and help.
+    const codes = [
+      await main(['rewrite', warned, '-o', join(dir, 'logged.pte'), '--budget', '1GiB'], io),
+      await main(['--log-format', 'json', 'rewrite', warned, '-o', join(dir, 'logged-json.pte'), '--budget', '1GiB'], io),
+      await main(['check', broken], io),
+      await main(['inspect'], io),
+      await main(['--help'], io),
+    ];
+    expect(codes).toEqual([0, 0, 1, 2, 0]);
+    const text = captured.join('');
+    expect(text).toContain('trtx warn: TRT_BUDGET_MULTI_ENGINE');
+    expect(text).toMatch(/"msg":"TRT_BUDGET_MULTI_ENGINE/);
+    expect(text).toContain('TRT_ARITY');
+    expect(text).toContain('Exit codes');
+    expect(out).not.toHaveBeenCalled();
+    expect(err).not.toHaveBeenCalled();
+    expect(process.exitCode).toBeUndefined();
+  });
+});
