@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
     const Timing warm = measure(bytes, stream);
     const std::uint64_t reservedHeld = poolAttr(cudaMemPoolAttrReservedMemCurrent);
     BENCH_EXPECT(reservedHeld >= bytes, "warm pool did not retain the block (%llu)", (unsigned long long)reservedHeld);
-    trtx::memory::Status released = pool.release();
-    BENCH_EXPECT(released.ok(), "release: %s", released.message().c_str());
+    trtx::Status released = pool.release();
+    BENCH_EXPECT(released.ok(), "release: %s", trtx::memory::describe(released.failure()).c_str());
     BENCH_EXPECT(poolAttr(cudaMemPoolAttrReleaseThreshold) == 0, "threshold not restored");
     const std::uint64_t reservedAfter = poolAttr(cudaMemPoolAttrReservedMemCurrent);
     BENCH_EXPECT(reservedAfter == 0, "pool not trimmed on release (%llu)", (unsigned long long)reservedAfter);

@@ -55,13 +55,13 @@ Trial runTrial(bool reclaim, int cycles, int smalls, cudaStream_t stream, trtx::
     const double t0 = nowUs();
     auto lease = pool.acquire(0, need, stream);
     if (!lease.ok()) {
-      BENCH_EXPECT(false, "acquire %zu: %s", need, lease.status().message().c_str());
+      BENCH_EXPECT(false, "acquire %zu: %s", need, trtx::memory::describe(lease.failure()).c_str());
       return;
     }
-    touchKernel<<<1056, 256, 0, stream>>>(static_cast<uint4*>(lease.value().pointer), need / sizeof(uint4),
+    touchKernel<<<1056, 256, 0, stream>>>(static_cast<uint4*>(lease.get().pointer), need / sizeof(uint4),
                                           unsigned(executeIndex));
     BENCH_LAUNCHED();
-    BENCH_EXPECT(pool.handOff(lease.value(), stream).ok(), "handOff");
+    BENCH_EXPECT(pool.handOff(lease.get(), stream).ok(), "handOff");
     BENCH_CUDA(cudaStreamSynchronize(stream));
     trial.stepUs.push_back(nowUs() - t0);
     ++executeIndex;
@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
     SharedScratchPool scratch(*allocator, *events);
     for (std::size_t need : {kFloor, kLarge, kLarge, kFloor / 2, kFloor, kFloor / 2}) {
       auto lease = scratch.acquire(0, need, stream);
-      if (lease.ok()) scratch.handOff(lease.value(), stream);
+      if (lease.ok()) scratch.handOff(lease.get(), stream);
     }
     BENCH_CUDA(cudaStreamSynchronize(stream));
     std::printf("\nreport: %s\n", scratch.reportJson().c_str());

@@ -179,9 +179,9 @@ void shared_scratch_per_device() {
     }
     // Stands for the engine's enqueue: it writes the whole scratch.
     BENCH_CUDA(cudaSetDevice(d));
-    BENCH_CUDA(cudaMemsetAsync(lease.value().pointer, 0, mib * kMiB, streams[d]));
+    BENCH_CUDA(cudaMemsetAsync(lease.get().pointer, 0, mib * kMiB, streams[d]));
     BENCH_CUDA(cudaSetDevice(0));
-    (void)pool.handOff(lease.value(), streams[d]);
+    (void)pool.handOff(lease.get(), streams[d]);
   };
   auto used = [&](int d) {
     BENCH_CUDA(cudaStreamSynchronize(streams[d]));

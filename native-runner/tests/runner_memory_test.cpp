@@ -54,7 +54,7 @@ std::int64_t num(const trtx::json::Value& v) { return v.int_ok ? v.integer : -1;
 class TrimWatch final : public FakeDevicePoolApi {
  public:
   TrimWatch(const FakeScratchBackend& scratch) : FakeDevicePoolApi(1), scratch_(scratch) {}
-  trtx::memory::Status trimTo(int device, std::size_t keep) override {
+  trtx::Status trimTo(int device, std::size_t keep) override {
     if (!scratch_.live.empty()) trimmedWhileLive = true;
     return FakeDevicePoolApi::trimTo(device, keep);
   }

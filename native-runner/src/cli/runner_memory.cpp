@@ -51,15 +51,15 @@ class TrackedPrivateScratch final : public runtime::ScratchProvider {
 
 const char* kMaxThreshold = "18446744073709551615";
 
-void write_status_or_null(JsonWriter& w, const char* key, const memory::Status& s) {
+void write_status_or_null(JsonWriter& w, const char* key, const Status& s) {
   if (s.ok()) {
     w.field_null(key);
     return;
   }
   w.key(key);
   w.begin_object();
-  w.field("code", memory::toString(s.code()));
-  w.field("message", s.message());
+  w.field("code", memory::report_code(s.error()));
+  w.field("message", memory::describe(s.failure()));
   w.end_object();
 }
 

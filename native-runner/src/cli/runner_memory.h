@@ -33,27 +33,27 @@ struct RunnerMemoryOptions {
 class CountingPoolApi final : public memory::DevicePoolApi {
  public:
   explicit CountingPoolApi(memory::DevicePoolApi& inner) : inner_(inner) {}
-  memory::Status getCurrentDevice(int* device) override {
+  Status getCurrentDevice(int* device) override {
     count();
     return inner_.getCurrentDevice(device);
   }
-  memory::Status setCurrentDevice(int device) override {
+  Status setCurrentDevice(int device) override {
     count();
     return inner_.setCurrentDevice(device);
   }
-  memory::Status getReleaseThreshold(int device, std::uint64_t* bytes) override {
+  Status getReleaseThreshold(int device, std::uint64_t* bytes) override {
     count();
     return inner_.getReleaseThreshold(device, bytes);
   }
-  memory::Status setReleaseThreshold(int device, std::uint64_t bytes) override {
+  Status setReleaseThreshold(int device, std::uint64_t bytes) override {
     count();
     return inner_.setReleaseThreshold(device, bytes);
   }
-  memory::Status synchronizeCurrentDevice() override {
+  Status synchronizeCurrentDevice() override {
     count();
     return inner_.synchronizeCurrentDevice();
   }
-  memory::Status trimTo(int device, std::size_t keep) override {
+  Status trimTo(int device, std::size_t keep) override {
     count();
     return inner_.trimTo(device, keep);
   }

@@ -21,10 +21,10 @@ class CudaStreamAllocator final : public Allocator {
  public:
   Result<void*> allocate(int device, std::size_t bytes, StreamHandle stream) override {
     DeviceScope scope(device);
-    if (!scope.status().ok()) return scope.status();
+    if (!scope.status().ok()) return scope.status().failure();
     void* pointer = nullptr;
     Status status = fromCuda(cudaMallocAsync(&pointer, bytes, asStream(stream)), "cudaMallocAsync");
-    if (!status.ok()) return status;
+    if (!status.ok()) return status.take_failure();
     return pointer;
   }
 
@@ -45,10 +45,10 @@ class CudaEventFactory final : public EventFactory {
  public:
   Result<EventHandle> create(int device) override {
     DeviceScope scope(device);
-    if (!scope.status().ok()) return scope.status();
+    if (!scope.status().ok()) return scope.status().failure();
     cudaEvent_t event = nullptr;
     Status status = fromCuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    if (!status.ok()) return status;
+    if (!status.ok()) return status.take_failure();
     return static_cast<EventHandle>(event);
   }
 

@@ -6,18 +6,18 @@
 
 #include <string>
 
-#include "trtx/memory/status.h"
+#include "trtx/memory/memory_error.h"
+#include "trtx/runtime/result.h"
 
 namespace trtx {
 namespace memory {
 namespace cuda_detail {
 
 inline Status fromCuda(cudaError_t error, const char* call) {
-  if (error == cudaSuccess) return Status::success();
+  if (error == cudaSuccess) return ok_status();
   (void)cudaGetLastError();
-  const MemoryErrorCode code =
-      error == cudaErrorMemoryAllocation ? MemoryErrorCode::kOutOfMemory : MemoryErrorCode::kDeviceError;
-  return Status(code, std::string(call) + ": " + cudaGetErrorName(error) + " (" + cudaGetErrorString(error) + ")");
+  const Error code = error == cudaErrorMemoryAllocation ? Error::MemoryAllocationFailed : Error::CudaError;
+  return fail(code, call, std::string(cudaGetErrorName(error)) + " (" + cudaGetErrorString(error) + ")");
 }
 
 // Makes `device` current for a scope and puts the caller's device back; calls

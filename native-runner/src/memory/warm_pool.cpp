@@ -62,8 +62,8 @@ std::vector<PoolState> WarmPool::acquire(const std::vector<int>& devices) {
 }
 
 void WarmPool::configureLocked(WarmPoolDeviceRecord& record) {
-  record.configureStatus = Status::success();
-  record.releaseStatus = Status::success();
+  record.configureStatus = ok_status();
+  record.releaseStatus = ok_status();
   record.restored = false;
   record.trimmed = false;
 
@@ -92,10 +92,10 @@ void WarmPool::configureLocked(WarmPoolDeviceRecord& record) {
 Status WarmPool::release() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (handles_ <= 0) {
-    return Status(MemoryErrorCode::kInvalidArgument, "warm pool released more often than acquired");
+    return fail(Error::InvalidArgument, "warm_pool", "released more often than acquired");
   }
   --handles_;
-  if (handles_ > 0 || !options_.enabled) return Status::success();
+  if (handles_ > 0 || !options_.enabled) return ok_status();
   return restoreAllLocked();
 }
 
@@ -187,10 +187,8 @@ std::string WarmPool::reportJson() const {
     out += hasPrevious ? json::quote(std::to_string(d.previousThreshold)) : "null";
     out += ",\"restored\":" + std::string(d.restored ? "true" : "false");
     out += ",\"trimmed\":" + std::string(d.trimmed ? "true" : "false");
-    out += ",\"configure_error\":" +
-           json::statusOrNull(d.configureStatus.ok(), toString(d.configureStatus.code()), d.configureStatus.message());
-    out += ",\"release_error\":" +
-           json::statusOrNull(d.releaseStatus.ok(), toString(d.releaseStatus.code()), d.releaseStatus.message());
+    out += ",\"configure_error\":" + json::statusOrNull(d.configureStatus);
+    out += ",\"release_error\":" + json::statusOrNull(d.releaseStatus);
     out += "}";
   }
   out += "]}";

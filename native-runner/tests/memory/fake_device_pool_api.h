@@ -14,9 +14,8 @@
 
 namespace trtx_test {
 
+using trtx::Status;
 using trtx::memory::DevicePoolApi;
-using trtx::memory::MemoryErrorCode;
-using trtx::memory::Status;
 
 struct PoolCall {
   std::string op;    // getDevice setDevice getThreshold setThreshold sync trim clearError
@@ -52,42 +51,42 @@ class FakeDevicePoolApi : public DevicePoolApi {
     log("getDevice", -1, 0);
     if (failing("getDevice", -1)) return error("getDevice");
     *device = currentLocked(std::this_thread::get_id());
-    return Status::success();
+    return trtx::ok_status();
   }
   Status setCurrentDevice(int device) override {
     std::lock_guard<std::mutex> lock(mutex_);
     log("setDevice", device, 0);
     if (failing("setDevice", device) || !valid(device)) return error("setDevice");
     current_[std::this_thread::get_id()] = device;
-    return Status::success();
+    return trtx::ok_status();
   }
   Status getReleaseThreshold(int device, std::uint64_t* bytes) override {
     std::lock_guard<std::mutex> lock(mutex_);
     log("getThreshold", device, 0);
     if (failing("getThreshold", device) || !valid(device)) return error("getThreshold");
     *bytes = thresholds_[device];
-    return Status::success();
+    return trtx::ok_status();
   }
   Status setReleaseThreshold(int device, std::uint64_t bytes) override {
     std::lock_guard<std::mutex> lock(mutex_);
     log("setThreshold", device, bytes);
     if (failing("setThreshold", device) || !valid(device)) return error("setThreshold");
     thresholds_[device] = bytes;
-    return Status::success();
+    return trtx::ok_status();
   }
   Status synchronizeCurrentDevice() override {
     std::lock_guard<std::mutex> lock(mutex_);
     const int device = currentLocked(std::this_thread::get_id());
     log("sync", device, 0);
     if (failing("sync", device)) return error("sync");
-    return Status::success();
+    return trtx::ok_status();
   }
   Status trimTo(int device, std::size_t minBytesToKeep) override {
     std::lock_guard<std::mutex> lock(mutex_);
     log("trim", device, minBytesToKeep);
     if (failing("trim", device) || !valid(device)) return error("trim");
     if (reserved_[device] > minBytesToKeep) reserved_[device] = minBytesToKeep;
-    return Status::success();
+    return trtx::ok_status();
   }
   void clearLastError() override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -106,7 +105,7 @@ class FakeDevicePoolApi : public DevicePoolApi {
   }
   Status error(const char* op) {
     errorLatched = true;
-    return Status(MemoryErrorCode::kDeviceError, std::string("fake ") + op + " failed");
+    return trtx::fail(trtx::Error::CudaError, "", std::string("fake ") + op + " failed");
   }
   void log(const char* op, int device, std::uint64_t value) {
     calls_.push_back(PoolCall{op, device, currentLocked(std::this_thread::get_id()), value});

@@ -23,8 +23,8 @@ std::size_t execute(SharedScratchPool& pool, std::size_t bytes, bool* ok = nullp
   auto lease = pool.acquire(0, bytes, stream);
   if (ok) *ok = lease.ok();
   if (!lease.ok()) return 0;
-  pool.handOff(lease.value(), stream);
-  return lease.value().capacity;
+  pool.handOff(lease.get(), stream);
+  return lease.get().capacity;
 }
 }  // namespace
 
@@ -174,7 +174,7 @@ TEST(shrink_allocates_the_smaller_buffer_then_drains_then_frees) {
   ScratchLease big;
   {
     auto lease = pool.acquire(0, 1000, stream);
-    big = lease.value();
+    big = lease.get();
     pool.handOff(big, stream);
   }
   execute(pool, 10);
@@ -184,8 +184,8 @@ TEST(shrink_allocates_the_smaller_buffer_then_drains_then_frees) {
   {
     auto lease = pool.acquire(0, 10, stream);  // third underfilled
     CHECK(lease.ok());
-    CHECK(lease.value().pointer != big.pointer);
-    pool.handOff(lease.value(), stream);
+    CHECK(lease.get().pointer != big.pointer);
+    pool.handOff(lease.get(), stream);
   }
   long allocAt = fake.indexOf("allocate");
   long syncAt = fake.indexOf("sync");
@@ -253,7 +253,7 @@ TEST(floor_and_counts_are_per_device) {
   SharedScratchPool pool(fake, fake);
   auto on = [&](int device, std::size_t bytes) {
     auto lease = pool.acquire(device, bytes, stream);
-    pool.handOff(lease.value(), stream);
+    pool.handOff(lease.get(), stream);
   };
   on(0, 10);
   on(1, 500);

@@ -96,7 +96,7 @@ TEST(release_from_thread_on_other_device_restores_and_trims_both) {
   pool.acquire({1});
   CHECK(pool.release().ok());
 
-  trtx::memory::Status released;
+  trtx::Status released;
   int currentAfter = -1;
   std::thread other([&] {
     api.setCurrentOf(std::this_thread::get_id(), 1);
@@ -162,7 +162,7 @@ TEST(configure_failure_is_reported_cleared_and_execution_goes_on) {
   CHECK(!api.errorLatched);  // the CUDA error was cleared
   auto report = pool.report();
   CHECK(!report.devices[0].configureStatus.ok());
-  CHECK(report.devices[0].configureStatus.message().find("setThreshold") != std::string::npos);
+  CHECK(report.devices[0].configureStatus.failure().message.find("setThreshold") != std::string::npos);
   CHECK(pool.reportJson().find("\"configure_error\":{\"code\":\"device_error\"") != std::string::npos);
   CHECK_EQ(report.handles, 1);
   // The failed device is not restored (nothing of ours to put back); the other is.
@@ -200,7 +200,7 @@ TEST(restore_failure_on_one_device_still_restores_the_other) {
   pool.acquire({0, 1});
   api.failOps.insert("setDevice:1");
   api.failOps.insert("trim:1");
-  trtx::memory::Status status = pool.release();
+  trtx::Status status = pool.release();
   CHECK(!status.ok());
   CHECK(!api.errorLatched);
   CHECK_EQ(api.thresholds()[0], 111u);
@@ -233,7 +233,7 @@ TEST(cold_pool_makes_no_pool_calls) {
 TEST(release_without_acquire_is_an_error) {
   FakeDevicePoolApi api(1);
   WarmPool pool(api);
-  CHECK(pool.release().code() == trtx::memory::MemoryErrorCode::kInvalidArgument);
+  CHECK(pool.release().error() == trtx::Error::InvalidArgument);
   pool.acquire({0});
   CHECK(pool.release().ok());
   CHECK(!pool.release().ok());
@@ -273,6 +273,20 @@ TEST(report_json_names_state_and_previous_threshold_as_string) {
   CHECK(json.find("\"previous_release_threshold\":\"0\"") != std::string::npos);
   CHECK(json.find("\"configure_error\":null") != std::string::npos);
   pool.release();
+}
+
+TEST(report_codes_name_each_kind_of_memory_failure) {
+  // The report's memory_error.code (schemas/runner-report.schema.json) for
+  // the runner codes the memory units fail with; any other is a device error.
+  CHECK_EQ(std::string(trtx::memory::report_code(trtx::Error::InvalidArgument)), std::string("invalid_argument"));
+  CHECK_EQ(std::string(trtx::memory::report_code(trtx::Error::MemoryAllocationFailed)), std::string("out_of_memory"));
+  CHECK_EQ(std::string(trtx::memory::report_code(trtx::Error::InvalidState)), std::string("busy"));
+  CHECK_EQ(std::string(trtx::memory::report_code(trtx::Error::CudaError)), std::string("device_error"));
+  CHECK_EQ(std::string(trtx::memory::report_code(trtx::Error::DeviceUnavailable)), std::string("device_error"));
+  CHECK_EQ(trtx::memory::describe(trtx::fail(trtx::Error::CudaError, "cudaMemPoolTrimTo", "invalid argument")),
+           std::string("cudaMemPoolTrimTo: invalid argument"));
+  CHECK_EQ(trtx::memory::describe(trtx::fail(trtx::Error::CudaError, "", "fake trim failed")),
+           std::string("fake trim failed"));
 }
 
 TEST_MAIN()

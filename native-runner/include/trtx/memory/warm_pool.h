@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "trtx/memory/device_pool_api.h"
-#include "trtx/memory/status.h"
+#include "trtx/memory/memory_error.h"
+#include "trtx/runtime/result.h"
 
 namespace trtx {
 namespace memory {
