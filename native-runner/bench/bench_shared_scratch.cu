@@ -121,9 +121,9 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < host.size(); ++i) host[i] = unsigned(i * 2654435761u + 12345u);
   BENCH_CUDA(cudaMemcpy(inputs, host.data(), host.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
 
-  std::unique_ptr<trtx::memory::DevicePoolApi> api = trtx::memory::makeCudaDevicePoolApi();
-  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator();
-  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory();
+  trtx::cuda::Api* api = &trtx::cuda::runtime_api();
+  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator(trtx::cuda::runtime_api());
+  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory(trtx::cuda::runtime_api());
   trtx::memory::WarmPool warm(*api);
   warm.acquire({0});
 

@@ -53,7 +53,7 @@ std::size_t countNot(const unsigned* devOut, std::size_t n, unsigned value) {
   return bad;
 }
 
-void checkWarmPool(trtx::memory::DevicePoolApi& api) {
+void checkWarmPool(trtx::cuda::Api& api) {
   std::printf("-- warm pool against the default pool\n");
   setThreshold(0);
   coldStart();
@@ -101,7 +101,7 @@ void checkWarmPool(trtx::memory::DevicePoolApi& api) {
     WarmPool pool(api, trtx::memory::WarmPoolOptions{false});
     pool.acquire({0});
     BENCH_EXPECT(poolAttr(cudaMemPoolAttrReleaseThreshold) == 0, "cold pool changed the threshold");
-    pool.release();
+    (void)pool.release();
   }
   {
     // A device that does not exist: reported, error cleared, execution goes on.
@@ -166,7 +166,7 @@ void checkHandOff(trtx::memory::Allocator& allocator, trtx::memory::EventFactory
   }
   holdKernel<<<64, 256, 0, s1>>>(static_cast<unsigned*>(a2.get().pointer), kWords, 0xCCCCCCCCu, kSpinNs, outA);
   BENCH_LAUNCHED();
-  pool.handOff(a2.get(), s1);
+  (void)pool.handOff(a2.get(), s1);
   auto grown = pool.acquire(0, 64 * kMiB, s2);
   if (!grown.ok()) {
     BENCH_EXPECT(false, "growth: %s", trtx::memory::describe(grown.failure()).c_str());
@@ -175,7 +175,7 @@ void checkHandOff(trtx::memory::Allocator& allocator, trtx::memory::EventFactory
   BENCH_EXPECT(grown.get().pointer != a2.get().pointer, "growth kept the pointer");
   holdKernel<<<64, 256, 0, s2>>>(static_cast<unsigned*>(grown.get().pointer), kWords, 0xDDDDDDDDu, 0, outB);
   BENCH_LAUNCHED();
-  pool.handOff(grown.get(), s2);
+  (void)pool.handOff(grown.get(), s2);
   BENCH_CUDA(cudaDeviceSynchronize());
   BENCH_EXPECT(countNot(outA, kWords, 0xCCCCCCCCu) == 0, "enqueue on the old buffer was disturbed by the growth");
   BENCH_EXPECT(countNot(outB, kWords, 0xDDDDDDDDu) == 0, "enqueue on the new buffer wrong");
@@ -208,7 +208,7 @@ void checkShrink(trtx::memory::Allocator& allocator, trtx::memory::EventFactory&
     }
     holdKernel<<<64, 256, 0, s>>>(static_cast<unsigned*>(lease.get().pointer), kWords, 0x1111u * (i + 1), 0, out);
     BENCH_LAUNCHED();
-    pool.handOff(lease.get(), s);
+    (void)pool.handOff(lease.get(), s);
     BENCH_CUDA(cudaStreamSynchronize(s));
     usedAfter[i] = poolAttr(cudaMemPoolAttrUsedMemCurrent);
   }
@@ -234,9 +234,9 @@ int main() {
   BENCH_CUDA(cudaGetDeviceCount(&count));
   std::printf("device 0: %s, sm_%d%d, %d device(s), memory pools supported: %d\n", prop.name, prop.major, prop.minor,
               count, pools);
-  std::unique_ptr<trtx::memory::DevicePoolApi> api = trtx::memory::makeCudaDevicePoolApi();
-  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator();
-  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory();
+  trtx::cuda::Api* api = &trtx::cuda::runtime_api();
+  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator(trtx::cuda::runtime_api());
+  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory(trtx::cuda::runtime_api());
   checkWarmPool(*api);
   checkHandOff(*allocator, *events);
   checkShrink(*allocator, *events);

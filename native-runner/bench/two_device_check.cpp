@@ -160,8 +160,8 @@ void warm_pool_across_two_devices() {
 }
 
 void shared_scratch_per_device() {
-  auto allocator = mem::makeCudaStreamAllocator();
-  auto events = mem::makeCudaEventFactory();
+  auto allocator = mem::makeCudaStreamAllocator(trtx::cuda::runtime_api());
+  auto events = mem::makeCudaEventFactory(trtx::cuda::runtime_api());
   mem::SharedScratchOptions options;
   options.warmupExecutes = 1;  // floor frozen at each device's first need
   mem::SharedScratchPool pool(*allocator, *events, options);

@@ -22,13 +22,19 @@ MUTATIONS = [
     ("warm: leave a pool already at the maximum alone", [(WARM, "if (status.ok() && current == kMaxThreshold) {", "if (false) {")]),
     (
         "warm: raise to the maximum",
-        [(WARM, "api_.setReleaseThreshold(record.device, kMaxThreshold)", "api_.setReleaseThreshold(record.device, 1u << 20)")],
+        [
+            (
+                WARM,
+                "api().set_pool_release_threshold(record.device, kMaxThreshold)",
+                "api().set_pool_release_threshold(record.device, 1u << 20)",
+            )
+        ],
     ),
     ("warm: remember the previous value", [(WARM, "record.previousThreshold = current;", "record.previousThreshold = 0;")]),
-    ("warm: restore the previous value", [(WARM, "api_.setReleaseThreshold(device, record.previousThreshold)", "ok_status()")]),
-    ("warm: trim on release", [(WARM, "status = api_.trimTo(device, 0);", "status = ok_status();")]),
-    ("warm: synchronize before trimming", [(WARM, "status = api_.synchronizeCurrentDevice();", "status = ok_status();")]),
-    ("warm: switch to each device", [(WARM, "status = api_.setCurrentDevice(device);", "status = ok_status();")]),
+    ("warm: restore the previous value", [(WARM, "api().set_pool_release_threshold(device, record.previousThreshold)", "ok_status()")]),
+    ("warm: trim on release", [(WARM, "status = api().pool_trim_to(device, 0);", "status = ok_status();")]),
+    ("warm: synchronize before trimming", [(WARM, "status = api().device_synchronize();", "status = ok_status();")]),
+    ("warm: switch to each device", [(WARM, "status = api().set_device(device);", "status = ok_status();")]),
     ("warm: put the caller's device back", [(WARM, "if (callerKnown) {", "if (false) {")]),
     (
         "warm: every raised device, not the releasing thread's",
@@ -36,7 +42,7 @@ MUTATIONS = [
     ),
     (
         "warm: clear the CUDA error of a failed configure",
-        [(WARM, "    // unrelated launch check.\n    api_.clearLastError();\n", "    // unrelated launch check.\n")],
+        [(WARM, "    // unrelated launch check.\n    api().clear_last_error();\n", "    // unrelated launch check.\n")],
     ),
     ("warm: a failed configure is reported", [(WARM, "record.configureStatus = status;\n    return;", "return;")]),
     ("warm: restore only when the last handle goes", [(WARM, "if (handles_ > 0 || !options_.enabled)", "if (!options_.enabled)")]),

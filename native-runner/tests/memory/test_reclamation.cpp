@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "fake_scratch_backend.h"
-#include "test_harness.h"
+#include "support/check.h"
 #include "trtx/memory/shared_scratch_pool.h"
 
 using namespace trtx_test;
@@ -23,7 +23,7 @@ std::size_t execute(SharedScratchPool& pool, std::size_t bytes, bool* ok = nullp
   auto lease = pool.acquire(0, bytes, stream);
   if (ok) *ok = lease.ok();
   if (!lease.ok()) return 0;
-  pool.handOff(lease.get(), stream);
+  (void)pool.handOff(lease.get(), stream);
   return lease.get().capacity;
 }
 }  // namespace
@@ -175,7 +175,7 @@ TEST(shrink_allocates_the_smaller_buffer_then_drains_then_frees) {
   {
     auto lease = pool.acquire(0, 1000, stream);
     big = lease.get();
-    pool.handOff(big, stream);
+    (void)pool.handOff(big, stream);
   }
   execute(pool, 10);
   execute(pool, 10);
@@ -185,7 +185,7 @@ TEST(shrink_allocates_the_smaller_buffer_then_drains_then_frees) {
     auto lease = pool.acquire(0, 10, stream);  // third underfilled
     CHECK(lease.ok());
     CHECK(lease.get().pointer != big.pointer);
-    pool.handOff(lease.get(), stream);
+    (void)pool.handOff(lease.get(), stream);
   }
   long allocAt = fake.indexOf("allocate");
   long syncAt = fake.indexOf("sync");
@@ -253,7 +253,7 @@ TEST(floor_and_counts_are_per_device) {
   SharedScratchPool pool(fake, fake);
   auto on = [&](int device, std::size_t bytes) {
     auto lease = pool.acquire(device, bytes, stream);
-    pool.handOff(lease.get(), stream);
+    (void)pool.handOff(lease.get(), stream);
   };
   on(0, 10);
   on(1, 500);
@@ -287,4 +287,4 @@ TEST(report_json_carries_shrink_events_and_floor) {
         std::string::npos);
 }
 
-TEST_MAIN()
+int main() { return trtx::test::run_all(); }

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "fake_scratch_backend.h"
-#include "test_harness.h"
+#include "support/check.h"
 #include "trtx/memory/shared_scratch_pool.h"
 
 using namespace trtx_test;
@@ -27,7 +27,7 @@ ScratchLease run(SharedScratchPool& pool, int device, std::size_t bytes, StreamH
   auto lease = pool.acquire(device, bytes, stream);
   if (ok) *ok = lease.ok();
   if (!lease.ok()) return ScratchLease();
-  pool.handOff(lease.get(), stream);
+  (void)pool.handOff(lease.get(), stream);
   return lease.get();
 }
 }  // namespace
@@ -315,4 +315,4 @@ TEST(report_json_lists_devices_and_capacity_events) {
         std::string::npos);
 }
 
-TEST_MAIN()
+int main() { return trtx::test::run_all(); }
