@@ -29,8 +29,8 @@
 #include <thread>
 #include <vector>
 
-#include "../src/cli/runner_memory.h"
 #include "bench_common.h"
+#include "runner_memory.h"
 #include "trtx/et/device_allocator.h"
 #include "trtx/memory/cuda_backends.h"
 #include "trtx/memory/shared_scratch_pool.h"
@@ -104,8 +104,8 @@ void warm_pool_across_two_devices() {
   set_threshold(0, 0);
   set_threshold(1, kMiB);
   BENCH_CUDA(cudaSetDevice(0));
-  auto memory = trtx::cli::RunnerMemory::create(trtx::runtime::Target::Cuda, {/*cold_pool=*/false, false});
-  trtx::cli::RunnerMemory* m = memory.get();
+  auto memory = trtx::integration::RunnerMemory::create(trtx::runtime::Target::Cuda, {/*cold_pool=*/false, false});
+  trtx::integration::RunnerMemory* m = memory.get();
   int first_uses = 0;
   trtx::et::device_allocator().configure(
       {trtx::runtime::Target::Cuda, trtx::et::ArenaFill::Poison, [m, &first_uses](int d) {

@@ -1,4 +1,4 @@
-// The runner's device-memory wiring (src/cli/runner_memory.cpp) on the CPU,
+// The runner's device-memory wiring (src/executorch/runner_memory.cpp) on the CPU,
 // against the fakes of tests/memory/: the warm pool is raised at program load
 // and restored and trimmed at teardown; --cold-pool makes no pool call at
 // all; no pool is "unavailable", never "failed"; a pool that cannot be
@@ -20,9 +20,9 @@
 #include "trtx/et/device_allocator.h"
 #include "trtx/runtime/json.h"
 
-using trtx::cli::JsonWriter;
-using trtx::cli::RunnerMemory;
-using trtx::cli::RunnerMemoryOptions;
+using trtx::integration::JsonWriter;
+using trtx::integration::RunnerMemory;
+using trtx::integration::RunnerMemoryOptions;
 using trtx_test::FakeCudaApi;
 using trtx_test::FakeScratchBackend;
 namespace rt = trtx::runtime;

@@ -21,7 +21,7 @@
 #include "trtx/runtime/result.h"
 #include "trtx/runtime/scratch_provider.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 struct RunnerMemoryOptions {
   bool cold_pool = false;
@@ -109,4 +109,4 @@ class RunnerMemory {
   std::shared_ptr<PrivateScratchTally> tally_ = std::make_shared<PrivateScratchTally>();
 };
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

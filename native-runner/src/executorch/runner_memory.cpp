@@ -7,7 +7,7 @@
 #include "trtx/memory/cuda_backends.h"
 #include "trtx/runtime/json.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 namespace {
 
@@ -282,4 +282,4 @@ void RunnerMemory::write_sections(JsonWriter& w) const {
   w.end_object();
 }
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration
