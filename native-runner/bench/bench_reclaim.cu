@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
     }
     BENCH_CUDA(cudaStreamSynchronize(stream));
     std::printf("\nreport: %s\n", scratch.reportJson().c_str());
-    scratch.shutdown();
+    (void)scratch.shutdown();
     (void)pool.release();
   }
   BENCH_CUDA(cudaStreamDestroy(stream));
