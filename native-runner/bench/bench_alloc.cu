@@ -1,6 +1,6 @@
 // (a) Per-allocation cost of the stream-ordered allocator, cold pool (release
 // threshold 0: every synchronize hands memory back) vs warm pool (raised to
-// the maximum by trtx::memory::WarmPool over the CUDA DevicePoolApi).
+// the maximum by trtx::memory::WarmPool over the runner's CUDA wrapper, cuda::Api).
 // One iteration: cudaMallocAsync + 256-byte memset + cudaFreeAsync + stream
 // synchronize. Reported: the cudaMallocAsync call alone (host clock around
 // it) and the whole round trip, median of 200 after 5 untimed.
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   cudaStream_t stream = nullptr;
   BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
-  std::unique_ptr<trtx::memory::DevicePoolApi> api = trtx::memory::makeCudaDevicePoolApi();
+  trtx::cuda::Api* api = &trtx::cuda::runtime_api();
   const std::uint64_t initialThreshold = poolAttr(cudaMemPoolAttrReleaseThreshold);
   std::printf("initial default-pool release threshold: %llu\n", (unsigned long long)initialThreshold);
 
@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
     const Timing warm = measure(bytes, stream);
     const std::uint64_t reservedHeld = poolAttr(cudaMemPoolAttrReservedMemCurrent);
     BENCH_EXPECT(reservedHeld >= bytes, "warm pool did not retain the block (%llu)", (unsigned long long)reservedHeld);
-    trtx::memory::Status released = pool.release();
-    BENCH_EXPECT(released.ok(), "release: %s", released.message().c_str());
+    trtx::Status released = pool.release();
+    BENCH_EXPECT(released.ok(), "release: %s", trtx::memory::describe(released.failure()).c_str());
     BENCH_EXPECT(poolAttr(cudaMemPoolAttrReleaseThreshold) == 0, "threshold not restored");
     const std::uint64_t reservedAfter = poolAttr(cudaMemPoolAttrReservedMemCurrent);
     BENCH_EXPECT(reservedAfter == 0, "pool not trimmed on release (%llu)", (unsigned long long)reservedAfter);

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   float* act = nullptr;
   BENCH_CUDA(cudaMalloc(&act, kWidth * sizeof(float)));
-  std::unique_ptr<trtx::memory::DevicePoolApi> api = trtx::memory::makeCudaDevicePoolApi();
+  trtx::cuda::Api* api = &trtx::cuda::runtime_api();
 
   std::printf(
       "\n(b) decode step of %d delegates (scratch 2..32 MiB each, alloc/kernel/free/sync), %d steps after %d\n\n",

@@ -55,13 +55,13 @@ Trial runTrial(bool reclaim, int cycles, int smalls, cudaStream_t stream, trtx::
     const double t0 = nowUs();
     auto lease = pool.acquire(0, need, stream);
     if (!lease.ok()) {
-      BENCH_EXPECT(false, "acquire %zu: %s", need, lease.status().message().c_str());
+      BENCH_EXPECT(false, "acquire %zu: %s", need, trtx::memory::describe(lease.failure()).c_str());
       return;
     }
-    touchKernel<<<1056, 256, 0, stream>>>(static_cast<uint4*>(lease.value().pointer), need / sizeof(uint4),
+    touchKernel<<<1056, 256, 0, stream>>>(static_cast<uint4*>(lease.get().pointer), need / sizeof(uint4),
                                           unsigned(executeIndex));
     BENCH_LAUNCHED();
-    BENCH_EXPECT(pool.handOff(lease.value(), stream).ok(), "handOff");
+    BENCH_EXPECT(pool.handOff(lease.get(), stream).ok(), "handOff");
     BENCH_CUDA(cudaStreamSynchronize(stream));
     trial.stepUs.push_back(nowUs() - t0);
     ++executeIndex;
@@ -107,7 +107,7 @@ Trial runTrial(bool reclaim, int cycles, int smalls, cudaStream_t stream, trtx::
 }
 
 void compare(const char* label, bool warmPool, int cycles, int smalls, int trials, cudaStream_t stream,
-             trtx::memory::Allocator& allocator, trtx::memory::EventFactory& events, trtx::memory::DevicePoolApi& api,
+             trtx::memory::Allocator& allocator, trtx::memory::EventFactory& events, trtx::cuda::Api& api,
              JsonLines& json) {
   trtx::memory::WarmPool pool(api, trtx::memory::WarmPoolOptions{warmPool});
   if (!warmPool) setThreshold(0);
@@ -155,9 +155,9 @@ int main(int argc, char** argv) {
   BENCH_CUDA(cudaSetDevice(0));
   cudaStream_t stream = nullptr;
   BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  std::unique_ptr<trtx::memory::DevicePoolApi> api = trtx::memory::makeCudaDevicePoolApi();
-  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator();
-  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory();
+  trtx::cuda::Api* api = &trtx::cuda::runtime_api();
+  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator(trtx::cuda::runtime_api());
+  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory(trtx::cuda::runtime_api());
 
   std::printf("\n(d) reclamation: floor %zu MiB, burst %d x %zu MiB, then M small executes (32..64 MiB)\n\n",
               kFloor / kMiB, kBurst, kLarge / kMiB);
@@ -176,12 +176,12 @@ int main(int argc, char** argv) {
     SharedScratchPool scratch(*allocator, *events);
     for (std::size_t need : {kFloor, kLarge, kLarge, kFloor / 2, kFloor, kFloor / 2}) {
       auto lease = scratch.acquire(0, need, stream);
-      if (lease.ok()) scratch.handOff(lease.value(), stream);
+      if (lease.ok()) (void)scratch.handOff(lease.get(), stream);
     }
     BENCH_CUDA(cudaStreamSynchronize(stream));
     std::printf("\nreport: %s\n", scratch.reportJson().c_str());
-    scratch.shutdown();
-    pool.release();
+    (void)scratch.shutdown();
+    (void)pool.release();
   }
   BENCH_CUDA(cudaStreamDestroy(stream));
   return finish("bench_reclaim");

@@ -20,7 +20,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../src/cli/runner_memory.h"
+#include "runner_memory.h"
 #include "trtx/et/device_allocator.h"
 
 namespace et = executorch::runtime;
@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
   trtx::et::register_device_allocator();
   const trtx::runtime::DeviceContext device(trtx::runtime::Target::Cuda, 0);
   for (const bool warm : {false, true}) {
-    auto memory = trtx::cli::RunnerMemory::create(trtx::runtime::Target::Cuda, {/*cold_pool=*/!warm, false});
-    trtx::cli::RunnerMemory* m = memory.get();
+    auto memory = trtx::integration::RunnerMemory::create(trtx::runtime::Target::Cuda, {/*cold_pool=*/!warm, false});
+    trtx::integration::RunnerMemory* m = memory.get();
     trtx::et::device_allocator().configure(
         {trtx::runtime::Target::Cuda, trtx::et::ArenaFill::None, [m](int d) { m->program_loaded({d}); }});
     // The first-use hook runs once per device per process; call it here for

@@ -82,16 +82,16 @@ ModeResult runMode(bool shared, cudaStream_t streams[2], unsigned* inputs, unsig
       SharedScratchPool& pool = *pools[shared ? 0 : e];
       auto lease = pool.acquire(0, kScratchBytes, stream);
       if (!lease.ok()) {
-        BENCH_EXPECT(false, "acquire: %s", lease.status().message().c_str());
+        BENCH_EXPECT(false, "acquire: %s", trtx::memory::describe(lease.failure()).c_str());
         continue;
       }
       result.deviceUsedPeak = std::max(result.deviceUsedPeak, usedSince(baseline));
-      unsigned* scratch = static_cast<unsigned*>(lease.value().pointer);
+      unsigned* scratch = static_cast<unsigned*>(lease.get().pointer);
       fillKernel<<<1056, 256, 0, stream>>>(scratch, words, inputs + e * kInputWords, unsigned(step * 131 + e));
       BENCH_LAUNCHED();
       reduceKernel<<<1056, 256, 0, stream>>>(scratch, words, outputs + step * kEngines + e);
       BENCH_LAUNCHED();
-      BENCH_EXPECT(pool.handOff(lease.value(), stream).ok(), "handOff");
+      BENCH_EXPECT(pool.handOff(lease.get(), stream).ok(), "handOff");
     }
     BENCH_CUDA(cudaStreamSynchronize(streams[0]));
     BENCH_CUDA(cudaStreamSynchronize(streams[1]));
@@ -121,9 +121,9 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < host.size(); ++i) host[i] = unsigned(i * 2654435761u + 12345u);
   BENCH_CUDA(cudaMemcpy(inputs, host.data(), host.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
 
-  std::unique_ptr<trtx::memory::DevicePoolApi> api = trtx::memory::makeCudaDevicePoolApi();
-  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator();
-  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory();
+  trtx::cuda::Api* api = &trtx::cuda::runtime_api();
+  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator(trtx::cuda::runtime_api());
+  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory(trtx::cuda::runtime_api());
   trtx::memory::WarmPool warm(*api);
   warm.acquire({0});
 

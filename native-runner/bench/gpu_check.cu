@@ -53,7 +53,7 @@ std::size_t countNot(const unsigned* devOut, std::size_t n, unsigned value) {
   return bad;
 }
 
-void checkWarmPool(trtx::memory::DevicePoolApi& api) {
+void checkWarmPool(trtx::cuda::Api& api) {
   std::printf("-- warm pool against the default pool\n");
   setThreshold(0);
   coldStart();
@@ -70,10 +70,10 @@ void checkWarmPool(trtx::memory::DevicePoolApi& api) {
     const std::uint64_t held = poolAttr(cudaMemPoolAttrReservedMemCurrent);
     BENCH_EXPECT(held >= 64 * kMiB, "warm pool kept %llu B", (unsigned long long)held);
     // Released from another host thread, as a teardown on another thread would.
-    trtx::memory::Status released;
+    trtx::Status released;
     std::thread other([&] { released = pool.release(); });
     other.join();
-    BENCH_EXPECT(released.ok(), "release: %s", released.message().c_str());
+    BENCH_EXPECT(released.ok(), "release: %s", trtx::memory::describe(released.failure()).c_str());
     BENCH_EXPECT(poolAttr(cudaMemPoolAttrReleaseThreshold) == 0, "threshold not restored");
     const std::uint64_t after = poolAttr(cudaMemPoolAttrReservedMemCurrent);
     BENCH_EXPECT(after == 0, "pool not trimmed: %llu B", (unsigned long long)after);
@@ -101,7 +101,7 @@ void checkWarmPool(trtx::memory::DevicePoolApi& api) {
     WarmPool pool(api, trtx::memory::WarmPoolOptions{false});
     pool.acquire({0});
     BENCH_EXPECT(poolAttr(cudaMemPoolAttrReleaseThreshold) == 0, "cold pool changed the threshold");
-    pool.release();
+    (void)pool.release();
   }
   {
     // A device that does not exist: reported, error cleared, execution goes on.
@@ -137,21 +137,21 @@ void checkHandOff(trtx::memory::Allocator& allocator, trtx::memory::EventFactory
   SharedScratchPool pool(allocator, events);
   auto a = pool.acquire(0, kWords * sizeof(unsigned), s1);
   if (!a.ok()) {
-    BENCH_EXPECT(false, "acquire A: %s", a.status().message().c_str());
+    BENCH_EXPECT(false, "acquire A: %s", trtx::memory::describe(a.failure()).c_str());
     return;
   }
-  holdKernel<<<64, 256, 0, s1>>>(static_cast<unsigned*>(a.value().pointer), kWords, 0xAAAAAAAAu, kSpinNs, outA);
+  holdKernel<<<64, 256, 0, s1>>>(static_cast<unsigned*>(a.get().pointer), kWords, 0xAAAAAAAAu, kSpinNs, outA);
   BENCH_LAUNCHED();
-  BENCH_EXPECT(pool.handOff(a.value(), s1).ok(), "handOff A");
+  BENCH_EXPECT(pool.handOff(a.get(), s1).ok(), "handOff A");
   auto b = pool.acquire(0, kWords * sizeof(unsigned), s2);
   if (!b.ok()) {
-    BENCH_EXPECT(false, "acquire B: %s", b.status().message().c_str());
+    BENCH_EXPECT(false, "acquire B: %s", trtx::memory::describe(b.failure()).c_str());
     return;
   }
-  BENCH_EXPECT(b.value().pointer == a.value().pointer, "B did not get the shared buffer");
-  holdKernel<<<64, 256, 0, s2>>>(static_cast<unsigned*>(b.value().pointer), kWords, 0xBBBBBBBBu, 0, outB);
+  BENCH_EXPECT(b.get().pointer == a.get().pointer, "B did not get the shared buffer");
+  holdKernel<<<64, 256, 0, s2>>>(static_cast<unsigned*>(b.get().pointer), kWords, 0xBBBBBBBBu, 0, outB);
   BENCH_LAUNCHED();
-  BENCH_EXPECT(pool.handOff(b.value(), s2).ok(), "handOff B");
+  BENCH_EXPECT(pool.handOff(b.get(), s2).ok(), "handOff B");
   BENCH_CUDA(cudaDeviceSynchronize());
   const std::size_t badA = countNot(outA, kWords, 0xAAAAAAAAu);
   const std::size_t badB = countNot(outB, kWords, 0xBBBBBBBBu);
@@ -161,21 +161,21 @@ void checkHandOff(trtx::memory::Allocator& allocator, trtx::memory::EventFactory
   // Growth while A's enqueue may still be reading the old buffer on s1.
   auto a2 = pool.acquire(0, kWords * sizeof(unsigned), s1);
   if (!a2.ok()) {
-    BENCH_EXPECT(false, "acquire A2: %s", a2.status().message().c_str());
+    BENCH_EXPECT(false, "acquire A2: %s", trtx::memory::describe(a2.failure()).c_str());
     return;
   }
-  holdKernel<<<64, 256, 0, s1>>>(static_cast<unsigned*>(a2.value().pointer), kWords, 0xCCCCCCCCu, kSpinNs, outA);
+  holdKernel<<<64, 256, 0, s1>>>(static_cast<unsigned*>(a2.get().pointer), kWords, 0xCCCCCCCCu, kSpinNs, outA);
   BENCH_LAUNCHED();
-  pool.handOff(a2.value(), s1);
+  (void)pool.handOff(a2.get(), s1);
   auto grown = pool.acquire(0, 64 * kMiB, s2);
   if (!grown.ok()) {
-    BENCH_EXPECT(false, "growth: %s", grown.status().message().c_str());
+    BENCH_EXPECT(false, "growth: %s", trtx::memory::describe(grown.failure()).c_str());
     return;
   }
-  BENCH_EXPECT(grown.value().pointer != a2.value().pointer, "growth kept the pointer");
-  holdKernel<<<64, 256, 0, s2>>>(static_cast<unsigned*>(grown.value().pointer), kWords, 0xDDDDDDDDu, 0, outB);
+  BENCH_EXPECT(grown.get().pointer != a2.get().pointer, "growth kept the pointer");
+  holdKernel<<<64, 256, 0, s2>>>(static_cast<unsigned*>(grown.get().pointer), kWords, 0xDDDDDDDDu, 0, outB);
   BENCH_LAUNCHED();
-  pool.handOff(grown.value(), s2);
+  (void)pool.handOff(grown.get(), s2);
   BENCH_CUDA(cudaDeviceSynchronize());
   BENCH_EXPECT(countNot(outA, kWords, 0xCCCCCCCCu) == 0, "enqueue on the old buffer was disturbed by the growth");
   BENCH_EXPECT(countNot(outB, kWords, 0xDDDDDDDDu) == 0, "enqueue on the new buffer wrong");
@@ -203,12 +203,12 @@ void checkShrink(trtx::memory::Allocator& allocator, trtx::memory::EventFactory&
   for (int i = 0; i < 6; ++i) {
     auto lease = pool.acquire(0, needs[i], s);
     if (!lease.ok()) {
-      BENCH_EXPECT(false, "acquire %d: %s", i, lease.status().message().c_str());
+      BENCH_EXPECT(false, "acquire %d: %s", i, trtx::memory::describe(lease.failure()).c_str());
       return;
     }
-    holdKernel<<<64, 256, 0, s>>>(static_cast<unsigned*>(lease.value().pointer), kWords, 0x1111u * (i + 1), 0, out);
+    holdKernel<<<64, 256, 0, s>>>(static_cast<unsigned*>(lease.get().pointer), kWords, 0x1111u * (i + 1), 0, out);
     BENCH_LAUNCHED();
-    pool.handOff(lease.value(), s);
+    (void)pool.handOff(lease.get(), s);
     BENCH_CUDA(cudaStreamSynchronize(s));
     usedAfter[i] = poolAttr(cudaMemPoolAttrUsedMemCurrent);
   }
@@ -234,9 +234,9 @@ int main() {
   BENCH_CUDA(cudaGetDeviceCount(&count));
   std::printf("device 0: %s, sm_%d%d, %d device(s), memory pools supported: %d\n", prop.name, prop.major, prop.minor,
               count, pools);
-  std::unique_ptr<trtx::memory::DevicePoolApi> api = trtx::memory::makeCudaDevicePoolApi();
-  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator();
-  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory();
+  trtx::cuda::Api* api = &trtx::cuda::runtime_api();
+  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator(trtx::cuda::runtime_api());
+  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory(trtx::cuda::runtime_api());
   checkWarmPool(*api);
   checkHandOff(*allocator, *events);
   checkShrink(*allocator, *events);

@@ -11,7 +11,7 @@ OUTDIR=${OUT:-/tmp/trtx-device-memory}
 BUILD=${BUILD_DIR:-/tmp/trtx-device-memory-build}
 ARCH=${CUDA_ARCH:-sm_90}
 mkdir -p "$OUTDIR" "$BUILD"
-NVCC=(nvcc -O2 -std=c++17 "-arch=$ARCH" -I"$ROOT/include" -I"$ROOT/src/memory")
+NVCC=(nvcc -O2 -std=c++17 "-arch=$ARCH" -I"$ROOT/include" -I"$ROOT/generated" -I"$ROOT/src/memory")
 
 {
   date -u
@@ -21,7 +21,7 @@ NVCC=(nvcc -O2 -std=c++17 "-arch=$ARCH" -I"$ROOT/include" -I"$ROOT/src/memory")
 } > "$OUTDIR/env.txt" 2>&1
 
 # Library objects, then the programs, each step in parallel.
-LIB_SOURCES="warm_pool.cpp shared_scratch_pool.cpp json_text.cpp cuda_device_pool_api.cu cuda_scratch_backend.cu"
+LIB_SOURCES="warm_pool.cpp shared_scratch_pool.cpp json_text.cpp cuda_scratch_backend.cpp"
 : > "$OUTDIR/build.log"
 pids=()
 for src in $LIB_SOURCES; do
@@ -29,9 +29,12 @@ for src in $LIB_SOURCES; do
   pids+=($!)
 done
 build_failed=0
-# The reports quote strings with the runner's JSON writer.
-( "${NVCC[@]}" -c "$ROOT/src/runtime/json_quote.cpp" -o "$BUILD/json_quote.cpp.o" >> "$OUTDIR/build.log" 2>&1 ) &
-pids+=($!)
+# The reports quote strings with the runner's JSON writer; every CUDA call
+# goes through the runner's CUDA wrapper.
+for src in json_quote.cpp cuda_api.cpp; do
+  ( "${NVCC[@]}" -c "$ROOT/src/runtime/$src" -o "$BUILD/$src.o" >> "$OUTDIR/build.log" 2>&1 ) &
+  pids+=($!)
+done
 for pid in "${pids[@]}"; do wait "$pid" || build_failed=1; done
 PROGRAMS="gpu_check bench_alloc bench_decode bench_shared_scratch bench_reclaim"
 pids=()

@@ -29,8 +29,8 @@
 #include <thread>
 #include <vector>
 
-#include "../src/cli/runner_memory.h"
 #include "bench_common.h"
+#include "runner_memory.h"
 #include "trtx/et/device_allocator.h"
 #include "trtx/memory/cuda_backends.h"
 #include "trtx/memory/shared_scratch_pool.h"
@@ -104,8 +104,8 @@ void warm_pool_across_two_devices() {
   set_threshold(0, 0);
   set_threshold(1, kMiB);
   BENCH_CUDA(cudaSetDevice(0));
-  auto memory = trtx::cli::RunnerMemory::create(trtx::runtime::Target::Cuda, {/*cold_pool=*/false, false});
-  trtx::cli::RunnerMemory* m = memory.get();
+  auto memory = trtx::integration::RunnerMemory::create(trtx::runtime::Target::Cuda, {/*cold_pool=*/false, false});
+  trtx::integration::RunnerMemory* m = memory.get();
   int first_uses = 0;
   trtx::et::device_allocator().configure(
       {trtx::runtime::Target::Cuda, trtx::et::ArenaFill::Poison, [m, &first_uses](int d) {
@@ -160,8 +160,8 @@ void warm_pool_across_two_devices() {
 }
 
 void shared_scratch_per_device() {
-  auto allocator = mem::makeCudaStreamAllocator();
-  auto events = mem::makeCudaEventFactory();
+  auto allocator = mem::makeCudaStreamAllocator(trtx::cuda::runtime_api());
+  auto events = mem::makeCudaEventFactory(trtx::cuda::runtime_api());
   mem::SharedScratchOptions options;
   options.warmupExecutes = 1;  // floor frozen at each device's first need
   mem::SharedScratchPool pool(*allocator, *events, options);
@@ -179,9 +179,9 @@ void shared_scratch_per_device() {
     }
     // Stands for the engine's enqueue: it writes the whole scratch.
     BENCH_CUDA(cudaSetDevice(d));
-    BENCH_CUDA(cudaMemsetAsync(lease.value().pointer, 0, mib * kMiB, streams[d]));
+    BENCH_CUDA(cudaMemsetAsync(lease.get().pointer, 0, mib * kMiB, streams[d]));
     BENCH_CUDA(cudaSetDevice(0));
-    (void)pool.handOff(lease.value(), streams[d]);
+    (void)pool.handOff(lease.get(), streams[d]);
   };
   auto used = [&](int d) {
     BENCH_CUDA(cudaStreamSynchronize(streams[d]));

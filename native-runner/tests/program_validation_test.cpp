@@ -1,5 +1,5 @@
 // The runner's own validation of a program before ExecuTorch reads it
-// (src/cli/program_validation.h), each shape met by one change to a sound
+// (src/executorch/program_validation.h), each shape met by one change to a sound
 // program: the shapes on which ExecuTorch crashed (an op_index of -1 behind
 // a sound call, a value index past the values, a list whose length field
 // claims more than the buffer, a delegate without processed data) and the
@@ -17,7 +17,7 @@
 
 namespace fb = trtx_pte;
 using trtx::Error;
-using trtx::cli::PlannedCap;
+using trtx::integration::PlannedCap;
 
 namespace {
 
@@ -105,7 +105,7 @@ struct Aligned {
 
 trtx::Status validate(const std::vector<uint8_t>& bytes, const PlannedCap& cap = {}) {
   Aligned a(bytes);
-  return trtx::cli::validate_program(a.data, a.size, cap);
+  return trtx::integration::validate_program(a.data, a.size, cap);
 }
 
 trtx::Status validate(const Spec& s, const PlannedCap& cap = {}) { return validate(build(s), cap); }

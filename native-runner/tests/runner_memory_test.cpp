@@ -1,4 +1,4 @@
-// The runner's device-memory wiring (src/cli/runner_memory.cpp) on the CPU,
+// The runner's device-memory wiring (src/executorch/runner_memory.cpp) on the CPU,
 // against the fakes of tests/memory/: the warm pool is raised at program load
 // and restored and trimmed at teardown; --cold-pool makes no pool call at
 // all; no pool is "unavailable", never "failed"; a pool that cannot be
@@ -14,16 +14,16 @@
 #include <string>
 #include <thread>
 
-#include "fake_device_pool_api.h"
+#include "fake_cuda_api.h"
 #include "fake_scratch_backend.h"
-#include "test_harness.h"
+#include "support/check.h"
 #include "trtx/et/device_allocator.h"
 #include "trtx/runtime/json.h"
 
-using trtx::cli::JsonWriter;
-using trtx::cli::RunnerMemory;
-using trtx::cli::RunnerMemoryOptions;
-using trtx_test::FakeDevicePoolApi;
+using trtx::integration::JsonWriter;
+using trtx::integration::RunnerMemory;
+using trtx::integration::RunnerMemoryOptions;
+using trtx_test::FakeCudaApi;
 using trtx_test::FakeScratchBackend;
 namespace rt = trtx::runtime;
 
@@ -51,12 +51,12 @@ std::int64_t num(const trtx::json::Value& v) { return v.int_ok ? v.integer : -1;
 
 // Trims only once no scratch buffer is live: otherwise the trim would keep
 // the scratch's memory mapped.
-class TrimWatch final : public FakeDevicePoolApi {
+class TrimWatch final : public FakeCudaApi {
  public:
-  TrimWatch(const FakeScratchBackend& scratch) : FakeDevicePoolApi(1), scratch_(scratch) {}
-  trtx::memory::Status trimTo(int device, std::size_t keep) override {
+  TrimWatch(const FakeScratchBackend& scratch) : FakeCudaApi(1), scratch_(scratch) {}
+  trtx::Status pool_trim_to(int device, std::size_t keep) override {
     if (!scratch_.live.empty()) trimmedWhileLive = true;
-    return FakeDevicePoolApi::trimTo(device, keep);
+    return FakeCudaApi::pool_trim_to(device, keep);
   }
   bool trimmedWhileLive = false;
 
@@ -67,7 +67,7 @@ class TrimWatch final : public FakeDevicePoolApi {
 }  // namespace
 
 TEST(warm_pool_is_raised_at_load_and_restored_and_trimmed_at_teardown) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   api.reserved()[0] = 64u << 20;
   RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{false, false}, &api, "");
   m.program_loaded({0});
@@ -97,7 +97,7 @@ TEST(warm_pool_is_raised_at_load_and_restored_and_trimmed_at_teardown) {
 // must restore both thresholds, trim both pools and put that thread's device
 // back (the allocator is the real one, on its host stand-in).
 TEST(two_devices_are_raised_by_their_first_arenas_and_restored_from_a_thread_on_the_other) {
-  FakeDevicePoolApi api(2);
+  FakeCudaApi api(2);
   api.thresholds()[1] = 4096;
   api.reserved()[0] = 1u << 20;
   api.reserved()[1] = 2u << 20;
@@ -152,7 +152,7 @@ TEST(two_devices_are_raised_by_their_first_arenas_and_restored_from_a_thread_on_
 }
 
 TEST(cold_pool_makes_no_pool_call) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   api.thresholds()[0] = 123;
   {
     RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{true, false}, &api, "");
@@ -180,7 +180,7 @@ TEST(no_pool_is_unavailable_not_failed) {
 }
 
 TEST(a_pool_that_cannot_be_configured_is_reported_with_its_message) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   api.failOps.insert("setThreshold:0");
   RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{false, false}, &api, "");
   m.program_loaded({0});
@@ -264,4 +264,4 @@ TEST(private_scratch_is_tallied_across_engines) {
   CHECK_EQ(member(s, "devices").array.size(), std::size_t{0});
 }
 
-TEST_MAIN()
+int main() { return trtx::test::run_all(); }

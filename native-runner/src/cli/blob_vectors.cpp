@@ -11,6 +11,9 @@
 
 namespace trtx::cli {
 
+// The ExecuTorch integration (src/executorch/).
+using integration::JsonWriter;
+
 namespace {
 bool decode_hex(const std::string& hex, std::vector<uint8_t>& out) {
   if (hex.size() % 2 != 0) return false;

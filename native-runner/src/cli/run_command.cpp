@@ -20,6 +20,7 @@
 #include "load_limits.h"
 #include "run_report.h"
 #include "runner_memory.h"
+#include "runner_module.h"
 #include "step_io.h"
 #include "step_values.h"
 #include "trtx/et/caller_stream.h"
@@ -29,20 +30,11 @@
 namespace trtx::cli {
 
 namespace et = executorch::runtime;
-using executorch::extension::Module;
+using integration::RunnerMemory;  // the ExecuTorch integration, src/executorch/
+using integration::RunnerMemoryOptions;
+using integration::RunnerModule;
 
 namespace {
-
-// Module keeps its loaded methods to itself; the runner reads their outputs
-// and buffers, so it reaches them the way a subclass may.
-class RunnerModule final : public Module {
- public:
-  using Module::Module;
-  et::Method* loaded(const std::string& name) {
-    auto it = methods_.find(name);
-    return it == methods_.end() ? nullptr : it->second.method.get();
-  }
-};
 
 class Runner {
  public:
@@ -95,14 +87,14 @@ class Runner {
   }
 
   bool setup() {
+    const RunnerMemoryOptions memory_options{opts_.cold_pool, opts_.shared_scratch};
     if (!choose_device()) {
-      memory_ = std::make_unique<RunnerMemory>(runtime::Target::Host,
-                                               RunnerMemoryOptions{opts_.cold_pool, opts_.shared_scratch}, nullptr,
+      memory_ = std::make_unique<RunnerMemory>(runtime::Target::Host, memory_options, nullptr,
                                                "no device was chosen for the run");
       return false;
     }
     const runtime::Target target = device_->target();
-    memory_ = RunnerMemory::create(target, RunnerMemoryOptions{opts_.cold_pool, opts_.shared_scratch});
+    memory_ = RunnerMemory::create(target, memory_options);
     RunnerMemory* memory = memory_.get();
     // The warm pool is acquired when ExecuTorch allocates the first arena of
     // a device, so every arena comes from the warm pool and it stays warm
@@ -117,10 +109,10 @@ class Runner {
       record(fail(Error::Internal, "TensorRTBackend", "another backend is registered under the id TensorRTBackend"));
       return false;
     }
-    clear_pending();
+    integration::clear_pending();
     auto file = executorch::extension::FileDataLoader::from(opts_.program.c_str());
     if (!file.ok()) {
-      record(failure_of(file.error(), opts_.program, "opening the program"));
+      record(integration::failure_of(file.error(), opts_.program, "opening the program"));
       return false;
     }
     auto size = file->size();
@@ -128,9 +120,11 @@ class Runner {
     // The loader validates the program before ExecuTorch reads it, and
     // refuses planned host memory past the cap before Module allocates a
     // byte of it (program_validation.h, load_limits.h).
-    PlannedCap cap{opts_.methods, target, opts_.max_planned_bytes.value_or(physical_memory_bytes())};
-    module_ = std::make_unique<RunnerModule>(std::make_unique<GuardedLoader>(std::move(file.get()), std::move(cap)),
-                                             nullptr, nullptr, nullptr, nullptr, opts_.share_arenas);
+    integration::PlannedCap cap{opts_.methods, target,
+                                opts_.max_planned_bytes.value_or(integration::physical_memory_bytes())};
+    module_ = std::make_unique<RunnerModule>(
+        std::make_unique<integration::GuardedLoader>(std::move(file.get()), std::move(cap)), nullptr, nullptr, nullptr,
+        nullptr, opts_.share_arenas);
     if (opts_.budget.has_value()) {
       // A byte budget does not fit ExecuTorch's 32-bit int option, so it
       // travels as decimal text.
@@ -141,13 +135,13 @@ class Runner {
     }
     // InternalConsistency, not Module's default Minimal: Minimal skips the
     // flatbuffer verifier (runtime/executor/program.cpp). The runner's own
-    // validation has run either way (GuardedLoader), so Minimal
+    // validation has run either way (integration::GuardedLoader), so Minimal
     // (--verification minimal) only drops ExecuTorch's second look.
     const auto level = opts_.minimal_verification ? et::Program::Verification::Minimal
                                                   : et::Program::Verification::InternalConsistency;
     const et::Error loaded = module_->load(backend_options_, level);
     if (loaded != et::Error::Ok) {
-      record(failure_of(loaded, opts_.program, "loading the program"));
+      record(integration::failure_of(loaded, opts_.program, "loading the program"));
       return false;
     }
     const auto program = module_->program();
@@ -254,10 +248,10 @@ class Runner {
 
   et::Method* load(size_t i) {
     const std::string& name = methods_[i];
-    clear_pending();
+    integration::clear_pending();
     const et::Error e = module_->load_method(name);
     if (e != et::Error::Ok) {
-      record(failure_of(e, name, "loading method '" + name + "'"));
+      record(integration::failure_of(e, name, "loading method '" + name + "'"));
       return nullptr;
     }
     loaded_[i] = true;
@@ -284,7 +278,7 @@ class Runner {
     if (!s.ok()) return record(fail(s.failure().code, name + "." + s.failure().location, s.failure().message));
     const std::vector<backend::DelegateInfo> before = backend::delegate_infos(name);
     const runtime::CopyCounters traffic_before = trtx::et::device_allocator().traffic();
-    clear_pending();
+    integration::clear_pending();
     const auto start = std::chrono::steady_clock::now();
     const et::Error e = m->execute();
     // A zero-copy delegate under a caller stream returns before its work is
@@ -292,7 +286,7 @@ class Runner {
     if (e == et::Error::Ok) s = synchronize_caller_streams();
     const auto stop = std::chrono::steady_clock::now();
     report_.methods[i].delegates = backend::delegate_infos(name);
-    if (e != et::Error::Ok) return record(failure_of(e, name, "executing method '" + name + "'"));
+    if (e != et::Error::Ok) return record(integration::failure_of(e, name, "executing method '" + name + "'"));
     if (!s.ok()) return record(s.take_failure());
     // The stream is complete: faults a skipped sync left are final now.
     s = backend::check_deferred(name);
@@ -362,7 +356,7 @@ int run_command(const RunOptions& options) {
   int exit_code = 0;
   // ExecuTorch aborts on an ET_CHECK (Module does when a device arena cannot
   // be allocated): the report still says why.
-  install_et_platform([](const std::string& last_error) {
+  integration::install_et_platform([](const std::string& last_error) {
     if (g_current.report == nullptr) return;
     g_current.report->errors.push_back(
         fail(Error::ExecuTorchAbort, "executorch", last_error.empty() ? "the runtime aborted" : last_error));
@@ -376,8 +370,10 @@ int run_command(const RunOptions& options) {
   if (!opened.ok()) return usage_error(opened.failure());
   // A backend library that cannot serve is the environment's, before any
   // run: it printed one coded line; exit 2, no report.
-  BackendPlugin plugin;
-  if (!options.backend_lib.empty() && !load_backend_plugin(options.backend_lib, kExecutorchVersion, plugin)) return 2;
+  integration::BackendPlugin plugin;
+  if (!options.backend_lib.empty() &&
+      !integration::load_backend_plugin(options.backend_lib, kExecutorchVersion, plugin))
+    return 2;
   if (!plugin.path.empty()) report.backend = {"plugin", plugin.path, plugin.executorch};
   {
     Runner runner(options, report, values);

@@ -11,6 +11,10 @@
 
 namespace trtx::cli {
 
+// The ExecuTorch integration (src/executorch/).
+using integration::JsonWriter;
+using integration::RunnerMemory;
+
 namespace {
 
 void write_sizes(JsonWriter& w, const std::vector<int64_t>& sizes) {

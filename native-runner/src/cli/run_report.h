@@ -81,7 +81,7 @@ struct Report {
 
 int exit_code_of(const Report& r);
 
-std::string render_report(const Report& r, const RunOptions& o, int exit_code, const RunnerMemory* memory);
+std::string render_report(const Report& r, const RunOptions& o, int exit_code, const integration::RunnerMemory* memory);
 
 /// Writes beside the target and renames, so a reader never sees half a
 /// report; an empty path is stdout.

@@ -3,8 +3,8 @@
 // the launch), so an engine gives the same bits on every run on one device.
 #include <cuda_runtime.h>
 
-#include "../runtime/cuda_api.h"
 #include "reference_cuda.h"
+#include "trtx/runtime/cuda_api.h"
 
 namespace trtx::engine::cuda_kernels {
 
@@ -78,27 +78,27 @@ cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 
 Status affine(const AffinePlan& p, void* stream) {
   affine_kernel<<<blocks_for(p.n), kThreads, 0, as_stream(stream)>>>(p);
-  return trtx::cuda::last_launch_error("reference Affine kernel");
+  return trtx::cuda::runtime_api().last_launch_error("reference Affine kernel");
 }
 
 Status kv_write(const KvWritePlan& p, void* fault, void* stream) {
   kv_write_kernel<<<blocks_for(p.outer * p.inner), kThreads, 0, as_stream(stream)>>>(p, static_cast<uint32_t*>(fault));
-  return trtx::cuda::last_launch_error("reference KvWrite kernel");
+  return trtx::cuda::runtime_api().last_launch_error("reference KvWrite kernel");
 }
 
 Status attend(const AttendPlan& p, float* scratch, void* stream) {
   for (int c = 0; c < p.n_caches; ++c) {
     attend_partial_kernel<<<blocks_for(p.n), kThreads, 0, as_stream(stream)>>>(p.caches[c], p.n,
                                                                                scratch + uint64_t(c) * p.n);
-    TRTX_CHECK_OK(trtx::cuda::last_launch_error("reference Attend partial kernel"));
+    TRTX_CHECK_OK(trtx::cuda::runtime_api().last_launch_error("reference Attend partial kernel"));
   }
   attend_combine_kernel<<<blocks_for(p.n), kThreads, 0, as_stream(stream)>>>(p, scratch);
-  return trtx::cuda::last_launch_error("reference Attend combine kernel");
+  return trtx::cuda::runtime_api().last_launch_error("reference Attend combine kernel");
 }
 
 Status ring_shift(const RingShiftPlan& p, void* stream) {
   ring_shift_kernel<<<blocks_for(p.rows * p.width), kThreads, 0, as_stream(stream)>>>(p);
-  return trtx::cuda::last_launch_error("reference RingShift kernel");
+  return trtx::cuda::runtime_api().last_launch_error("reference RingShift kernel");
 }
 
 }  // namespace trtx::engine::cuda_kernels

@@ -14,9 +14,10 @@ std::string quote(const std::string& text) {
   return out;
 }
 
-std::string statusOrNull(bool ok, const char* code, const std::string& message) {
-  if (ok) return "null";
-  return std::string("{\"code\":") + quote(code) + ",\"message\":" + quote(message) + "}";
+std::string statusOrNull(const Status& status) {
+  if (status.ok()) return "null";
+  return std::string("{\"code\":") + quote(report_code(status.error())) +
+         ",\"message\":" + quote(describe(status.failure())) + "}";
 }
 
 }  // namespace json

@@ -4,14 +4,18 @@
 
 #include <string>
 
+#include "trtx/memory/memory_error.h"
+#include "trtx/runtime/result.h"
+
 namespace trtx {
 namespace memory {
 namespace json {
 
 // "..." with the characters JSON requires escaped.
 std::string quote(const std::string& text);
-// A Status as null when ok, else {"code":"...","message":"..."}.
-std::string statusOrNull(bool ok, const char* code, const std::string& message);
+// A Status as null when ok, else {"code":"...","message":"..."} (report_code,
+// describe).
+std::string statusOrNull(const Status& status);
 
 }  // namespace json
 }  // namespace memory

@@ -6,49 +6,15 @@
 namespace trtx {
 namespace memory {
 
-namespace {
-
-Status fromFailure(const Failure& failure) {
-  const MemoryErrorCode code =
-      failure.code == Error::MemoryAllocationFailed ? MemoryErrorCode::kOutOfMemory : MemoryErrorCode::kDeviceError;
-  return Status(code, failure.location + ": " + failure.message);
-}
-
-Failure toFailure(const Status& status, const std::string& location) {
-  Error code = Error::CudaError;
-  switch (status.code()) {
-    case MemoryErrorCode::kOutOfMemory:
-      code = Error::MemoryAllocationFailed;
-      break;
-    case MemoryErrorCode::kInvalidArgument:
-      code = Error::InvalidArgument;
-      break;
-    case MemoryErrorCode::kBusy:
-      code = Error::InvalidState;
-      break;
-    case MemoryErrorCode::kDeviceError:
-      code = Error::CudaError;
-      break;
-    case MemoryErrorCode::kOk:
-      code = Error::Internal;
-      break;
-  }
-  return fail(code, location, status.message());
-}
-
-}  // namespace
-
 // --- DeviceContextScratchBackend -------------------------------------------
 
 Result<void*> DeviceContextScratchBackend::allocate(int device, std::size_t bytes, StreamHandle stream) {
-  auto allocated = context(device).allocate(bytes, runtime::StreamRef{stream});
-  if (!allocated.ok()) return fromFailure(allocated.failure());
-  return allocated.get();
+  return context(device).allocate(bytes, runtime::StreamRef{stream});
 }
 
 Status DeviceContextScratchBackend::free(int device, void* pointer, StreamHandle stream) {
   context(device).release(pointer, runtime::StreamRef{stream});
-  return Status::success();
+  return ok_status();
 }
 
 Status DeviceContextScratchBackend::synchronizeDevice(int device) {
@@ -58,34 +24,31 @@ Status DeviceContextScratchBackend::synchronizeDevice(int device) {
     auto found = lastRecorded_.find(device);
     if (found != lastRecorded_.end()) last = found->second;
   }
-  if (last == nullptr) return Status::success();
-  trtx::Status waited = context(device).event_synchronize(runtime::EventRef{last});
-  return waited.ok() ? Status::success() : fromFailure(waited.failure());
+  if (last == nullptr) return ok_status();
+  return context(device).event_synchronize(runtime::EventRef{last});
 }
 
 Result<EventHandle> DeviceContextScratchBackend::create(int device) {
-  auto created = context(device).create_event();
-  if (!created.ok()) return fromFailure(created.failure());
-  return created.get().handle;
+  TRTX_ASSIGN_OR_RETURN(runtime::EventRef created, context(device).create_event());
+  return created.handle;
 }
 
 Status DeviceContextScratchBackend::record(int device, EventHandle event, StreamHandle stream) {
-  trtx::Status recorded = context(device).record(runtime::EventRef{event}, runtime::StreamRef{stream});
+  Status recorded = context(device).record(runtime::EventRef{event}, runtime::StreamRef{stream});
   if (!recorded.ok()) {
     // A drained stream orders every later waiter just as well: the event's
     // earlier record is older still, so waiting on it cannot overlap.
-    trtx::Status drained = context(device).synchronize(runtime::StreamRef{stream});
-    if (!drained.ok()) return fromFailure(recorded.failure());
-    return Status::success();
+    Status drained = context(device).synchronize(runtime::StreamRef{stream});
+    if (!drained.ok()) return recorded;
+    return ok_status();
   }
   std::lock_guard<std::mutex> lock(mutex_);
   lastRecorded_[device] = event;
-  return Status::success();
+  return ok_status();
 }
 
 Status DeviceContextScratchBackend::wait(int device, StreamHandle stream, EventHandle event) {
-  trtx::Status waited = context(device).wait(runtime::StreamRef{stream}, runtime::EventRef{event});
-  return waited.ok() ? Status::success() : fromFailure(waited.failure());
+  return context(device).wait(runtime::StreamRef{stream}, runtime::EventRef{event});
 }
 
 void DeviceContextScratchBackend::destroy(int device, EventHandle event) {
@@ -110,17 +73,17 @@ struct SharedScratchProvider::Shared {
   std::string lastHandoffFailure;
 };
 
-trtx::Result<void*> SharedScratchProvider::acquire(const runtime::DeviceContext& device, size_t bytes,
-                                                   runtime::StreamRef stream) {
+Result<void*> SharedScratchProvider::acquire(const runtime::DeviceContext& device, size_t bytes,
+                                             runtime::StreamRef stream) {
   if (device.target() != shared_->target || device.device_index() != device_) {
     return fail(Error::InvalidArgument, "shared_scratch.device" + std::to_string(device_),
                 "provider asked for scratch on another device (" + std::to_string(device.device_index()) + ")");
   }
   std::lock_guard<std::mutex> lock(mutex_);
   auto lease = shared_->pool->acquire(device_, bytes, stream.handle);
-  if (!lease.ok()) return toFailure(lease.status(), "shared_scratch.device" + std::to_string(device_));
+  if (!lease.ok()) return lease.take_failure();
   leased_ = true;
-  lease_ = lease.value();
+  lease_ = lease.get();
   leaseStream_ = stream.handle;
   return lease_.pointer;
 }
@@ -135,7 +98,7 @@ void SharedScratchProvider::release_after(runtime::EventRef /*event*/) {
   if (!handed.ok()) {
     std::lock_guard<std::mutex> sharedLock(shared_->mutex);
     ++shared_->handoffFailures;
-    shared_->lastHandoffFailure = handed.message();
+    shared_->lastHandoffFailure = describe(handed.failure());
   }
 }
 
@@ -174,11 +137,7 @@ runtime::ScratchProviderFactory SharedScratchRegistry::factory() {
   };
 }
 
-trtx::Status SharedScratchRegistry::shutdown() {
-  Status status = shared_->pool->shutdown();
-  if (!status.ok()) return toFailure(status, "shared_scratch");
-  return ok_status();
-}
+Status SharedScratchRegistry::shutdown() { return shared_->pool->shutdown(); }
 
 std::string SharedScratchRegistry::reportJson() const {
   std::string json = shared_->pool->reportJson();

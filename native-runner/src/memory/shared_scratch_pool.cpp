@@ -8,6 +8,12 @@
 namespace trtx {
 namespace memory {
 
+namespace {
+// Where a failure of the pool is reported: the device's scratch, as the
+// runner's delegates name it.
+std::string where(int device) { return "shared_scratch.device" + std::to_string(device); }
+}  // namespace
+
 const char* toString(CapacityReason reason) {
   switch (reason) {
     case CapacityReason::kGrow:
@@ -34,13 +40,15 @@ void SharedScratchPool::resetWindow(DeviceState& state) {
 
 Result<ScratchLease> SharedScratchPool::acquire(int device, std::size_t bytes, StreamHandle stream) {
   if (device < 0) {
-    return Status(MemoryErrorCode::kInvalidArgument, "scratch acquire on negative device " + std::to_string(device));
+    return fail(Error::InvalidArgument, "shared_scratch",
+                "scratch acquire on negative device " + std::to_string(device));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   DeviceState& s = devices_[device];
   if (s.leased) {
-    return Status(MemoryErrorCode::kBusy, "shared scratch of device " + std::to_string(device) +
-                                              " is still leased: handOff the previous lease first");
+    return fail(
+        Error::InvalidState, where(device),
+        "shared scratch of device " + std::to_string(device) + " is still leased: handOff the previous lease first");
   }
   const std::uint64_t index = s.executes++;
   if (options_.reclaim && !s.floorFrozen && index >= options_.warmupExecutes) {
@@ -52,9 +60,9 @@ Result<ScratchLease> SharedScratchPool::acquire(int device, std::size_t bytes, S
     Result<EventHandle> created = events_.create(device);
     if (!created.ok()) {
       resetWindow(s);
-      return created.status();
+      return created.take_failure();
     }
-    s.event = created.value();
+    s.event = created.get();
   }
 
   // Hand-off: the previous enqueue, on whatever stream, finishes before this
@@ -66,8 +74,9 @@ Result<ScratchLease> SharedScratchPool::acquire(int device, std::size_t bytes, S
       Status drained = allocator_.synchronizeDevice(device);
       if (!drained.ok()) {
         resetWindow(s);
-        return Status(drained.code(), "scratch hand-off wait failed (" + waited.message() +
-                                          ") and the device could not be drained: " + drained.message());
+        return fail(drained.error(), where(device),
+                    "scratch hand-off wait failed (" + describe(waited.failure()) +
+                        ") and the device could not be drained: " + describe(drained.failure()));
       }
     }
   }
@@ -75,7 +84,7 @@ Result<ScratchLease> SharedScratchPool::acquire(int device, std::size_t bytes, S
   if (bytes > s.capacity) {
     resetWindow(s);
     Status grown = replaceLocked(device, s, bytes, stream, index, CapacityReason::kGrow);
-    if (!grown.ok()) return grown;
+    if (!grown.ok()) return grown.take_failure();
   } else if (bytes == s.capacity) {
     resetWindow(s);
   } else if (options_.reclaim && s.floorFrozen) {
@@ -106,20 +115,21 @@ Status SharedScratchPool::replaceLocked(int device, DeviceState& s, std::size_t 
                                         std::uint64_t executeIndex, CapacityReason reason) {
   const CapacityReason failedReason =
       reason == CapacityReason::kGrow ? CapacityReason::kGrowFailed : CapacityReason::kShrinkFailed;
-  auto refuse = [&](const Status& cause, const std::string& what) {
-    CapacityEvent event{device, executeIndex, s.capacity, s.capacity, failedReason, what + ": " + cause.message()};
+  auto refuse = [&](const Failure& cause, const std::string& what) -> Status {
+    CapacityEvent event{device, executeIndex, s.capacity, s.capacity, failedReason, what + ": " + describe(cause)};
     capacityEvents_.push_back(event);
-    return Status(cause.code(), "scratch " + std::string(toString(reason)) + " on device " + std::to_string(device) +
-                                    " from " + std::to_string(s.capacity) + " to " + std::to_string(newBytes) +
-                                    " bytes failed (" + event.detail + "); the previous buffer is kept");
+    return fail(cause.code, where(device),
+                "scratch " + std::string(toString(reason)) + " on device " + std::to_string(device) + " from " +
+                    std::to_string(s.capacity) + " to " + std::to_string(newBytes) + " bytes failed (" + event.detail +
+                    "); the previous buffer is kept");
   };
 
   // The new buffer comes first, so a refusal leaves the old one in place.
   void* fresh = nullptr;
   if (newBytes > 0) {
     Result<void*> allocated = allocator_.allocate(device, newBytes, stream);
-    if (!allocated.ok()) return refuse(allocated.status(), "allocation");
-    fresh = allocated.value();
+    if (!allocated.ok()) return refuse(allocated.failure(), "allocation");
+    fresh = allocated.get();
   }
 
   std::string note;
@@ -129,42 +139,44 @@ Status SharedScratchPool::replaceLocked(int device, DeviceState& s, std::size_t 
     Status drained = allocator_.synchronizeDevice(device);
     if (!drained.ok()) {
       if (fresh != nullptr) (void)allocator_.free(device, fresh, stream);
-      return refuse(drained, "device synchronize before freeing the old buffer");
+      return refuse(drained.failure(), "device synchronize before freeing the old buffer");
     }
     Status freed = allocator_.free(device, s.buffer, stream);
-    if (!freed.ok()) note = "old buffer not freed: " + freed.message();
+    if (!freed.ok()) note = "old buffer not freed: " + describe(freed.failure());
   }
 
   capacityEvents_.push_back(CapacityEvent{device, executeIndex, s.capacity, newBytes, reason, note});
   s.buffer = fresh;
   s.capacity = newBytes;
   s.peakCapacity = std::max(s.peakCapacity, newBytes);
-  return Status::success();
+  return ok_status();
 }
 
 Status SharedScratchPool::handOff(const ScratchLease& lease, StreamHandle stream) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = devices_.find(lease.device);
   if (found == devices_.end() || !found->second.leased || found->second.leaseTicket != lease.ticket) {
-    return Status(MemoryErrorCode::kInvalidArgument,
-                  "handOff of a scratch lease that is not outstanding on device " + std::to_string(lease.device));
+    return fail(Error::InvalidArgument, where(lease.device),
+                "handOff of a scratch lease that is not outstanding on device " + std::to_string(lease.device));
   }
   DeviceState& s = found->second;
   s.leased = false;
   Status recorded = events_.record(lease.device, s.event, stream);
   if (recorded.ok()) {
     s.eventRecorded = true;
-    return Status::success();
+    return ok_status();
   }
   // With no event to wait on, the next user could overlap this enqueue: drain
   // the device now so that it cannot.
   s.eventRecorded = false;
   Status drained = allocator_.synchronizeDevice(lease.device);
   if (!drained.ok()) {
-    return Status(drained.code(), "scratch hand-off event failed (" + recorded.message() +
-                                      ") and the device could not be drained: " + drained.message());
+    return fail(drained.error(), where(lease.device),
+                "scratch hand-off event failed (" + describe(recorded.failure()) +
+                    ") and the device could not be drained: " + describe(drained.failure()));
   }
-  return Status(recorded.code(), "scratch hand-off event failed, device drained instead: " + recorded.message());
+  return fail(recorded.error(), where(lease.device),
+              "scratch hand-off event failed, device drained instead: " + describe(recorded.failure()));
 }
 
 Status SharedScratchPool::shutdown() {
@@ -175,8 +187,8 @@ Status SharedScratchPool::shutdown() {
     DeviceState& s = entry.second;
     if (s.buffer == nullptr && s.event == nullptr) continue;
     if (s.leased && first.ok()) {
-      first = Status(MemoryErrorCode::kBusy,
-                     "shutdown with the scratch of device " + std::to_string(device) + " still leased");
+      first = fail(Error::InvalidState, "shared_scratch",
+                   "shutdown with the scratch of device " + std::to_string(device) + " still leased");
     }
     Status drained = allocator_.synchronizeDevice(device);
     if (!drained.ok()) {

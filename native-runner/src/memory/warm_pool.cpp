@@ -33,7 +33,12 @@ const char* toString(PoolState state) {
   return "unknown";
 }
 
-WarmPool::WarmPool(DevicePoolApi& api, WarmPoolOptions options) : api_(api), options_(options) {}
+cuda::Api& WarmPool::api() {
+  ++apiCalls_;
+  return api_;
+}
+
+WarmPool::WarmPool(cuda::Api& api, WarmPoolOptions options) : api_(api), options_(options) {}
 
 WarmPool::~WarmPool() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -62,24 +67,26 @@ std::vector<PoolState> WarmPool::acquire(const std::vector<int>& devices) {
 }
 
 void WarmPool::configureLocked(WarmPoolDeviceRecord& record) {
-  record.configureStatus = Status::success();
-  record.releaseStatus = Status::success();
+  record.configureStatus = ok_status();
+  record.releaseStatus = ok_status();
   record.restored = false;
   record.trimmed = false;
 
   std::uint64_t current = 0;
-  Status status = api_.getReleaseThreshold(record.device, &current);
+  Result<std::uint64_t> read = api().pool_release_threshold(record.device);
+  Status status = read.ok() ? ok_status() : Status(read.take_failure());
+  if (status.ok()) current = read.get();
   if (status.ok() && current == kMaxThreshold) {
     // Another user already keeps it at the maximum: nothing to raise, and so
     // nothing of ours to restore or trim later.
     record.state = PoolState::kAlreadyMax;
     return;
   }
-  if (status.ok()) status = api_.setReleaseThreshold(record.device, kMaxThreshold);
+  if (status.ok()) status = api().set_pool_release_threshold(record.device, kMaxThreshold);
   if (!status.ok()) {
     // Only speed is lost; a latched error would otherwise surface at the next
     // unrelated launch check.
-    api_.clearLastError();
+    api().clear_last_error();
     record.state = PoolState::kFailed;
     record.configureStatus = status;
     return;
@@ -92,20 +99,22 @@ void WarmPool::configureLocked(WarmPoolDeviceRecord& record) {
 Status WarmPool::release() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (handles_ <= 0) {
-    return Status(MemoryErrorCode::kInvalidArgument, "warm pool released more often than acquired");
+    return fail(Error::InvalidArgument, "warm_pool", "released more often than acquired");
   }
   --handles_;
-  if (handles_ > 0 || !options_.enabled) return Status::success();
+  if (handles_ > 0 || !options_.enabled) return ok_status();
   return restoreAllLocked();
 }
 
 Status WarmPool::restoreAllLocked() {
   Status first;
   int callerDevice = -1;
-  Status status = api_.getCurrentDevice(&callerDevice);
+  Result<int> caller = api().get_device();
+  Status status = caller.ok() ? ok_status() : Status(caller.take_failure());
   const bool callerKnown = status.ok();
+  if (callerKnown) callerDevice = caller.get();
   if (!callerKnown) {
-    api_.clearLastError();
+    api().clear_last_error();
     keepFirst(first, status);
   }
 
@@ -117,32 +126,32 @@ Status WarmPool::restoreAllLocked() {
     const int device = record.device;
     Status deviceFirst;
 
-    status = api_.setCurrentDevice(device);
+    status = api().set_device(device);
     const bool switched = status.ok();
     if (!switched) {
-      api_.clearLastError();
+      api().clear_last_error();
       keepFirst(deviceFirst, status);
     } else {
       // The pool can only release frees the driver has already observed, and
       // nothing else on the teardown path waits.
-      status = api_.synchronizeCurrentDevice();
+      status = api().device_synchronize();
       if (!status.ok()) {
-        api_.clearLastError();
+        api().clear_last_error();
         keepFirst(deviceFirst, status);
       }
     }
 
-    status = api_.setReleaseThreshold(device, record.previousThreshold);
+    status = api().set_pool_release_threshold(device, record.previousThreshold);
     record.restored = status.ok();
     if (!status.ok()) {
-      api_.clearLastError();
+      api().clear_last_error();
       keepFirst(deviceFirst, status);
     }
 
-    status = api_.trimTo(device, 0);
+    status = api().pool_trim_to(device, 0);
     record.trimmed = status.ok();
     if (!status.ok()) {
-      api_.clearLastError();
+      api().clear_last_error();
       keepFirst(deviceFirst, status);
     }
 
@@ -153,9 +162,9 @@ Status WarmPool::restoreAllLocked() {
   }
 
   if (callerKnown) {
-    status = api_.setCurrentDevice(callerDevice);
+    status = api().set_device(callerDevice);
     if (!status.ok()) {
-      api_.clearLastError();
+      api().clear_last_error();
       keepFirst(first, status);
     }
   }
@@ -167,6 +176,7 @@ WarmPoolReport WarmPool::report() const {
   WarmPoolReport out;
   out.enabled = options_.enabled;
   out.handles = handles_;
+  out.apiCalls = apiCalls_;
   for (const auto& entry : records_) out.devices.push_back(entry.second);
   return out;
 }
@@ -187,10 +197,8 @@ std::string WarmPool::reportJson() const {
     out += hasPrevious ? json::quote(std::to_string(d.previousThreshold)) : "null";
     out += ",\"restored\":" + std::string(d.restored ? "true" : "false");
     out += ",\"trimmed\":" + std::string(d.trimmed ? "true" : "false");
-    out += ",\"configure_error\":" +
-           json::statusOrNull(d.configureStatus.ok(), toString(d.configureStatus.code()), d.configureStatus.message());
-    out += ",\"release_error\":" +
-           json::statusOrNull(d.releaseStatus.ok(), toString(d.releaseStatus.code()), d.releaseStatus.message());
+    out += ",\"configure_error\":" + json::statusOrNull(d.configureStatus);
+    out += ",\"release_error\":" + json::statusOrNull(d.releaseStatus);
     out += "}";
   }
   out += "]}";

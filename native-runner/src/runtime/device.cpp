@@ -5,7 +5,7 @@
 #include <cstring>
 #include <new>
 
-#include "cuda_api.h"
+#include "trtx/runtime/cuda_api.h"
 
 namespace trtx::runtime {
 
@@ -31,13 +31,13 @@ void count(CopyCounters* c, Placement dst, Placement src, size_t n) {
 }
 }  // namespace
 
-bool cuda_built() { return cuda::built(); }
-int cuda_device_count() { return cuda::device_count(); }
-Result<std::string> cuda_device_name(int device) { return cuda::device_name(device); }
+bool cuda_built() { return cuda::runtime_api().built(); }
+int cuda_device_count() { return cuda::runtime_api().device_count(); }
+Result<std::string> cuda_device_name(int device) { return cuda::runtime_api().device_name(device); }
 
 Status require_device(Target target, int device, const std::string& what) {
   if (target == Target::Host) return Status();
-  const int visible = cuda::device_count();
+  const int visible = cuda::runtime_api().device_count();
   if (device >= 0 && device < visible) return Status();
   return fail(Error::DeviceUnavailable, what + " on cuda:" + std::to_string(device),
               "this machine has " + std::to_string(visible) + " visible CUDA device(s)");
@@ -45,19 +45,19 @@ Status require_device(Target target, int device, const std::string& what) {
 
 DeviceScope::DeviceScope(Target target, int device) {
   if (target == Target::Host) return;
-  Result<int> current = cuda::get_device();
+  Result<int> current = cuda::runtime_api().get_device();
   if (!current.ok()) {
     status_ = current.take_failure();
     return;
   }
   previous_ = current.get();
   if (previous_ == device) return;
-  status_ = cuda::set_device(device);
+  status_ = cuda::runtime_api().set_device(device);
   switched_ = status_.ok();
 }
 
 DeviceScope::~DeviceScope() {
-  if (switched_) (void)cuda::set_device(previous_);
+  if (switched_) (void)cuda::runtime_api().set_device(previous_);
 }
 
 // Runs the rest of the enclosing function with this context's device current.
@@ -67,17 +67,17 @@ DeviceScope::~DeviceScope() {
 
 Status DeviceContext::activate() const {
   if (target_ == Target::Host) return ok_status();
-  return cuda::set_device(device_);
+  return cuda::runtime_api().set_device(device_);
 }
 
 Result<void*> DeviceContext::allocate(size_t bytes, StreamRef stream) const {
   if (target_ == Target::Host) return allocate_host(bytes);
   DeviceScope scope(target_, device_);
   if (!scope.status().ok()) return Status(scope.status()).take_failure();
-  TRTX_ASSIGN_OR_RETURN(void* p, cuda::malloc_async(bytes, stream.handle));
-  Status z = cuda::memset_async(p, 0, bytes, stream.handle);
+  TRTX_ASSIGN_OR_RETURN(void* p, cuda::runtime_api().malloc_async(bytes, stream.handle));
+  Status z = cuda::runtime_api().memset_async(p, 0, bytes, stream.handle);
   if (!z.ok()) {
-    cuda::free_async(p, stream.handle);
+    (void)cuda::runtime_api().free_async(p, stream.handle);
     return z.take_failure();
   }
   return p;
@@ -89,7 +89,7 @@ void DeviceContext::release(void* ptr, StreamRef stream) const {
     release_host(ptr);
   } else {
     DeviceScope scope(target_, device_);
-    cuda::free_async(ptr, stream.handle);
+    (void)cuda::runtime_api().free_async(ptr, stream.handle);
   }
 }
 
@@ -97,7 +97,7 @@ Result<void*> DeviceContext::allocate_uninitialized(size_t bytes, StreamRef stre
   if (target_ == Target::Cuda) {
     DeviceScope scope(target_, device_);
     if (!scope.status().ok()) return Status(scope.status()).take_failure();
-    return cuda::malloc_async(bytes, stream.handle);
+    return cuda::runtime_api().malloc_async(bytes, stream.handle);
   }
   constexpr size_t kAlign = 256;  // what cudaMalloc guarantees
   const size_t n = bytes == 0 ? 1 : bytes;
@@ -112,7 +112,7 @@ Result<void*> DeviceContext::allocate_uninitialized(size_t bytes, StreamRef stre
 Status DeviceContext::fill(void* ptr, uint8_t byte, size_t n, StreamRef stream) const {
   if (target_ == Target::Cuda) {
     TRTX_DEVICE_SCOPE();
-    return cuda::memset_async(ptr, byte, n, stream.handle);
+    return cuda::runtime_api().memset_async(ptr, byte, n, stream.handle);
   }
   if (n != 0) std::memset(ptr, byte, n);
   return ok_status();
@@ -138,15 +138,15 @@ Status DeviceContext::copy(void* dst, Placement dst_p, const void* src, Placemen
     return ok_status();
   }
   TRTX_DEVICE_SCOPE();
-  if (stream.handle == nullptr) return cuda::memcpy_sync(dst, src, n, kind_of(dst_p, src_p));
-  return cuda::memcpy_async(dst, src, n, kind_of(dst_p, src_p), stream.handle);
+  if (stream.handle == nullptr) return cuda::runtime_api().memcpy_sync(dst, src, n, kind_of(dst_p, src_p));
+  return cuda::runtime_api().memcpy_async(dst, src, n, kind_of(dst_p, src_p), stream.handle);
 }
 
 Result<StreamRef> DeviceContext::create_stream(bool non_blocking) const {
   if (target_ == Target::Host) return StreamRef{new (std::nothrow) HostToken()};
   DeviceScope scope(target_, device_);
   if (!scope.status().ok()) return Status(scope.status()).take_failure();
-  TRTX_ASSIGN_OR_RETURN(void* s, cuda::stream_create(non_blocking));
+  TRTX_ASSIGN_OR_RETURN(void* s, cuda::runtime_api().stream_create(non_blocking));
   return StreamRef{s};
 }
 
@@ -155,21 +155,21 @@ void DeviceContext::destroy_stream(StreamRef s) const {
     delete static_cast<HostToken*>(s.handle);
   } else {
     DeviceScope scope(target_, device_);
-    cuda::stream_destroy(s.handle);
+    cuda::runtime_api().stream_destroy(s.handle);
   }
 }
 
 Status DeviceContext::synchronize(StreamRef s) const {
   if (target_ == Target::Host) return ok_status();
   TRTX_DEVICE_SCOPE();
-  return cuda::stream_synchronize(s.handle);
+  return cuda::runtime_api().stream_synchronize(s.handle);
 }
 
 Result<EventRef> DeviceContext::create_event() const {
   if (target_ == Target::Host) return EventRef{new (std::nothrow) HostToken()};
   DeviceScope scope(target_, device_);
   if (!scope.status().ok()) return Status(scope.status()).take_failure();
-  TRTX_ASSIGN_OR_RETURN(void* e, cuda::event_create());
+  TRTX_ASSIGN_OR_RETURN(void* e, cuda::runtime_api().event_create());
   return EventRef{e};
 }
 
@@ -178,26 +178,26 @@ void DeviceContext::destroy_event(EventRef e) const {
     delete static_cast<HostToken*>(e.handle);
   } else {
     DeviceScope scope(target_, device_);
-    cuda::event_destroy(e.handle);
+    cuda::runtime_api().event_destroy(e.handle);
   }
 }
 
 Status DeviceContext::record(EventRef e, StreamRef s) const {
   if (target_ == Target::Host) return ok_status();
   TRTX_DEVICE_SCOPE();
-  return cuda::event_record(e.handle, s.handle);
+  return cuda::runtime_api().event_record(e.handle, s.handle);
 }
 
 Status DeviceContext::wait(StreamRef s, EventRef e) const {
   if (target_ == Target::Host) return ok_status();
   TRTX_DEVICE_SCOPE();
-  return cuda::stream_wait_event(s.handle, e.handle);
+  return cuda::runtime_api().stream_wait_event(s.handle, e.handle);
 }
 
 Status DeviceContext::event_synchronize(EventRef e) const {
   if (target_ == Target::Host) return ok_status();
   TRTX_DEVICE_SCOPE();
-  return cuda::event_synchronize(e.handle);
+  return cuda::runtime_api().event_synchronize(e.handle);
 }
 
 Result<void*> DeviceContext::allocate_mapped_flag() const {
@@ -205,7 +205,7 @@ Result<void*> DeviceContext::allocate_mapped_flag() const {
   if (target_ == Target::Host) return allocate_host(kFlagBytes);
   DeviceScope scope(target_, device_);
   if (!scope.status().ok()) return Status(scope.status()).take_failure();
-  TRTX_ASSIGN_OR_RETURN(void* p, cuda::host_alloc_mapped(kFlagBytes));
+  TRTX_ASSIGN_OR_RETURN(void* p, cuda::runtime_api().host_alloc_mapped(kFlagBytes));
   std::memset(p, 0, kFlagBytes);
   return p;
 }
@@ -214,7 +214,7 @@ void DeviceContext::release_mapped_flag(void* p) const {
   if (target_ == Target::Host) {
     release_host(p);
   } else {
-    cuda::host_free(p);
+    cuda::runtime_api().host_free(p);
   }
 }
 

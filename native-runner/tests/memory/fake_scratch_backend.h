@@ -14,12 +14,11 @@
 
 namespace trtx_test {
 
+using trtx::Result;
+using trtx::Status;
 using trtx::memory::Allocator;
 using trtx::memory::EventFactory;
 using trtx::memory::EventHandle;
-using trtx::memory::MemoryErrorCode;
-using trtx::memory::Result;
-using trtx::memory::Status;
 using trtx::memory::StreamHandle;
 
 struct ScratchCall {
@@ -70,7 +69,7 @@ class FakeScratchBackend : public Allocator, public EventFactory {
     if (failNextAllocations > 0) {
       --failNextAllocations;
       calls.push_back(ScratchCall{"allocateFailed", device, stream, nullptr, bytes, nullptr});
-      return Status(MemoryErrorCode::kOutOfMemory, "fake out of memory");
+      return trtx::fail(trtx::Error::MemoryAllocationFailed, "", "fake out of memory");
     }
     void* pointer = reinterpret_cast<void*>(static_cast<std::uintptr_t>(0x10000 * ++nextId_));
     live[pointer] = bytes;
@@ -85,24 +84,24 @@ class FakeScratchBackend : public Allocator, public EventFactory {
       }
     }
     if (live.erase(pointer) == 0) violations.push_back("free of a pointer that is not live");
-    return Status::success();
+    return trtx::ok_status();
   }
   Status synchronizeDevice(int device) override {
     calls.push_back(ScratchCall{"sync", device, nullptr, nullptr, 0, nullptr});
     if (failNextSyncs > 0) {
       --failNextSyncs;
-      return Status(MemoryErrorCode::kDeviceError, "fake sync failure");
+      return trtx::fail(trtx::Error::CudaError, "", "fake sync failure");
     }
     for (auto& entry : events_) {
       if (entry.second.device == device) entry.second.pending = false;
     }
-    return Status::success();
+    return trtx::ok_status();
   }
 
   Result<EventHandle> create(int device) override {
     if (failNextCreates > 0) {
       --failNextCreates;
-      return Status(MemoryErrorCode::kDeviceError, "fake event create failure");
+      return trtx::fail(trtx::Error::CudaError, "", "fake event create failure");
     }
     EventHandle event = reinterpret_cast<EventHandle>(static_cast<std::uintptr_t>(0x900 + ++nextId_));
     events_[event] = EventState{device, false};
@@ -113,18 +112,18 @@ class FakeScratchBackend : public Allocator, public EventFactory {
     calls.push_back(ScratchCall{"record", device, stream, nullptr, 0, event});
     if (failNextRecords > 0) {
       --failNextRecords;
-      return Status(MemoryErrorCode::kDeviceError, "fake record failure");
+      return trtx::fail(trtx::Error::CudaError, "", "fake record failure");
     }
     events_[event].pending = true;
-    return Status::success();
+    return trtx::ok_status();
   }
   Status wait(int device, StreamHandle stream, EventHandle event) override {
     calls.push_back(ScratchCall{"wait", device, stream, nullptr, 0, event});
     if (failNextWaits > 0) {
       --failNextWaits;
-      return Status(MemoryErrorCode::kDeviceError, "fake wait failure");
+      return trtx::fail(trtx::Error::CudaError, "", "fake wait failure");
     }
-    return Status::success();
+    return trtx::ok_status();
   }
   void destroy(int device, EventHandle event) override {
     calls.push_back(ScratchCall{"destroyEvent", device, nullptr, nullptr, 0, event});

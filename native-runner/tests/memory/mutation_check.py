@@ -22,13 +22,19 @@ MUTATIONS = [
     ("warm: leave a pool already at the maximum alone", [(WARM, "if (status.ok() && current == kMaxThreshold) {", "if (false) {")]),
     (
         "warm: raise to the maximum",
-        [(WARM, "api_.setReleaseThreshold(record.device, kMaxThreshold)", "api_.setReleaseThreshold(record.device, 1u << 20)")],
+        [
+            (
+                WARM,
+                "api().set_pool_release_threshold(record.device, kMaxThreshold)",
+                "api().set_pool_release_threshold(record.device, 1u << 20)",
+            )
+        ],
     ),
     ("warm: remember the previous value", [(WARM, "record.previousThreshold = current;", "record.previousThreshold = 0;")]),
-    ("warm: restore the previous value", [(WARM, "api_.setReleaseThreshold(device, record.previousThreshold)", "Status::success()")]),
-    ("warm: trim on release", [(WARM, "status = api_.trimTo(device, 0);", "status = Status::success();")]),
-    ("warm: synchronize before trimming", [(WARM, "status = api_.synchronizeCurrentDevice();", "status = Status::success();")]),
-    ("warm: switch to each device", [(WARM, "status = api_.setCurrentDevice(device);", "status = Status::success();")]),
+    ("warm: restore the previous value", [(WARM, "api().set_pool_release_threshold(device, record.previousThreshold)", "ok_status()")]),
+    ("warm: trim on release", [(WARM, "status = api().pool_trim_to(device, 0);", "status = ok_status();")]),
+    ("warm: synchronize before trimming", [(WARM, "status = api().device_synchronize();", "status = ok_status();")]),
+    ("warm: switch to each device", [(WARM, "status = api().set_device(device);", "status = ok_status();")]),
     ("warm: put the caller's device back", [(WARM, "if (callerKnown) {", "if (false) {")]),
     (
         "warm: every raised device, not the releasing thread's",
@@ -36,7 +42,7 @@ MUTATIONS = [
     ),
     (
         "warm: clear the CUDA error of a failed configure",
-        [(WARM, "    // unrelated launch check.\n    api_.clearLastError();\n", "    // unrelated launch check.\n")],
+        [(WARM, "    // unrelated launch check.\n    api().clear_last_error();\n", "    // unrelated launch check.\n")],
     ),
     ("warm: a failed configure is reported", [(WARM, "record.configureStatus = status;\n    return;", "return;")]),
     ("warm: restore only when the last handle goes", [(WARM, "if (handles_ > 0 || !options_.enabled)", "if (!options_.enabled)")]),
@@ -59,7 +65,7 @@ MUTATIONS = [
             (
                 SCRATCH,
                 "Status drained = allocator_.synchronizeDevice(device);\n    if (!drained.ok()) {\n      if (fresh",
-                "Status drained = Status::success();\n    if (!drained.ok()) {\n      if (fresh",
+                "Status drained = ok_status();\n    if (!drained.ok()) {\n      if (fresh",
             )
         ],
     ),
@@ -78,7 +84,7 @@ MUTATIONS = [
     ),
     (
         "scratch: hand-off records an event",
-        [(SCRATCH, "Status recorded = events_.record(lease.device, s.event, stream);", "Status recorded = Status::success();")],
+        [(SCRATCH, "Status recorded = events_.record(lease.device, s.event, stream);", "Status recorded = ok_status();")],
     ),
     (
         "scratch: a failed wait drains the device",
@@ -86,13 +92,13 @@ MUTATIONS = [
             (
                 SCRATCH,
                 "Status drained = allocator_.synchronizeDevice(device);\n      if (!drained.ok()) {\n        resetWindow(s);",
-                "Status drained = Status::success();\n      if (!drained.ok()) {\n        resetWindow(s);",
+                "Status drained = ok_status();\n      if (!drained.ok()) {\n        resetWindow(s);",
             )
         ],
     ),
     (
         "scratch: a failed record drains the device",
-        [(SCRATCH, "Status drained = allocator_.synchronizeDevice(lease.device);", "Status drained = Status::success();")],
+        [(SCRATCH, "Status drained = allocator_.synchronizeDevice(lease.device);", "Status drained = ok_status();")],
     ),
     ("scratch: one lease per device at a time", [(SCRATCH, "if (s.leased) {", "if (false) {")]),
     ("scratch: one buffer per device", [(SCRATCH, "DeviceState& s = devices_[device];", "DeviceState& s = devices_[0];")]),
@@ -101,8 +107,8 @@ MUTATIONS = [
         [
             (
                 SCRATCH,
-                'if (!allocated.ok()) return refuse(allocated.status(), "allocation");',
-                'if (!allocated.ok()) { if (s.buffer) (void)allocator_.free(device, s.buffer, stream); s.buffer = nullptr; s.capacity = 0; return refuse(allocated.status(), "allocation"); }',
+                'if (!allocated.ok()) return refuse(allocated.failure(), "allocation");',
+                'if (!allocated.ok()) { if (s.buffer) (void)allocator_.free(device, s.buffer, stream); s.buffer = nullptr; s.capacity = 0; return refuse(allocated.failure(), "allocation"); }',
             )
         ],
     ),
@@ -112,7 +118,7 @@ MUTATIONS = [
             (
                 SCRATCH,
                 "Status drained = allocator_.synchronizeDevice(device);\n    if (!drained.ok()) {\n      // Freeing",
-                "Status drained = Status::success();\n    if (!drained.ok()) {\n      // Freeing",
+                "Status drained = ok_status();\n    if (!drained.ok()) {\n      // Freeing",
             )
         ],
     ),
@@ -180,7 +186,9 @@ def main():
     os.makedirs(work)
 
     def fresh_copy():
-        for part in ("src/memory", "include/trtx/memory"):
+        # The memory units and what they include and link from the core: its
+        # headers (trtx::Result, the error codes) and src/runtime.
+        for part in ("src/memory", "src/runtime", "include", "generated"):
             target = os.path.join(copy, part)
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(os.path.join(RUNNER, part), target)

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "fake_scratch_backend.h"
-#include "test_harness.h"
+#include "support/check.h"
 #include "trtx/memory/shared_scratch_pool.h"
 
 using namespace trtx_test;
@@ -23,8 +23,8 @@ std::size_t execute(SharedScratchPool& pool, std::size_t bytes, bool* ok = nullp
   auto lease = pool.acquire(0, bytes, stream);
   if (ok) *ok = lease.ok();
   if (!lease.ok()) return 0;
-  pool.handOff(lease.value(), stream);
-  return lease.value().capacity;
+  (void)pool.handOff(lease.get(), stream);
+  return lease.get().capacity;
 }
 }  // namespace
 
@@ -174,8 +174,8 @@ TEST(shrink_allocates_the_smaller_buffer_then_drains_then_frees) {
   ScratchLease big;
   {
     auto lease = pool.acquire(0, 1000, stream);
-    big = lease.value();
-    pool.handOff(big, stream);
+    big = lease.get();
+    (void)pool.handOff(big, stream);
   }
   execute(pool, 10);
   execute(pool, 10);
@@ -184,8 +184,8 @@ TEST(shrink_allocates_the_smaller_buffer_then_drains_then_frees) {
   {
     auto lease = pool.acquire(0, 10, stream);  // third underfilled
     CHECK(lease.ok());
-    CHECK(lease.value().pointer != big.pointer);
-    pool.handOff(lease.value(), stream);
+    CHECK(lease.get().pointer != big.pointer);
+    (void)pool.handOff(lease.get(), stream);
   }
   long allocAt = fake.indexOf("allocate");
   long syncAt = fake.indexOf("sync");
@@ -253,7 +253,7 @@ TEST(floor_and_counts_are_per_device) {
   SharedScratchPool pool(fake, fake);
   auto on = [&](int device, std::size_t bytes) {
     auto lease = pool.acquire(device, bytes, stream);
-    pool.handOff(lease.value(), stream);
+    (void)pool.handOff(lease.get(), stream);
   };
   on(0, 10);
   on(1, 500);
@@ -287,4 +287,4 @@ TEST(report_json_carries_shrink_events_and_floor) {
         std::string::npos);
 }
 
-TEST_MAIN()
+int main() { return trtx::test::run_all(); }

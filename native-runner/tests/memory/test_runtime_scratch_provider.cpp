@@ -4,7 +4,7 @@
 #include <cstring>
 #include <memory>
 
-#include "test_harness.h"
+#include "support/check.h"
 #include "trtx/memory/runtime_scratch_provider.h"
 
 using trtx::memory::SharedScratchOptions;
@@ -111,4 +111,4 @@ TEST(shutdown_releases_every_buffer) {
   CHECK_EQ(provider->capacity(), 0u);
 }
 
-TEST_MAIN()
+int main() { return trtx::test::run_all(); }

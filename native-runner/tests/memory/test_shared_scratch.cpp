@@ -3,12 +3,11 @@
 #include <cstdint>
 
 #include "fake_scratch_backend.h"
-#include "test_harness.h"
+#include "support/check.h"
 #include "trtx/memory/shared_scratch_pool.h"
 
 using namespace trtx_test;
 using trtx::memory::CapacityReason;
-using trtx::memory::MemoryErrorCode;
 using trtx::memory::ScratchLease;
 using trtx::memory::SharedScratchOptions;
 using trtx::memory::SharedScratchPool;
@@ -28,8 +27,8 @@ ScratchLease run(SharedScratchPool& pool, int device, std::size_t bytes, StreamH
   auto lease = pool.acquire(device, bytes, stream);
   if (ok) *ok = lease.ok();
   if (!lease.ok()) return ScratchLease();
-  pool.handOff(lease.value(), stream);
-  return lease.value();
+  (void)pool.handOff(lease.get(), stream);
+  return lease.get();
 }
 }  // namespace
 
@@ -38,14 +37,14 @@ TEST(first_acquire_allocates_the_need_on_the_caller_stream) {
   SharedScratchPool pool(fake, fake, growOnly());
   auto lease = pool.acquire(0, 1000, streamA);
   CHECK(lease.ok());
-  CHECK(lease.value().pointer != nullptr);
-  CHECK_EQ(lease.value().capacity, 1000u);
+  CHECK(lease.get().pointer != nullptr);
+  CHECK_EQ(lease.get().capacity, 1000u);
   long at = fake.indexOf("allocate");
   CHECK(at >= 0);
   CHECK_EQ(fake.calls[at].bytes, 1000u);
   CHECK(fake.calls[at].stream == streamA);
   CHECK_EQ(fake.calls[at].device, 0);
-  CHECK(pool.handOff(lease.value(), streamA).ok());
+  CHECK(pool.handOff(lease.get(), streamA).ok());
 }
 
 TEST(smaller_or_equal_need_reuses_the_buffer) {
@@ -93,7 +92,7 @@ TEST(growth_allocates_new_before_syncing_and_freeing_old) {
   CHECK(freeAt > syncAt);
   CHECK(fake.calls[freeAt].pointer == small.pointer);
   CHECK(fake.calls[allocAt].stream == streamB);
-  CHECK(big.value().pointer != small.pointer);
+  CHECK(big.get().pointer != small.pointer);
 }
 
 TEST(failed_growth_keeps_the_old_buffer_usable) {
@@ -103,7 +102,7 @@ TEST(failed_growth_keeps_the_old_buffer_usable) {
   fake.failNextAllocations = 1;
   auto big = pool.acquire(0, 500, streamA);
   CHECK(!big.ok());
-  CHECK(big.status().code() == MemoryErrorCode::kOutOfMemory);
+  CHECK(big.error() == trtx::Error::MemoryAllocationFailed);
   CHECK_EQ(fake.count("free"), 0u);
   CHECK_EQ(fake.live.count(small.pointer), 1u);
   CHECK_EQ(pool.capacity(0), 100u);
@@ -113,7 +112,7 @@ TEST(failed_growth_keeps_the_old_buffer_usable) {
   // The device is not left leased by the failure, and the old buffer serves.
   auto again = pool.acquire(0, 80, streamA);
   CHECK(again.ok());
-  CHECK(again.value().pointer == small.pointer);
+  CHECK(again.get().pointer == small.pointer);
 }
 
 TEST(failed_sync_during_growth_keeps_old_and_releases_new) {
@@ -133,7 +132,7 @@ TEST(no_free_while_the_old_buffers_event_is_pending) {
   SharedScratchPool pool(fake, fake, growOnly());
   auto first = pool.acquire(0, 100, streamA);
   CHECK(first.ok());
-  CHECK(pool.handOff(first.value(), streamA).ok());
+  CHECK(pool.handOff(first.get(), streamA).ok());
   EventHandle event = fake.calls[fake.indexOf("record")].event;
   CHECK(fake.pending(event));  // the enqueue may still be reading the buffer
   auto bigger = pool.acquire(0, 200, streamB);
@@ -148,7 +147,7 @@ TEST(hand_off_records_an_event_on_the_enqueue_stream) {
   auto lease = pool.acquire(0, 64, streamA);
   CHECK(lease.ok());
   CHECK_EQ(fake.count("record"), 0u);
-  CHECK(pool.handOff(lease.value(), streamB).ok());
+  CHECK(pool.handOff(lease.get(), streamB).ok());
   long at = fake.indexOf("record");
   CHECK(at >= 0);
   CHECK(fake.calls[at].stream == streamB);
@@ -203,7 +202,7 @@ TEST(failed_record_drains_the_device_and_reports) {
   SharedScratchPool pool(fake, fake);
   auto lease = pool.acquire(0, 64, streamA);
   fake.failNextRecords = 1;
-  CHECK(!pool.handOff(lease.value(), streamA).ok());
+  CHECK(!pool.handOff(lease.get(), streamA).ok());
   CHECK(fake.indexOf("sync") > fake.indexOf("record"));
   // The device is free again, and there is no stale event to wait on.
   fake.calls.clear();
@@ -218,8 +217,8 @@ TEST(second_lease_before_hand_off_is_busy) {
   CHECK(first.ok());
   auto second = pool.acquire(0, 64, streamB);
   CHECK(!second.ok());
-  CHECK(second.status().code() == MemoryErrorCode::kBusy);
-  CHECK(pool.handOff(first.value(), streamA).ok());
+  CHECK(second.error() == trtx::Error::InvalidState);
+  CHECK(pool.handOff(first.get(), streamA).ok());
   CHECK(pool.acquire(0, 64, streamB).ok());
 }
 
@@ -227,11 +226,11 @@ TEST(hand_off_of_a_stale_lease_is_rejected) {
   FakeScratchBackend fake;
   SharedScratchPool pool(fake, fake);
   auto first = pool.acquire(0, 64, streamA);
-  CHECK(pool.handOff(first.value(), streamA).ok());
-  CHECK(pool.handOff(first.value(), streamA).code() == MemoryErrorCode::kInvalidArgument);
+  CHECK(pool.handOff(first.get(), streamA).ok());
+  CHECK(pool.handOff(first.get(), streamA).error() == trtx::Error::InvalidArgument);
   auto second = pool.acquire(0, 64, streamA);
-  CHECK(pool.handOff(first.value(), streamA).code() == MemoryErrorCode::kInvalidArgument);
-  CHECK(pool.handOff(second.value(), streamA).ok());
+  CHECK(pool.handOff(first.get(), streamA).error() == trtx::Error::InvalidArgument);
+  CHECK(pool.handOff(second.get(), streamA).ok());
 }
 
 TEST(one_buffer_per_device_shared_by_every_engine_on_it) {
@@ -275,7 +274,7 @@ TEST(zero_need_allocates_nothing) {
   SharedScratchPool pool(fake, fake);
   auto lease = pool.acquire(0, 0, streamA);
   CHECK(lease.ok());
-  CHECK(lease.value().pointer == nullptr);
+  CHECK(lease.get().pointer == nullptr);
   CHECK_EQ(fake.count("allocate"), 0u);
   CHECK(fake.violations.empty());
 }
@@ -316,4 +315,4 @@ TEST(report_json_lists_devices_and_capacity_events) {
         std::string::npos);
 }
 
-TEST_MAIN()
+int main() { return trtx::test::run_all(); }

@@ -4,8 +4,8 @@
 #include <limits>
 #include <thread>
 
-#include "fake_device_pool_api.h"
-#include "test_harness.h"
+#include "fake_cuda_api.h"
+#include "support/check.h"
 #include "trtx/memory/warm_pool.h"
 
 using namespace trtx_test;
@@ -24,7 +24,7 @@ std::size_t countOp(const std::vector<PoolCall>& calls, const std::string& op, i
 }  // namespace
 
 TEST(raises_threshold_to_max_and_remembers_previous) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   api.thresholds()[0] = 4096;
   WarmPool pool(api);
   std::vector<PoolState> states = pool.acquire({0});
@@ -35,10 +35,12 @@ TEST(raises_threshold_to_max_and_remembers_previous) {
   CHECK_EQ(report.devices.size(), 1u);
   CHECK_EQ(report.devices[0].previousThreshold, 4096u);
   CHECK(report.devices[0].ownsRestore);
+  // Every call the fake saw is counted (the report's memory.pool.api_calls).
+  CHECK_EQ(report.apiCalls, static_cast<std::uint64_t>(api.calls().size()));
 }
 
 TEST(threshold_already_max_is_left_alone_and_not_trimmed) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   api.thresholds()[0] = kMax;
   {
     WarmPool pool(api);
@@ -52,7 +54,7 @@ TEST(threshold_already_max_is_left_alone_and_not_trimmed) {
 }
 
 TEST(threshold_only_raised_never_lowered_while_held) {
-  FakeDevicePoolApi api(2);
+  FakeCudaApi api(2);
   api.thresholds()[0] = 1u << 30;
   api.thresholds()[1] = 0;
   WarmPool pool(api);
@@ -71,7 +73,7 @@ TEST(threshold_only_raised_never_lowered_while_held) {
 }
 
 TEST(refcount_restores_only_when_last_handle_goes) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   WarmPool pool(api);
   pool.acquire({0});
   pool.acquire({0});
@@ -85,7 +87,7 @@ TEST(refcount_restores_only_when_last_handle_goes) {
 }
 
 TEST(release_from_thread_on_other_device_restores_and_trims_both) {
-  FakeDevicePoolApi api(2);
+  FakeCudaApi api(2);
   api.thresholds()[0] = 0;
   api.thresholds()[1] = 8192;
   api.reserved()[0] = 1u << 20;
@@ -96,7 +98,7 @@ TEST(release_from_thread_on_other_device_restores_and_trims_both) {
   pool.acquire({1});
   CHECK(pool.release().ok());
 
-  trtx::memory::Status released;
+  trtx::Status released;
   int currentAfter = -1;
   std::thread other([&] {
     api.setCurrentOf(std::this_thread::get_id(), 1);
@@ -131,7 +133,7 @@ TEST(release_from_thread_on_other_device_restores_and_trims_both) {
 }
 
 TEST(release_trims_the_model_device_and_puts_the_callers_device_back) {
-  FakeDevicePoolApi api(2);
+  FakeCudaApi api(2);
   api.thresholds()[1] = 0;
   api.reserved()[1] = 1u << 20;
   WarmPool pool(api);
@@ -153,7 +155,7 @@ TEST(release_trims_the_model_device_and_puts_the_callers_device_back) {
 }
 
 TEST(configure_failure_is_reported_cleared_and_execution_goes_on) {
-  FakeDevicePoolApi api(2);
+  FakeCudaApi api(2);
   api.failOps.insert("setThreshold:0");
   WarmPool pool(api);
   std::vector<PoolState> states = pool.acquire({0, 1});
@@ -162,7 +164,7 @@ TEST(configure_failure_is_reported_cleared_and_execution_goes_on) {
   CHECK(!api.errorLatched);  // the CUDA error was cleared
   auto report = pool.report();
   CHECK(!report.devices[0].configureStatus.ok());
-  CHECK(report.devices[0].configureStatus.message().find("setThreshold") != std::string::npos);
+  CHECK(report.devices[0].configureStatus.failure().message.find("setThreshold") != std::string::npos);
   CHECK(pool.reportJson().find("\"configure_error\":{\"code\":\"device_error\"") != std::string::npos);
   CHECK_EQ(report.handles, 1);
   // The failed device is not restored (nothing of ours to put back); the other is.
@@ -173,7 +175,7 @@ TEST(configure_failure_is_reported_cleared_and_execution_goes_on) {
 }
 
 TEST(read_failure_is_reported_and_cleared) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   api.failOps.insert("getThreshold:0");
   WarmPool pool(api);
   CHECK(pool.acquire({0})[0] == PoolState::kFailed);
@@ -183,7 +185,7 @@ TEST(read_failure_is_reported_and_cleared) {
 }
 
 TEST(failed_device_is_retried_by_a_later_acquire) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   api.failOps.insert("getThreshold:0");
   WarmPool pool(api);
   pool.acquire({0});
@@ -193,14 +195,14 @@ TEST(failed_device_is_retried_by_a_later_acquire) {
 }
 
 TEST(restore_failure_on_one_device_still_restores_the_other) {
-  FakeDevicePoolApi api(2);
+  FakeCudaApi api(2);
   api.thresholds()[0] = 111;
   api.thresholds()[1] = 222;
   WarmPool pool(api);
   pool.acquire({0, 1});
   api.failOps.insert("setDevice:1");
   api.failOps.insert("trim:1");
-  trtx::memory::Status status = pool.release();
+  trtx::Status status = pool.release();
   CHECK(!status.ok());
   CHECK(!api.errorLatched);
   CHECK_EQ(api.thresholds()[0], 111u);
@@ -216,7 +218,7 @@ TEST(restore_failure_on_one_device_still_restores_the_other) {
 }
 
 TEST(cold_pool_makes_no_pool_calls) {
-  FakeDevicePoolApi api(2);
+  FakeCudaApi api(2);
   {
     WarmPoolOptions options;
     options.enabled = false;
@@ -225,34 +227,35 @@ TEST(cold_pool_makes_no_pool_calls) {
     CHECK(states[0] == PoolState::kDisabled);
     CHECK(pool.release().ok());
     CHECK(pool.reportJson().find("\"mode\":\"cold\"") != std::string::npos);
+    CHECK_EQ(pool.report().apiCalls, 0u);
   }
   CHECK_EQ(api.calls().size(), 0u);
   CHECK_EQ(api.thresholds()[0], 0u);
 }
 
 TEST(release_without_acquire_is_an_error) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   WarmPool pool(api);
-  CHECK(pool.release().code() == trtx::memory::MemoryErrorCode::kInvalidArgument);
+  CHECK(pool.release().error() == trtx::Error::InvalidArgument);
   pool.acquire({0});
   CHECK(pool.release().ok());
   CHECK(!pool.release().ok());
 }
 
 TEST(reacquire_after_full_release_raises_again_from_current_value) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   WarmPool pool(api);
   pool.acquire({0});
-  pool.release();
+  (void)pool.release();
   api.thresholds()[0] = 77;  // another user changed it in between
   CHECK(pool.acquire({0})[0] == PoolState::kRaised);
   CHECK_EQ(pool.report().devices[0].previousThreshold, 77u);
-  pool.release();
+  (void)pool.release();
   CHECK_EQ(api.thresholds()[0], 77u);
 }
 
 TEST(leaked_handles_are_restored_by_the_destructor) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   api.thresholds()[0] = 5;
   {
     WarmPool pool(api);
@@ -263,7 +266,7 @@ TEST(leaked_handles_are_restored_by_the_destructor) {
 }
 
 TEST(report_json_names_state_and_previous_threshold_as_string) {
-  FakeDevicePoolApi api(1);
+  FakeCudaApi api(1);
   api.thresholds()[0] = 0;
   WarmPool pool(api);
   pool.acquire({0});
@@ -272,7 +275,21 @@ TEST(report_json_names_state_and_previous_threshold_as_string) {
   CHECK(json.find("\"state\":\"raised\"") != std::string::npos);
   CHECK(json.find("\"previous_release_threshold\":\"0\"") != std::string::npos);
   CHECK(json.find("\"configure_error\":null") != std::string::npos);
-  pool.release();
+  (void)pool.release();
 }
 
-TEST_MAIN()
+TEST(report_codes_name_each_kind_of_memory_failure) {
+  // The report's memory_error.code (schemas/runner-report.schema.json) for
+  // the runner codes the memory units fail with; any other is a device error.
+  CHECK_EQ(std::string(trtx::memory::report_code(trtx::Error::InvalidArgument)), std::string("invalid_argument"));
+  CHECK_EQ(std::string(trtx::memory::report_code(trtx::Error::MemoryAllocationFailed)), std::string("out_of_memory"));
+  CHECK_EQ(std::string(trtx::memory::report_code(trtx::Error::InvalidState)), std::string("busy"));
+  CHECK_EQ(std::string(trtx::memory::report_code(trtx::Error::CudaError)), std::string("device_error"));
+  CHECK_EQ(std::string(trtx::memory::report_code(trtx::Error::DeviceUnavailable)), std::string("device_error"));
+  CHECK_EQ(trtx::memory::describe(trtx::fail(trtx::Error::CudaError, "cudaMemPoolTrimTo", "invalid argument")),
+           std::string("cudaMemPoolTrimTo: invalid argument"));
+  CHECK_EQ(trtx::memory::describe(trtx::fail(trtx::Error::CudaError, "", "fake trim failed")),
+           std::string("fake trim failed"));
+}
+
+int main() { return trtx::test::run_all(); }

@@ -1,12 +1,20 @@
-// A minimal test harness (no framework dependency): TEST(name) registers a
-// case, CHECK* record failures and continue, and trtx_test_main() runs every
-// case and returns non-zero if any check failed.
+// The runner's one test harness (no framework dependency): TEST(name)
+// registers a case; CHECK* record a failure with file:line (CHECK_EQ with
+// both values, CHECK_OK / CHECK_ERR with the Failure's code and message) and
+// go on with the case; run_all() runs every case, or those whose name
+// contains `filter`, and returns non-zero if a check failed or none ran
+// (ctest reads the exit status).
 #pragma once
 
 #include <cstdio>
 #include <functional>
+#include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
+
+#include "trtx/runtime/error.h"
 
 namespace trtx::test {
 
@@ -34,16 +42,43 @@ inline void report_failure(const char* file, int line, const std::string& what) 
   std::fprintf(stderr, "%s:%d: FAILED: %s\n", file, line, what.c_str());
 }
 
+template <typename T, typename = void>
+struct Printable : std::false_type {};
+template <typename T>
+struct Printable<T, std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>> : std::true_type {
+};
+
+/// A value as a check's failure shows it; "?" for a type with no operator<<.
+template <typename T>
+std::string show(const T& value) {
+  if constexpr (std::is_enum_v<T>) {
+    return std::to_string(static_cast<long long>(value));
+  } else if constexpr (Printable<T>::value) {
+    std::ostringstream out;
+    out << value;
+    return out.str();
+  } else {
+    return "?";
+  }
+}
+
+template <typename A, typename B>
+std::string describe_not_equal(const char* a, const char* b, const A& va, const B& vb) {
+  return std::string("CHECK_EQ(") + a + ", " + b + "): " + show(va) + " != " + show(vb);
+}
+
 inline int run_all(const char* filter = nullptr) {
   int ran = 0;
+  int failed_cases = 0;
   for (const auto& c : cases()) {
     if (filter != nullptr && std::string(c.name).find(filter) == std::string::npos) continue;
     int before = failures();
     c.fn();
     ++ran;
+    if (failures() != before) ++failed_cases;
     std::fprintf(stderr, "[%s] %s\n", failures() == before ? " ok " : "FAIL", c.name);
   }
-  std::fprintf(stderr, "%d cases, %d failed checks\n", ran, failures());
+  std::fprintf(stderr, "%d cases, %d failed (%d failed checks)\n", ran, failed_cases, failures());
   return failures() == 0 && ran > 0 ? 0 : 1;
 }
 
@@ -61,13 +96,13 @@ inline int run_all(const char* filter = nullptr) {
     if (!(cond)) ::trtx::test::report_failure(__FILE__, __LINE__, "CHECK(" #cond ")"); \
   } while (0)
 
-#define CHECK_EQ(a, b)                                                              \
-  do {                                                                              \
-    auto trtx_a_ = (a);                                                             \
-    auto trtx_b_ = (b);                                                             \
-    if (!(trtx_a_ == trtx_b_)) {                                                    \
-      ::trtx::test::report_failure(__FILE__, __LINE__, "CHECK_EQ(" #a ", " #b ")"); \
-    }                                                                               \
+#define CHECK_EQ(a, b)                                                                                              \
+  do {                                                                                                              \
+    const auto& trtx_a_ = (a);                                                                                      \
+    const auto& trtx_b_ = (b);                                                                                      \
+    if (!(trtx_a_ == trtx_b_)) {                                                                                    \
+      ::trtx::test::report_failure(__FILE__, __LINE__, ::trtx::test::describe_not_equal(#a, #b, trtx_a_, trtx_b_)); \
+    }                                                                                                               \
   } while (0)
 
 // Checks a Result/Status is ok, printing its failure otherwise.

@@ -1,27 +1,23 @@
-// CUDA implementations of the device-memory interfaces. Declared here without
-// cuda_runtime.h; defined in src/memory/*.cu, which are built only when the
-// CUDA toolkit is found, so link against these only in a CUDA build.
+// The shared scratch's device backends over the runner's CUDA wrapper
+// (trtx/runtime/cuda_api.h): pass cuda::runtime_api(), or a fake in tests.
+// The warm pool takes the wrapper itself (warm_pool.h).
 #pragma once
 
 #include <memory>
 
-#include "trtx/memory/device_pool_api.h"
 #include "trtx/memory/scratch_backend.h"
+#include "trtx/runtime/cuda_api.h"
 
 namespace trtx {
 namespace memory {
 
-// cudaDeviceGetDefaultMemPool + cudaMemPool{Get,Set}Attribute(ReleaseThreshold),
-// cudaMemPoolTrimTo, cudaDeviceSynchronize, cudaGetDevice/cudaSetDevice.
-std::unique_ptr<DevicePoolApi> makeCudaDevicePoolApi();
-
-// cudaMallocAsync / cudaFreeAsync on the caller stream, cudaDeviceSynchronize.
-// Clears the CUDA error of any call it reports as failed.
-std::unique_ptr<Allocator> makeCudaStreamAllocator();
+// cudaMallocAsync / cudaFreeAsync on the caller stream, cudaDeviceSynchronize,
+// each with the device made current for the call. `api` must outlive it.
+std::unique_ptr<Allocator> makeCudaStreamAllocator(cuda::Api& api);
 
 // cudaEventCreateWithFlags(cudaEventDisableTiming), cudaEventRecord,
-// cudaStreamWaitEvent, cudaEventDestroy.
-std::unique_ptr<EventFactory> makeCudaEventFactory();
+// cudaStreamWaitEvent, cudaEventDestroy, each on the event's device.
+std::unique_ptr<EventFactory> makeCudaEventFactory(cuda::Api& api);
 
 }  // namespace memory
 }  // namespace trtx

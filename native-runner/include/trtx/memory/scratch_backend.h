@@ -6,7 +6,8 @@
 
 #include <cstddef>
 
-#include "trtx/memory/status.h"
+#include "trtx/memory/memory_error.h"
+#include "trtx/runtime/result.h"
 
 namespace trtx {
 namespace memory {

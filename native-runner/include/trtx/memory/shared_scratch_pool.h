@@ -21,8 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "trtx/memory/memory_error.h"
 #include "trtx/memory/scratch_backend.h"
-#include "trtx/memory/status.h"
+#include "trtx/runtime/result.h"
 
 namespace trtx {
 namespace memory {

@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "trtx/memory/device_pool_api.h"
-#include "trtx/memory/status.h"
+#include "trtx/memory/memory_error.h"
+#include "trtx/runtime/cuda_api.h"
+#include "trtx/runtime/result.h"
 
 namespace trtx {
 namespace memory {
@@ -46,13 +47,16 @@ struct WarmPoolDeviceRecord {
 struct WarmPoolReport {
   bool enabled = true;
   int handles = 0;
+  std::uint64_t apiCalls = 0;                 // every CUDA call made; 0 proves --cold-pool left the pool alone
   std::vector<WarmPoolDeviceRecord> devices;  // ascending device order
 };
 
 // One per process (the threshold it touches is process-wide). Thread-safe.
 class WarmPool {
  public:
-  explicit WarmPool(DevicePoolApi& api, WarmPoolOptions options = WarmPoolOptions());
+  // Only the device and pool calls of `api` are used (get/set_device,
+  // device_synchronize, pool_*, clear_last_error).
+  explicit WarmPool(cuda::Api& api, WarmPoolOptions options = WarmPoolOptions());
   // Restores whatever is still raised if handles were leaked; never throws.
   ~WarmPool();
 
@@ -83,7 +87,11 @@ class WarmPool {
   void configureLocked(WarmPoolDeviceRecord& record);
   Status restoreAllLocked();
 
-  DevicePoolApi& api_;
+  // Every call goes through here, so that it is counted.
+  cuda::Api& api();
+
+  cuda::Api& api_;
+  std::uint64_t apiCalls_ = 0;
   const WarmPoolOptions options_;
   mutable std::mutex mutex_;
   int handles_ = 0;

@@ -13,67 +13,19 @@
 #include <vector>
 
 #include "json_writer.h"
-#include "trtx/memory/device_pool_api.h"
 #include "trtx/memory/runtime_scratch_provider.h"
 #include "trtx/memory/scratch_backend.h"
 #include "trtx/memory/warm_pool.h"
+#include "trtx/runtime/cuda_api.h"
 #include "trtx/runtime/device.h"
 #include "trtx/runtime/result.h"
 #include "trtx/runtime/scratch_provider.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 struct RunnerMemoryOptions {
   bool cold_pool = false;
   bool shared_scratch = false;
-};
-
-/// Counts every call into the pool API: the report proves that --cold-pool
-/// leaves the pool alone by a count of zero.
-class CountingPoolApi final : public memory::DevicePoolApi {
- public:
-  explicit CountingPoolApi(memory::DevicePoolApi& inner) : inner_(inner) {}
-  memory::Status getCurrentDevice(int* device) override {
-    count();
-    return inner_.getCurrentDevice(device);
-  }
-  memory::Status setCurrentDevice(int device) override {
-    count();
-    return inner_.setCurrentDevice(device);
-  }
-  memory::Status getReleaseThreshold(int device, std::uint64_t* bytes) override {
-    count();
-    return inner_.getReleaseThreshold(device, bytes);
-  }
-  memory::Status setReleaseThreshold(int device, std::uint64_t bytes) override {
-    count();
-    return inner_.setReleaseThreshold(device, bytes);
-  }
-  memory::Status synchronizeCurrentDevice() override {
-    count();
-    return inner_.synchronizeCurrentDevice();
-  }
-  memory::Status trimTo(int device, std::size_t keep) override {
-    count();
-    return inner_.trimTo(device, keep);
-  }
-  void clearLastError() override {
-    count();
-    inner_.clearLastError();
-  }
-  std::uint64_t calls() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return calls_;
-  }
-
- private:
-  void count() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++calls_;
-  }
-  memory::DevicePoolApi& inner_;
-  mutable std::mutex mutex_;
-  std::uint64_t calls_ = 0;
 };
 
 /// Bytes held by every private scratch of the run, summed: what --shared-scratch
@@ -89,16 +41,17 @@ struct PrivateScratchTally {
 
 class RunnerMemory {
  public:
-  /// The runner's own wiring: on Target::Cuda in a CUDA build the CUDA pool
-  /// API, stream-ordered allocator and event factory; otherwise no pool.
+  /// The runner's own wiring: on Target::Cuda in a CUDA build the process's
+  /// CUDA runtime (cuda::runtime_api()) for the pool, and the stream-ordered
+  /// allocator and event factory over it; otherwise no pool.
   static std::unique_ptr<RunnerMemory> create(runtime::Target target, RunnerMemoryOptions options);
 
   /// `pool_api`: the device pool to keep warm, or null when there is none to
   /// touch (a build without CUDA, or a run on the CPU); `unavailable` says
   /// why. `allocator`/`events` serve the shared scratch on Target::Cuda (null:
   /// the runner's DeviceContext serves it). Every pointer must outlive this.
-  RunnerMemory(runtime::Target target, RunnerMemoryOptions options, memory::DevicePoolApi* pool_api,
-               std::string unavailable, memory::Allocator* allocator = nullptr, memory::EventFactory* events = nullptr);
+  RunnerMemory(runtime::Target target, RunnerMemoryOptions options, cuda::Api* pool_api, std::string unavailable,
+               memory::Allocator* allocator = nullptr, memory::EventFactory* events = nullptr);
   ~RunnerMemory();
   RunnerMemory(const RunnerMemory&) = delete;
   RunnerMemory& operator=(const RunnerMemory&) = delete;
@@ -124,19 +77,17 @@ class RunnerMemory {
   /// The report's `memory.pool` and `memory.scratch` members.
   void write_sections(JsonWriter& w) const;
 
-  uint64_t pool_api_calls() const { return counting_ ? counting_->calls() : 0; }
+  uint64_t pool_api_calls() const { return warm_ ? warm_->report().apiCalls : 0; }
 
  private:
   // Declared first so that they are destroyed last: the registry and the
   // warm pool below still call them while they are torn down.
-  std::unique_ptr<memory::DevicePoolApi> own_pool_api_;
   std::unique_ptr<memory::Allocator> own_allocator_;
   std::unique_ptr<memory::EventFactory> own_events_;
 
   const runtime::Target target_;
   const RunnerMemoryOptions options_;
   const std::string unavailable_;
-  std::unique_ptr<CountingPoolApi> counting_;
   std::unique_ptr<memory::WarmPool> warm_;
   int acquisitions_ = 0;  // warm pool acquires to release at teardown
   std::vector<int> devices_;
@@ -158,4 +109,4 @@ class RunnerMemory {
   std::shared_ptr<PrivateScratchTally> tally_ = std::make_shared<PrivateScratchTally>();
 };
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 class JsonWriter {
  public:
@@ -51,4 +51,4 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

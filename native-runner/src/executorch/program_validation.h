@@ -38,10 +38,10 @@
 #include "load_limits.h"
 #include "trtx/runtime/result.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 /// Validates the program part (the FlatBuffer at the start of the file) as
 /// above; `data` must be aligned as ExecuTorch loads it (16 bytes).
 Status validate_program(const void* data, size_t size, const PlannedCap& cap);
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

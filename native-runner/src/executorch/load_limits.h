@@ -32,7 +32,7 @@ namespace trtx_pte {
 struct Program;
 }
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 /// flatbuffers/base.h FLATBUFFERS_MAX_BUFFER_SIZE: offsets are 32-bit signed.
 constexpr uint64_t kMaxProgramBytes = (uint64_t(1) << 31) - 1;
@@ -53,4 +53,4 @@ struct PlannedCap {
 /// and refuses the run when they pass the cap. `program` has been verified.
 Status check_planned_memory(const trtx_pte::Program& program, const PlannedCap& cap);
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

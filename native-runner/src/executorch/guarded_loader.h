@@ -20,7 +20,7 @@
 
 #include "load_limits.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 class GuardedLoader final : public executorch::runtime::DataLoader {
  public:
@@ -45,4 +45,4 @@ class GuardedLoader final : public executorch::runtime::DataLoader {
   mutable bool probed_ = false;
 };
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

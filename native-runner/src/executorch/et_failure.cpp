@@ -9,7 +9,7 @@
 #include "et_platform.h"
 #include "trtx/et/failure.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 namespace et = executorch::runtime;
 
@@ -65,4 +65,4 @@ void clear_pending() {
   (void)take_et_errors();
 }
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

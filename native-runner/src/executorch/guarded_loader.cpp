@@ -5,7 +5,7 @@
 #include "trtx/et/device_allocator.h"
 #include "trtx/et/failure.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 namespace {
 // schema/extended_header.h ExtendedHeader::kNumHeadBytes: what Program::load
@@ -56,4 +56,4 @@ executorch::runtime::Error GuardedLoader::load_into(size_t offset, size_t size, 
   return inner_.load_into(offset, size, info, buffer);
 }
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

@@ -5,7 +5,7 @@
 #include "load_limits.h"
 #include "program_generated.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 namespace fb = trtx_pte;
 using flatbuffers::uoffset_t;
@@ -367,4 +367,4 @@ Status validate_program(const void* data, size_t size, const PlannedCap& cap) {
   return check_planned_memory(*program, cap);
 }
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 namespace {
 
@@ -81,4 +81,4 @@ std::vector<std::string> take_et_errors() {
   return out;
 }
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

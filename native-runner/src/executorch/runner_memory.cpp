@@ -4,13 +4,10 @@
 #include <limits>
 #include <utility>
 
+#include "trtx/memory/cuda_backends.h"
 #include "trtx/runtime/json.h"
 
-#if TRTX_HAVE_CUDA
-#include "trtx/memory/cuda_backends.h"
-#endif
-
-namespace trtx::cli {
+namespace trtx::integration {
 
 namespace {
 
@@ -51,47 +48,44 @@ class TrackedPrivateScratch final : public runtime::ScratchProvider {
 
 const char* kMaxThreshold = "18446744073709551615";
 
-void write_status_or_null(JsonWriter& w, const char* key, const memory::Status& s) {
+void write_status_or_null(JsonWriter& w, const char* key, const Status& s) {
   if (s.ok()) {
     w.field_null(key);
     return;
   }
   w.key(key);
   w.begin_object();
-  w.field("code", memory::toString(s.code()));
-  w.field("message", s.message());
+  w.field("code", memory::report_code(s.error()));
+  w.field("message", memory::describe(s.failure()));
   w.end_object();
 }
 
 }  // namespace
 
 std::unique_ptr<RunnerMemory> RunnerMemory::create(runtime::Target target, RunnerMemoryOptions options) {
-#if TRTX_HAVE_CUDA
-  if (target == runtime::Target::Cuda) {
-    auto pool = memory::makeCudaDevicePoolApi();
-    auto allocator = memory::makeCudaStreamAllocator();
-    auto events = memory::makeCudaEventFactory();
-    std::unique_ptr<RunnerMemory> m(
-        new RunnerMemory(target, options, pool.get(), std::string(), allocator.get(), events.get()));
-    m->own_pool_api_ = std::move(pool);
-    m->own_allocator_ = std::move(allocator);
-    m->own_events_ = std::move(events);
-    return m;
+  cuda::Api& api = cuda::runtime_api();
+  if (!api.built()) {
+    return std::unique_ptr<RunnerMemory>(
+        new RunnerMemory(target, options, nullptr, "this trtx-runner was built without CUDA"));
   }
-  return std::unique_ptr<RunnerMemory>(
-      new RunnerMemory(target, options, nullptr, "the run is on the CPU: there is no device pool"));
-#else
-  return std::unique_ptr<RunnerMemory>(
-      new RunnerMemory(target, options, nullptr, "this trtx-runner was built without CUDA"));
-#endif
+  if (target != runtime::Target::Cuda) {
+    return std::unique_ptr<RunnerMemory>(
+        new RunnerMemory(target, options, nullptr, "the run is on the CPU: there is no device pool"));
+  }
+  auto allocator = memory::makeCudaStreamAllocator(api);
+  auto events = memory::makeCudaEventFactory(api);
+  std::unique_ptr<RunnerMemory> m(
+      new RunnerMemory(target, options, &api, std::string(), allocator.get(), events.get()));
+  m->own_allocator_ = std::move(allocator);
+  m->own_events_ = std::move(events);
+  return m;
 }
 
-RunnerMemory::RunnerMemory(runtime::Target target, RunnerMemoryOptions options, memory::DevicePoolApi* pool_api,
+RunnerMemory::RunnerMemory(runtime::Target target, RunnerMemoryOptions options, cuda::Api* pool_api,
                            std::string unavailable, memory::Allocator* allocator, memory::EventFactory* events)
     : target_(target), options_(options), unavailable_(std::move(unavailable)), allocator_(allocator), events_(events) {
   if (pool_api != nullptr) {
-    counting_ = std::make_unique<CountingPoolApi>(*pool_api);
-    warm_ = std::make_unique<memory::WarmPool>(*counting_, memory::WarmPoolOptions{!options_.cold_pool});
+    warm_ = std::make_unique<memory::WarmPool>(*pool_api, memory::WarmPoolOptions{!options_.cold_pool});
   }
 }
 
@@ -288,4 +282,4 @@ void RunnerMemory::write_sections(JsonWriter& w) const {
   w.end_object();
 }
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

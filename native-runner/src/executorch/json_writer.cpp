@@ -5,7 +5,7 @@
 
 #include "trtx/runtime/json.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 void JsonWriter::separate() {
   if (after_key_) {
@@ -72,4 +72,4 @@ void JsonWriter::field_strings(std::string_view k, const std::vector<std::string
   end_array();
 }
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

@@ -9,7 +9,7 @@
 
 #include "trtx/runtime/result.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 /// The failure of `what` (at `location`) that returned `e`; consumes the
 /// recorded plugin failure and the runtime's error lines.
@@ -18,4 +18,4 @@ Failure failure_of(executorch::runtime::Error e, const std::string& location, co
 /// Drops a recorded plugin failure and the runtime's error lines.
 void clear_pending();
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

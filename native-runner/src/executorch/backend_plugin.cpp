@@ -8,7 +8,7 @@
 
 #include "trtx/backend/tensorrt_backend.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 namespace et = executorch::runtime;
 
@@ -80,4 +80,4 @@ bool load_backend_plugin(const std::string& path, const std::string& expected, B
   return true;  // handle deliberately kept: the backend lives until exit
 }
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

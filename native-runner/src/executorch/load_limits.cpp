@@ -6,7 +6,7 @@
 
 #include "program_generated.h"
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 uint64_t physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
@@ -61,4 +61,4 @@ Status check_planned_memory(const trtx_pte::Program& program, const PlannedCap& 
                   "stops before it does");
 }
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

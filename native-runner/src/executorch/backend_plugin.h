@@ -29,7 +29,7 @@
 
 #include <string>
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 /// The C symbol a backend library exports to state its ABI.
 constexpr const char* kBackendAbiSymbol = "trtx_backend_abi";
@@ -45,4 +45,4 @@ struct BackendPlugin {
 /// `RUNNER_BACKEND_LIB_<WHY>: PATH: message` on stderr and returns false.
 bool load_backend_plugin(const std::string& path, const std::string& expected, BackendPlugin& out);
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace trtx::cli {
+namespace trtx::integration {
 
 /// Installs the hooks once. `on_abort` runs when ExecuTorch aborts, with its
 /// last error line; it must end the process.
@@ -18,4 +18,4 @@ void install_et_platform(std::function<void(const std::string& last_error)> on_a
 /// ExecuTorch error lines logged since the last call, cleared.
 std::vector<std::string> take_et_errors();
 
-}  // namespace trtx::cli
+}  // namespace trtx::integration
