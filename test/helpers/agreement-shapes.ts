@@ -23,7 +23,7 @@ export interface Shape {
   /**
    * ExecuTorch itself crashes on it (a SEGV, or undefined behaviour ASan
    * reports); the runner's own validation refuses it first
-   * (native-runner/src/cli/program_validation.h).
+   * (native-runner/src/executorch/program_validation.h).
    */
   crashesExecutorch?: true;
   /** Why the runner may refuse what check passes. */
