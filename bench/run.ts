@@ -14,6 +14,7 @@ const BENCHES: Record<string, string> = {
   'zero-copy': 'staging bytes per decode step at seed scale, staged vs zero-copy; rewrite time vs cp',
   hostile: 'check and inspect --json time and RSS per input byte on sound, shared and repeated programs',
   html: 'inspect --html write time and headless-Chromium open time at 40 MB vs 4 GiB of engines',
+  'bridge-exit': "the Python bridge's exit: interpreter teardown CPU vs os._exit, and the bridge's result-to-exit time",
   zoo: 'export --engine reference and verify --zero-copy-kv wall time on a tiny HF decoder of the zoo, vs python -c "import torch" and check',
 };
 

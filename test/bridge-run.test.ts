@@ -241,6 +241,24 @@ describe('runBridge: the child process', () => {
     expect(long.message).toMatch(/longer than 4096 bytes: "yyyy/);
   });
 
+  it('a failed run leaves nothing at the paths the request named, also when the bridge wrote them before it failed', async () => {
+    const ws = workspace();
+    const script = ws.file('fake-python');
+    const reference = ws.file('out.pte.reference.json');
+    const hello = JSON.stringify({ event: 'hello', protocol: PROTOCOL_VERSION, bridge_version: '9.9.9', pid: 1 });
+    // Writes both files, then a line that is not an event, then exits 0: done before any signal could reach it.
+    writeFileSync(
+      script,
+      `#!/bin/sh\ncat >/dev/null\necho '${hello}'\necho p > '${ws.out}'\necho r > '${reference}'\necho 'not an event'\nexit 0\n`,
+    );
+    chmodSync(script, 0o755);
+    const request = exportRequest(ws, { reference: { path: reference, steps: 2, program: 'out.pte' } });
+    const err = await failure(runBridge(request, { python: script }));
+    expect(err.code).toBe('BRIDGE_PROTOCOL');
+    expect(existsSync(ws.out), 'the output the request named').toBe(false);
+    expect(existsSync(reference), 'the reference file the request named').toBe(false);
+  });
+
   it('refuses an error event of a type this trtx does not list (a python-bridge from another trtx)', async () => {
     const ws = workspace();
     const script = ws.file('fake-python');

@@ -30,6 +30,8 @@ const TS_SOURCES = [
     (p) => /src\/(generated|codes)$/.test(p),
   ),
   ...filesUnder(join(REPO, 'fixtures'), (p) => p.endsWith('.ts')),
+  // The corpus builder (`npm run corpus`, the tests' real programs) raises trtx's codes too.
+  ...filesUnder(join(REPO, 'scripts', 'corpus'), (p) => p.endsWith('.ts')),
   join(REPO, 'bin', 'trtx'),
 ];
 

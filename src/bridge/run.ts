@@ -5,6 +5,7 @@
 // protocol failure kills the bridge's whole process group. The process and
 // its state are bridge-process.ts; the order of events, event-order.ts.
 
+import { rm } from 'node:fs/promises';
 import { BRIDGE_ERROR_TYPES, type BridgeErrorType } from '../codes/index.js';
 import { BridgeProcess, type BridgeProcessOptions } from './bridge-process.js';
 import { EventOrder } from './event-order.js';
@@ -51,9 +52,25 @@ export async function runBridge(request: BridgeRequest, opts: RunBridgeOptions):
   });
   proc.watch();
   const spawnCode = await proc.settled();
-  throwFailure(proc, spawnCode, opts.python);
-  readLastLine(proc, splitter.rest(), onLine);
-  return verdict(proc, order);
+  try {
+    throwFailure(proc, spawnCode, opts.python);
+    readLastLine(proc, splitter.rest(), onLine);
+    return verdict(proc, order);
+  } catch (err) {
+    await removeOutputs(checked);
+    throw err;
+  }
+}
+
+/**
+ * A failed run leaves nothing at the paths the request named: they are the
+ * caller's temporaries (protocol.ts: `output`, `reference.path`), and a
+ * bridge stopped for a bad line (BRIDGE_PROTOCOL) may well have finished
+ * writing before the signal reached it.
+ */
+async function removeOutputs(request: BridgeRequest): Promise<void> {
+  const paths = [request.output, request.reference?.path ?? ''].filter((p) => p !== '');
+  await Promise.all(paths.map((p) => rm(p, { force: true }).catch(() => {})));
 }
 
 function validRequest(request: BridgeRequest, location: string): BridgeRequest {
