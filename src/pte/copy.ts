@@ -30,5 +30,6 @@ export function writeFromSource(
     extendedHeader: opts.extendedHeader ?? pte.header.extended !== null,
     onProgress: opts.onProgress,
     signal: opts.signal,
+    encoded: opts.encoded,
   });
 }

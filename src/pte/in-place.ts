@@ -38,7 +38,7 @@ import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { writeFromSource } from './copy.js';
 import { sidecarPath, tempPath } from '../util/target.js';
-import type { WriteResult } from './write.js';
+import { sameSegments, type EncodedProgram, type WriteResult } from './write.js';
 
 export const journalPath = (path: string) => sidecarPath(path, IN_PLACE_JOURNAL_SUFFIX);
 
@@ -53,11 +53,9 @@ export interface InPlaceHooks {
   afterStep?: (step: InPlaceStep) => void | Promise<void>;
 }
 
-export type HeadPlan = { fits: true; head: Uint8Array; programSize: number; segmentBase: number } | { fits: false; reason: string };
-
-function sameSegments(a: Program['segments'], b: Program['segments']): boolean {
-  return a.length === b.length && a.every((s, i) => s.offset === b[i]?.offset && s.size === b[i]?.size);
-}
+/** `encoded`: the program as planHead encoded it, when it did (for the full write that follows). */
+export type HeadPlan =
+  { fits: true; head: Uint8Array; programSize: number; segmentBase: number } | { fits: false; reason: string; encoded?: EncodedProgram };
 
 /**
  * The new head for `program` laid over `pte`'s segments as they are: bytes
@@ -71,7 +69,11 @@ export function planHead(pte: PteFile, program: Program, fileSegments: Program['
   const fb = encodeProgram(program);
   const programSize = fb.length + EXTENDED_HEADER_LENGTH;
   if (programSize > pte.segmentBase) {
-    return { fits: false, reason: `the new program (${programSize} bytes) does not fit before the segments at byte ${pte.segmentBase}` };
+    return {
+      fits: false,
+      reason: `the new program (${programSize} bytes) does not fit before the segments at byte ${pte.segmentBase}`,
+      encoded: { segments: program.segments.map((s) => ({ ...s })), bytes: fb },
+    };
   }
   const dataEnd = program.segments.reduce((n, s) => (s.offset + s.size > n ? s.offset + s.size : n), 0n);
   const segmentDataSize = eh.segmentDataSize ?? Number(dataEnd);
@@ -287,16 +289,19 @@ export async function publishRewrite(
 ): Promise<RewriteWrite> {
   let fallback: string | null = null;
   let brokenLinks = 0;
+  let encoded: EncodedProgram | undefined;
   if (opts.inPlace) {
     if (!opts.changed) return { mode: 'unchanged' };
     const plan = planHead(pte, program, fileSegments);
     if (plan.fits) return { mode: 'in-place', result: await writeHeadInPlace(pte, plan, opts.hooks) };
     fallback = plan.reason;
+    encoded = plan.encoded;
     brokenLinks = await otherHardLinks(pte.path, plan.reason, Boolean(opts.breakHardLinks));
   }
   const result = await writeFromSource(pte, program, opts.inPlace ? pte.path : opts.output, {
     onProgress: opts.onProgress,
     signal: opts.signal,
+    encoded,
   });
   return { mode: 'atomic', result, fallback, brokenLinks };
 }

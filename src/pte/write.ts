@@ -28,6 +28,23 @@ export interface WriteOptions {
   extendedHeader?: boolean;
   onProgress?: (written: number, total: number) => void;
   signal?: AbortSignal;
+  /**
+   * The program already encoded with the segment table it had then: used as
+   * is when the layout gives the same table, so a write that follows a
+   * failed in-place attempt does not encode the program again (issue 28).
+   */
+  encoded?: EncodedProgram;
+}
+
+/** A program's FlatBuffer and the segment table it was encoded with. */
+export interface EncodedProgram {
+  segments: Program['segments'];
+  bytes: Uint8Array;
+}
+
+/** Whether two segment tables are the same offsets and sizes. */
+export function sameSegments(a: Program['segments'], b: Program['segments']): boolean {
+  return a.length === b.length && a.every((s, i) => s.offset === b[i]?.offset && s.size === b[i]?.size);
 }
 
 export interface WriteResult {
@@ -48,7 +65,11 @@ const sourceSize = (s: SegmentSource) => (s.kind === 'file' ? s.size : s.bytes.l
  * header inserted at byte 8 when wanted) and the segment layout. Mutates
  * `program.segments` to the new layout.
  */
-export function layoutProgram(program: Program, sources: SegmentSource[], opts: { alignment: number; extendedHeader: boolean }) {
+export function layoutProgram(
+  program: Program,
+  sources: SegmentSource[],
+  opts: { alignment: number; extendedHeader: boolean; encoded?: EncodedProgram },
+) {
   const { alignment } = opts;
   if (alignment <= 0 || (alignment & (alignment - 1)) !== 0)
     throw new TrtxError('WRITE_ALIGNMENT', 'alignment', `${alignment} is not a power of two`);
@@ -72,7 +93,8 @@ export function layoutProgram(program: Program, sources: SegmentSource[], opts: 
   const segmentDataSize = sources.length ? cursor : 0;
   const withHeader = opts.extendedHeader || segmentDataSize > 0;
 
-  const fb = encodeProgram(program);
+  const reuse = opts.encoded !== undefined && sameSegments(opts.encoded.segments, program.segments);
+  const fb = reuse && opts.encoded ? opts.encoded.bytes : encodeProgram(program);
   if (!withHeader) return { head: fb, programSize: fb.length, segmentBase: 0, relative, segmentDataSize };
 
   const programSize = fb.length + EXTENDED_HEADER_LENGTH;
@@ -203,6 +225,7 @@ export async function writePte(target: string, program: Program, sources: Segmen
   const { head, programSize, segmentBase, relative, segmentDataSize } = layoutProgram(program, sources, {
     alignment,
     extendedHeader: opts.extendedHeader ?? false,
+    encoded: opts.encoded,
   });
   const fileSize = segmentDataSize > 0 ? segmentBase + segmentDataSize : head.length;
   const tmp = tempPath(target);
