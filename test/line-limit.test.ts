@@ -8,7 +8,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 // @ts-expect-error the script is plain JavaScript without declarations
-import { countLines, isHandWrittenSource, MAX_LINES, oversizedSources } from '../scripts/line-limit.mjs';
+import { countLines, isHandWrittenSource, longCppFunctions, MAX_LINES, oversizedSources } from '../scripts/line-limit.mjs';
+// @ts-expect-error the script is plain JavaScript without declarations
+import { cppFunctions } from '../scripts/cpp-function-length.mjs';
 import { tempDir } from './helpers/temp.js';
 
 const script = fileURLToPath(new URL('../scripts/line-limit.mjs', import.meta.url));
@@ -49,7 +51,9 @@ describe('the 400-line rule', () => {
     expect(oversizedSources(root)).toEqual([{ path: 'src/long.ts', lines: MAX_LINES + 1 }]);
     // The script checks the repository it lives in: run a copy inside the temp one.
     mkdirSync(join(root, 'scripts'));
-    writeFileSync(join(root, 'scripts/line-limit.mjs'), readFileSync(script));
+    for (const name of ['line-limit.mjs', 'cpp-function-length.mjs']) {
+      writeFileSync(join(root, 'scripts', name), readFileSync(join(script, '..', name)));
+    }
     const there = spawnSync(process.execPath, [join(root, 'scripts/line-limit.mjs')], { cwd: root, encoding: 'utf8' });
     expect(there.status).toBe(1);
     expect(there.stderr).toContain(`src/long.ts: ${MAX_LINES + 1} lines (the limit is ${MAX_LINES}`);
@@ -58,5 +62,61 @@ describe('the 400-line rule', () => {
   it('holds this repository: no hand-written source file over the limit', () => {
     const root = fileURLToPath(new URL('..', import.meta.url));
     expect(oversizedSources(root)).toEqual([]);
+  });
+});
+
+/** A clang-formatted C++ function whose body (its `{` line to its `}` line) holds `n` code lines, with blanks and comments between. */
+function cppFunction(name: string, n: number): string {
+  const body = Array.from(
+    { length: n - 2 },
+    (_, i) => `  int v${i} = ${i};  // a trailing comment counts as code\n\n  // a comment line does not\n`,
+  );
+  return `std::string ${name}(const char* text,\n    int n) {\n${body.join('')}  /* nor a block\n     comment */\n}\n`;
+}
+
+describe('the 80-line rule for the runner C++ functions', () => {
+  it('counts a body from its `{` line to its `}` at column 0, past blank and comment lines, braces in literals and scopes', () => {
+    const text = [
+      '#include <string>',
+      'namespace trtx {',
+      'struct Point {',
+      '  int x{0};',
+      '  int y() const {',
+      '    return x;',
+      '  }',
+      '};',
+      cppFunction('Reader::read', 5),
+      `int braces() { return '{' + "}}"[0]; }`,
+      'Foo::Foo(int a) : a_{a}, b_(a) {',
+      '  run();',
+      '}',
+      '}  // namespace trtx',
+    ].join('\n');
+    expect(cppFunctions(text)).toEqual([
+      { name: 'Reader::read', line: 10, lines: 5 },
+      { name: 'Foo::Foo', line: 25, lines: 3 },
+    ]);
+  });
+
+  it('names a 90-line function with its length and exits 1; an 80-line one passes', () => {
+    const root = repo({
+      'native-runner/src/cli/ok.cpp': cppFunction('fits', 80),
+      'native-runner/src/cli/long.cpp': cppFunction('too_long', 90),
+      'python-bridge/long.cpp': cppFunction('not_runner', 90),
+    });
+    expect(longCppFunctions(root)).toEqual([{ path: 'native-runner/src/cli/long.cpp', name: 'too_long', line: 2, lines: 90 }]);
+    mkdirSync(join(root, 'scripts'));
+    for (const name of ['line-limit.mjs', 'cpp-function-length.mjs']) {
+      writeFileSync(join(root, 'scripts', name), readFileSync(join(script, '..', name)));
+    }
+    const there = spawnSync(process.execPath, [join(root, 'scripts/line-limit.mjs')], { cwd: root, encoding: 'utf8' });
+    expect(there.status).toBe(1);
+    expect(there.stderr).toContain('native-runner/src/cli/long.cpp:2: function too_long is 90 lines (the limit is 80');
+    expect(there.stderr).not.toContain('fits');
+  });
+
+  it('holds this repository: no runner C++ function over 80 lines', () => {
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    expect(longCppFunctions(root)).toEqual([]);
   });
 });

@@ -28,6 +28,88 @@ Registry& registry() {
   return r;
 }
 
+// The delegate's compile specs; a zero_copy_kv stamp must name aliased
+// outputs only (`all_aliased`: it names every one).
+Result<TrtCompileSpecs> read_compile_specs(et::ArrayRef<et::CompileSpec> compile_specs, const TrtBlob& blob,
+                                           const TensorRTBackendConfig& config, const std::string& where,
+                                           bool& stamp_is_all_aliased) {
+  std::vector<CompileSpecView> specs;
+  for (const et::CompileSpec& s : compile_specs) {
+    specs.push_back({s.key, std::string_view(static_cast<const char*>(s.value.buffer), s.value.nbytes)});
+  }
+  TRTX_ASSIGN_OR_RETURN(TrtCompileSpecs parsed_specs, parse_trt_compile_specs(specs, where));
+  if (parsed_specs.zero_copy_kv.has_value() && config.contract == TrtContract::ZeroCopy) {
+    // A set, not a scan per name: both lists come from the file.
+    std::unordered_set<std::string> aliased_outputs;
+    for (const auto& a : blob.aliased_io) aliased_outputs.insert(a.output);
+    for (const auto& name : *parsed_specs.zero_copy_kv) {
+      if (aliased_outputs.count(name) == 0) {
+        return fail(Error::CompileSpecInvalid, where + ".compile_specs(zero_copy_kv)",
+                    "zero_copy_kv names '" + name + "', which is not an aliased output of the engine");
+      }
+    }
+    // The spec parser refuses a repeated name, so a subset of the same size
+    // is the whole set: settled once here, read on every zero-copy execute.
+    stamp_is_all_aliased = parsed_specs.zero_copy_kv->size() == aliased_outputs.size();
+  }
+  // The stock runtime does not know the key.
+  if (config.contract == TrtContract::Stock) parsed_specs.zero_copy_kv.reset();
+  return parsed_specs;
+}
+
+// The blob's engine, which must be a trtx reference engine.
+Result<engine::RefEngine> read_engine(const uint8_t* bytes, const TrtBlobHeader& header,
+                                      const std::vector<bool>& is_input, const std::string& where) {
+  const uint8_t* engine_bytes = bytes + header.engine_offset;
+  switch (engine::classify_engine(engine_bytes, static_cast<size_t>(std::min<uint64_t>(header.engine_size, 8)))) {
+    case engine::EngineKind::TensorRTPlan:
+      return fail(Error::EngineNotExecutable, where + ".engine",
+                  "the delegate carries a TensorRT plan (" + std::to_string(header.engine_size) +
+                      " bytes, starts with 'ftrt'); this trtx-runner has no TensorRT and executes only trtx reference "
+                      "engines, so it does not run the program");
+    case engine::EngineKind::Unknown:
+      return fail(Error::EngineFormat, where + ".engine",
+                  "engine bytes are neither a TensorRT plan ('ftrt') nor a trtx reference engine ('TRXE' at byte 4)");
+    case engine::EngineKind::Reference:
+      break;
+  }
+  // The flatbuffer verifier wants the engine aligned; the blob only keeps it
+  // 16-aligned relative to its own start.
+  std::vector<uint8_t> engine_copy(engine_bytes, engine_bytes + header.engine_size);
+  return engine::parse_reference_engine(engine_copy.data(), engine_copy.size(), is_input, where);
+}
+
+// The weight_streaming_budget backend option, when given.
+Result<std::optional<uint64_t>> budget_option_of(et::BackendInitContext& context) {
+  std::optional<uint64_t> budget_option;
+  auto spec = context.get_runtime_spec<const char*>("weight_streaming_budget");
+  if (spec.ok()) {
+    TRTX_ASSIGN_OR_RETURN(uint64_t b, parse_budget_bytes(spec.get(), "backend option weight_streaming_budget"));
+    budget_option = b;
+  } else if (spec.error() != et::Error::NotFound) {
+    return fail(Error::InvalidArgument, "backend option weight_streaming_budget",
+                "must be a string of decimal bytes (a 32-bit int option cannot hold a byte budget)");
+  }
+  return budget_option;
+}
+
+// The device the engine runs on.
+Result<int> engine_device(const TrtBlob& blob, const TrtCompileSpecs& parsed_specs, const std::string& where) {
+  // Where the engine runs: Torch-TensorRT deserializes it on the blob's
+  // device_id (core/runtime/TRTEngine.cpp via the delegate's init), while
+  // ExecuTorch plans the delegate's I/O on target_device
+  // (exir/passes/propagate_device_pass.py). A program whose two disagree
+  // would have the engine read and write another device's memory: refused.
+  if (parsed_specs.target_device.has_value() && blob.device_id != *parsed_specs.target_device) {
+    return fail(Error::DeviceMismatch, where + ".compile_specs(target_device)",
+                "target_device is cuda:" + std::to_string(*parsed_specs.target_device) +
+                    " but the blob's device_id is " + std::to_string(blob.device_id) +
+                    ": ExecuTorch places the delegate's tensors on the first, Torch-TensorRT runs the engine on the "
+                    "second");
+  }
+  return parsed_specs.target_device.has_value() ? *parsed_specs.target_device : static_cast<int>(blob.device_id);
+}
+
 Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuffer* processed,
                                et::ArrayRef<et::CompileSpec> compile_specs) {
   const TensorRTBackendConfig config = [] {
@@ -49,79 +131,18 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
                         parse_trt_blob_header(bytes, std::min<uint64_t>(size, kTrtBlobHeaderSize), size, blob_where));
   std::string metadata(reinterpret_cast<const char*>(bytes) + header.metadata_offset, header.metadata_size);
   TRTX_ASSIGN_OR_RETURN(TrtBlob blob, parse_trt_metadata(header, metadata, blob_where));
-  std::vector<CompileSpecView> specs;
-  for (const et::CompileSpec& s : compile_specs) {
-    specs.push_back({s.key, std::string_view(static_cast<const char*>(s.value.buffer), s.value.nbytes)});
-  }
-  TRTX_ASSIGN_OR_RETURN(TrtCompileSpecs parsed_specs, parse_trt_compile_specs(specs, where));
   bool stamp_is_all_aliased = false;
-  if (parsed_specs.zero_copy_kv.has_value() && config.contract == TrtContract::ZeroCopy) {
-    // A set, not a scan per name: both lists come from the file.
-    std::unordered_set<std::string> aliased_outputs;
-    for (const auto& a : blob.aliased_io) aliased_outputs.insert(a.output);
-    for (const auto& name : *parsed_specs.zero_copy_kv) {
-      if (aliased_outputs.count(name) == 0) {
-        return fail(Error::CompileSpecInvalid, where + ".compile_specs(zero_copy_kv)",
-                    "zero_copy_kv names '" + name + "', which is not an aliased output of the engine");
-      }
-    }
-    // The spec parser refuses a repeated name, so a subset of the same size
-    // is the whole set: settled once here, read on every zero-copy execute.
-    stamp_is_all_aliased = parsed_specs.zero_copy_kv->size() == aliased_outputs.size();
-  }
-  // The stock runtime does not know the key.
-  if (config.contract == TrtContract::Stock) parsed_specs.zero_copy_kv.reset();
-
-  const uint8_t* engine_bytes = bytes + header.engine_offset;
-  switch (engine::classify_engine(engine_bytes, static_cast<size_t>(std::min<uint64_t>(header.engine_size, 8)))) {
-    case engine::EngineKind::TensorRTPlan:
-      return fail(Error::EngineNotExecutable, where + ".engine",
-                  "the delegate carries a TensorRT plan (" + std::to_string(header.engine_size) +
-                      " bytes, starts with 'ftrt'); this trtx-runner has no TensorRT and executes only trtx reference "
-                      "engines, so it does not run the program");
-    case engine::EngineKind::Unknown:
-      return fail(Error::EngineFormat, where + ".engine",
-                  "engine bytes are neither a TensorRT plan ('ftrt') nor a trtx reference engine ('TRXE' at byte 4)");
-    case engine::EngineKind::Reference:
-      break;
-  }
-  // The flatbuffer verifier wants the engine aligned; the blob only keeps it
-  // 16-aligned relative to its own start.
-  std::vector<uint8_t> engine_copy(engine_bytes, engine_bytes + header.engine_size);
+  TRTX_ASSIGN_OR_RETURN(TrtCompileSpecs parsed_specs,
+                        read_compile_specs(compile_specs, blob, config, where, stamp_is_all_aliased));
   std::vector<bool> is_input;
   for (const auto& b : blob.bindings) is_input.push_back(b.is_input);
-  TRTX_ASSIGN_OR_RETURN(engine::RefEngine ref,
-                        engine::parse_reference_engine(engine_copy.data(), engine_copy.size(), is_input, where));
+  TRTX_ASSIGN_OR_RETURN(engine::RefEngine ref, read_engine(bytes, header, is_input, where));
   // ExecuTorch keeps the processed bytes until init returns; the handle holds
   // everything it needs, so give them back now, as delegates do.
   processed->Free();
 
-  std::optional<uint64_t> budget_option;
-  {
-    auto spec = context.get_runtime_spec<const char*>("weight_streaming_budget");
-    if (spec.ok()) {
-      TRTX_ASSIGN_OR_RETURN(uint64_t b, parse_budget_bytes(spec.get(), "backend option weight_streaming_budget"));
-      budget_option = b;
-    } else if (spec.error() != et::Error::NotFound) {
-      return fail(Error::InvalidArgument, "backend option weight_streaming_budget",
-                  "must be a string of decimal bytes (a 32-bit int option cannot hold a byte budget)");
-    }
-  }
-
-  // Where the engine runs: Torch-TensorRT deserializes it on the blob's
-  // device_id (core/runtime/TRTEngine.cpp via the delegate's init), while
-  // ExecuTorch plans the delegate's I/O on target_device
-  // (exir/passes/propagate_device_pass.py). A program whose two disagree
-  // would have the engine read and write another device's memory: refused.
-  if (parsed_specs.target_device.has_value() && blob.device_id != *parsed_specs.target_device) {
-    return fail(Error::DeviceMismatch, where + ".compile_specs(target_device)",
-                "target_device is cuda:" + std::to_string(*parsed_specs.target_device) +
-                    " but the blob's device_id is " + std::to_string(blob.device_id) +
-                    ": ExecuTorch places the delegate's tensors on the first, Torch-TensorRT runs the engine on the "
-                    "second");
-  }
-  const int device_index =
-      parsed_specs.target_device.has_value() ? *parsed_specs.target_device : static_cast<int>(blob.device_id);
+  TRTX_ASSIGN_OR_RETURN(std::optional<uint64_t> budget_option, budget_option_of(context));
+  TRTX_ASSIGN_OR_RETURN(const int device_index, engine_device(blob, parsed_specs, where));
   // The same refusal (DeviceUnavailable, an environment result) the runner
   // gives a program that plans memory on a device the machine lacks.
   TRTX_CHECK_OK(runtime::require_device(config.target, device_index, where + ".compile_specs(target_device)"));

@@ -95,27 +95,13 @@ Result<TrtBlobHeader> parse_trt_blob_header(const uint8_t* data, size_t header_b
   return h;
 }
 
-Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view text, const std::string& where) {
-  json::Limits limits;
-  limits.max_depth = 64;
-  auto parsed = json::parse(text, limits);
-  if (!parsed.ok()) {
-    return json_error(
-        where, "metadata is not valid JSON (" + parsed.failure().location + ": " + parsed.failure().message + ")");
-  }
-  const json::Value& root = parsed.get();
-  if (!root.is(json::Type::Object)) return json_error(where, "metadata is not a JSON object");
+namespace {
 
-  TrtBlob blob;
-  blob.header = header;
-
-  const json::Value* io = root.find("io_bindings");
-  if (io == nullptr || !io->is(json::Type::Array)) return json_error(where, "io_bindings is missing or not an array");
-
-  // Type checks for every entry first: a malformed document is one refusal,
-  // whatever its binding names say.
-  for (size_t i = 0; i < io->array.size(); ++i) {
-    const json::Value& b = io->array[i];
+// Type checks for every io_bindings entry first: a malformed document is one
+// refusal, whatever its binding names say.
+Status check_binding_types(const json::Value& io, const std::string& where) {
+  for (size_t i = 0; i < io.array.size(); ++i) {
+    const json::Value& b = io.array[i];
     std::string at = "io_bindings[" + std::to_string(i) + "]";
     if (!b.is(json::Type::Object)) return json_error(where, at + " is not an object");
     const json::Value* name = b.find("name");
@@ -137,19 +123,27 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
       }
     }
   }
-  const json::Value* aliased = root.find("aliased_io");
-  if (aliased != nullptr) {
-    if (!aliased->is(json::Type::Array)) return json_error(where, "aliased_io is not an array");
-    for (size_t i = 0; i < aliased->array.size(); ++i) {
-      const json::Value& a = aliased->array[i];
-      std::string at = "aliased_io[" + std::to_string(i) + "]";
-      if (!a.is(json::Type::Object)) return json_error(where, at + " is not an object");
-      for (const char* key : {"output", "input", "kind"}) {
-        const json::Value* v = a.find(key);
-        if (v != nullptr && !v->is(json::Type::String)) return json_error(where, at + "." + key + " is not a string");
-      }
+  return ok_status();
+}
+
+Status check_alias_types(const json::Value* aliased, const std::string& where) {
+  if (aliased == nullptr) return ok_status();
+  if (!aliased->is(json::Type::Array)) return json_error(where, "aliased_io is not an array");
+  for (size_t i = 0; i < aliased->array.size(); ++i) {
+    const json::Value& a = aliased->array[i];
+    std::string at = "aliased_io[" + std::to_string(i) + "]";
+    if (!a.is(json::Type::Object)) return json_error(where, at + " is not an object");
+    for (const char* key : {"output", "input", "kind"}) {
+      const json::Value* v = a.find(key);
+      if (v != nullptr && !v->is(json::Type::String)) return json_error(where, at + "." + key + " is not a string");
     }
   }
+  return ok_status();
+}
+
+// The document's scalar fields: hardware_compatible and device_id are kept,
+// the two strings only type-checked.
+Status read_scalar_fields(const json::Value& root, TrtBlob& blob, const std::string& where) {
   if (const json::Value* hw = root.find("hardware_compatible")) {
     if (!hw->is(json::Type::Bool)) return json_error(where, "hardware_compatible is not a boolean");
     blob.hardware_compatible = hw->boolean;
@@ -165,11 +159,15 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
     const json::Value* v = root.find(key);
     if (v != nullptr && !v->is(json::Type::String)) return json_error(where, std::string(key) + " is not a string");
   }
+  return ok_status();
+}
 
-  // Bindings: inputs and outputs share one name space, as in a TensorRT engine.
-  std::unordered_map<std::string, size_t> by_name;
-  for (size_t i = 0; i < io->array.size(); ++i) {
-    const json::Value& b = io->array[i];
+using BindingIndex = std::unordered_map<std::string, size_t>;
+
+// Bindings: inputs and outputs share one name space, as in a TensorRT engine.
+Status read_bindings(const json::Value& io, TrtBlob& blob, BindingIndex& by_name, const std::string& where) {
+  for (size_t i = 0; i < io.array.size(); ++i) {
+    const json::Value& b = io.array[i];
     std::string at = where + ".metadata.io_bindings[" + std::to_string(i) + "].name";
     TrtBinding binding;
     binding.name = b.find("name")->string;
@@ -199,66 +197,104 @@ Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view
     (binding.is_input ? blob.inputs : blob.outputs).push_back(i);
     blob.bindings.push_back(std::move(binding));
   }
+  return ok_status();
+}
 
-  if (!header.aliased_magic && aliased != nullptr && !aliased->array.empty()) {
+// One aliased_io entry: both sides name bindings of the right direction, its
+// kind is known. `at` locates the entry.
+Result<TrtAlias> read_alias(const json::Value& a, const TrtBlob& blob, const BindingIndex& by_name,
+                            const std::string& at) {
+  const json::Value* out = a.find("output");
+  const json::Value* in = a.find("input");
+  const json::Value* kind = a.find("kind");
+  TrtAlias alias;
+  alias.output = out == nullptr ? std::string() : out->string;
+  alias.input = in == nullptr ? std::string() : in->string;
+  if (alias.output.empty() || alias.input.empty()) {
+    return fail(Error::TRT_ALIAS_MISSING_SIDE, at,
+                std::string("alias entry has no ") + (alias.output.empty() ? "output" : "input") + " binding name");
+  }
+  // Writers always emit the kind; upstream reads an absent or empty one as
+  // the TensorRT-enforced kv_cache_update, and so does this parser.
+  alias.kind = kind == nullptr || kind->string.empty() ? std::string("kv_cache_update") : kind->string;
+  if (alias.kind != "kv_cache_update" && alias.kind != "user") {
+    return fail(Error::TRT_ALIAS_KIND, at + ".kind",
+                "unknown alias kind '" + printable(alias.kind) + "' (expected kv_cache_update or user)");
+  }
+  auto o = by_name.find(alias.output);
+  if (o == by_name.end()) {
+    return fail(Error::TRT_ALIAS_UNKNOWN_BINDING, at + ".output",
+                "'" + printable(alias.output) + "' is not a binding in io_bindings");
+  }
+  auto n = by_name.find(alias.input);
+  if (n == by_name.end()) {
+    return fail(Error::TRT_ALIAS_UNKNOWN_BINDING, at + ".input",
+                "'" + printable(alias.input) + "' is not a binding in io_bindings");
+  }
+  if (blob.bindings[o->second].is_input) {
+    return fail(Error::TRT_ALIAS_DIRECTION, at + ".output",
+                "output side '" + alias.output + "' names an input binding");
+  }
+  if (!blob.bindings[n->second].is_input) {
+    return fail(Error::TRT_ALIAS_DIRECTION, at + ".input", "input side '" + alias.input + "' names an output binding");
+  }
+  alias.output_binding = o->second;
+  alias.input_binding = n->second;
+  return alias;
+}
+
+// The aliases, each side claimed at most once; a TR01 blob may carry none.
+Status read_aliases(const json::Value* aliased, TrtBlob& blob, const BindingIndex& by_name, const std::string& where) {
+  if (!blob.header.aliased_magic && aliased != nullptr && !aliased->array.empty()) {
     return fail(Error::TRT_ALIAS_IN_TR01, where + ".header.magic",
                 "blob says TR01 (no aliasing) but its metadata carries " + std::to_string(aliased->array.size()) +
                     " aliased_io entries");
   }
-  if (aliased != nullptr) {
-    std::unordered_set<std::string> outputs_claimed;
-    std::unordered_set<std::string> inputs_claimed;
-    for (size_t i = 0; i < aliased->array.size(); ++i) {
-      const json::Value& a = aliased->array[i];
-      std::string at = where + ".metadata.aliased_io[" + std::to_string(i) + "]";
-      const json::Value* out = a.find("output");
-      const json::Value* in = a.find("input");
-      const json::Value* kind = a.find("kind");
-      TrtAlias alias;
-      alias.output = out == nullptr ? std::string() : out->string;
-      alias.input = in == nullptr ? std::string() : in->string;
-      if (alias.output.empty() || alias.input.empty()) {
-        return fail(Error::TRT_ALIAS_MISSING_SIDE, at,
-                    std::string("alias entry has no ") + (alias.output.empty() ? "output" : "input") + " binding name");
-      }
-      // Writers always emit the kind; upstream reads an absent or empty one as
-      // the TensorRT-enforced kv_cache_update, and so does this parser.
-      alias.kind = kind == nullptr || kind->string.empty() ? std::string("kv_cache_update") : kind->string;
-      if (alias.kind != "kv_cache_update" && alias.kind != "user") {
-        return fail(Error::TRT_ALIAS_KIND, at + ".kind",
-                    "unknown alias kind '" + printable(alias.kind) + "' (expected kv_cache_update or user)");
-      }
-      auto o = by_name.find(alias.output);
-      if (o == by_name.end()) {
-        return fail(Error::TRT_ALIAS_UNKNOWN_BINDING, at + ".output",
-                    "'" + printable(alias.output) + "' is not a binding in io_bindings");
-      }
-      auto n = by_name.find(alias.input);
-      if (n == by_name.end()) {
-        return fail(Error::TRT_ALIAS_UNKNOWN_BINDING, at + ".input",
-                    "'" + printable(alias.input) + "' is not a binding in io_bindings");
-      }
-      if (blob.bindings[o->second].is_input) {
-        return fail(Error::TRT_ALIAS_DIRECTION, at + ".output",
-                    "output side '" + alias.output + "' names an input binding");
-      }
-      if (!blob.bindings[n->second].is_input) {
-        return fail(Error::TRT_ALIAS_DIRECTION, at + ".input",
-                    "input side '" + alias.input + "' names an output binding");
-      }
-      if (!outputs_claimed.insert(alias.output).second) {
-        return fail(Error::TRT_ALIAS_DUPLICATE_OUTPUT, at + ".output",
-                    "output '" + alias.output + "' is already aliased by an earlier entry");
-      }
-      if (!inputs_claimed.insert(alias.input).second) {
-        return fail(Error::TRT_ALIAS_DUPLICATE_INPUT, at + ".input",
-                    "input '" + alias.input + "' is already aliased by an earlier entry");
-      }
-      alias.output_binding = o->second;
-      alias.input_binding = n->second;
-      blob.aliased_io.push_back(std::move(alias));
+  if (aliased == nullptr) return ok_status();
+  std::unordered_set<std::string> outputs_claimed;
+  std::unordered_set<std::string> inputs_claimed;
+  for (size_t i = 0; i < aliased->array.size(); ++i) {
+    std::string at = where + ".metadata.aliased_io[" + std::to_string(i) + "]";
+    TRTX_ASSIGN_OR_RETURN(TrtAlias alias, read_alias(aliased->array[i], blob, by_name, at));
+    if (!outputs_claimed.insert(alias.output).second) {
+      return fail(Error::TRT_ALIAS_DUPLICATE_OUTPUT, at + ".output",
+                  "output '" + alias.output + "' is already aliased by an earlier entry");
     }
+    if (!inputs_claimed.insert(alias.input).second) {
+      return fail(Error::TRT_ALIAS_DUPLICATE_INPUT, at + ".input",
+                  "input '" + alias.input + "' is already aliased by an earlier entry");
+    }
+    blob.aliased_io.push_back(std::move(alias));
   }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<TrtBlob> parse_trt_metadata(const TrtBlobHeader& header, std::string_view text, const std::string& where) {
+  json::Limits limits;
+  limits.max_depth = 64;
+  auto parsed = json::parse(text, limits);
+  if (!parsed.ok()) {
+    return json_error(
+        where, "metadata is not valid JSON (" + parsed.failure().location + ": " + parsed.failure().message + ")");
+  }
+  const json::Value& root = parsed.get();
+  if (!root.is(json::Type::Object)) return json_error(where, "metadata is not a JSON object");
+
+  TrtBlob blob;
+  blob.header = header;
+
+  const json::Value* io = root.find("io_bindings");
+  if (io == nullptr || !io->is(json::Type::Array)) return json_error(where, "io_bindings is missing or not an array");
+  const json::Value* aliased = root.find("aliased_io");
+  TRTX_CHECK_OK(check_binding_types(*io, where));
+  TRTX_CHECK_OK(check_alias_types(aliased, where));
+  TRTX_CHECK_OK(read_scalar_fields(root, blob, where));
+
+  BindingIndex by_name;
+  TRTX_CHECK_OK(read_bindings(*io, blob, by_name, where));
+  TRTX_CHECK_OK(read_aliases(aliased, blob, by_name, where));
   blob.alias_input_by_binding.assign(blob.bindings.size(), -1);
   for (const auto& a : blob.aliased_io)
     blob.alias_input_by_binding[a.output_binding] = static_cast<long>(a.input_binding);

@@ -108,112 +108,137 @@ UpstreamReading refuse(const std::string& why) {
   return r;
 }
 
-}  // namespace
+// The steps below read from `pos` and leave it after what they read; each
+// returns why upstream would refuse the text, or null.
 
-UpstreamReading read_like_upstream(std::string_view json) {
-  const Walk w(json);
-  UpstreamReading r;
+// One io_bindings object (pos is after its '{'): name and is_input.
+size_t read_binding_entry(const Walk& w, size_t pos, UpstreamEntry& e) {
+  bool saw_name = false;
+  pos = walk_object(w, pos, e.lossy_escape, [&](const std::string& key, size_t v) -> size_t {
+    if (key == "name") {
+      saw_name = true;
+      return w.parse_string(v, e.name, e.lossy_escape);
+    }
+    if (key == "is_input") {
+      if (w.at(v, "true")) {
+        e.is_input = true;
+        return v + 4;
+      }
+      if (w.at(v, "false")) {
+        e.is_input = false;
+        return v + 5;
+      }
+      return kNpos;
+    }
+    return w.skip_value(v);
+  });
+  e.kept = saw_name && !e.name.empty();
+  return pos;
+}
+
+const char* read_bindings(const Walk& w, size_t& pos, UpstreamReading& r) {
   const size_t bindings_at = w.find("\"io_bindings\"", 0);
-  if (bindings_at == kNpos) return refuse("no \"io_bindings\" key");
-  size_t pos = w.find("[", bindings_at);
-  if (pos == kNpos) return refuse("no '[' after \"io_bindings\"");
+  if (bindings_at == kNpos) return "no \"io_bindings\" key";
+  pos = w.find("[", bindings_at);
+  if (pos == kNpos) return "no '[' after \"io_bindings\"";
   ++pos;
   for (;;) {
     pos = w.skip_ws(pos);
-    if (pos >= w.size()) return refuse("io_bindings does not end");
+    if (pos >= w.size()) return "io_bindings does not end";
     if (w[pos] == ']') {
       ++pos;
-      break;
+      return nullptr;
     }
     if (w[pos] == ',') {
       ++pos;
       continue;
     }
-    if (w[pos] != '{') return refuse("io_bindings holds something other than an object");
+    if (w[pos] != '{') return "io_bindings holds something other than an object";
     UpstreamEntry e;
-    bool saw_name = false;
-    pos = walk_object(w, pos + 1, e.lossy_escape, [&](const std::string& key, size_t v) -> size_t {
-      if (key == "name") {
-        saw_name = true;
-        return w.parse_string(v, e.name, e.lossy_escape);
-      }
-      if (key == "is_input") {
-        if (w.at(v, "true")) {
-          e.is_input = true;
-          return v + 4;
-        }
-        if (w.at(v, "false")) {
-          e.is_input = false;
-          return v + 5;
-        }
-        return kNpos;
-      }
-      return w.skip_value(v);
-    });
-    if (pos == kNpos) return refuse("an io_bindings entry cannot be read");
-    e.kept = saw_name && !e.name.empty();
+    pos = read_binding_entry(w, pos + 1, e);
+    if (pos == kNpos) return "an io_bindings entry cannot be read";
     r.entries.push_back(std::move(e));
   }
+}
 
+// aliased_io, searched for after io_bindings; `pos` stays where it was.
+const char* read_aliases(const Walk& w, size_t pos, UpstreamReading& r) {
   const size_t alias_key = w.find("\"aliased_io\"", pos);
-  if (alias_key != kNpos) {
-    r.aliases_found = true;
-    size_t apos = w.find("[", alias_key);
-    if (apos == kNpos) return refuse("no '[' after \"aliased_io\"");
-    ++apos;
-    for (;;) {
-      apos = w.skip_ws(apos);
-      if (apos >= w.size()) return refuse("aliased_io does not end");
-      if (w[apos] == ']') break;
-      if (w[apos] == ',') {
-        ++apos;
-        continue;
-      }
-      if (w[apos] != '{') return refuse("aliased_io holds something other than an object");
-      UpstreamAlias a;
-      apos = walk_object(w, apos + 1, a.lossy_escape, [&](const std::string& key, size_t v) -> size_t {
-        if (key == "output") return w.parse_string(v, a.output, a.lossy_escape);
-        if (key == "input") return w.parse_string(v, a.input, a.lossy_escape);
-        if (key == "kind") return w.parse_string(v, a.kind, a.lossy_escape);
-        return w.skip_value(v);
-      });
-      if (apos == kNpos) return refuse("an aliased_io entry cannot be read");
-      r.alias_entries.push_back(std::move(a));
+  if (alias_key == kNpos) return nullptr;
+  r.aliases_found = true;
+  size_t apos = w.find("[", alias_key);
+  if (apos == kNpos) return "no '[' after \"aliased_io\"";
+  ++apos;
+  for (;;) {
+    apos = w.skip_ws(apos);
+    if (apos >= w.size()) return "aliased_io does not end";
+    if (w[apos] == ']') return nullptr;
+    if (w[apos] == ',') {
+      ++apos;
+      continue;
     }
+    if (w[apos] != '{') return "aliased_io holds something other than an object";
+    UpstreamAlias a;
+    apos = walk_object(w, apos + 1, a.lossy_escape, [&](const std::string& key, size_t v) -> size_t {
+      if (key == "output") return w.parse_string(v, a.output, a.lossy_escape);
+      if (key == "input") return w.parse_string(v, a.input, a.lossy_escape);
+      if (key == "kind") return w.parse_string(v, a.kind, a.lossy_escape);
+      return w.skip_value(v);
+    });
+    if (apos == kNpos) return "an aliased_io entry cannot be read";
+    r.alias_entries.push_back(std::move(a));
   }
+}
 
-  // The scalars: from the end of io_bindings, the value after the first colon
-  // that follows the key's quoted text.
+// The scalars: from the end of io_bindings, the value after the first colon
+// that follows the key's quoted text.
+const char* read_hardware_compatible(const Walk& w, size_t pos, UpstreamReading& r) {
   const size_t hw = w.find("\"hardware_compatible\"", pos);
-  if (hw != kNpos) {
-    const size_t colon = w.find(":", hw);
-    if (colon == kNpos) return refuse("no ':' after \"hardware_compatible\"");
-    const size_t v = w.skip_ws(colon + 1);
-    if (w.at(v, "true")) {
-      r.hardware_compatible = true;
-    } else if (!w.at(v, "false")) {
-      return refuse("hardware_compatible is not true or false where upstream looks");
-    }
+  if (hw == kNpos) return nullptr;
+  const size_t colon = w.find(":", hw);
+  if (colon == kNpos) return "no ':' after \"hardware_compatible\"";
+  const size_t v = w.skip_ws(colon + 1);
+  if (w.at(v, "true")) {
+    r.hardware_compatible = true;
+  } else if (!w.at(v, "false")) {
+    return "hardware_compatible is not true or false where upstream looks";
   }
+  return nullptr;
+}
+
+const char* read_device_id(const Walk& w, size_t pos, UpstreamReading& r) {
   const size_t dev = w.find("\"device_id\"", pos);
-  if (dev != kNpos) {
-    r.device_id_found = true;
-    const size_t colon = w.find(":", dev);
-    if (colon == kNpos) return refuse("no ':' after \"device_id\"");
-    size_t v = w.skip_ws(colon + 1);
-    bool neg = false;
-    if (v < w.size() && w[v] == '-') {
-      neg = true;
-      ++v;
-    }
-    // Upstream accumulates in an int; unsigned arithmetic wraps the same way
-    // without undefined behaviour.
-    uint32_t parsed = 0;
-    size_t digits = 0;
-    for (; v < w.size() && w[v] >= '0' && w[v] <= '9'; ++v, ++digits) parsed = parsed * 10u + uint32_t(w[v] - '0');
-    if (digits == 0) return refuse("device_id is not a number where upstream looks");
-    r.device_id = static_cast<int32_t>(neg ? 0u - parsed : parsed);
+  if (dev == kNpos) return nullptr;
+  r.device_id_found = true;
+  const size_t colon = w.find(":", dev);
+  if (colon == kNpos) return "no ':' after \"device_id\"";
+  size_t v = w.skip_ws(colon + 1);
+  bool neg = false;
+  if (v < w.size() && w[v] == '-') {
+    neg = true;
+    ++v;
   }
+  // Upstream accumulates in an int; unsigned arithmetic wraps the same way
+  // without undefined behaviour.
+  uint32_t parsed = 0;
+  size_t digits = 0;
+  for (; v < w.size() && w[v] >= '0' && w[v] <= '9'; ++v, ++digits) parsed = parsed * 10u + uint32_t(w[v] - '0');
+  if (digits == 0) return "device_id is not a number where upstream looks";
+  r.device_id = static_cast<int32_t>(neg ? 0u - parsed : parsed);
+  return nullptr;
+}
+
+}  // namespace
+
+UpstreamReading read_like_upstream(std::string_view json) {
+  const Walk w(json);
+  UpstreamReading r;
+  size_t pos = 0;
+  const char* why = read_bindings(w, pos, r);
+  if (why == nullptr) why = read_aliases(w, pos, r);
+  if (why == nullptr) why = read_hardware_compatible(w, pos, r);
+  if (why == nullptr) why = read_device_id(w, pos, r);
+  if (why != nullptr) return refuse(why);
   r.ok = true;
   return r;
 }

@@ -155,174 +155,223 @@ Status check_stamp(const TrtHandle& h, Elision mode) {
   return ok_status();
 }
 
-}  // namespace
+// A copy after the enqueue: an aliased output reflected into its staged
+// argument, or a host output copied back from its staging buffer.
+struct Copy {
+  void* dst;
+  Placement dst_p;
+  const void* src;
+  uint64_t n;
+};
 
-Status execute_handle(TrtHandle& handle, et::Span<et::EValue*> argv) {
-  const TrtBlob& blob = handle.blob;
-  const std::string& where = handle.where;
-  const runtime::DeviceContext& dev = handle.device;
-  const size_t n_in = blob.inputs.size();
-  const size_t n_out = blob.outputs.size();
-
-  // Elision is read from the argument count alone, never from a flag.
-  TRTX_ASSIGN_OR_RETURN(Elision mode, elision_of(handle, argv.size()));
-  TRTX_CHECK_OK(check_stamp(handle, mode));
-  if (handle.info.elision.empty()) handle.info.elision = elision_name(mode);
+// One execute's state: the arguments, the bindings handed to the engine, the
+// stream, and the copies around the enqueue.
+struct Call {
+  Call(TrtHandle& h, Elision m) : handle(h), blob(h.blob), where(h.where), dev(h.device), mode(m) {}
+  TrtHandle& handle;
+  const TrtBlob& blob;
+  const std::string& where;
+  const runtime::DeviceContext& dev;
+  Elision mode;
   std::vector<Arg> args;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    TRTX_ASSIGN_OR_RETURN(Arg a, read_arg(argv[i], i, dev.device_index(), where));
-    args.push_back(std::move(a));
-  }
-
-  // The engine's kernels launch on its own device, whichever device the
-  // calling thread is on; the caller's device is put back on return.
-  runtime::DeviceScope scope(dev.target(), dev.device_index());
-  TRTX_CHECK_OK(Status(scope.status()));
-  const std::optional<runtime::StreamRef> caller = trtx::et::caller_stream(dev.device_index());
-  runtime::StreamRef stream = caller.has_value() ? *caller : handle.own_stream;
-  if (!caller.has_value() && stream.handle == nullptr) {
-    TRTX_ASSIGN_OR_RETURN(handle.own_stream, dev.create_stream(/*non_blocking=*/false));
-    stream = handle.own_stream;
-  }
-
+  std::optional<runtime::StreamRef> caller;
+  runtime::StreamRef stream;
   runtime::CopyCounters copies;
-  std::vector<engine::BindingView> bindings(blob.bindings.size());
+  std::vector<engine::BindingView> bindings;
   bool host_staging = false;
-  struct Copy {
-    void* dst;
-    Placement dst_p;
-    const void* src;
-    uint64_t n;
-  };
   std::vector<Copy> reflects, host_outputs;
+};
 
-  auto stage = [&](size_t binding, const Arg& t) -> Result<void*> {
-    Staging& s = handle.staging[binding];
-    if (s.size < t.nbytes) {
-      dev.release(s.ptr, stream);
-      s = Staging{};
-      TRTX_ASSIGN_OR_RETURN(s.ptr, dev.allocate(t.nbytes, stream));
-      s.size = t.nbytes;
-    }
-    return s.ptr;
-  };
-  auto view = [&](size_t binding, const Arg& t, void* data) {
-    engine::BindingView& v = bindings[binding];
-    v.name = blob.bindings[binding].name;
-    v.is_input = blob.bindings[binding].is_input;
-    v.data = data;
-    v.dtype = t.dtype;
-    v.sizes = t.sizes;
-    v.numel = t.numel;
-    v.nbytes = t.nbytes;
-  };
-
-  // Wait for the previous enqueue whose sync was skipped, before anything of
-  // this execute touches memory it may still use.
-  if (handle.inflight_pending) {
-    TRTX_CHECK_OK(dev.wait(stream, handle.inflight));
-    handle.inflight_pending = false;
-    ++handle.info.waits;
+Result<void*> stage(Call& c, size_t binding, const Arg& t) {
+  Staging& s = c.handle.staging[binding];
+  if (s.size < t.nbytes) {
+    c.dev.release(s.ptr, c.stream);
+    s = Staging{};
+    TRTX_ASSIGN_OR_RETURN(s.ptr, c.dev.allocate(t.nbytes, c.stream));
+    s.size = t.nbytes;
   }
+  return s.ptr;
+}
 
-  std::vector<Placement> input_placement(blob.bindings.size(), Placement::Host);
-  for (size_t k = 0; k < n_in; ++k) {
-    const size_t b = blob.inputs[k];
-    const Arg& t = args[k];
-    TRTX_CHECK_OK(check_binding_type(blob.bindings[b], t, where, k));
+void view(Call& c, size_t binding, const Arg& t, void* data) {
+  engine::BindingView& v = c.bindings[binding];
+  v.name = c.blob.bindings[binding].name;
+  v.is_input = c.blob.bindings[binding].is_input;
+  v.data = data;
+  v.dtype = t.dtype;
+  v.sizes = t.sizes;
+  v.numel = t.numel;
+  v.nbytes = t.nbytes;
+}
+
+// The caller's stream when ExecuTorch gives one, else the handle's own
+// (made on first use).
+Status pick_stream(Call& c) {
+  c.caller = trtx::et::caller_stream(c.dev.device_index());
+  c.stream = c.caller.has_value() ? *c.caller : c.handle.own_stream;
+  if (!c.caller.has_value() && c.stream.handle == nullptr) {
+    TRTX_ASSIGN_OR_RETURN(c.handle.own_stream, c.dev.create_stream(/*non_blocking=*/false));
+    c.stream = c.handle.own_stream;
+  }
+  return ok_status();
+}
+
+// Inputs: device memory is bound as it is, host memory staged onto the device.
+Status bind_inputs(Call& c, std::vector<Placement>& input_placement) {
+  for (size_t k = 0; k < c.blob.inputs.size(); ++k) {
+    const size_t b = c.blob.inputs[k];
+    const Arg& t = c.args[k];
+    TRTX_CHECK_OK(check_binding_type(c.blob.bindings[b], t, c.where, k));
     input_placement[b] = t.placement;
     if (t.placement == Placement::Device) {
-      view(b, t, t.data);
+      view(c, b, t, t.data);
     } else {
-      TRTX_ASSIGN_OR_RETURN(void* staged, stage(b, t));
-      TRTX_CHECK_OK(dev.copy(staged, Placement::Device, t.data, Placement::Host, t.nbytes, stream, &copies));
-      view(b, t, staged);
-      host_staging = true;
+      TRTX_ASSIGN_OR_RETURN(void* staged, stage(c, b, t));
+      TRTX_CHECK_OK(c.dev.copy(staged, Placement::Device, t.data, Placement::Host, t.nbytes, c.stream, &c.copies));
+      view(c, b, t, staged);
+      c.host_staging = true;
     }
   }
+  return ok_status();
+}
 
-  size_t arg = n_in;
-  for (size_t k = 0; k < n_out; ++k) {
-    const size_t b = blob.outputs[k];
-    const long ai = blob.aliased_input_of(b);
+// An aliased output `b` of input `in`; a staged call passes it as argument
+// `arg` (then advanced), a zero-copy call elides it.
+Status bind_aliased_output(Call& c, size_t b, size_t in, const std::vector<Placement>& input_placement, size_t& arg) {
+  // The engine writes an aliased output through its input's memory, which
+  // must be the caller's device memory, never a per-call staging copy.
+  if (input_placement[in] != Placement::Device) {
+    return exec_error(c.where, "aliased input '" + c.blob.bindings[in].name +
+                                   "' must be device-resident; its argument is planned in host memory");
+  }
+  c.bindings[b] = c.bindings[in];
+  c.bindings[b].name = c.blob.bindings[b].name;
+  c.bindings[b].is_input = false;
+  if (c.mode != Elision::Staged) return ok_status();
+  const Arg& t = c.args[arg];
+  TRTX_CHECK_OK(check_binding_type(c.blob.bindings[b], t, c.where, arg));
+  if (t.nbytes != c.bindings[in].nbytes) {
+    return exec_error(c.where, "aliased output '" + c.blob.bindings[b].name + "' argument is " +
+                                   std::to_string(t.nbytes) + " bytes but its input '" + c.blob.bindings[in].name +
+                                   "' is " + std::to_string(c.bindings[in].nbytes));
+  }
+  c.reflects.push_back(Copy{t.data, t.placement, c.bindings[in].data, t.nbytes});
+  ++arg;
+  return ok_status();
+}
+
+// Outputs: aliased ones through their inputs, the others bound in device
+// memory or staged and copied back to the host after the enqueue.
+Status bind_outputs(Call& c, const std::vector<Placement>& input_placement) {
+  size_t arg = c.blob.inputs.size();
+  for (size_t k = 0; k < c.blob.outputs.size(); ++k) {
+    const size_t b = c.blob.outputs[k];
+    const long ai = c.blob.aliased_input_of(b);
     if (ai >= 0) {
-      const auto in = static_cast<size_t>(ai);
-      // The engine writes an aliased output through its input's memory, which
-      // must be the caller's device memory, never a per-call staging copy.
-      if (input_placement[in] != Placement::Device) {
-        return exec_error(where, "aliased input '" + blob.bindings[in].name +
-                                     "' must be device-resident; its argument is planned in host memory");
-      }
-      bindings[b] = bindings[in];
-      bindings[b].name = blob.bindings[b].name;
-      bindings[b].is_input = false;
-      if (mode == Elision::Staged) {
-        const Arg& t = args[arg];
-        TRTX_CHECK_OK(check_binding_type(blob.bindings[b], t, where, arg));
-        if (t.nbytes != bindings[in].nbytes) {
-          return exec_error(where, "aliased output '" + blob.bindings[b].name + "' argument is " +
-                                       std::to_string(t.nbytes) + " bytes but its input '" + blob.bindings[in].name +
-                                       "' is " + std::to_string(bindings[in].nbytes));
-        }
-        reflects.push_back(Copy{t.data, t.placement, bindings[in].data, t.nbytes});
-        ++arg;
-      }
+      TRTX_CHECK_OK(bind_aliased_output(c, b, static_cast<size_t>(ai), input_placement, arg));
       continue;
     }
-    const Arg& t = args[arg];
-    TRTX_CHECK_OK(check_binding_type(blob.bindings[b], t, where, arg));
+    const Arg& t = c.args[arg];
+    TRTX_CHECK_OK(check_binding_type(c.blob.bindings[b], t, c.where, arg));
     if (t.placement == Placement::Device) {
-      view(b, t, t.data);
+      view(c, b, t, t.data);
     } else {
-      TRTX_ASSIGN_OR_RETURN(void* staged, stage(b, t));
-      view(b, t, staged);
-      host_outputs.push_back(Copy{t.data, Placement::Host, staged, t.nbytes});
-      host_staging = true;
+      TRTX_ASSIGN_OR_RETURN(void* staged, stage(c, b, t));
+      view(c, b, t, staged);
+      c.host_outputs.push_back(Copy{t.data, Placement::Host, staged, t.nbytes});
+      c.host_staging = true;
     }
     ++arg;
   }
+  return ok_status();
+}
 
-  TRTX_CHECK_OK(handle.engine->check_bindings(bindings, where));
-  TRTX_ASSIGN_OR_RETURN(uint64_t need, handle.engine->scratch_bytes(bindings, where));
-  if (need > SIZE_MAX) return exec_error(where, "scratch need too large");
-  TRTX_ASSIGN_OR_RETURN(void* scratch, handle.scratch->acquire(dev, static_cast<size_t>(need), stream));
+Status enqueue(Call& c) {
+  TrtHandle& handle = c.handle;
+  TRTX_CHECK_OK(handle.engine->check_bindings(c.bindings, c.where));
+  TRTX_ASSIGN_OR_RETURN(uint64_t need, handle.engine->scratch_bytes(c.bindings, c.where));
+  if (need > SIZE_MAX) return exec_error(c.where, "scratch need too large");
+  TRTX_ASSIGN_OR_RETURN(void* scratch, handle.scratch->acquire(c.dev, static_cast<size_t>(need), c.stream));
   // Every acquire is followed by release_after, also when the enqueue fails
   // (a provider may refuse the next acquire until it is).
-  Status enqueued = handle.engine->enqueue(bindings, scratch, need, stream, where);
-  Status recorded = enqueued.ok() ? dev.record(handle.scratch_done, stream) : ok_status();
+  Status enqueued = handle.engine->enqueue(c.bindings, scratch, need, c.stream, c.where);
+  Status recorded = enqueued.ok() ? c.dev.record(handle.scratch_done, c.stream) : ok_status();
   handle.scratch->release_after(enqueued.ok() && recorded.ok() ? handle.scratch_done : runtime::EventRef{});
   TRTX_CHECK_OK(enqueued);
   TRTX_CHECK_OK(recorded);
   handle.info.scratch_bytes = need;
   handle.info.scratch_capacity = handle.scratch->capacity();
+  return ok_status();
+}
 
+Status copy_back(Call& c) {
   // A staged aliased output is a separate argument: the engine's in-place
   // write is reflected into it, and that pending reflect forces the sync.
-  for (const auto& r : reflects)
-    TRTX_CHECK_OK(dev.copy(r.dst, r.dst_p, r.src, Placement::Device, r.n, stream, &copies));
-  for (const auto& o : host_outputs) {
-    TRTX_CHECK_OK(dev.copy(o.dst, Placement::Host, o.src, Placement::Device, o.n, stream, &copies));
+  for (const auto& r : c.reflects)
+    TRTX_CHECK_OK(c.dev.copy(r.dst, r.dst_p, r.src, Placement::Device, r.n, c.stream, &c.copies));
+  for (const auto& o : c.host_outputs) {
+    TRTX_CHECK_OK(c.dev.copy(o.dst, Placement::Host, o.src, Placement::Device, o.n, c.stream, &c.copies));
   }
+  DelegateInfo& info = c.handle.info;
+  ++info.executes;
+  info.copies.h2d_bytes += c.copies.h2d_bytes;
+  info.copies.d2h_bytes += c.copies.d2h_bytes;
+  info.copies.d2d_bytes += c.copies.d2d_bytes;
+  trtx::et::device_allocator().add_traffic(c.copies);
+  return ok_status();
+}
 
-  ++handle.info.executes;
-  handle.info.copies.h2d_bytes += copies.h2d_bytes;
-  handle.info.copies.d2h_bytes += copies.d2h_bytes;
-  handle.info.copies.d2d_bytes += copies.d2d_bytes;
-  trtx::et::device_allocator().add_traffic(copies);
-
-  const bool must_sync = host_staging || !reflects.empty() || !caller.has_value();
+Status finish(Call& c) {
+  TrtHandle& handle = c.handle;
+  const bool must_sync = c.host_staging || !c.reflects.empty() || !c.caller.has_value();
   if (must_sync) {
-    TRTX_CHECK_OK(dev.synchronize(stream));
+    TRTX_CHECK_OK(c.dev.synchronize(c.stream));
     ++handle.info.syncs_performed;
-    return handle.engine->check_deferred(where);
+    return handle.engine->check_deferred(c.where);
   }
   // Zero-copy under a caller stream: the caller orders everything after this
   // enqueue on its stream; the event lets the next execute and teardown
   // order themselves after it too.
-  TRTX_CHECK_OK(dev.record(handle.inflight, stream));
+  TRTX_CHECK_OK(c.dev.record(handle.inflight, c.stream));
   handle.inflight_pending = true;
   ++handle.info.syncs_skipped;
   return ok_status();
+}
+
+}  // namespace
+
+Status execute_handle(TrtHandle& handle, et::Span<et::EValue*> argv) {
+  // Elision is read from the argument count alone, never from a flag.
+  TRTX_ASSIGN_OR_RETURN(Elision mode, elision_of(handle, argv.size()));
+  TRTX_CHECK_OK(check_stamp(handle, mode));
+  if (handle.info.elision.empty()) handle.info.elision = elision_name(mode);
+  Call c(handle, mode);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    TRTX_ASSIGN_OR_RETURN(Arg a, read_arg(argv[i], i, c.dev.device_index(), c.where));
+    c.args.push_back(std::move(a));
+  }
+
+  // The engine's kernels launch on its own device, whichever device the
+  // calling thread is on; the caller's device is put back on return.
+  runtime::DeviceScope scope(c.dev.target(), c.dev.device_index());
+  TRTX_CHECK_OK(Status(scope.status()));
+  TRTX_CHECK_OK(pick_stream(c));
+  c.bindings.resize(c.blob.bindings.size());
+
+  // Wait for the previous enqueue whose sync was skipped, before anything of
+  // this execute touches memory it may still use.
+  if (handle.inflight_pending) {
+    TRTX_CHECK_OK(c.dev.wait(c.stream, handle.inflight));
+    handle.inflight_pending = false;
+    ++handle.info.waits;
+  }
+
+  std::vector<Placement> input_placement(c.blob.bindings.size(), Placement::Host);
+  TRTX_CHECK_OK(bind_inputs(c, input_placement));
+  TRTX_CHECK_OK(bind_outputs(c, input_placement));
+  TRTX_CHECK_OK(enqueue(c));
+  TRTX_CHECK_OK(copy_back(c));
+  return finish(c);
 }
 
 }  // namespace trtx::backend

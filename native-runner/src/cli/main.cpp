@@ -42,8 +42,171 @@ int usage(const std::string& msg) {
   return 2;
 }
 
+using trtx::cli::DeviceChoice;
+using trtx::cli::RunOptions;
+
+// One word of two for a --flag a|b option: the value of the word given, or
+// false when the value is neither (or missing: v is null at the end of argv).
+template <typename T>
+bool pick(const char* v, const char* a, T value_a, const char* b, T value_b, T& out) {
+  if (v != nullptr && std::strcmp(v, a) == 0) {
+    out = value_a;
+  } else if (v != nullptr && std::strcmp(v, b) == 0) {
+    out = value_b;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The options of `run`. Each reads its value (null when argv ends before it)
+// into the options and returns the usage message of a bad one, empty when good.
+std::string read_method(RunOptions& o, const char* v) {
+  if (v == nullptr || *v == '\0') return "--method needs a NAME";
+  for (const auto& m : o.methods) {
+    if (m == v) return std::string("--method ") + v + " given twice";
+  }
+  o.methods.emplace_back(v);
+  return "";
+}
+
+std::string read_steps(RunOptions& o, const char* v) {
+  if (v == nullptr) return "--steps needs N";
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (*v == '\0' || *end != '\0' || n < 1 || n > 1000000) return "--steps takes an integer from 1 to 1000000";
+  o.steps = static_cast<int>(n);
+  return "";
+}
+
+std::string read_caller_stream(RunOptions& o, const char* v) {
+  return pick(v, "on", true, "off", false, o.caller_stream) ? "" : "--caller-stream takes on or off";
+}
+
+std::string read_budget(RunOptions& o, const char* v) {
+  if (v == nullptr) return "--budget needs BYTES";
+  auto b = trtx::backend::parse_budget_bytes(v, "--budget");
+  if (!b.ok()) return "--budget: " + b.failure().message;
+  o.budget = b.get();
+  return "";
+}
+
+std::string read_device(RunOptions& o, const char* v) {
+  return pick(v, "cpu", DeviceChoice::Cpu, "cuda", DeviceChoice::Cuda, o.device) ? "" : "--device takes cpu or cuda";
+}
+
+std::string read_arena_fill(RunOptions& o, const char* v) {
+  using trtx::et::ArenaFill;
+  return pick(v, "poison", ArenaFill::Poison, "none", ArenaFill::None, o.arena_fill)
+             ? ""
+             : "--arena-fill takes poison or none";
+}
+
+std::string read_trt_runtime(RunOptions& o, const char* v) {
+  using trtx::backend::TrtContract;
+  return pick(v, "zero-copy", TrtContract::ZeroCopy, "stock", TrtContract::Stock, o.contract)
+             ? ""
+             : "--trt-runtime takes zero-copy or stock";
+}
+
+std::string read_verification(RunOptions& o, const char* v) {
+  return pick(v, "internal", false, "minimal", true, o.minimal_verification)
+             ? ""
+             : "--verification takes internal or minimal";
+}
+
+std::string read_max_planned_bytes(RunOptions& o, const char* v) {
+  if (v == nullptr) return "--max-planned-bytes needs BYTES";
+  auto b = trtx::parse_byte_count_option(v, "--max-planned-bytes");
+  if (!b.ok()) return b.failure().message;
+  o.max_planned_bytes = b.get();
+  return "";
+}
+
+// A non-empty path; `usage` names the option and what it takes.
+std::string read_path(std::string& out, const char* v, const char* usage) {
+  if (v == nullptr || *v == '\0') return usage;
+  out = v;
+  return "";
+}
+
+struct Option {
+  const char* name;
+  bool takes_value;
+  std::string (*read)(RunOptions& o, const char* v);
+};
+
+const Option kOptions[] = {
+    {"--method", true, read_method},
+    {"--steps", true, read_steps},
+    {"--caller-stream", true, read_caller_stream},
+    {"--budget", true, read_budget},
+    {"--fresh-state", false,
+     [](RunOptions& o, const char*) {
+       o.fresh_state = true;
+       return std::string();
+     }},
+    {"--cold-pool", false,
+     [](RunOptions& o, const char*) {
+       o.cold_pool = true;
+       return std::string();
+     }},
+    {"--shared-scratch", false,
+     [](RunOptions& o, const char*) {
+       o.shared_scratch = true;
+       return std::string();
+     }},
+    {"--device", true, read_device},
+    {"--arena-fill", true, read_arena_fill},
+    {"--init-device-buffers", false,
+     [](RunOptions& o, const char*) {
+       o.init_device_buffers = true;
+       return std::string();
+     }},
+    {"--share-arenas", false,
+     [](RunOptions& o, const char*) {
+       o.share_arenas = true;
+       return std::string();
+     }},
+    {"--trt-runtime", true, read_trt_runtime},
+    {"--verification", true, read_verification},
+    {"--max-planned-bytes", true, read_max_planned_bytes},
+    {"--report", true, [](RunOptions& o, const char* v) { return read_path(o.report_path, v, "--report needs FILE"); }},
+    {"--backend-lib", true,
+     [](RunOptions& o, const char* v) { return read_path(o.backend_lib, v, "--backend-lib needs PATH"); }},
+    {"--inputs", true, [](RunOptions& o, const char* v) { return read_path(o.inputs_path, v, "--inputs needs FILE"); }},
+    {"--outputs", true,
+     [](RunOptions& o, const char* v) { return read_path(o.outputs_path, v, "--outputs needs FILE"); }},
+};
+
+// `run PROGRAM [options]`: the options from the table, one PROGRAM.
+int run_subcommand(int argc, char** argv) {
+  RunOptions o;
+  bool have_program = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    const Option* option = nullptr;
+    for (const Option& candidate : kOptions) {
+      if (a == candidate.name) option = &candidate;
+    }
+    if (option != nullptr) {
+      const char* v = option->takes_value && i + 1 < argc ? argv[++i] : nullptr;
+      std::string bad = option->read(o, v);
+      if (!bad.empty()) return usage(bad);
+    } else if (!a.empty() && a[0] == '-') {
+      return usage("unknown option '" + a + "'");
+    } else if (!have_program) {
+      o.program = a;
+      have_program = true;
+    } else {
+      return usage("more than one PROGRAM given");
+    }
+  }
+  if (!have_program) return usage("run needs PROGRAM.pte");
+  return trtx::cli::run_command(o);
+}
+
 int run_main(int argc, char** argv) {
-  using trtx::cli::DeviceChoice;
   if (argc < 2) return usage("");
   std::string cmd = argv[1];
   if (cmd == "--version") {
@@ -59,118 +222,7 @@ int run_main(int argc, char** argv) {
     return trtx::cli::parse_blob_vectors_command(argv[2]);
   }
   if (cmd != "run") return usage("unknown command '" + cmd + "'");
-
-  trtx::cli::RunOptions o;
-  bool have_program = false;
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&](const char* flag) -> const char* {
-      if (i + 1 >= argc) return nullptr;
-      (void)flag;
-      return argv[++i];
-    };
-    if (a == "--method") {
-      const char* v = next("--method");
-      if (v == nullptr || *v == '\0') return usage("--method needs a NAME");
-      for (const auto& m : o.methods) {
-        if (m == v) return usage(std::string("--method ") + v + " given twice");
-      }
-      o.methods.emplace_back(v);
-    } else if (a == "--steps") {
-      const char* v = next("--steps");
-      if (v == nullptr) return usage("--steps needs N");
-      char* end = nullptr;
-      long n = std::strtol(v, &end, 10);
-      if (*v == '\0' || *end != '\0' || n < 1 || n > 1000000)
-        return usage("--steps takes an integer from 1 to 1000000");
-      o.steps = static_cast<int>(n);
-    } else if (a == "--caller-stream") {
-      const char* v = next("--caller-stream");
-      if (v == nullptr || (std::strcmp(v, "on") != 0 && std::strcmp(v, "off") != 0)) {
-        return usage("--caller-stream takes on or off");
-      }
-      o.caller_stream = std::strcmp(v, "on") == 0;
-    } else if (a == "--budget") {
-      const char* v = next("--budget");
-      if (v == nullptr) return usage("--budget needs BYTES");
-      auto b = trtx::backend::parse_budget_bytes(v, "--budget");
-      if (!b.ok()) return usage("--budget: " + b.failure().message);
-      o.budget = b.get();
-    } else if (a == "--fresh-state") {
-      o.fresh_state = true;
-    } else if (a == "--cold-pool") {
-      o.cold_pool = true;
-    } else if (a == "--shared-scratch") {
-      o.shared_scratch = true;
-    } else if (a == "--device") {
-      const char* v = next("--device");
-      if (v != nullptr && std::strcmp(v, "cpu") == 0) {
-        o.device = DeviceChoice::Cpu;
-      } else if (v != nullptr && std::strcmp(v, "cuda") == 0) {
-        o.device = DeviceChoice::Cuda;
-      } else {
-        return usage("--device takes cpu or cuda");
-      }
-    } else if (a == "--arena-fill") {
-      const char* v = next("--arena-fill");
-      if (v != nullptr && std::strcmp(v, "poison") == 0) {
-        o.arena_fill = trtx::et::ArenaFill::Poison;
-      } else if (v != nullptr && std::strcmp(v, "none") == 0) {
-        o.arena_fill = trtx::et::ArenaFill::None;
-      } else {
-        return usage("--arena-fill takes poison or none");
-      }
-    } else if (a == "--init-device-buffers") {
-      o.init_device_buffers = true;
-    } else if (a == "--share-arenas") {
-      o.share_arenas = true;
-    } else if (a == "--trt-runtime") {
-      const char* v = next("--trt-runtime");
-      if (v != nullptr && std::strcmp(v, "zero-copy") == 0) {
-        o.contract = trtx::backend::TrtContract::ZeroCopy;
-      } else if (v != nullptr && std::strcmp(v, "stock") == 0) {
-        o.contract = trtx::backend::TrtContract::Stock;
-      } else {
-        return usage("--trt-runtime takes zero-copy or stock");
-      }
-    } else if (a == "--verification") {
-      const char* v = next("--verification");
-      if (v != nullptr && std::strcmp(v, "internal") == 0) {
-        o.minimal_verification = false;
-      } else if (v != nullptr && std::strcmp(v, "minimal") == 0) {
-        o.minimal_verification = true;
-      } else {
-        return usage("--verification takes internal or minimal");
-      }
-    } else if (a == "--max-planned-bytes") {
-      const char* v = next("--max-planned-bytes");
-      if (v == nullptr) return usage("--max-planned-bytes needs BYTES");
-      auto b = trtx::parse_byte_count_option(v, "--max-planned-bytes");
-      if (!b.ok()) return usage(b.failure().message);
-      o.max_planned_bytes = b.get();
-    } else if (a == "--report") {
-      const char* v = next("--report");
-      if (v == nullptr || *v == '\0') return usage("--report needs FILE");
-      o.report_path = v;
-    } else if (a == "--backend-lib") {
-      const char* v = next("--backend-lib");
-      if (v == nullptr || *v == '\0') return usage("--backend-lib needs PATH");
-      o.backend_lib = v;
-    } else if (a == "--inputs" || a == "--outputs") {
-      const char* v = next(a.c_str());
-      if (v == nullptr || *v == '\0') return usage(a + " needs FILE");
-      (a == "--inputs" ? o.inputs_path : o.outputs_path) = v;
-    } else if (!a.empty() && a[0] == '-') {
-      return usage("unknown option '" + a + "'");
-    } else if (!have_program) {
-      o.program = a;
-      have_program = true;
-    } else {
-      return usage("more than one PROGRAM given");
-    }
-  }
-  if (!have_program) return usage("run needs PROGRAM.pte");
-  return trtx::cli::run_command(o);
+  return run_subcommand(argc, argv);
 }
 
 }  // namespace

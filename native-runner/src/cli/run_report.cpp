@@ -158,34 +158,8 @@ void write_device_arenas(JsonWriter& w, const RunOptions& o, runtime::Target tar
   w.end_object();
 }
 
-}  // namespace
-
-DelegateStep delegate_step(size_t index, const backend::DelegateInfo& now, const backend::DelegateInfo* b) {
-  DelegateStep ds;
-  ds.index = index;
-  ds.elision = now.elision;
-  ds.syncs_performed = now.syncs_performed - (b ? b->syncs_performed : 0);
-  ds.syncs_skipped = now.syncs_skipped - (b ? b->syncs_skipped : 0);
-  ds.waits = now.waits - (b ? b->waits : 0);
-  ds.copies.h2d_bytes = now.copies.h2d_bytes - (b ? b->copies.h2d_bytes : 0);
-  ds.copies.d2h_bytes = now.copies.d2h_bytes - (b ? b->copies.d2h_bytes : 0);
-  ds.copies.d2d_bytes = now.copies.d2d_bytes - (b ? b->copies.d2d_bytes : 0);
-  return ds;
-}
-
-int exit_code_of(const Report& r) {
-  int code = 0;
-  for (const auto& e : r.errors) {
-    const int c = error_exit_code(e.code);
-    if (code == 0 || c == 3) code = c;
-  }
-  return code;
-}
-
-std::string render_report(const Report& r, const RunOptions& o, int exit_code, const RunnerMemory* memory) {
-  JsonWriter w;
-  w.begin_object();
-  w.field("schema", "trtx.runner-report/2");
+// What ran: the runner, the backend, the program and the device.
+void write_what_ran(JsonWriter& w, const Report& r) {
   w.key("runner");
   w.begin_object();
   w.field("version", kRunnerVersion);
@@ -218,6 +192,9 @@ std::string render_report(const Report& r, const RunOptions& o, int exit_code, c
     w.field_null("index");
   }
   w.end_object();
+}
+
+void write_options(JsonWriter& w, const RunOptions& o) {
   w.key("options");
   w.begin_object();
   w.field_strings("methods", o.methods);
@@ -232,11 +209,9 @@ std::string render_report(const Report& r, const RunOptions& o, int exit_code, c
   w.field("share_arenas", o.share_arenas);
   w.field("trt_runtime", o.contract == backend::TrtContract::Stock ? "stock" : "zero-copy");
   w.end_object();
-  w.key("memory");
-  w.begin_object();
-  if (memory != nullptr) memory->write_sections(w);
-  write_device_arenas(w, o, r.device_kind == "cuda" ? runtime::Target::Cuda : runtime::Target::Host);
-  w.end_object();
+}
+
+void write_methods(JsonWriter& w, const Report& r) {
   w.key("methods");
   w.begin_array();
   for (const auto& m : r.methods) {
@@ -254,6 +229,9 @@ std::string render_report(const Report& r, const RunOptions& o, int exit_code, c
     w.end_object();
   }
   w.end_array();
+}
+
+void write_errors(JsonWriter& w, const Report& r) {
   w.key("errors");
   w.begin_array();
   for (const auto& e : r.errors) {
@@ -264,6 +242,45 @@ std::string render_report(const Report& r, const RunOptions& o, int exit_code, c
     w.end_object();
   }
   w.end_array();
+}
+
+}  // namespace
+
+DelegateStep delegate_step(size_t index, const backend::DelegateInfo& now, const backend::DelegateInfo* b) {
+  DelegateStep ds;
+  ds.index = index;
+  ds.elision = now.elision;
+  ds.syncs_performed = now.syncs_performed - (b ? b->syncs_performed : 0);
+  ds.syncs_skipped = now.syncs_skipped - (b ? b->syncs_skipped : 0);
+  ds.waits = now.waits - (b ? b->waits : 0);
+  ds.copies.h2d_bytes = now.copies.h2d_bytes - (b ? b->copies.h2d_bytes : 0);
+  ds.copies.d2h_bytes = now.copies.d2h_bytes - (b ? b->copies.d2h_bytes : 0);
+  ds.copies.d2d_bytes = now.copies.d2d_bytes - (b ? b->copies.d2d_bytes : 0);
+  return ds;
+}
+
+int exit_code_of(const Report& r) {
+  int code = 0;
+  for (const auto& e : r.errors) {
+    const int c = error_exit_code(e.code);
+    if (code == 0 || c == 3) code = c;
+  }
+  return code;
+}
+
+std::string render_report(const Report& r, const RunOptions& o, int exit_code, const RunnerMemory* memory) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", "trtx.runner-report/2");
+  write_what_ran(w, r);
+  write_options(w, o);
+  w.key("memory");
+  w.begin_object();
+  if (memory != nullptr) memory->write_sections(w);
+  write_device_arenas(w, o, r.device_kind == "cuda" ? runtime::Target::Cuda : runtime::Target::Host);
+  w.end_object();
+  write_methods(w, r);
+  write_errors(w, r);
   w.field("ok", exit_code == 0);
   w.field("exit_code", exit_code);
   w.end_object();

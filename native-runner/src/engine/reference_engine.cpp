@@ -96,6 +96,80 @@ Result<uint64_t> declared_scratch_bytes(const RefEngine& engine, const std::vect
   return declared + engine.scratch_per_unit * extent;
 }
 
+namespace {
+
+// One synthetic step (`at` names it): its operation and the bindings it reads
+// and writes, each checked against the engine's inputs and outputs.
+Result<RefStep> read_step(const rfb::Step* step, const std::string& at, const std::vector<bool>& is_input,
+                          const std::string& where) {
+  RefStep r;
+  if (step->op() == nullptr) return format_error(where, at + " has no operation");
+  switch (step->op_type()) {
+    case rfb::Op::Affine: {
+      const auto* op = step->op_as_Affine();
+      r.kind = RefStep::Kind::Affine;
+      r.a = op->input();
+      r.b = op->output();
+      r.scale = op->scale();
+      r.bias = op->bias();
+      TRTX_CHECK_OK(check_binding(r.a, is_input, -1, where, at + " Affine.input"));
+      TRTX_CHECK_OK(check_binding(r.b, is_input, 0, where, at + " Affine.output"));
+      break;
+    }
+    case rfb::Op::KvWrite: {
+      const auto* op = step->op_as_KvWrite();
+      r.kind = RefStep::Kind::KvWrite;
+      r.a = op->cache();
+      r.b = op->position();
+      r.c = op->source();
+      r.seq_dim = op->seq_dim();
+      r.salt = op->salt();
+      TRTX_CHECK_OK(check_binding(r.a, is_input, 1, where, at + " KvWrite.cache"));
+      TRTX_CHECK_OK(check_binding(r.b, is_input, 1, where, at + " KvWrite.position"));
+      TRTX_CHECK_OK(check_binding(r.c, is_input, -1, where, at + " KvWrite.source"));
+      break;
+    }
+    case rfb::Op::Attend: {
+      const auto* op = step->op_as_Attend();
+      r.kind = RefStep::Kind::Attend;
+      if (op->caches() == nullptr || op->caches()->size() == 0) {
+        return format_error(where, at + " Attend lists no caches");
+      }
+      if (op->caches()->size() > static_cast<flatbuffers::uoffset_t>(AttendPlan::kMaxCaches)) {
+        return format_error(where,
+                            at + " Attend lists more than " + std::to_string(AttendPlan::kMaxCaches) + " caches");
+      }
+      for (flatbuffers::uoffset_t k = 0; k < op->caches()->size(); ++k) {
+        r.caches.push_back(op->caches()->Get(k));
+        TRTX_CHECK_OK(
+            check_binding(r.caches.back(), is_input, 1, where, at + " Attend.caches[" + std::to_string(k) + "]"));
+      }
+      r.a = op->query();
+      r.b = op->output();
+      TRTX_CHECK_OK(check_binding(r.a, is_input, -1, where, at + " Attend.query"));
+      TRTX_CHECK_OK(check_binding(r.b, is_input, 0, where, at + " Attend.output"));
+      break;
+    }
+    case rfb::Op::RingShift: {
+      const auto* op = step->op_as_RingShift();
+      r.kind = RefStep::Kind::RingShift;
+      r.a = op->state_in();
+      r.b = op->source();
+      r.c = op->state_out();
+      TRTX_CHECK_OK(check_binding(r.a, is_input, 1, where, at + " RingShift.state_in"));
+      TRTX_CHECK_OK(check_binding(r.b, is_input, -1, where, at + " RingShift.source"));
+      TRTX_CHECK_OK(check_binding(r.c, is_input, 0, where, at + " RingShift.state_out"));
+      break;
+    }
+    default:
+      return format_error(where, at + " has no operation or one this runner does not know (" +
+                                     std::to_string(static_cast<int>(step->op_type())) + ")");
+  }
+  return r;
+}
+
+}  // namespace
+
 Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const std::vector<bool>& is_input,
                                          const std::string& where) {
   if (size < 8 || !rfb::EngineBufferHasIdentifier(data)) {
@@ -151,69 +225,7 @@ Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const
     for (flatbuffers::uoffset_t i = 0; i < e->steps()->size(); ++i) {
       const rfb::Step* step = e->steps()->Get(i);
       std::string at = "steps[" + std::to_string(i) + "]";
-      RefStep r;
-      if (step->op() == nullptr) return format_error(where, at + " has no operation");
-      switch (step->op_type()) {
-        case rfb::Op::Affine: {
-          const auto* op = step->op_as_Affine();
-          r.kind = RefStep::Kind::Affine;
-          r.a = op->input();
-          r.b = op->output();
-          r.scale = op->scale();
-          r.bias = op->bias();
-          TRTX_CHECK_OK(check_binding(r.a, is_input, -1, where, at + " Affine.input"));
-          TRTX_CHECK_OK(check_binding(r.b, is_input, 0, where, at + " Affine.output"));
-          break;
-        }
-        case rfb::Op::KvWrite: {
-          const auto* op = step->op_as_KvWrite();
-          r.kind = RefStep::Kind::KvWrite;
-          r.a = op->cache();
-          r.b = op->position();
-          r.c = op->source();
-          r.seq_dim = op->seq_dim();
-          r.salt = op->salt();
-          TRTX_CHECK_OK(check_binding(r.a, is_input, 1, where, at + " KvWrite.cache"));
-          TRTX_CHECK_OK(check_binding(r.b, is_input, 1, where, at + " KvWrite.position"));
-          TRTX_CHECK_OK(check_binding(r.c, is_input, -1, where, at + " KvWrite.source"));
-          break;
-        }
-        case rfb::Op::Attend: {
-          const auto* op = step->op_as_Attend();
-          r.kind = RefStep::Kind::Attend;
-          if (op->caches() == nullptr || op->caches()->size() == 0) {
-            return format_error(where, at + " Attend lists no caches");
-          }
-          if (op->caches()->size() > static_cast<flatbuffers::uoffset_t>(AttendPlan::kMaxCaches)) {
-            return format_error(where,
-                                at + " Attend lists more than " + std::to_string(AttendPlan::kMaxCaches) + " caches");
-          }
-          for (flatbuffers::uoffset_t k = 0; k < op->caches()->size(); ++k) {
-            r.caches.push_back(op->caches()->Get(k));
-            TRTX_CHECK_OK(
-                check_binding(r.caches.back(), is_input, 1, where, at + " Attend.caches[" + std::to_string(k) + "]"));
-          }
-          r.a = op->query();
-          r.b = op->output();
-          TRTX_CHECK_OK(check_binding(r.a, is_input, -1, where, at + " Attend.query"));
-          TRTX_CHECK_OK(check_binding(r.b, is_input, 0, where, at + " Attend.output"));
-          break;
-        }
-        case rfb::Op::RingShift: {
-          const auto* op = step->op_as_RingShift();
-          r.kind = RefStep::Kind::RingShift;
-          r.a = op->state_in();
-          r.b = op->source();
-          r.c = op->state_out();
-          TRTX_CHECK_OK(check_binding(r.a, is_input, 1, where, at + " RingShift.state_in"));
-          TRTX_CHECK_OK(check_binding(r.b, is_input, -1, where, at + " RingShift.source"));
-          TRTX_CHECK_OK(check_binding(r.c, is_input, 0, where, at + " RingShift.state_out"));
-          break;
-        }
-        default:
-          return format_error(where, at + " has no operation or one this runner does not know (" +
-                                         std::to_string(static_cast<int>(step->op_type())) + ")");
-      }
+      TRTX_ASSIGN_OR_RETURN(RefStep r, read_step(step, at, is_input, where));
       out.steps.push_back(std::move(r));
     }
   }

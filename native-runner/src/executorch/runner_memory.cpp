@@ -171,6 +171,18 @@ Status RunnerMemory::teardown() {
 }
 
 void RunnerMemory::write_sections(JsonWriter& w) const {
+  write_pool(w);
+  w.key("scratch");
+  w.begin_object();
+  if (!options_.shared_scratch || !shared_) {
+    write_private_scratch(w);
+  } else {
+    write_shared_scratch(w);
+  }
+  w.end_object();
+}
+
+void RunnerMemory::write_pool(JsonWriter& w) const {
   w.key("pool");
   w.begin_object();
   if (!warm_) {
@@ -210,76 +222,75 @@ void RunnerMemory::write_sections(JsonWriter& w) const {
   }
   w.end_array();
   w.end_object();
+}
 
-  w.key("scratch");
-  w.begin_object();
-  if (!options_.shared_scratch || !shared_) {
-    PrivateScratchTally& t = *tally_;
-    std::lock_guard<std::mutex> lock(t.mutex);
-    // Shared scratch asked for but never built (the run stopped before any
-    // method loaded) reports what was asked, holding nothing.
-    w.field("mode", options_.shared_scratch ? "shared" : "private");
-    w.field("reclaim", options_.shared_scratch);
-    w.field_null("warmup_executes");
-    w.field_null("shrink_after");
-    w.field("peak_bytes", t.peak_bytes);
-    w.field("peak_buffers", t.peak_buffers);
-    w.key("devices");
-    w.begin_array();
-    w.end_array();
-    w.key("capacity_events");
-    w.begin_array();
-    w.end_array();
-    w.field("handoff_failures", uint64_t{0});
-  } else {
-    const SharedSnapshot snap = shared_final_.has_value() ? *shared_final_ : snapshot_shared();
-    uint64_t peak = 0, buffers = 0;
-    for (const auto& d : snap.devices) {
-      peak += d.peakCapacity;
-      if (d.peakCapacity > 0) ++buffers;
-    }
-    w.field("mode", "shared");
-    w.field("reclaim", true);
-    w.field("warmup_executes", warmup_executes_);
-    w.field("shrink_after", uint64_t{memory::SharedScratchOptions().shrinkAfter});
-    w.field("peak_bytes", peak);
-    w.field("peak_buffers", buffers);
-    w.key("devices");
-    w.begin_array();
-    for (const auto& d : snap.devices) {
-      w.begin_object();
-      w.field("device", d.device);
-      w.field("capacity", uint64_t{d.capacity});
-      w.field("peak_capacity", uint64_t{d.peakCapacity});
-      if (d.floorFrozen) {
-        w.field("floor", uint64_t{d.floor});
-      } else {
-        w.field_null("floor");
-      }
-      w.field("executes", d.executes);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("capacity_events");
-    w.begin_array();
-    for (const auto& e : snap.events) {
-      w.begin_object();
-      w.field("device", e.device);
-      w.field("execute_index", e.executeIndex);
-      w.field("from", uint64_t{e.from});
-      w.field("to", uint64_t{e.to});
-      w.field("reason", memory::toString(e.reason));
-      if (e.detail.empty()) {
-        w.field_null("detail");
-      } else {
-        w.field("detail", e.detail);
-      }
-      w.end_object();
-    }
-    w.end_array();
-    w.field("handoff_failures", snap.handoff_failures);
+void RunnerMemory::write_private_scratch(JsonWriter& w) const {
+  PrivateScratchTally& t = *tally_;
+  std::lock_guard<std::mutex> lock(t.mutex);
+  // Shared scratch asked for but never built (the run stopped before any
+  // method loaded) reports what was asked, holding nothing.
+  w.field("mode", options_.shared_scratch ? "shared" : "private");
+  w.field("reclaim", options_.shared_scratch);
+  w.field_null("warmup_executes");
+  w.field_null("shrink_after");
+  w.field("peak_bytes", t.peak_bytes);
+  w.field("peak_buffers", t.peak_buffers);
+  w.key("devices");
+  w.begin_array();
+  w.end_array();
+  w.key("capacity_events");
+  w.begin_array();
+  w.end_array();
+  w.field("handoff_failures", uint64_t{0});
+}
+
+void RunnerMemory::write_shared_scratch(JsonWriter& w) const {
+  const SharedSnapshot snap = shared_final_.has_value() ? *shared_final_ : snapshot_shared();
+  uint64_t peak = 0, buffers = 0;
+  for (const auto& d : snap.devices) {
+    peak += d.peakCapacity;
+    if (d.peakCapacity > 0) ++buffers;
   }
-  w.end_object();
+  w.field("mode", "shared");
+  w.field("reclaim", true);
+  w.field("warmup_executes", warmup_executes_);
+  w.field("shrink_after", uint64_t{memory::SharedScratchOptions().shrinkAfter});
+  w.field("peak_bytes", peak);
+  w.field("peak_buffers", buffers);
+  w.key("devices");
+  w.begin_array();
+  for (const auto& d : snap.devices) {
+    w.begin_object();
+    w.field("device", d.device);
+    w.field("capacity", uint64_t{d.capacity});
+    w.field("peak_capacity", uint64_t{d.peakCapacity});
+    if (d.floorFrozen) {
+      w.field("floor", uint64_t{d.floor});
+    } else {
+      w.field_null("floor");
+    }
+    w.field("executes", d.executes);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("capacity_events");
+  w.begin_array();
+  for (const auto& e : snap.events) {
+    w.begin_object();
+    w.field("device", e.device);
+    w.field("execute_index", e.executeIndex);
+    w.field("from", uint64_t{e.from});
+    w.field("to", uint64_t{e.to});
+    w.field("reason", memory::toString(e.reason));
+    if (e.detail.empty()) {
+      w.field_null("detail");
+    } else {
+      w.field("detail", e.detail);
+    }
+    w.end_object();
+  }
+  w.end_array();
+  w.field("handoff_failures", snap.handoff_failures);
 }
 
 }  // namespace trtx::integration

@@ -80,6 +80,12 @@ class RunnerMemory {
   uint64_t pool_api_calls() const { return warm_ ? warm_->report().apiCalls : 0; }
 
  private:
+  // The steps of write_sections: the pool member, then the scratch member of
+  // private scratch (or shared scratch asked for but never built) or shared.
+  void write_pool(JsonWriter& w) const;
+  void write_private_scratch(JsonWriter& w) const;
+  void write_shared_scratch(JsonWriter& w) const;
+
   // Declared first so that they are destroyed last: the registry and the
   // warm pool below still call them while they are torn down.
   std::unique_ptr<memory::Allocator> own_allocator_;
