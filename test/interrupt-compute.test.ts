@@ -1,10 +1,12 @@
 // Ctrl-C and SIGTERM end a command whatever it computes (issue 27 item 10).
 // A JavaScript handler cannot run while the event loop is busy, so trtx
 // installs its handlers only while something is registered for cleanup
-// (src/util/cleanup.ts); `diff --html` of a program with 150,000 planned
+// (src/util/cleanup.ts); `diff --html` of a program with 300,000 planned
 // tensors against itself computes for many seconds with nothing registered
 // (two memory plans, one page), and a signal ends it at once, leaving no
-// page and no temporary file. (Before, it ignored the signal until the page
+// page and no temporary file. The size keeps the work well past the 10 s the
+// test waits: 23.6 s on an idle 2-core machine (150,000 took 8.4 s and ended
+// before the signal in CI). (Before, it ignored the signal until the page
 // was built.)
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
@@ -25,7 +27,7 @@ beforeAll(async () => {
     const plan = p.executionPlan[0];
     const planned = plan.values.find((v) => v.type === 'Tensor' && v.tensor.allocationInfo);
     if (!planned) throw new Error('no planned tensor');
-    for (let i = 0; i < 150_000; i++) plan.values.push(structuredClone(planned));
+    for (let i = 0; i < 300_000; i++) plan.values.push(structuredClone(planned));
   });
 }, 120_000);
 
