@@ -6,11 +6,10 @@
 // --max-planned-bytes); `size` (8GiB) is the trtx CLI's, converted to decimal
 // bytes before anything reaches the runner, and `request` is the bridge's.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "support/check.h"
+#include "support/shared_vectors.h"
 #include "trtx/runtime/byte_count.h"
 #include "trtx/runtime/json.h"
 
@@ -48,14 +47,8 @@ std::string string_at(const json::Value& v, const char* key) {
 }  // namespace
 
 TEST(every_shared_vector_is_read_as_the_other_readers_read_it) {
-  std::ifstream f(g_path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  auto doc = json::parse(ss.str());
-  CHECK_OK(doc);
-  if (!doc.ok()) return;
-  const json::Value* vectors = doc->find("vectors");
-  CHECK(vectors != nullptr && vectors->array.size() > 40);
+  json::Value doc;
+  const json::Value* vectors = trtx::test::shared_vectors(g_path, doc, 40);
   if (vectors == nullptr) return;
   int accepted = 0;
   for (const json::Value& v : vectors->array) {

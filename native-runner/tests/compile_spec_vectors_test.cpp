@@ -6,12 +6,11 @@
 // warnings have no counterpart (the runner reads, it does not advise), and a
 // cpu target_device leaves target_device unset.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "support/check.h"
+#include "support/shared_vectors.h"
 #include "trtx/backend/compile_specs.h"
 #include "trtx/runtime/json.h"
 
@@ -54,14 +53,8 @@ void check_decoded(const std::string& name, const trtx::backend::TrtCompileSpecs
 }  // namespace
 
 TEST(every_shared_vector_is_judged_as_the_typescript_reader_judges_it) {
-  std::ifstream f(g_path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  auto doc = json::parse(ss.str());
-  CHECK_OK(doc);
-  if (!doc.ok()) return;
-  const json::Value* vectors = doc->find("vectors");
-  CHECK(vectors != nullptr && vectors->array.size() > 40);
+  json::Value doc;
+  const json::Value* vectors = trtx::test::shared_vectors(g_path, doc, 40);
   if (vectors == nullptr) return;
   for (const json::Value& v : vectors->array) {
     const std::string name = string_at(v, "name") != nullptr ? string_at(v, "name")->string : "?";
