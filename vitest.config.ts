@@ -3,16 +3,18 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Vitest runs the files it has no timing for largest first. The zoo's three
- * files are three lines each (their body is test/helpers/zoo-suite.ts) but
- * hold ten exports, so on a fresh clone (CI) they started last and ended the
- * run alone; they go first, the rest in vitest's order.
+ * Vitest runs the files it has no timing for (a fresh clone: CI) largest
+ * first. Some small files hold most of the suite's work in child processes:
+ * the real-ExecuTorch suites (test/real-*.test.ts; the zoo's three files are
+ * three lines each, their body test/helpers/zoo-suite.ts) and the CLI's build
+ * of the real runner (test/runner-build.test.ts). Started last, they ended
+ * CI's npm test alone; they go first, the rest in vitest's order.
  */
-class ZooFirst extends BaseSequencer {
+class ChildProcessWorkFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const zoo = (f: TestSpecification) => /[/\\]test[/\\]real-zoo-[^/\\]+\.test\.ts$/.test(f.moduleId);
-    return [...sorted.filter(zoo), ...sorted.filter((f) => !zoo(f))];
+    const heavy = (f: TestSpecification) => /[/\\]test[/\\](real-[^/\\]+|runner-build)\.test\.ts$/.test(f.moduleId);
+    return [...sorted.filter(heavy), ...sorted.filter((f) => !heavy(f))];
   }
 }
 
@@ -28,6 +30,6 @@ export default defineConfig({
     // Hooks remove temp folders holding whole virtual environments (pyenv,
     // the zoo): on a loaded 2-core machine that alone passed vitest's 10 s.
     hookTimeout: 60_000,
-    sequence: { sequencer: ZooFirst },
+    sequence: { sequencer: ChildProcessWorkFirst },
   },
 });
