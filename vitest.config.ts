@@ -4,17 +4,42 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Vitest runs the files it has no timing for (a fresh clone: CI) largest
- * first. Some small files hold most of the suite's work in child processes:
- * the real-ExecuTorch suites (test/real-*.test.ts; the zoo's three files are
- * three lines each, their body test/helpers/zoo-suite.ts) and the CLI's build
- * of the real runner (test/runner-build.test.ts). Started last, they ended
- * CI's npm test alone; they go first, the rest in vitest's order.
+ * first, and a few small files hold most of the suite's time, in child
+ * processes: the real-ExecuTorch suites (test/real-*.test.ts; the zoo's three
+ * files are three lines each, their body test/helpers/zoo-suite.ts), the
+ * fuzzers (each a child or the runner under ASan), the managed Python
+ * environment's tests (pip) and the CLI's build of the real runner. Started
+ * last, they ended CI's npm test alone on one worker while the other idled
+ * (issue 26). They go first, longest first (the greedy order that packs two
+ * workers best), the rest after in vitest's order. The seconds are what each
+ * took in CI's npm test on 2 cores (.cache/vitest-report.json, stop 33):
+ * only their order matters, so they need no update until a file's rank changes.
  */
-class ChildProcessWorkFirst extends BaseSequencer {
+const LONG_FILES: Record<string, number> = {
+  'real-zoo-llama-like': 73,
+  'real-export': 68,
+  'real-zoo-decoders': 53,
+  fuzz: 50,
+  'real-zoo-encoders': 50,
+  'real-python': 38,
+  'structure-fuzz': 38,
+  pyenv: 29,
+  'runner-fuzz': 27,
+  'report-amplification': 19,
+  'hostile-structure': 16,
+  'real-runtime': 11,
+  'runner-build': 9,
+  'interrupt-compute': 9,
+  'real-corpus': 4,
+};
+const longName = (f: TestSpecification) => /[/\\]test[/\\]([^/\\]+)\.test\.ts$/.exec(f.moduleId)?.[1] ?? '';
+
+class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const heavy = (f: TestSpecification) => /[/\\]test[/\\](real-[^/\\]+|runner-build)\.test\.ts$/.test(f.moduleId);
-    return [...sorted.filter(heavy), ...sorted.filter((f) => !heavy(f))];
+    const seconds = (f: TestSpecification) => LONG_FILES[longName(f)] ?? 0;
+    const long = sorted.filter((f) => seconds(f) > 0).sort((a, b) => seconds(b) - seconds(a));
+    return [...long, ...sorted.filter((f) => seconds(f) === 0)];
   }
 }
 
@@ -30,6 +55,6 @@ export default defineConfig({
     // Hooks remove temp folders holding whole virtual environments (pyenv,
     // the zoo): on a loaded 2-core machine that alone passed vitest's 10 s.
     hookTimeout: 60_000,
-    sequence: { sequencer: ChildProcessWorkFirst },
+    sequence: { sequencer: LongestFirst },
   },
 });

@@ -4,12 +4,13 @@
 // (src/util/cleanup.ts); `diff --html` of a program with 300,000 planned
 // tensors against itself computes for many seconds with nothing registered
 // (two memory plans, one page), and a signal ends it at once, leaving no
-// page and no temporary file. The size keeps the work well past the 10 s the
-// test waits: 23.6 s on an idle 2-core machine (150,000 took 8.4 s and ended
-// before the signal in CI). (Before, it ignored the signal until the page
-// was built.)
+// page and no temporary file. The signal comes once the command has used
+// 3 s of CPU (read from /proc: it is computing, whatever the machine's load),
+// well inside the work: 23.6 s on an idle 2-core machine (150,000 tensors took
+// 8.4 s and once ended before a fixed 10 s wait in CI). (Before, it ignored
+// the signal until the page was built.)
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
@@ -41,6 +42,17 @@ function running(pid: number): boolean {
   }
 }
 
+/** The CPU seconds `pid` has used (utime + stime of /proc/PID/stat, in clock ticks of 1/100 s); null once it is gone. */
+function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 describe('a command computing synchronously, signalled', () => {
   for (const [signal, args] of [
     ['SIGINT', (out: string) => ['diff', big, big, '--html', join(out, 'diff.html')]],
@@ -49,8 +61,9 @@ describe('a command computing synchronously, signalled', () => {
     it(`${signal} ends diff --html within seconds, leaving nothing`, { timeout: 120_000 }, async () => {
       const out = tempDir('interrupt-compute');
       const p = spawnTrtx(args(out));
-      // Well into the work: starting (through tsx), reading and decoding take a few seconds.
-      await new Promise((r) => setTimeout(r, 10_000));
+      // Well into the work: starting, reading and decoding take about a second of CPU.
+      const busy = await eventually(() => (cpuSeconds(p.child.pid!) ?? Infinity) >= 3, 60_000, 50);
+      expect(busy, p.stderr()).toBe(true);
       expect(p.child.exitCode, p.stderr()).toBeNull();
       p.child.kill(signal);
       const ended = await eventually(() => p.child.exitCode !== null || p.child.signalCode !== null, 5000, 20);

@@ -1,5 +1,8 @@
 """Run corpus programs in ExecuTorch's own runtime (``executorch.runtime``):
-``python -m corpus.run MODEL PTE [PTE...] [--steps N] [--methods a,b]``.
+``python -m corpus.run MODEL PTE [PTE...] [--steps N] [--methods a,b]``, or
+several models' programs in one interpreter with ``python -m corpus.run --jobs
+FILE``, FILE a JSON list of ``{"model", "ptes", "steps"?, "methods"?}``
+(printing ``{"jobs": [{"model", "runs"}, ...]}`` in the same order).
 
 The inputs are the model's own (``models.CORPUS``): a decoder runs ``prefill``
 once and then ``decode`` N times at the next positions; a one-method model
@@ -57,20 +60,42 @@ def run_program(path: str, model: Any, methods: list[str], steps: int) -> dict[s
     return {"program": path, "calls": calls}
 
 
+def run_job(name: str, ptes: list[str], steps: int, methods: list[str]) -> dict[str, Any] | None:
+    """One model's programs; None when the corpus has no model ``name``."""
+    model = next((m for m in CORPUS if m.name == name), None)
+    if model is None:
+        print(f"no corpus model {name!r}", file=sys.stderr)
+        return None
+    chosen = methods or list(model.methods)
+    return {"model": name, "runs": [run_program(path, model, chosen, steps) for path in ptes]}
+
+
+def _jobs(path: str) -> int:
+    with open(path, encoding="utf-8") as f:
+        jobs = json.load(f)
+    done = []
+    for job in jobs:
+        result = run_job(job["model"], list(job["ptes"]), int(job.get("steps", 3)), list(job.get("methods", [])))
+        if result is None:
+            return 2
+        done.append(result)
+    print(json.dumps({"jobs": done}))
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--jobs"] and len(argv) == 2:
+        return _jobs(argv[1])
     parser = argparse.ArgumentParser(prog="python -m corpus.run")
     parser.add_argument("model")
     parser.add_argument("pte", nargs="+")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--methods", default="", help="comma list; default the model's methods")
     args = parser.parse_args(argv)
-    model = next((m for m in CORPUS if m.name == args.model), None)
-    if model is None:
-        print(f"no corpus model {args.model!r}", file=sys.stderr)
+    result = run_job(args.model, args.pte, args.steps, [m for m in args.methods.split(",") if m])
+    if result is None:
         return 2
-    methods = [m for m in args.methods.split(",") if m] or list(model.methods)
-    runs = [run_program(path, model, methods, args.steps) for path in args.pte]
-    print(json.dumps({"model": args.model, "runs": runs}))
+    print(json.dumps(result))
     return 0
 
 

@@ -4,14 +4,22 @@ import { formatIEC } from '../util/size.js';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
+const entity = (c: string) => ENTITIES[c] ?? c;
+const controlEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+// eslint-disable-next-line no-control-regex -- matching control characters is the point: they are shown as escapes
+const NEEDS_ESCAPE = /[&<>"'\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
 /** Escapes text for an HTML or SVG text node or a quoted attribute value. */
 export function esc(text: string | number): string {
+  const s = String(text);
+  // Most names need nothing: a page of 150,000 tensors escapes each of them.
+  if (!NEEDS_ESCAPE.test(s)) return s;
   // Control characters (a NUL in a binding name) are shown, not passed on.
   return (
-    String(text)
-      .replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c)
+    s
+      .replace(/[&<>"']/g, entity)
       // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are shown as escapes
-      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, controlEscape)
   );
 }
 

@@ -23,7 +23,7 @@
 
 import type { Code } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
-import { PROGRAM_LAYOUT, SCALAR_SIZE, type FieldKind, type Scalar, type SchemaLayout } from './layout.js';
+import { PROGRAM_LAYOUT, SCALAR_SIZE, type FieldKind, type FieldLayout, type Scalar, type SchemaLayout } from './layout.js';
 import type { ProgramSource } from './program-source.js';
 import { bytesSource } from './program-source.js';
 import { present } from '../util/present.js';
@@ -70,11 +70,21 @@ export interface VerifyResult {
   extent: number;
 }
 
+/**
+ * One step of the location a refusal names: text as it is (the noun, a union
+ * member), a field (".name") or a vector index ("[i]"). Kept unformatted: the
+ * verifier visits every table and field of a program, and only a refusal
+ * needs the text (building it per step was most of verify's time on a
+ * program of 150,000 tensors).
+ */
+type PathStep = string | number | FieldLayout;
+const stepText = (s: PathStep): string => (typeof s === 'string' ? s : typeof s === 'number' ? `[${s}]` : `.${s.name}`);
+
 class Verifier {
   private tables = 0;
   charged = 0;
   extent = 0;
-  private readonly path: string[];
+  private readonly path: PathStep[];
   private readonly length: number;
 
   constructor(
@@ -86,15 +96,19 @@ class Verifier {
     this.path = [format.noun];
   }
 
+  private location(): string {
+    return this.path.map(stepText).join('');
+  }
+
   fail(message: string): never {
-    const path = this.path.join('');
+    const path = this.location();
     throw new TrtxError(this.format.malformed, this.format.locate ? this.format.locate(path) : path, message, { hint: this.format.hint });
   }
 
   private charge(n: number): void {
     this.charged += n;
     if (this.charged > this.budget) {
-      const path = this.path.join('');
+      const path = this.location();
       throw new TrtxError(
         this.format.overBudget,
         this.format.locate ? this.format.locate(path) : path,
@@ -146,14 +160,15 @@ class Verifier {
     this.inBounds(pos, tsize);
     this.charge(Math.max(tsize, 4));
     const slots = (vsize - 4) / 2;
-    const fieldOffset = (slot: number) => (slot < slots ? this.src.u16(vtable + 4 + 2 * slot) : 0);
 
-    for (const field of present(this.format.layout.tables[name], `the layout of table ${name}`)) {
+    const fields = this.format.layout.tables[name];
+    if (!fields) present(fields, `the layout of table ${name}`); // throws: the message is built only then
+    for (const field of fields ?? []) {
       const mark = this.path.length;
-      this.path.push(`.${field.name}`);
+      this.path.push(field);
       if (field.kind.k === 'union') {
-        const tagAt = fieldOffset(field.kind.tagSlot);
-        const valAt = fieldOffset(field.slot);
+        const tagAt = this.fieldOffset(vtable, slots, field.kind.tagSlot);
+        const valAt = this.fieldOffset(vtable, slots, field.slot);
         const tag = tagAt ? this.fieldScalar(pos, tagAt, tsize, 'u8') : 0;
         const members = present(this.format.layout.unions[field.kind.union], `the layout of union ${field.kind.union}`);
         const member = members[tag];
@@ -166,11 +181,16 @@ class Verifier {
           this.fail(`${field.kind.union} says ${member} but has no value`);
         }
       } else {
-        const at = fieldOffset(field.slot);
+        const at = this.fieldOffset(vtable, slots, field.slot);
         if (at) this.field(pos, at, tsize, field.kind, depth);
       }
       this.path.length = mark;
     }
+  }
+
+  /** The offset of a field in its table, from the vtable; 0 when absent. */
+  private fieldOffset(vtable: number, slots: number, slot: number): number {
+    return slot < slots ? this.src.u16(vtable + 4 + 2 * slot) : 0;
   }
 
   // Real writers record a table size that can stop short of an 8-byte field
@@ -218,7 +238,7 @@ class Verifier {
         const n = this.vector(start, 4);
         const mark = this.path.length;
         for (let i = 0; i < n; i++) {
-          this.path[mark] = `[${i}]`;
+          this.path[mark] = i;
           this.path.length = mark + 1;
           this.table(this.deref(start + 4 + 4 * i), kind.table, depth + 1);
         }

@@ -9,6 +9,8 @@
 const SGR = /\x1b\[[0-9;]*m/g; // select graphic rendition: the colours trtx's own styler writes
 // eslint-disable-next-line no-control-regex -- control characters are what this escapes
 const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g;
+// eslint-disable-next-line no-control-regex -- the same class, tested once: most lines have none
+const HAS_CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/;
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -19,6 +21,7 @@ function escapeChar(c: string): string {
 
 /** `s` with every control character escaped; `keepColours` keeps colour sequences (only trtx's styler writes them). */
 export function escapeControls(s: string, keepColours = false): string {
+  if (!HAS_CONTROL.test(s)) return s;
   if (!keepColours) return s.replace(CONTROL, escapeChar);
   let out = '';
   let last = 0;

@@ -3,6 +3,8 @@
 // files in parallel), reused after. A corpus that cannot be built fails the
 // suite; it is never skipped.
 import { execa } from 'execa';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bridgeEnv, bridgePackageDir } from '../../src/bridge/env.js';
 import { ensureRealCorpus, type RealCorpus } from '../../scripts/corpus/build.js';
@@ -49,19 +51,50 @@ export interface RuntimeRun {
   calls: { method: string; step: number; outputs: RuntimeOutput[] }[];
 }
 
-/** Runs programs in ExecuTorch's own runtime (python-bridge/corpus/run.py) with the model's inputs, one interpreter for all. */
+/** One model's programs for ExecuTorch's runtime: every program gets the same inputs, calls and steps. */
+export interface RuntimeJob {
+  model: string;
+  ptes: string[];
+  methods?: string[];
+  steps?: number;
+}
+
+/**
+ * Runs several models' programs in ExecuTorch's own runtime
+ * (python-bridge/corpus/run.py --jobs) with each model's inputs, in one
+ * interpreter: each start imports torch and executorch.runtime, seconds of
+ * CPU (seven starts were most of real-runtime.test.ts's minute). The runs
+ * come back per job, in the jobs' order.
+ */
+export async function runJobsInExecuTorch(corpus: RealCorpus, jobs: RuntimeJob[]): Promise<RuntimeRun[][]> {
+  const dir = mkdtempSync(join(tmpdir(), 'trtx-runtime-jobs-'));
+  try {
+    const list = join(dir, 'jobs.json');
+    writeFileSync(list, JSON.stringify(jobs.map((j) => ({ model: j.model, ptes: j.ptes, steps: j.steps ?? 3, methods: j.methods ?? [] }))));
+    const r = await execa(corpus.python, ['-m', 'corpus.run', '--jobs', list], {
+      cwd: bridgePackageDir(),
+      env: bridgeEnv(),
+      extendEnv: false,
+      reject: false,
+    });
+    if (r.exitCode !== 0)
+      throw new Error(
+        `ExecuTorch's runtime failed on ${jobs.flatMap((j) => j.ptes).join(', ')} (exit ${r.exitCode}):\n${String(r.stderr).split('\n').slice(-15).join('\n')}`,
+      );
+    const out = JSON.parse(String(r.stdout).trim().split('\n').pop()!) as { jobs: { model: string; runs: RuntimeRun[] }[] };
+    return out.jobs.map((j) => j.runs);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs one model's programs in ExecuTorch's own runtime with the model's inputs, one interpreter for all. */
 export async function runInExecuTorch(
   corpus: RealCorpus,
   ptes: string[],
   modelName: string,
   opts: { methods?: string[]; steps?: number } = {},
 ): Promise<RuntimeRun[]> {
-  const args = ['-m', 'corpus.run', modelName, ...ptes, '--steps', String(opts.steps ?? 3)];
-  if (opts.methods) args.push('--methods', opts.methods.join(','));
-  const r = await execa(corpus.python, args, { cwd: bridgePackageDir(), env: bridgeEnv(), extendEnv: false, reject: false });
-  if (r.exitCode !== 0)
-    throw new Error(
-      `ExecuTorch's runtime failed on ${ptes.join(', ')} (exit ${r.exitCode}):\n${String(r.stderr).split('\n').slice(-15).join('\n')}`,
-    );
-  return (JSON.parse(String(r.stdout).trim().split('\n').pop()!) as { runs: RuntimeRun[] }).runs;
+  const [runs] = await runJobsInExecuTorch(corpus, [{ model: modelName, ptes, ...opts }]);
+  return runs;
 }
