@@ -74,8 +74,9 @@ export interface VerifyResult {
  * One step of the location a refusal names: text as it is (the noun, a union
  * member), a field (".name") or a vector index ("[i]"). Kept unformatted: the
  * verifier visits every table and field of a program, and only a refusal
- * needs the text (building it per step was most of verify's time on a
- * program of 150,000 tensors).
+ * needs the text. With a string per step (and a closure per table), verifying
+ * a 9.6 MB program of 150,000 planned tensors took 688 ms; now 237 ms
+ * (medians of 7, through tsx, 2 cores).
  */
 type PathStep = string | number | FieldLayout;
 const stepText = (s: PathStep): string => (typeof s === 'string' ? s : typeof s === 'number' ? `[${s}]` : `.${s.name}`);
