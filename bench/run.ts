@@ -15,6 +15,8 @@ const BENCHES: Record<string, string> = {
   hostile: 'check and inspect --json time and RSS per input byte on sound, shared and repeated programs',
   html: 'inspect --html write time and headless-Chromium open time at 40 MB vs 4 GiB of engines',
   'bridge-exit': "the Python bridge's exit: interpreter teardown CPU vs os._exit, and the bridge's result-to-exit time",
+  'npm-test-ab':
+    'npm test of two commits back to back in clean clones (npm run bench -- npm-test-ab [OLD [NEW]], HEAD~1 and HEAD by default)',
   zoo: 'export --engine reference and verify --zero-copy-kv wall time on a tiny HF decoder of the zoo, vs python -c "import torch" and check',
 };
 
