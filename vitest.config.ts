@@ -12,7 +12,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * last, they ended CI's npm test alone on one worker while the other idled
  * (issue 26). They go first, longest first (the greedy order that packs two
  * workers best), the rest after in vitest's order. The seconds are what each
- * took in CI's npm test on 2 cores (.cache/vitest-report.json, stop 33):
+ * took in npm test on 2 cores at stop 33 (vitest's JSON report, an idle hour):
  * only their order matters, so they need no update until a file's rank changes.
  */
 const LONG_FILES: Record<string, number> = {
