@@ -7,7 +7,7 @@
 //
 //   npx tsx bench/npm-test-ab.ts [OLD [NEW]]    (HEAD~1 and HEAD by default; 20 minutes and more on 2 cores)
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 const repo = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const [oldRef = 'HEAD~1', newRef = 'HEAD'] = process.argv.slice(2);
 const work = mkdtempSync(join(tmpdir(), 'trtx-npm-test-ab-'));
+// Some tests run trtx as another user (a folder it may not write): the clones must be readable to it.
+chmodSync(work, 0o755);
 
 function must(cmd: string, args: string[], cwd: string): void {
   const r = spawnSync(cmd, args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
