@@ -162,9 +162,9 @@ class Verifier {
     this.charge(Math.max(tsize, 4));
     const slots = (vsize - 4) / 2;
 
-    const fields = this.format.layout.tables[name];
-    if (!fields) present(fields, `the layout of table ${name}`); // throws: the message is built only then
-    for (const field of fields ?? []) {
+    // The message is built only when the layout is missing (a trtx bug), not once per table.
+    const fields = this.format.layout.tables[name] ?? present<readonly FieldLayout[]>(null, `the layout of table ${name}`);
+    for (const field of fields) {
       const mark = this.path.length;
       this.path.push(field);
       if (field.kind.k === 'union') {
