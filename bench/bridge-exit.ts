@@ -11,24 +11,15 @@
 // CPU seconds (user + sys, GNU time) and wall seconds, medians of --runs.
 //
 //   npx tsx bench/bridge-exit.ts [--runs 5]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { bridgeEnv } from '../src/bridge/env.js';
 import { ensurePythonEnv } from '../src/pyenv/index.js';
-import { median } from './lib.js';
+import { cpuOf, median } from './lib.js';
 
 const runsAt = process.argv.indexOf('--runs');
 const RUNS = runsAt > 0 ? Number(process.argv[runsAt + 1]) : 5;
 const IMPORTS = 'import torch, executorch.exir';
-
-/** CPU and wall seconds of `python -c CODE` (GNU time). */
-function cpuOf(python: string, code: string): { cpu: number; wall: number } {
-  const r = spawnSync('/usr/bin/time', ['-f', '%e %U %S', python, '-c', code], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`python -c ${code} exited ${r.status}: ${r.stderr}`);
-  const last = r.stderr.trim().split('\n').at(-1) ?? '';
-  const [wall, user, sys] = last.split(' ').map(Number);
-  return { cpu: (user ?? NaN) + (sys ?? NaN), wall: wall ?? NaN };
-}
 
 /** Seconds from the bridge's result event (a line on its stdout) to its exit. */
 function resultToExit(python: string): Promise<number> {

@@ -27,6 +27,15 @@ export function wall(argv: string[], env: NodeJS.ProcessEnv = process.env): numb
   return Number(process.hrtime.bigint() - t0) / 1e9;
 }
 
+/** CPU and wall seconds of `python -c CODE` (GNU time). */
+export function cpuOf(python: string, code: string): { cpu: number; wall: number } {
+  const r = spawnSync('/usr/bin/time', ['-f', '%e %U %S', python, '-c', code], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`python -c ${code} exited ${r.status}: ${r.stderr}`);
+  const last = r.stderr.trim().split('\n').at(-1) ?? '';
+  const [wall, user, sys] = last.split(' ').map(Number);
+  return { cpu: (user ?? NaN) + (sys ?? NaN), wall: wall ?? NaN };
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];

@@ -17,6 +17,7 @@ const BENCHES: Record<string, string> = {
   'bridge-exit': "the Python bridge's exit: interpreter teardown CPU vs os._exit, and the bridge's result-to-exit time",
   'npm-test-ab':
     'npm test of two commits back to back in clean clones (npm run bench -- npm-test-ab [OLD [NEW]], HEAD~1 and HEAD by default)',
+  'edge-yaml': "import executorch.exir (every export pays it) with ruamel.yaml's C parser vs pure-Python YAML, CPU per process",
   zoo: 'export --engine reference and verify --zero-copy-kv wall time on a tiny HF decoder of the zoo, vs python -c "import torch" and check',
 };
 

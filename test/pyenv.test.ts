@@ -126,6 +126,15 @@ describe('the real managed environment (python-bridge/requirements.lock)', () =>
     expect(sameRelease(env.probe.packages.torch ?? '', '2.13.0')).toBe(true);
     expect(env.probe.packages.executorch).toMatch(/^1\.5\./);
   }, 600_000);
+
+  // Every export imports executorch.exir, which parses the edge dialect's
+  // edge.yaml with ruamel.yaml: in C with ruamel.yaml.clib, in Python
+  // (seconds slower) without it. ExecuTorch does not ask for it; the lock does.
+  it("parses ExecuTorch's edge.yaml with ruamel.yaml's C parser", async () => {
+    const env = await ensurePythonEnv({ env: {} });
+    const code = 'import ruamel.yaml.main as m; print(m.CParser is not None)';
+    expect(execFileSync(env.python, ['-c', code], { encoding: 'utf8' }).trim()).toBe('True');
+  }, 600_000);
 });
 
 describe('an interrupt while the environment is made', { timeout: 120_000 }, () => {
