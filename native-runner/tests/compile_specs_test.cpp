@@ -116,6 +116,14 @@ TEST(refuses_malformed_and_repeated_specs) {
   for (auto s : bad) CHECK_ERR(parse_trt_compile_specs(specs(s), "d"), Error::CompileSpecInvalid);
 }
 
+TEST(a_repeated_zero_copy_kv_name_is_shown_escaped) {
+  // The name comes from the file: a terminal control byte in it is shown, never sent.
+  std::vector<std::pair<std::string, std::string>> s = {{"zero_copy_kv", R"(["k\u001b[2J","k\u001b[2J"])"}};
+  auto r = parse_trt_compile_specs(specs(s), "d");
+  CHECK_ERR(r, Error::CompileSpecInvalid);
+  if (!r.ok()) CHECK_EQ(r.failure().message, std::string("zero_copy_kv names 'k\\x1b[2J' twice"));
+}
+
 TEST(reads_target_device_as_executorch_does) {
   // exir/passes/propagate_device_pass.py _parse_device_spec_value: strip,
   // lower-case, int() the index; no index means 0.

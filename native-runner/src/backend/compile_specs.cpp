@@ -130,7 +130,8 @@ Result<TrtCompileSpecs> parse_trt_compile_specs(const std::vector<CompileSpecVie
                       "zero_copy_kv names '" + shown_value(e.string) + "', which contains a NUL character");
         }
         if (!unique.insert(e.string).second) {
-          return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)", "zero_copy_kv names '" + e.string + "' twice");
+          return fail(Error::CompileSpecInvalid, at + "(zero_copy_kv)",
+                      "zero_copy_kv names '" + shown_value(e.string) + "' twice");
         }
         names.push_back(e.string);
       }
