@@ -1,6 +1,7 @@
 // The interrupt registry (src/util/cleanup.ts) in a process of its own: a
 // signal removes what is registered, kills registered process groups and
-// exits 130 / 143; inside withSignalsHeld it waits until the step is done.
+// ends the process by the signal itself (a shell reports 130 / 143), after
+// the exit hooks; inside withSignalsHeld it waits until the step is done.
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,11 +19,8 @@ function run(dir: string, body: string) {
 }
 
 describe('cleanup registry', () => {
-  for (const [signal, code] of [
-    ['SIGINT', 130],
-    ['SIGTERM', 143],
-  ] as const) {
-    it(`${signal}: registered files and folders are removed, unregistered ones kept, exit ${code}`, () => {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`${signal}: registered files and folders are removed, unregistered ones kept, the process ends by ${signal}`, () => {
       const dir = tempDir('cleanup');
       const kept = join(dir, 'kept');
       const file = join(dir, 'partial.tmp');
@@ -36,7 +34,7 @@ describe('cleanup registry', () => {
          process.kill(process.pid, '${signal}');
          setTimeout(() => {}, 10_000);`,
       );
-      expect(r.status, r.stderr).toBe(code);
+      expect([r.status, r.signal], r.stderr).toEqual([null, signal]);
       expect(r.stderr).toContain(`stopped by ${signal}`);
       expect(existsSync(file)).toBe(false);
       expect(existsSync(folder)).toBe(false);
@@ -70,9 +68,28 @@ describe('cleanup registry', () => {
        setTimeout(() => process.kill(process.pid, 'SIGTERM'), 100);
        setTimeout(() => {}, 10_000);`,
     );
-    expect(r.status, r.stderr).toBe(143);
+    expect([r.status, r.signal], r.stderr).toEqual([null, 'SIGTERM']);
     const pid = Number(readFileSync(pidfile, 'utf8'));
     expect(await eventually(() => !alive(pid), 5000)).toBe(true);
+  });
+
+  it('runs the exit hooks, then ends by the signal even where another listener would catch it', () => {
+    const dir = tempDir('cleanup');
+    const file = join(dir, 'partial.tmp');
+    const marker = join(dir, 'exit-hook');
+    const r = run(
+      dir,
+      `c.installSignalCleanup();
+       c.trackPath(${JSON.stringify(file)}); fs.writeFileSync(${JSON.stringify(file)}, 'half');
+       process.on('exit', (code) => fs.writeFileSync(${JSON.stringify(marker)}, 'exit ' + code));
+       process.on('SIGINT', () => {}); // as export's own listener, or execa's
+       process.kill(process.pid, 'SIGINT');
+       setTimeout(() => {}, 10_000);`,
+    );
+    expect([r.status, r.signal], r.stderr).toEqual([null, 'SIGINT']);
+    // What process.exit(130) would have run ran: execa stops the children it watches there.
+    expect(readFileSync(marker, 'utf8')).toBe('exit 130');
+    expect(existsSync(file)).toBe(false);
   });
 
   it('a signal inside withSignalsHeld takes effect when the step has finished', () => {
@@ -91,7 +108,7 @@ describe('cleanup registry', () => {
        fs.writeFileSync(${JSON.stringify(marker)}, 'ran on after the step');
        setTimeout(() => {}, 10_000);`,
     );
-    expect(r.status, r.stderr).toBe(130);
+    expect([r.status, r.signal], r.stderr).toEqual([null, 'SIGINT']);
     expect(readFileSync(marker, 'utf8')).toBe('done');
     expect(existsSync(file)).toBe(false);
   });

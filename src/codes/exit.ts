@@ -29,7 +29,11 @@ export const EXIT_SUMMARY =
   '`0` ok, `1` the program or model is refused or a check failed, `2` usage or environment (a wrong command line, a missing file, or what this machine lacks: TensorRT, a backend, a kernel, a GPU, Python)';
 
 /** Exit statuses of a command stopped by a signal (128 + the signal number; src/util/cleanup.ts). */
-export const EXIT_SIGNALS = { status: '130, 143', meaning: 'stopped by Ctrl-C (SIGINT) or SIGTERM; every temporary file removed' };
+export const EXIT_SIGNALS = {
+  status: '130, 143',
+  meaning:
+    'stopped by Ctrl-C (SIGINT) or SIGTERM; every temporary file removed, then trtx ends by the signal itself: a shell reports 130 or 143, a parent process sees the signal',
+};
 
 /** A family's exit status and the codes of it that end a command otherwise. */
 export interface FamilyExit {
