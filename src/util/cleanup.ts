@@ -3,8 +3,9 @@
 // long as it exists; on SIGINT or SIGTERM the command line (installSignalCleanup,
 // called by bin/trtx only) kills the registered groups, removes the
 // registered paths and ends by the signal itself (a shell reports 130 or
-// 143; see endBy). The work is synchronous so that nothing else runs in between: no
-// write that recreates a removed file, no rename that publishes half a job.
+// 143; see endBy). The work is synchronous so that nothing else runs in
+// between: no write that recreates a removed file, no rename that publishes
+// half a job.
 // Children are stopped first (SIGTERM, so that a compiler can remove its own
 // temporary files, then SIGKILL for what is left) so that nothing writes
 // into a folder after it is removed.
@@ -183,12 +184,15 @@ function exitOn(signal: CleanupSignal): never {
  * the children it watches (signal-exit emits 'exit' on a signal the same
  * way), the bridge's group kill and cleanupNow (nothing left by now). The
  * other listeners of the signal go: what they would do is done (export's
- * stops the bridge, which cleanupNow has killed).
+ * stops the bridge, which cleanupNow has killed). The 'exit' hooks go too
+ * once run, so that the process.exit after this (reached only if the
+ * signal did not end the process) does not run them twice.
  */
 function endBy(signal: CleanupSignal): void {
   const code = SIGNAL_EXIT_CODES[signal];
   process.exitCode = code;
   process.emit('exit', code);
+  process.removeAllListeners('exit');
   process.removeAllListeners(signal);
   process.kill(process.pid, signal);
 }
