@@ -67,6 +67,7 @@ export const COMMAND_CODES = {
   EXPORT_OUTPUT_EXISTS: 'the default output already exists (use --force or -o)',
   EXPORT_OUTPUT_IS_MODEL: 'the output would replace the model',
   EXPORT_CHECK_FAILED: 'the exported program fails a check, so nothing was written',
+  EXPORT_MEMORY: 'the export would need more memory than this machine has available (2.5x the weights + 2 GiB)',
   DEMO_OUT: 'the demo folder cannot be used',
   DEMO_SCALE: '--scale does not go with the bundled PyTorch model',
   DEMO_CHECK_FAILED: 'the demo\u2019s rewritten program fails a check',

@@ -30,6 +30,7 @@ import { openPte } from '../pte/open.js';
 import { sidecarPath } from '../util/target.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
+import { availableMemory, refuseShortMemory } from './memory-need.js';
 import { DEFAULT_REFERENCE_STEPS, checkModelFile, samePath, splitModelRef } from './model-file.js';
 import { TRACEBACK_ENV, prepareTracebackFile, removeTracebackFile, withTraceback } from './traceback-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
@@ -49,6 +50,8 @@ export interface ExportOptions {
   python?: string;
   /** What the delegates carry; default 'tensorrt'. */
   engine?: EngineKind;
+  /** false (--no-memory-check): export even when the memory estimate says it will not fit. */
+  memoryCheck?: boolean;
   /** Eager steps per method for OUT.reference.json (default 5); 0: no reference file (--no-reference). */
   referenceSteps?: number;
   /** Progress of finding or making the Python environment (making it takes minutes, once). */
@@ -122,8 +125,10 @@ function forEnvironment(e: unknown, engine: EngineKind, env: PythonEnv): unknown
 
 export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
   // The model file before Python: a wrong path is not a missing package.
-  await checkModelFile(opts.model, { allowPickle: opts.allowPickle });
+  const facts = await checkModelFile(opts.model, { allowPickle: opts.allowPickle });
   const model = splitModelRef(opts.model).path;
+  // Then its size against this machine's memory, before Python starts (issue 36).
+  if (opts.memoryCheck !== false) refuseShortMemory(opts.model, facts.weightBytes, availableMemory());
   // Then OUT, before minutes of work: never the model, a regular file or a new path.
   const output = resolve(opts.output);
   if (samePath(output, model)) {

@@ -39,7 +39,12 @@ function formatError(model: string, message: string, hint = FORMAT_HINT, code: C
  * holds a kind of model export does not take (its own code; docs/exit-codes.md).
  * Does not start Python.
  */
-export async function checkModelFile(model: string, opts: { allowPickle?: boolean } = {}): Promise<void> {
+/** What the model file says before Python starts: an exported program archive's tensor bytes (null: not known from the file). */
+export interface ModelFileFacts {
+  weightBytes: number | null;
+}
+
+export async function checkModelFile(model: string, opts: { allowPickle?: boolean } = {}): Promise<ModelFileFacts> {
   const { path, factory } = splitModelRef(model);
   const unreadable = (why: string) => new TrtxError('INPUT_UNREADABLE', path, why, { hint: factory === null ? FORMAT_HINT : undefined });
   let size: number;
@@ -56,7 +61,7 @@ export async function checkModelFile(model: string, opts: { allowPickle?: boolea
   if (factory !== null) {
     // A factory's file is Python source; the bridge imports it.
     await readable(path, unreadable);
-    return;
+    return { weightBytes: null };
   }
   if (path.endsWith('.py'))
     throw formatError(
@@ -75,9 +80,9 @@ export async function checkModelFile(model: string, opts: { allowPickle?: boolea
   switch (found.kind) {
     case 'exported_program':
     case 'pickle':
-      return;
+      return { weightBytes: found.weightBytes };
     case 'module':
-      if (opts.allowPickle) return;
+      if (opts.allowPickle) return { weightBytes: null };
       throw formatError(
         model,
         `a pickled module (torch.save(model), naming ${found.classes.slice(0, 3).join(', ')}): loading it runs its code`,

@@ -110,8 +110,34 @@ const relative = (name: string) => {
   return slash < 0 ? name : name.slice(slash + 1);
 };
 
+/**
+ * The bytes of the tensors an exported program archive stores: torch.export.save's
+ * PT2 layout keeps each parameter, buffer and constant as a record of its own
+ * under `data/weights/` and `data/constants/` (torch/export/pt2_archive/_package.py;
+ * their `*_config.json` records are metadata), the older flat zip its state dict and
+ * constants in `serialized_state_dict.pt` and `serialized_constants.pt`. Sizes come
+ * from the central directory: nothing is read. This is what `trtx export`
+ * must hold in memory at least once (src/export/memory-need.ts).
+ */
+export function archiveWeightBytes(entries: readonly ZipDirectoryEntry[]): number {
+  let total = 0;
+  for (const e of entries) {
+    const name = relative(e.name);
+    const tensor = /^data\/(weights|constants)\//.test(name) && !name.endsWith('.json');
+    if (tensor || name === 'serialized_state_dict.pt' || name === 'serialized_constants.pt') total += e.size;
+  }
+  return total;
+}
+
+export interface ModelKindResult {
+  kind: ModelKind;
+  classes: string[];
+  /** An exported program archive's tensor bytes (archiveWeightBytes); null for other kinds. */
+  weightBytes: number | null;
+}
+
 /** The kind of the model file at `path` (`size` bytes), with the classes a module pickle names. */
-export async function modelKind(path: string, size: number): Promise<{ kind: ModelKind; classes: string[] }> {
+export async function modelKind(path: string, size: number): Promise<ModelKindResult> {
   const fh = await open(path, 'r');
   try {
     const read: Reader = async (offset, length) => {
@@ -120,9 +146,10 @@ export async function modelKind(path: string, size: number): Promise<{ kind: Mod
       return b;
     };
     const head = await read(0, 8);
-    const none = { classes: [] as string[] };
+    const none = { classes: [] as string[], weightBytes: null };
     if (head.subarray(4, 8).toString('latin1') === 'ET12') return { kind: 'program', ...none };
-    if (head[0] === 0x80 && (head[1] ?? 0) >= 2 && (head[1] ?? 0) <= 5) return pickleKind(await read(0, PICKLE_LIMIT));
+    if (head[0] === 0x80 && (head[1] ?? 0) >= 2 && (head[1] ?? 0) <= 5)
+      return { ...pickleKind(await read(0, PICKLE_LIMIT)), weightBytes: null };
     if (head.subarray(0, 2).toString('latin1') !== 'PK') return { kind: 'unknown', ...none };
     const entries = await zipEntries(read, size);
     if (!entries) return { kind: 'unknown', ...none };
@@ -130,15 +157,20 @@ export async function modelKind(path: string, size: number): Promise<{ kind: Mod
     const formatEntry = entries[names.indexOf('archive_format')];
     if (formatEntry) {
       const format = await entryBytes(read, formatEntry, 64);
-      if (format?.toString('latin1').trim() === 'pt2')
-        return { kind: names.some((n) => n.startsWith('models/') && n.endsWith('.json')) ? 'exported_program' : 'aoti_package', ...none };
+      if (format?.toString('latin1').trim() === 'pt2') {
+        const program = names.some((n) => n.startsWith('models/') && n.endsWith('.json'));
+        return program
+          ? { kind: 'exported_program', classes: [], weightBytes: archiveWeightBytes(entries) }
+          : { kind: 'aoti_package', ...none };
+      }
     }
-    if (names.includes('serialized_exported_program.json')) return { kind: 'exported_program', ...none };
+    if (names.includes('serialized_exported_program.json'))
+      return { kind: 'exported_program', classes: [], weightBytes: archiveWeightBytes(entries) };
     if (names.includes('constants.pkl') || names.some((n) => n.startsWith('code/'))) return { kind: 'torchscript', ...none };
     const data = entries[names.indexOf('data.pkl')];
     if (data) {
       const bytes = await entryBytes(read, data, PICKLE_LIMIT);
-      return bytes ? pickleKind(bytes) : { kind: 'pickle', ...none };
+      return bytes ? { ...pickleKind(bytes), weightBytes: null } : { kind: 'pickle', ...none };
     }
     return { kind: 'unknown', ...none };
   } finally {

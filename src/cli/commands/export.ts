@@ -24,6 +24,8 @@ interface ExportCliOptions extends GlobalOptions {
   referenceSteps?: string;
   /** commander's --no-reference: false when given. */
   reference?: boolean;
+  /** commander's --no-memory-check: false when given. */
+  memoryCheck?: boolean;
 }
 
 const collect = (v: string, acc: string[] = []) => [...acc, v];
@@ -59,6 +61,7 @@ function defineExport(program: Command): Command {
     .option('--no-reference', 'write no OUT.reference.json (and remove a stale one)')
     .option('--timeout <seconds>', 'stop the export after this long')
     .option('--allow-pickle', 'accept a pickled nn.Module (runs its code: only for files you trust)')
+    .option('--no-memory-check', 'export even when the model needs more memory than is available (2.5x its weights + 2 GiB)')
     .option('--json', 'machine-readable output')
     .addHelpText(
       'after',
@@ -119,6 +122,7 @@ async function exportCommand(ctx: Ctx, opts: ExportCliOptions, model: string): P
       shareCache: opts.shareCache,
       methods: opts.method,
       allowPickle: opts.allowPickle,
+      memoryCheck: opts.memoryCheck,
       python: opts.python,
       engine,
       referenceSteps,
