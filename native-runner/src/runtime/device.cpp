@@ -44,20 +44,7 @@ Status require_device(Target target, int device, const std::string& what) {
 }
 
 DeviceScope::DeviceScope(Target target, int device) {
-  if (target == Target::Host) return;
-  Result<int> current = cuda::runtime_api().get_device();
-  if (!current.ok()) {
-    status_ = current.take_failure();
-    return;
-  }
-  previous_ = current.get();
-  if (previous_ == device) return;
-  status_ = cuda::runtime_api().set_device(device);
-  switched_ = status_.ok();
-}
-
-DeviceScope::~DeviceScope() {
-  if (switched_) (void)cuda::runtime_api().set_device(previous_);
+  if (target == Target::Cuda) scope_.emplace(cuda::runtime_api(), device);
 }
 
 // Runs the rest of the enclosing function with this context's device current.
