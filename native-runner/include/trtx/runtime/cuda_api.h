@@ -2,8 +2,8 @@
 // kernel goes through cuda::Api. The process's instance is runtime_api():
 // the real calls in a CUDA build (src/runtime/cuda_api.cpp), a stub that
 // refuses with DeviceUnavailable otherwise (cuda_api_stub.cpp). host_api()
-// is the same interface on host memory, for a run on the CPU
-// (cuda_api_host.cpp). Code that must be tested without a GPU takes an Api&
+// is the same interface on host memory, for Target::Host (DeviceContext and
+// the shared scratch of a run on the CPU; cuda_api_host.cpp). Code that must be tested without a GPU takes an Api&
 // (the warm pool, the shared scratch pool) and the tests pass a fake
 // (tests/memory/fake_cuda_api.h). Handles are void* so that no header needs
 // cuda_runtime.h (a cudaStream_t / cudaEvent_t is a pointer); the NULL stream
@@ -90,17 +90,7 @@ Api& host_api();
 /// device other than the caller's runs inside one (as PyTorch's CUDAGuard).
 class DeviceScope {
  public:
-  DeviceScope(Api& api, int device) : api_(api) {
-    Result<int> current = api_.get_device();
-    if (!current.ok()) {
-      status_ = current.take_failure();
-      return;
-    }
-    previous_ = current.get();
-    if (previous_ == device) return;
-    status_ = api_.set_device(device);
-    switched_ = status_.ok();
-  }
+  DeviceScope(Api& api, int device) : api_(api), status_(enter(device)) {}
   ~DeviceScope() {
     if (switched_) (void)api_.set_device(previous_);
   }
@@ -110,6 +100,17 @@ class DeviceScope {
   const Status& status() const { return status_; }
 
  private:
+  // Initialises status_ (declared last, so previous_ and switched_ are set).
+  Status enter(int device) {
+    Result<int> current = api_.get_device();
+    if (!current.ok()) return current.take_failure();
+    previous_ = current.get();
+    if (previous_ == device) return ok_status();
+    Status set = api_.set_device(device);
+    switched_ = set.ok();
+    return set;
+  }
+
   Api& api_;
   int previous_ = -1;
   bool switched_ = false;
