@@ -42,7 +42,6 @@ struct CudaCall {
   std::size_t bytes = 0;
   EventHandle event = nullptr;
 };
-using PoolCall = CudaCall;
 
 class FakeCudaApi : public trtx::cuda::Api {
  public:
