@@ -104,6 +104,19 @@ TEST(exact_fit_resets_the_count) {
   CHECK_EQ(pool.capacity(0), 10u);
 }
 
+// Only an exact fit resets the count: one byte under the capacity is underfilled.
+TEST(one_byte_under_the_capacity_counts_as_underfilled) {
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
+  execute(pool, 16);    // warm-up: floor will be 16
+  execute(pool, 1024);  // burst
+  execute(pool, 1023);
+  execute(pool, 1023);
+  CHECK_EQ(pool.capacity(0), 1024u);
+  execute(pool, 1023);
+  CHECK_EQ(pool.capacity(0), 1023u);
+}
+
 TEST(growth_resets_the_count) {
   FakeCudaApi fake(2);
   SharedScratchPool pool(fake);
