@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "trtx/memory/cuda_backends.h"
 #include "trtx/memory/warm_pool.h"
+#include "trtx/runtime/cuda_api.h"
 
 using namespace bench;
 

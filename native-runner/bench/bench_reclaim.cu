@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "trtx/memory/cuda_backends.h"
 #include "trtx/memory/shared_scratch_pool.h"
 #include "trtx/memory/warm_pool.h"
+#include "trtx/runtime/cuda_api.h"
 
 using namespace bench;
 using trtx::memory::CapacityReason;
@@ -43,12 +43,11 @@ struct Trial {
   bool floorEachCycle = true;
 };
 
-Trial runTrial(bool reclaim, int cycles, int smalls, cudaStream_t stream, trtx::memory::Allocator& allocator,
-               trtx::memory::EventFactory& events) {
+Trial runTrial(bool reclaim, int cycles, int smalls, cudaStream_t stream, trtx::cuda::Api& api) {
   SharedScratchOptions options;
   options.reclaim = reclaim;
   options.warmupExecutes = 1;
-  SharedScratchPool pool(allocator, events, options);
+  SharedScratchPool pool(api, options);
   Trial trial;
   std::uint64_t executeIndex = 0;
   auto execute = [&](std::size_t need) {
@@ -107,19 +106,18 @@ Trial runTrial(bool reclaim, int cycles, int smalls, cudaStream_t stream, trtx::
 }
 
 void compare(const char* label, bool warmPool, int cycles, int smalls, int trials, cudaStream_t stream,
-             trtx::memory::Allocator& allocator, trtx::memory::EventFactory& events, trtx::cuda::Api& api,
-             JsonLines& json) {
+             trtx::cuda::Api& api, JsonLines& json) {
   trtx::memory::WarmPool pool(api, trtx::memory::WarmPoolOptions{warmPool});
   if (!warmPool) setThreshold(0);
   pool.acquire({0});
   std::vector<double> onTotals, offTotals, onSteps, offSteps;
   Trial lastOn;
-  runTrial(true, 1, smalls, stream, allocator, events);  // untimed: maps the pool once
+  runTrial(true, 1, smalls, stream, api);  // untimed: maps the pool once
   for (int t = 0; t < trials; ++t) {
     // Interleaved, alternating which goes first, so drift lands on both.
     for (int order = 0; order < 2; ++order) {
       const bool reclaim = (order == 0) == (t % 2 == 0);
-      Trial trial = runTrial(reclaim, cycles, smalls, stream, allocator, events);
+      Trial trial = runTrial(reclaim, cycles, smalls, stream, api);
       (reclaim ? onTotals : offTotals).push_back(trial.totalUs);
       auto& steps = reclaim ? onSteps : offSteps;
       steps.insert(steps.end(), trial.stepUs.begin(), trial.stepUs.end());
@@ -156,8 +154,6 @@ int main(int argc, char** argv) {
   cudaStream_t stream = nullptr;
   BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   trtx::cuda::Api* api = &trtx::cuda::runtime_api();
-  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator(trtx::cuda::runtime_api());
-  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory(trtx::cuda::runtime_api());
 
   std::printf("\n(d) reclamation: floor %zu MiB, burst %d x %zu MiB, then M small executes (32..64 MiB)\n\n",
               kFloor / kMiB, kBurst, kLarge / kMiB);
@@ -165,15 +161,15 @@ int main(int argc, char** argv) {
       "| cycle | pool | executes | grow-only ms | reclaim ms | overhead | median step us off / on | grows / shrinks | "
       "floor at 3rd underfilled |\n");
   std::printf("|---|---|---|---:|---:|---:|---:|---:|---|\n");
-  compare("low (M=100)", true, 10, 100, 7, stream, *allocator, *events, *api, json);
-  compare("medium (M=10)", true, 30, 10, 7, stream, *allocator, *events, *api, json);
-  compare("medium (M=10)", false, 10, 10, 3, stream, *allocator, *events, *api, json);
+  compare("low (M=100)", true, 10, 100, 7, stream, *api, json);
+  compare("medium (M=10)", true, 30, 10, 7, stream, *api, json);
+  compare("medium (M=10)", false, 10, 10, 3, stream, *api, json);
 
   // The report the runner would embed, from one short reclaiming run.
   {
     trtx::memory::WarmPool pool(*api);
     pool.acquire({0});
-    SharedScratchPool scratch(*allocator, *events);
+    SharedScratchPool scratch(*api);
     for (std::size_t need : {kFloor, kLarge, kLarge, kFloor / 2, kFloor, kFloor / 2}) {
       auto lease = scratch.acquire(0, need, stream);
       if (lease.ok()) (void)scratch.handOff(lease.get(), stream);

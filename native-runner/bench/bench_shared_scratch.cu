@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "trtx/memory/cuda_backends.h"
 #include "trtx/memory/shared_scratch_pool.h"
 #include "trtx/memory/warm_pool.h"
+#include "trtx/runtime/cuda_api.h"
 
 using namespace bench;
 using trtx::memory::SharedScratchOptions;
@@ -64,14 +64,14 @@ std::size_t usedSince(std::size_t baseline) {
 }
 
 ModeResult runMode(bool shared, cudaStream_t streams[2], unsigned* inputs, unsigned long long* outputs,
-                   trtx::memory::Allocator& allocator, trtx::memory::EventFactory& events) {
+                   trtx::cuda::Api& api) {
   coldStart();
   const std::size_t baseline = deviceUsedBytes();
   SharedScratchOptions options;
   options.warmupExecutes = kEngines;  // one program execute
   std::vector<std::unique_ptr<SharedScratchPool>> pools;
   for (int e = 0; e < (shared ? 1 : kEngines); ++e) {
-    pools.push_back(std::make_unique<SharedScratchPool>(allocator, events, options));
+    pools.push_back(std::make_unique<SharedScratchPool>(api, options));
   }
   ModeResult result;
   BENCH_CUDA(cudaMemset(outputs, 0, sizeof(unsigned long long) * kEngines * kSteps));
@@ -122,13 +122,11 @@ int main(int argc, char** argv) {
   BENCH_CUDA(cudaMemcpy(inputs, host.data(), host.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
 
   trtx::cuda::Api* api = &trtx::cuda::runtime_api();
-  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator(trtx::cuda::runtime_api());
-  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory(trtx::cuda::runtime_api());
   trtx::memory::WarmPool warm(*api);
   warm.acquire({0});
 
-  ModeResult priv = runMode(false, streams, inputs, outputs, *allocator, *events);
-  ModeResult shared = runMode(true, streams, inputs, outputs, *allocator, *events);
+  ModeResult priv = runMode(false, streams, inputs, outputs, trtx::cuda::runtime_api());
+  ModeResult shared = runMode(true, streams, inputs, outputs, trtx::cuda::runtime_api());
   BENCH_EXPECT(warm.release().ok(), "warm pool release");
 
   const bool identical = priv.outputs == shared.outputs;

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "trtx/memory/cuda_backends.h"
 #include "trtx/memory/shared_scratch_pool.h"
 #include "trtx/memory/warm_pool.h"
+#include "trtx/runtime/cuda_api.h"
 
 using namespace bench;
 using trtx::memory::PoolState;
@@ -115,7 +115,7 @@ void checkWarmPool(trtx::cuda::Api& api) {
   BENCH_CUDA(cudaStreamDestroy(s));
 }
 
-void checkHandOff(trtx::memory::Allocator& allocator, trtx::memory::EventFactory& events) {
+void checkHandOff(trtx::cuda::Api& api) {
   std::printf("-- hand-off between two streams on one buffer\n");
   cudaStream_t s1 = nullptr, s2 = nullptr;
   BENCH_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
@@ -134,7 +134,7 @@ void checkHandOff(trtx::memory::Allocator& allocator, trtx::memory::EventFactory
   const std::size_t raced = countNot(outA, kWords, 0xAAAAAAAAu);
   std::printf("   negative control (no hand-off): %zu of %zu words of A overwritten by B\n", raced, kWords);
 
-  SharedScratchPool pool(allocator, events);
+  SharedScratchPool pool(api);
   auto a = pool.acquire(0, kWords * sizeof(unsigned), s1);
   if (!a.ok()) {
     BENCH_EXPECT(false, "acquire A: %s", trtx::memory::describe(a.failure()).c_str());
@@ -190,12 +190,12 @@ void checkHandOff(trtx::memory::Allocator& allocator, trtx::memory::EventFactory
   BENCH_CUDA(cudaStreamDestroy(s2));
 }
 
-void checkShrink(trtx::memory::Allocator& allocator, trtx::memory::EventFactory& events) {
+void checkShrink(trtx::cuda::Api& api) {
   std::printf("-- shrink returns the pool's used memory to the floor\n");
   coldStart();
   cudaStream_t s = nullptr;
   BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  SharedScratchPool pool(allocator, events);
+  SharedScratchPool pool(api);
   unsigned* out = nullptr;
   BENCH_CUDA(cudaMalloc(&out, kWords * sizeof(unsigned)));
   std::uint64_t usedAfter[6] = {};
@@ -235,11 +235,9 @@ int main() {
   std::printf("device 0: %s, sm_%d%d, %d device(s), memory pools supported: %d\n", prop.name, prop.major, prop.minor,
               count, pools);
   trtx::cuda::Api* api = &trtx::cuda::runtime_api();
-  std::unique_ptr<trtx::memory::Allocator> allocator = trtx::memory::makeCudaStreamAllocator(trtx::cuda::runtime_api());
-  std::unique_ptr<trtx::memory::EventFactory> events = trtx::memory::makeCudaEventFactory(trtx::cuda::runtime_api());
   checkWarmPool(*api);
-  checkHandOff(*allocator, *events);
-  checkShrink(*allocator, *events);
+  checkHandOff(trtx::cuda::runtime_api());
+  checkShrink(trtx::cuda::runtime_api());
   int current = -1;
   BENCH_CUDA(cudaGetDevice(&current));
   BENCH_EXPECT(current == 0, "current device changed to %d", current);

@@ -21,7 +21,7 @@ NVCC=(nvcc -O2 -std=c++17 "-arch=$ARCH" -I"$ROOT/include" -I"$ROOT/generated" -I
 } > "$OUTDIR/env.txt" 2>&1
 
 # Library objects, then the programs, each step in parallel.
-LIB_SOURCES="warm_pool.cpp shared_scratch_pool.cpp json_text.cpp cuda_scratch_backend.cpp"
+LIB_SOURCES="warm_pool.cpp shared_scratch_pool.cpp json_text.cpp"
 : > "$OUTDIR/build.log"
 pids=()
 for src in $LIB_SOURCES; do

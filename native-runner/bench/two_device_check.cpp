@@ -13,7 +13,7 @@
 //    after the restore (cold), with a synchronize between, as
 //    pytorch/executorch#22312 measured its per-allocation figures.
 // 2. Shared scratch per device with reclamation (SharedScratchPool on the
-//    CUDA allocator and events the runner uses): each device's default pool
+//    CUDA runtime wrapper the runner uses): each device's default pool
 //    must hold exactly its one scratch buffer after every phase, and a shrink
 //    on one device must leave the other's buffer alone.
 // Each line is a JSON object; the last says whether every check passed.
@@ -32,8 +32,8 @@
 #include "bench_common.h"
 #include "runner_memory.h"
 #include "trtx/et/device_allocator.h"
-#include "trtx/memory/cuda_backends.h"
 #include "trtx/memory/shared_scratch_pool.h"
+#include "trtx/runtime/cuda_api.h"
 
 namespace et = executorch::runtime;
 namespace mem = trtx::memory;
@@ -160,11 +160,9 @@ void warm_pool_across_two_devices() {
 }
 
 void shared_scratch_per_device() {
-  auto allocator = mem::makeCudaStreamAllocator(trtx::cuda::runtime_api());
-  auto events = mem::makeCudaEventFactory(trtx::cuda::runtime_api());
   mem::SharedScratchOptions options;
   options.warmupExecutes = 1;  // floor frozen at each device's first need
-  mem::SharedScratchPool pool(*allocator, *events, options);
+  mem::SharedScratchPool pool(trtx::cuda::runtime_api(), options);
   cudaStream_t streams[2] = {nullptr, nullptr};
   for (int d = 0; d < 2; ++d) {
     BENCH_CUDA(cudaSetDevice(d));

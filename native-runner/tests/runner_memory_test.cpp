@@ -1,5 +1,5 @@
 // The runner's device-memory wiring (src/executorch/runner_memory.cpp) on the CPU,
-// against the fakes of tests/memory/: the warm pool is raised at program load
+// against the fake CUDA runtime of tests/memory/: the warm pool is raised at program load
 // and restored and trimmed at teardown; --cold-pool makes no pool call at
 // all; no pool is "unavailable", never "failed"; a pool that cannot be
 // configured is reported with its message and costs nothing else; shared
@@ -15,7 +15,6 @@
 #include <thread>
 
 #include "fake_cuda_api.h"
-#include "fake_scratch_backend.h"
 #include "support/check.h"
 #include "trtx/et/device_allocator.h"
 #include "trtx/runtime/json.h"
@@ -24,7 +23,6 @@ using trtx::integration::JsonWriter;
 using trtx::integration::RunnerMemory;
 using trtx::integration::RunnerMemoryOptions;
 using trtx_test::FakeCudaApi;
-using trtx_test::FakeScratchBackend;
 namespace rt = trtx::runtime;
 
 namespace {
@@ -53,15 +51,12 @@ std::int64_t num(const trtx::json::Value& v) { return v.int_ok ? v.integer : -1;
 // the scratch's memory mapped.
 class TrimWatch final : public FakeCudaApi {
  public:
-  TrimWatch(const FakeScratchBackend& scratch) : FakeCudaApi(1), scratch_(scratch) {}
+  TrimWatch() : FakeCudaApi(1) {}
   trtx::Status pool_trim_to(int device, std::size_t keep) override {
-    if (!scratch_.live.empty()) trimmedWhileLive = true;
+    if (!live.empty()) trimmedWhileLive = true;
     return FakeCudaApi::pool_trim_to(device, keep);
   }
   bool trimmedWhileLive = false;
-
- private:
-  const FakeScratchBackend& scratch_;
 };
 
 }  // namespace
@@ -194,9 +189,8 @@ TEST(a_pool_that_cannot_be_configured_is_reported_with_its_message) {
 }
 
 TEST(shared_scratch_is_one_provider_per_device_freed_before_the_trim) {
-  FakeScratchBackend scratch;
-  TrimWatch api(scratch);
-  RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{false, true}, &api, "", &scratch, &scratch);
+  TrimWatch api;
+  RunnerMemory m(rt::Target::Cuda, RunnerMemoryOptions{false, true}, &api, "");
   m.program_loaded({0});
   auto factory = m.scratch_factory(3);
   const rt::DeviceContext dev(rt::Target::Cuda, 0);
@@ -219,9 +213,9 @@ TEST(shared_scratch_is_one_provider_per_device_freed_before_the_trim) {
   b.reset();
   c.reset();
   CHECK(m.teardown().ok());
-  CHECK(scratch.live.empty());
+  CHECK(api.live.empty());
   CHECK(!api.trimmedWhileLive);
-  CHECK(scratch.violations.empty());
+  CHECK(api.violations.empty());
 
   const auto s = member(memory_report(m), "scratch");
   CHECK_EQ(str(member(s, "mode")), std::string("shared"));

@@ -4,7 +4,6 @@
 #include <limits>
 #include <utility>
 
-#include "trtx/memory/cuda_backends.h"
 #include "trtx/runtime/json.h"
 
 namespace trtx::integration {
@@ -72,20 +71,13 @@ std::unique_ptr<RunnerMemory> RunnerMemory::create(runtime::Target target, Runne
     return std::unique_ptr<RunnerMemory>(
         new RunnerMemory(target, options, nullptr, "the run is on the CPU: there is no device pool"));
   }
-  auto allocator = memory::makeCudaStreamAllocator(api);
-  auto events = memory::makeCudaEventFactory(api);
-  std::unique_ptr<RunnerMemory> m(
-      new RunnerMemory(target, options, &api, std::string(), allocator.get(), events.get()));
-  m->own_allocator_ = std::move(allocator);
-  m->own_events_ = std::move(events);
-  return m;
+  return std::unique_ptr<RunnerMemory>(new RunnerMemory(target, options, &api, std::string()));
 }
 
-RunnerMemory::RunnerMemory(runtime::Target target, RunnerMemoryOptions options, cuda::Api* pool_api,
-                           std::string unavailable, memory::Allocator* allocator, memory::EventFactory* events)
-    : target_(target), options_(options), unavailable_(std::move(unavailable)), allocator_(allocator), events_(events) {
-  if (pool_api != nullptr) {
-    warm_ = std::make_unique<memory::WarmPool>(*pool_api, memory::WarmPoolOptions{!options_.cold_pool});
+RunnerMemory::RunnerMemory(runtime::Target target, RunnerMemoryOptions options, cuda::Api* api, std::string unavailable)
+    : target_(target), options_(options), unavailable_(std::move(unavailable)), api_(api) {
+  if (api_ != nullptr) {
+    warm_ = std::make_unique<memory::WarmPool>(*api_, memory::WarmPoolOptions{!options_.cold_pool});
   }
 }
 
@@ -124,9 +116,7 @@ runtime::ScratchProviderFactory RunnerMemory::scratch_factory(uint64_t delegate_
     memory::SharedScratchOptions so;
     so.warmupExecutes = std::max<uint64_t>(1, delegate_calls_per_step);
     warmup_executes_ = so.warmupExecutes;
-    const bool cuda = target_ == runtime::Target::Cuda;
-    shared_ = std::make_unique<memory::SharedScratchRegistry>(target_, so, cuda ? allocator_ : nullptr,
-                                                              cuda ? events_ : nullptr);
+    shared_ = std::make_unique<memory::SharedScratchRegistry>(target_, so, api_);
   }
   return shared_->factory();
 }

@@ -14,7 +14,6 @@
 
 #include "json_writer.h"
 #include "trtx/memory/runtime_scratch_provider.h"
-#include "trtx/memory/scratch_backend.h"
 #include "trtx/memory/warm_pool.h"
 #include "trtx/runtime/cuda_api.h"
 #include "trtx/runtime/device.h"
@@ -42,16 +41,16 @@ struct PrivateScratchTally {
 class RunnerMemory {
  public:
   /// The runner's own wiring: on Target::Cuda in a CUDA build the process's
-  /// CUDA runtime (cuda::runtime_api()) for the pool, and the stream-ordered
-  /// allocator and event factory over it; otherwise no pool.
+  /// CUDA runtime (cuda::runtime_api()) for the pool and the shared scratch;
+  /// otherwise no pool.
   static std::unique_ptr<RunnerMemory> create(runtime::Target target, RunnerMemoryOptions options);
 
-  /// `pool_api`: the device pool to keep warm, or null when there is none to
+  /// `api`: the CUDA runtime whose device pool is kept warm and which serves
+  /// the shared scratch on Target::Cuda, or null when there is no pool to
   /// touch (a build without CUDA, or a run on the CPU); `unavailable` says
-  /// why. `allocator`/`events` serve the shared scratch on Target::Cuda (null:
-  /// the runner's DeviceContext serves it). Every pointer must outlive this.
-  RunnerMemory(runtime::Target target, RunnerMemoryOptions options, cuda::Api* pool_api, std::string unavailable,
-               memory::Allocator* allocator = nullptr, memory::EventFactory* events = nullptr);
+  /// why. It must outlive this. On Target::Host the shared scratch is
+  /// cuda::host_api()'s.
+  RunnerMemory(runtime::Target target, RunnerMemoryOptions options, cuda::Api* api, std::string unavailable);
   ~RunnerMemory();
   RunnerMemory(const RunnerMemory&) = delete;
   RunnerMemory& operator=(const RunnerMemory&) = delete;
@@ -86,11 +85,6 @@ class RunnerMemory {
   void write_private_scratch(JsonWriter& w) const;
   void write_shared_scratch(JsonWriter& w) const;
 
-  // Declared first so that they are destroyed last: the registry and the
-  // warm pool below still call them while they are torn down.
-  std::unique_ptr<memory::Allocator> own_allocator_;
-  std::unique_ptr<memory::EventFactory> own_events_;
-
   const runtime::Target target_;
   const RunnerMemoryOptions options_;
   const std::string unavailable_;
@@ -98,8 +92,7 @@ class RunnerMemory {
   int acquisitions_ = 0;  // warm pool acquires to release at teardown
   std::vector<int> devices_;
   std::vector<memory::PoolState> state_at_load_;
-  memory::Allocator* allocator_;
-  memory::EventFactory* events_;
+  cuda::Api* api_;
   uint64_t warmup_executes_ = 0;
   std::unique_ptr<memory::SharedScratchRegistry> shared_;
   struct SharedSnapshot {

@@ -6,65 +6,10 @@
 namespace trtx {
 namespace memory {
 
-// --- DeviceContextScratchBackend -------------------------------------------
-
-Result<void*> DeviceContextScratchBackend::allocate(int device, std::size_t bytes, StreamHandle stream) {
-  return context(device).allocate(bytes, runtime::StreamRef{stream});
-}
-
-Status DeviceContextScratchBackend::free(int device, void* pointer, StreamHandle stream) {
-  context(device).release(pointer, runtime::StreamRef{stream});
-  return ok_status();
-}
-
-Status DeviceContextScratchBackend::synchronizeDevice(int device) {
-  EventHandle last = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto found = lastRecorded_.find(device);
-    if (found != lastRecorded_.end()) last = found->second;
-  }
-  if (last == nullptr) return ok_status();
-  return context(device).event_synchronize(runtime::EventRef{last});
-}
-
-Result<EventHandle> DeviceContextScratchBackend::create(int device) {
-  TRTX_ASSIGN_OR_RETURN(runtime::EventRef created, context(device).create_event());
-  return created.handle;
-}
-
-Status DeviceContextScratchBackend::record(int device, EventHandle event, StreamHandle stream) {
-  Status recorded = context(device).record(runtime::EventRef{event}, runtime::StreamRef{stream});
-  if (!recorded.ok()) {
-    // A drained stream orders every later waiter just as well: the event's
-    // earlier record is older still, so waiting on it cannot overlap.
-    Status drained = context(device).synchronize(runtime::StreamRef{stream});
-    if (!drained.ok()) return recorded;
-    return ok_status();
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  lastRecorded_[device] = event;
-  return ok_status();
-}
-
-Status DeviceContextScratchBackend::wait(int device, StreamHandle stream, EventHandle event) {
-  return context(device).wait(runtime::StreamRef{stream}, runtime::EventRef{event});
-}
-
-void DeviceContextScratchBackend::destroy(int device, EventHandle event) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto found = lastRecorded_.find(device);
-    if (found != lastRecorded_.end() && found->second == event) lastRecorded_.erase(found);
-  }
-  context(device).destroy_event(runtime::EventRef{event});
-}
-
 // --- SharedScratchProvider ---------------------------------------------------
 
 struct SharedScratchProvider::Shared {
   runtime::Target target = runtime::Target::Host;
-  std::unique_ptr<DeviceContextScratchBackend> ownBackend;
   std::unique_ptr<SharedScratchPool> pool;
   std::mutex mutex;
   // Weak: each provider owns a reference to this state.
@@ -106,17 +51,11 @@ size_t SharedScratchProvider::capacity() const { return shared_->pool->capacity(
 
 // --- SharedScratchRegistry ---------------------------------------------------
 
-SharedScratchRegistry::SharedScratchRegistry(runtime::Target target, SharedScratchOptions options, Allocator* allocator,
-                                             EventFactory* events)
+SharedScratchRegistry::SharedScratchRegistry(runtime::Target target, SharedScratchOptions options, cuda::Api* api)
     : shared_(std::make_shared<SharedScratchProvider::Shared>()) {
   shared_->target = target;
-  const bool supplied = target == runtime::Target::Cuda && allocator != nullptr && events != nullptr;
-  if (!supplied) {
-    shared_->ownBackend = std::make_unique<DeviceContextScratchBackend>(target);
-    allocator = shared_->ownBackend.get();
-    events = shared_->ownBackend.get();
-  }
-  shared_->pool = std::make_unique<SharedScratchPool>(*allocator, *events, options);
+  cuda::Api& device = target == runtime::Target::Host ? cuda::host_api() : api != nullptr ? *api : cuda::runtime_api();
+  shared_->pool = std::make_unique<SharedScratchPool>(device, options);
 }
 
 SharedScratchRegistry::~SharedScratchRegistry() { (void)shutdown(); }

@@ -28,8 +28,7 @@ const char* toString(CapacityReason reason) {
   return "unknown";
 }
 
-SharedScratchPool::SharedScratchPool(Allocator& allocator, EventFactory& events, SharedScratchOptions options)
-    : allocator_(allocator), events_(events), options_(options) {}
+SharedScratchPool::SharedScratchPool(cuda::Api& api, SharedScratchOptions options) : api_(api), options_(options) {}
 
 SharedScratchPool::~SharedScratchPool() { (void)shutdown(); }
 
@@ -57,7 +56,7 @@ Result<ScratchLease> SharedScratchPool::acquire(int device, std::size_t bytes, S
   }
 
   if (s.event == nullptr) {
-    Result<EventHandle> created = events_.create(device);
+    Result<EventHandle> created = createEvent(device);
     if (!created.ok()) {
       resetWindow(s);
       return created.take_failure();
@@ -69,9 +68,9 @@ Result<ScratchLease> SharedScratchPool::acquire(int device, std::size_t bytes, S
   // one starts. Always waited on, never skipped by comparing stream handles:
   // handles are recycled, may be destroyed, and the NULL stream is legal.
   if (s.eventRecorded) {
-    Status waited = events_.wait(device, stream, s.event);
+    Status waited = wait(device, stream, s.event);
     if (!waited.ok()) {
-      Status drained = allocator_.synchronizeDevice(device);
+      Status drained = synchronize(device);
       if (!drained.ok()) {
         resetWindow(s);
         return fail(drained.error(), where(device),
@@ -127,7 +126,7 @@ Status SharedScratchPool::replaceLocked(int device, DeviceState& s, std::size_t 
   // The new buffer comes first, so a refusal leaves the old one in place.
   void* fresh = nullptr;
   if (newBytes > 0) {
-    Result<void*> allocated = allocator_.allocate(device, newBytes, stream);
+    Result<void*> allocated = allocate(device, newBytes, stream);
     if (!allocated.ok()) return refuse(allocated.failure(), "allocation");
     fresh = allocated.get();
   }
@@ -136,12 +135,12 @@ Status SharedScratchPool::replaceLocked(int device, DeviceState& s, std::size_t 
   if (s.buffer != nullptr) {
     // An earlier enqueue, possibly on another stream, may still read the old
     // buffer; only a drained device proves it no longer does.
-    Status drained = allocator_.synchronizeDevice(device);
+    Status drained = synchronize(device);
     if (!drained.ok()) {
-      if (fresh != nullptr) (void)allocator_.free(device, fresh, stream);
+      if (fresh != nullptr) (void)free(device, fresh, stream);
       return refuse(drained.failure(), "device synchronize before freeing the old buffer");
     }
-    Status freed = allocator_.free(device, s.buffer, stream);
+    Status freed = free(device, s.buffer, stream);
     if (!freed.ok()) note = "old buffer not freed: " + describe(freed.failure());
   }
 
@@ -161,7 +160,7 @@ Status SharedScratchPool::handOff(const ScratchLease& lease, StreamHandle stream
   }
   DeviceState& s = found->second;
   s.leased = false;
-  Status recorded = events_.record(lease.device, s.event, stream);
+  Status recorded = record(lease.device, s.event, stream);
   if (recorded.ok()) {
     s.eventRecorded = true;
     return ok_status();
@@ -169,7 +168,7 @@ Status SharedScratchPool::handOff(const ScratchLease& lease, StreamHandle stream
   // With no event to wait on, the next user could overlap this enqueue: drain
   // the device now so that it cannot.
   s.eventRecorded = false;
-  Status drained = allocator_.synchronizeDevice(lease.device);
+  Status drained = synchronize(lease.device);
   if (!drained.ok()) {
     return fail(drained.error(), where(lease.device),
                 "scratch hand-off event failed (" + describe(recorded.failure()) +
@@ -190,15 +189,15 @@ Status SharedScratchPool::shutdown() {
       first = fail(Error::InvalidState, "shared_scratch",
                    "shutdown with the scratch of device " + std::to_string(device) + " still leased");
     }
-    Status drained = allocator_.synchronizeDevice(device);
+    Status drained = synchronize(device);
     if (!drained.ok()) {
       // Freeing memory a running enqueue may read is worse than leaking it.
       if (first.ok()) first = drained;
     } else if (s.buffer != nullptr) {
-      Status freed = allocator_.free(device, s.buffer, nullptr);
+      Status freed = free(device, s.buffer, nullptr);
       if (!freed.ok() && first.ok()) first = freed;
     }
-    if (s.event != nullptr) events_.destroy(device, s.event);
+    if (s.event != nullptr) destroyEvent(device, s.event);
     s.buffer = nullptr;
     s.capacity = 0;
     s.event = nullptr;
@@ -208,6 +207,49 @@ Status SharedScratchPool::shutdown() {
   }
   return first;
 }
+
+// Each device call runs with the lease's device current: the NULL stream is
+// the current device's, and an event belongs to the device it was created on.
+#define TRTX_SCRATCH_DEVICE_SCOPE(device) \
+  cuda::DeviceScope scope_(api_, device); \
+  if (!scope_.status().ok()) return scope_.status().failure()
+
+Result<void*> SharedScratchPool::allocate(int device, std::size_t bytes, StreamHandle stream) {
+  TRTX_SCRATCH_DEVICE_SCOPE(device);
+  return api_.malloc_async(bytes, stream);
+}
+
+Status SharedScratchPool::free(int device, void* pointer, StreamHandle stream) {
+  TRTX_SCRATCH_DEVICE_SCOPE(device);
+  return api_.free_async(pointer, stream);
+}
+
+Status SharedScratchPool::synchronize(int device) {
+  TRTX_SCRATCH_DEVICE_SCOPE(device);
+  return api_.device_synchronize();
+}
+
+Result<EventHandle> SharedScratchPool::createEvent(int device) {
+  TRTX_SCRATCH_DEVICE_SCOPE(device);
+  return api_.event_create();
+}
+
+Status SharedScratchPool::record(int device, EventHandle event, StreamHandle stream) {
+  TRTX_SCRATCH_DEVICE_SCOPE(device);
+  return api_.event_record(event, stream);
+}
+
+Status SharedScratchPool::wait(int device, StreamHandle stream, EventHandle event) {
+  TRTX_SCRATCH_DEVICE_SCOPE(device);
+  return api_.stream_wait_event(stream, event);
+}
+
+void SharedScratchPool::destroyEvent(int device, EventHandle event) {
+  cuda::DeviceScope scope(api_, device);
+  api_.event_destroy(event);
+}
+
+#undef TRTX_SCRATCH_DEVICE_SCOPE
 
 std::size_t SharedScratchPool::capacity(int device) const {
   std::lock_guard<std::mutex> lock(mutex_);

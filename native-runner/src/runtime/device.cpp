@@ -3,19 +3,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <new>
+#include <string>
 
 #include "trtx/runtime/cuda_api.h"
 
 namespace trtx::runtime {
 
 namespace {
-// Host-target streams and events are distinct tokens with no behaviour: the
-// host does every operation immediately, so there is nothing to order.
-struct HostToken {
-  char unused = 0;
-};
-
 cuda::CopyKind kind_of(Placement dst, Placement src) {
   if (src == Placement::Host) {
     return dst == Placement::Host ? cuda::CopyKind::HostToHost : cuda::CopyKind::HostToDevice;
@@ -44,40 +38,30 @@ Status require_device(Target target, int device, const std::string& what) {
 }
 
 DeviceScope::DeviceScope(Target target, int device) {
-  if (target == Target::Host) return;
-  Result<int> current = cuda::runtime_api().get_device();
-  if (!current.ok()) {
-    status_ = current.take_failure();
-    return;
-  }
-  previous_ = current.get();
-  if (previous_ == device) return;
-  status_ = cuda::runtime_api().set_device(device);
-  switched_ = status_.ok();
+  if (target == Target::Cuda) scope_.emplace(cuda::runtime_api(), device);
 }
 
-DeviceScope::~DeviceScope() {
-  if (switched_) (void)cuda::runtime_api().set_device(previous_);
-}
+namespace {
+// The CUDA runtime of a target: the process's on Target::Cuda, its host
+// stand-in (host memory, immediate streams and events) on Target::Host.
+cuda::Api& api_of(Target target) { return target == Target::Host ? cuda::host_api() : cuda::runtime_api(); }
+}  // namespace
 
 // Runs the rest of the enclosing function with this context's device current.
-#define TRTX_DEVICE_SCOPE()                    \
-  DeviceScope device_scope_(target_, device_); \
-  if (!device_scope_.status().ok()) return Status(device_scope_.status())
+#define TRTX_DEVICE_SCOPE(api)                   \
+  cuda::DeviceScope device_scope_(api, device_); \
+  if (!device_scope_.status().ok()) return device_scope_.status().failure()
 
-Status DeviceContext::activate() const {
-  if (target_ == Target::Host) return ok_status();
-  return cuda::runtime_api().set_device(device_);
-}
+Status DeviceContext::activate() const { return api_of(target_).set_device(device_); }
 
 Result<void*> DeviceContext::allocate(size_t bytes, StreamRef stream) const {
-  if (target_ == Target::Host) return allocate_host(bytes);
-  DeviceScope scope(target_, device_);
-  if (!scope.status().ok()) return Status(scope.status()).take_failure();
-  TRTX_ASSIGN_OR_RETURN(void* p, cuda::runtime_api().malloc_async(bytes, stream.handle));
-  Status z = cuda::runtime_api().memset_async(p, 0, bytes, stream.handle);
+  cuda::Api& api = api_of(target_);
+  TRTX_DEVICE_SCOPE(api);
+  TRTX_ASSIGN_OR_RETURN(void* p, api.malloc_async(bytes, stream.handle));
+  if (target_ == Target::Host) return p;  // the host stand-in's memory is zeroed
+  Status z = api.memset_async(p, 0, bytes, stream.handle);
   if (!z.ok()) {
-    (void)cuda::runtime_api().free_async(p, stream.handle);
+    (void)api.free_async(p, stream.handle);
     return z.take_failure();
   }
   return p;
@@ -85,21 +69,19 @@ Result<void*> DeviceContext::allocate(size_t bytes, StreamRef stream) const {
 
 void DeviceContext::release(void* ptr, StreamRef stream) const {
   if (ptr == nullptr) return;
-  if (target_ == Target::Host) {
-    release_host(ptr);
-  } else {
-    DeviceScope scope(target_, device_);
-    (void)cuda::runtime_api().free_async(ptr, stream.handle);
-  }
+  cuda::Api& api = api_of(target_);
+  cuda::DeviceScope scope(api, device_);
+  (void)api.free_async(ptr, stream.handle);
 }
 
 Result<void*> DeviceContext::allocate_uninitialized(size_t bytes, StreamRef stream) const {
   if (target_ == Target::Cuda) {
-    DeviceScope scope(target_, device_);
-    if (!scope.status().ok()) return Status(scope.status()).take_failure();
+    TRTX_DEVICE_SCOPE(cuda::runtime_api());
     return cuda::runtime_api().malloc_async(bytes, stream.handle);
   }
-  constexpr size_t kAlign = 256;  // what cudaMalloc guarantees
+  // Not cleared, as cudaMallocAsync hands memory out (the host stand-in's
+  // malloc_async zeroes), and aligned as cudaMalloc guarantees.
+  constexpr size_t kAlign = 256;
   const size_t n = bytes == 0 ? 1 : bytes;
   void* p = n > SIZE_MAX - kAlign ? nullptr : std::aligned_alloc(kAlign, (n + kAlign - 1) / kAlign * kAlign);
   if (p == nullptr) {
@@ -110,112 +92,90 @@ Result<void*> DeviceContext::allocate_uninitialized(size_t bytes, StreamRef stre
 }
 
 Status DeviceContext::fill(void* ptr, uint8_t byte, size_t n, StreamRef stream) const {
-  if (target_ == Target::Cuda) {
-    TRTX_DEVICE_SCOPE();
-    return cuda::runtime_api().memset_async(ptr, byte, n, stream.handle);
-  }
-  if (n != 0) std::memset(ptr, byte, n);
-  return ok_status();
+  cuda::Api& api = api_of(target_);
+  TRTX_DEVICE_SCOPE(api);
+  return api.memset_async(ptr, byte, n, stream.handle);
 }
 
-Result<void*> DeviceContext::allocate_host(size_t bytes) {
-  void* p = std::calloc(bytes == 0 ? 1 : bytes, 1);
-  if (p == nullptr) {
-    return fail(Error::MemoryAllocationFailed, "host",
-                "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
-  }
-  return p;
-}
+Result<void*> DeviceContext::allocate_host(size_t bytes) { return cuda::host_api().malloc_async(bytes, nullptr); }
 
-void DeviceContext::release_host(void* ptr) { std::free(ptr); }
+void DeviceContext::release_host(void* ptr) { (void)cuda::host_api().free_async(ptr, nullptr); }
 
 Status DeviceContext::copy(void* dst, Placement dst_p, const void* src, Placement src_p, size_t n, StreamRef stream,
                            CopyCounters* counters) const {
   count(counters, dst_p, src_p, n);
   if (n == 0 || dst == src) return ok_status();
-  if (target_ == Target::Host || (dst_p == Placement::Host && src_p == Placement::Host)) {
+  if (dst_p == Placement::Host && src_p == Placement::Host) {
     std::memmove(dst, src, n);
     return ok_status();
   }
-  TRTX_DEVICE_SCOPE();
-  if (stream.handle == nullptr) return cuda::runtime_api().memcpy_sync(dst, src, n, kind_of(dst_p, src_p));
-  return cuda::runtime_api().memcpy_async(dst, src, n, kind_of(dst_p, src_p), stream.handle);
+  cuda::Api& api = api_of(target_);
+  TRTX_DEVICE_SCOPE(api);
+  if (stream.handle == nullptr) return api.memcpy_sync(dst, src, n, kind_of(dst_p, src_p));
+  return api.memcpy_async(dst, src, n, kind_of(dst_p, src_p), stream.handle);
 }
 
 Result<StreamRef> DeviceContext::create_stream(bool non_blocking) const {
-  if (target_ == Target::Host) return StreamRef{new (std::nothrow) HostToken()};
-  DeviceScope scope(target_, device_);
-  if (!scope.status().ok()) return Status(scope.status()).take_failure();
-  TRTX_ASSIGN_OR_RETURN(void* s, cuda::runtime_api().stream_create(non_blocking));
+  cuda::Api& api = api_of(target_);
+  TRTX_DEVICE_SCOPE(api);
+  TRTX_ASSIGN_OR_RETURN(void* s, api.stream_create(non_blocking));
   return StreamRef{s};
 }
 
 void DeviceContext::destroy_stream(StreamRef s) const {
-  if (target_ == Target::Host) {
-    delete static_cast<HostToken*>(s.handle);
-  } else {
-    DeviceScope scope(target_, device_);
-    cuda::runtime_api().stream_destroy(s.handle);
-  }
+  cuda::Api& api = api_of(target_);
+  cuda::DeviceScope scope(api, device_);
+  api.stream_destroy(s.handle);
 }
 
 Status DeviceContext::synchronize(StreamRef s) const {
-  if (target_ == Target::Host) return ok_status();
-  TRTX_DEVICE_SCOPE();
-  return cuda::runtime_api().stream_synchronize(s.handle);
+  cuda::Api& api = api_of(target_);
+  TRTX_DEVICE_SCOPE(api);
+  return api.stream_synchronize(s.handle);
 }
 
 Result<EventRef> DeviceContext::create_event() const {
-  if (target_ == Target::Host) return EventRef{new (std::nothrow) HostToken()};
-  DeviceScope scope(target_, device_);
-  if (!scope.status().ok()) return Status(scope.status()).take_failure();
-  TRTX_ASSIGN_OR_RETURN(void* e, cuda::runtime_api().event_create());
+  cuda::Api& api = api_of(target_);
+  TRTX_DEVICE_SCOPE(api);
+  TRTX_ASSIGN_OR_RETURN(void* e, api.event_create());
   return EventRef{e};
 }
 
 void DeviceContext::destroy_event(EventRef e) const {
-  if (target_ == Target::Host) {
-    delete static_cast<HostToken*>(e.handle);
-  } else {
-    DeviceScope scope(target_, device_);
-    cuda::runtime_api().event_destroy(e.handle);
-  }
+  cuda::Api& api = api_of(target_);
+  cuda::DeviceScope scope(api, device_);
+  api.event_destroy(e.handle);
 }
 
 Status DeviceContext::record(EventRef e, StreamRef s) const {
-  if (target_ == Target::Host) return ok_status();
-  TRTX_DEVICE_SCOPE();
-  return cuda::runtime_api().event_record(e.handle, s.handle);
+  cuda::Api& api = api_of(target_);
+  TRTX_DEVICE_SCOPE(api);
+  return api.event_record(e.handle, s.handle);
 }
 
 Status DeviceContext::wait(StreamRef s, EventRef e) const {
-  if (target_ == Target::Host) return ok_status();
-  TRTX_DEVICE_SCOPE();
-  return cuda::runtime_api().stream_wait_event(s.handle, e.handle);
+  cuda::Api& api = api_of(target_);
+  TRTX_DEVICE_SCOPE(api);
+  return api.stream_wait_event(s.handle, e.handle);
 }
 
 Status DeviceContext::event_synchronize(EventRef e) const {
-  if (target_ == Target::Host) return ok_status();
-  TRTX_DEVICE_SCOPE();
-  return cuda::runtime_api().event_synchronize(e.handle);
+  cuda::Api& api = api_of(target_);
+  TRTX_DEVICE_SCOPE(api);
+  return api.event_synchronize(e.handle);
 }
 
 Result<void*> DeviceContext::allocate_mapped_flag() const {
   constexpr size_t kFlagBytes = 16;
-  if (target_ == Target::Host) return allocate_host(kFlagBytes);
-  DeviceScope scope(target_, device_);
-  if (!scope.status().ok()) return Status(scope.status()).take_failure();
-  TRTX_ASSIGN_OR_RETURN(void* p, cuda::runtime_api().host_alloc_mapped(kFlagBytes));
+  cuda::Api& api = api_of(target_);
+  TRTX_DEVICE_SCOPE(api);
+  TRTX_ASSIGN_OR_RETURN(void* p, api.host_alloc_mapped(kFlagBytes));
   std::memset(p, 0, kFlagBytes);
   return p;
 }
 
-void DeviceContext::release_mapped_flag(void* p) const {
-  if (target_ == Target::Host) {
-    release_host(p);
-  } else {
-    cuda::runtime_api().host_free(p);
-  }
-}
+void DeviceContext::release_mapped_flag(void* p) const { api_of(target_).host_free(p); }
+
+#undef TRTX_DEVICE_SCOPE
 
 }  // namespace trtx::runtime

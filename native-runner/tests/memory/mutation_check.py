@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Removes each rule of the device-memory units in turn, in a copy of the
-sources, and checks that the CPU tests then fail. Not part of ctest (it
-rebuilds once per mutation); run by hand after changing a rule or a test:
+runner, and checks that their ctest tests (memory.*) then fail. Not part of
+ctest (it rebuilds once per mutation); run by hand after changing a rule or a
+test, with the ExecuTorch SDK the runner builds against:
 
-    python3 native-runner/tests/memory/mutation_check.py [build-dir]
+    python3 native-runner/tests/memory/mutation_check.py SDK [work-dir]
 """
 
 import os
@@ -55,7 +56,7 @@ MUTATIONS = [
             (
                 SCRATCH,
                 "  void* fresh = nullptr;\n  if (newBytes > 0) {",
-                "  if (s.buffer != nullptr) { (void)allocator_.synchronizeDevice(device); (void)allocator_.free(device, s.buffer, stream); s.buffer = nullptr; s.capacity = 0; }\n  void* fresh = nullptr;\n  if (newBytes > 0) {",
+                "  if (s.buffer != nullptr) { (void)synchronize(device); (void)free(device, s.buffer, stream); s.buffer = nullptr; s.capacity = 0; }\n  void* fresh = nullptr;\n  if (newBytes > 0) {",
             )
         ],
     ),
@@ -64,14 +65,14 @@ MUTATIONS = [
         [
             (
                 SCRATCH,
-                "Status drained = allocator_.synchronizeDevice(device);\n    if (!drained.ok()) {\n      if (fresh",
+                "Status drained = synchronize(device);\n    if (!drained.ok()) {\n      if (fresh",
                 "Status drained = ok_status();\n    if (!drained.ok()) {\n      if (fresh",
             )
         ],
     ),
     (
         "scratch: a failed sync during growth frees the new buffer",
-        [(SCRATCH, "if (fresh != nullptr) (void)allocator_.free(device, fresh, stream);", "")],
+        [(SCRATCH, "if (fresh != nullptr) (void)free(device, fresh, stream);", "")],
     ),
     ("scratch: hand-off waits on the previous event", [(SCRATCH, "if (s.eventRecorded) {", "if (false) {")]),
     (
@@ -84,21 +85,25 @@ MUTATIONS = [
     ),
     (
         "scratch: hand-off records an event",
-        [(SCRATCH, "Status recorded = events_.record(lease.device, s.event, stream);", "Status recorded = ok_status();")],
+        [(SCRATCH, "Status recorded = record(lease.device, s.event, stream);", "Status recorded = ok_status();")],
     ),
     (
         "scratch: a failed wait drains the device",
         [
             (
                 SCRATCH,
-                "Status drained = allocator_.synchronizeDevice(device);\n      if (!drained.ok()) {\n        resetWindow(s);",
+                "Status drained = synchronize(device);\n      if (!drained.ok()) {\n        resetWindow(s);",
                 "Status drained = ok_status();\n      if (!drained.ok()) {\n        resetWindow(s);",
             )
         ],
     ),
     (
         "scratch: a failed record drains the device",
-        [(SCRATCH, "Status drained = allocator_.synchronizeDevice(lease.device);", "Status drained = ok_status();")],
+        [(SCRATCH, "Status drained = synchronize(lease.device);", "Status drained = ok_status();")],
+    ),
+    (
+        "scratch: each device call runs with its device current",
+        [(SCRATCH, "  cuda::DeviceScope scope_(api_, device); \\\n", "  cuda::DeviceScope scope_(api_, 0); \\\n")],
     ),
     ("scratch: one lease per device at a time", [(SCRATCH, "if (s.leased) {", "if (false) {")]),
     ("scratch: one buffer per device", [(SCRATCH, "DeviceState& s = devices_[device];", "DeviceState& s = devices_[0];")]),
@@ -108,7 +113,7 @@ MUTATIONS = [
             (
                 SCRATCH,
                 'if (!allocated.ok()) return refuse(allocated.failure(), "allocation");',
-                'if (!allocated.ok()) { if (s.buffer) (void)allocator_.free(device, s.buffer, stream); s.buffer = nullptr; s.capacity = 0; return refuse(allocated.failure(), "allocation"); }',
+                'if (!allocated.ok()) { if (s.buffer) (void)free(device, s.buffer, stream); s.buffer = nullptr; s.capacity = 0; return refuse(allocated.failure(), "allocation"); }',
             )
         ],
     ),
@@ -117,7 +122,7 @@ MUTATIONS = [
         [
             (
                 SCRATCH,
-                "Status drained = allocator_.synchronizeDevice(device);\n    if (!drained.ok()) {\n      // Freeing",
+                "Status drained = synchronize(device);\n    if (!drained.ok()) {\n      // Freeing",
                 "Status drained = ok_status();\n    if (!drained.ok()) {\n      // Freeing",
             )
         ],
@@ -179,27 +184,36 @@ def run(cmd, cwd=None):
 
 
 def main():
-    work = sys.argv[1] if len(sys.argv) > 1 else "/tmp/trtx-memory-mutation"
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    sdk = sys.argv[1]
+    work = sys.argv[2] if len(sys.argv) > 2 else "/tmp/trtx-memory-mutation"
     copy = os.path.join(work, "native-runner")
     build = os.path.join(work, "build")
     shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    shutil.copytree(RUNNER, copy, ignore=shutil.ignore_patterns("build*"))
 
     def fresh_copy():
-        # The memory units and what they include and link from the core: its
-        # headers (trtx::Result, the error codes) and src/runtime.
-        for part in ("src/memory", "src/runtime", "include", "generated"):
+        # The mutated parts, copied with a new modification time so that the
+        # build recompiles a file a mutation touched before.
+        for part in ("src/memory", "include/trtx/memory"):
             target = os.path.join(copy, part)
             shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(os.path.join(RUNNER, part), target)
+            shutil.copytree(os.path.join(RUNNER, part), target, copy_function=shutil.copy)
 
-    fresh_copy()
-    configured = run(["cmake", "-S", HERE, "-B", build, "-DCMAKE_BUILD_TYPE=Debug", "-DTRTX_MEMORY_SOURCE_ROOT=" + copy])
+    tests = ("test_warm_pool", "test_shared_scratch", "test_reclamation", "test_runtime_scratch_provider")
+    targets = ["trtx_memory_" + t for t in tests]
+    build_cmd = ["cmake", "--build", build, "-j2", "--target"] + targets
+    test_cmd = ["ctest", "--test-dir", build, "-R", "^memory[.]"]
+    configured = run(
+        ["cmake", "-S", copy, "-B", build, "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_PREFIX_PATH=" + sdk, "-DTRTX_BACKEND_PLUGIN=OFF"]
+    )
     if configured.returncode != 0:
         print(configured.stdout)
         return 2
-    baseline = run(["cmake", "--build", build, "-j2"])
-    tested = run(["ctest", "--test-dir", build])
+    baseline = run(build_cmd)
+    tested = run(test_cmd)
     if baseline.returncode != 0 or tested.returncode != 0:
         print("unmutated sources do not pass:\n" + baseline.stdout + tested.stdout)
         return 2
@@ -216,12 +230,12 @@ def main():
                 return 2
             with open(path, "w") as f:
                 f.write(text.replace(old, new))
-        built = run(["cmake", "--build", build, "-j2"])
+        built = run(build_cmd)
         if built.returncode != 0:
             print(f"DOES NOT COMPILE  {rule}")
             survived.append(rule)
             continue
-        result = run(["ctest", "--test-dir", build])
+        result = run(test_cmd)
         if result.returncode == 0:
             print(f"SURVIVED          {rule}")
             survived.append(rule)

@@ -5,7 +5,7 @@
 // frees a buffer an enqueue may still read.
 #include <cstdint>
 
-#include "fake_scratch_backend.h"
+#include "fake_cuda_api.h"
 #include "support/check.h"
 #include "trtx/memory/shared_scratch_pool.h"
 
@@ -29,10 +29,10 @@ std::size_t execute(SharedScratchPool& pool, std::size_t bytes, bool* ok = nullp
 }  // namespace
 
 TEST(floor_is_frozen_at_capacity_after_warmup) {
-  FakeScratchBackend fake;
+  FakeCudaApi fake(2);
   SharedScratchOptions options;
   options.warmupExecutes = 2;
-  SharedScratchPool pool(fake, fake, options);
+  SharedScratchPool pool(fake, options);
   execute(pool, 100);
   CHECK(!pool.stats(0).floorFrozen);
   execute(pool, 300);
@@ -45,10 +45,10 @@ TEST(floor_is_frozen_at_capacity_after_warmup) {
 }
 
 TEST(shrinks_exactly_after_the_third_underfilled_execute_to_window_max) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);  // warm-up 1, shrink after 3
-  execute(pool, 16);                   // warm-up: floor will be 16
-  execute(pool, 1024);                 // burst
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);  // warm-up 1, shrink after 3
+  execute(pool, 16);             // warm-up: floor will be 16
+  execute(pool, 1024);           // burst
   CHECK_EQ(pool.capacity(0), 1024u);
   execute(pool, 40);
   CHECK_EQ(pool.capacity(0), 1024u);
@@ -66,8 +66,8 @@ TEST(shrinks_exactly_after_the_third_underfilled_execute_to_window_max) {
 }
 
 TEST(shrink_target_never_goes_below_the_floor) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   execute(pool, 100);  // floor 100
   execute(pool, 1000);
   execute(pool, 10);
@@ -78,8 +78,8 @@ TEST(shrink_target_never_goes_below_the_floor) {
 }
 
 TEST(capacity_returns_to_the_floor_after_a_burst) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   execute(pool, 64);
   for (int i = 0; i < 4; ++i) execute(pool, 4096 + i);
   for (int i = 0; i < 3; ++i) execute(pool, 64);  // exact floor need, but under capacity
@@ -90,8 +90,8 @@ TEST(capacity_returns_to_the_floor_after_a_burst) {
 }
 
 TEST(exact_fit_resets_the_count) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   execute(pool, 10);
   execute(pool, 1000);
   execute(pool, 10);
@@ -104,9 +104,22 @@ TEST(exact_fit_resets_the_count) {
   CHECK_EQ(pool.capacity(0), 10u);
 }
 
+// Only an exact fit resets the count: one byte under the capacity is underfilled.
+TEST(one_byte_under_the_capacity_counts_as_underfilled) {
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
+  execute(pool, 16);    // warm-up: floor will be 16
+  execute(pool, 1024);  // burst
+  execute(pool, 1023);
+  execute(pool, 1023);
+  CHECK_EQ(pool.capacity(0), 1024u);
+  execute(pool, 1023);
+  CHECK_EQ(pool.capacity(0), 1023u);
+}
+
 TEST(growth_resets_the_count) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   execute(pool, 10);
   execute(pool, 1000);
   execute(pool, 10);
@@ -120,8 +133,8 @@ TEST(growth_resets_the_count) {
 }
 
 TEST(failure_resets_the_count) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   execute(pool, 10);
   execute(pool, 1000);
   execute(pool, 10);
@@ -138,8 +151,8 @@ TEST(failure_resets_the_count) {
 }
 
 TEST(window_max_is_of_the_current_window_only) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   execute(pool, 10);
   execute(pool, 1000);
   execute(pool, 900);
@@ -151,10 +164,10 @@ TEST(window_max_is_of_the_current_window_only) {
 }
 
 TEST(no_shrink_during_warmup) {
-  FakeScratchBackend fake;
+  FakeCudaApi fake(2);
   SharedScratchOptions options;
   options.warmupExecutes = 5;
-  SharedScratchPool pool(fake, fake, options);
+  SharedScratchPool pool(fake, options);
   execute(pool, 1000);
   execute(pool, 10);
   execute(pool, 10);
@@ -168,8 +181,8 @@ TEST(no_shrink_during_warmup) {
 }
 
 TEST(shrink_allocates_the_smaller_buffer_then_drains_then_frees) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   execute(pool, 10);
   ScratchLease big;
   {
@@ -179,7 +192,7 @@ TEST(shrink_allocates_the_smaller_buffer_then_drains_then_frees) {
   }
   execute(pool, 10);
   execute(pool, 10);
-  fake.calls.clear();
+  fake.clearCalls();
   EventHandle event = nullptr;
   {
     auto lease = pool.acquire(0, 10, stream);  // third underfilled
@@ -193,28 +206,28 @@ TEST(shrink_allocates_the_smaller_buffer_then_drains_then_frees) {
   CHECK(allocAt >= 0);
   CHECK(syncAt > allocAt);
   CHECK(freeAt > syncAt);
-  CHECK(fake.calls[freeAt].pointer == big.pointer);
-  CHECK_EQ(fake.calls[allocAt].bytes, 10u);
+  CHECK(fake.calls()[freeAt].pointer == big.pointer);
+  CHECK_EQ(fake.calls()[allocAt].bytes, 10u);
   (void)event;
 }
 
 TEST(shrink_never_frees_while_the_old_buffers_event_is_pending) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   execute(pool, 10);
   execute(pool, 1000);
   execute(pool, 10);
   execute(pool, 10);
   // The last hand-off's event is still pending: that enqueue may read the big buffer.
-  CHECK(fake.pending(fake.calls[fake.indexOf("record", 3)].event));
+  CHECK(fake.pending(fake.calls()[fake.indexOf("record", 3)].event));
   execute(pool, 10);
   CHECK_EQ(pool.capacity(0), 10u);
   CHECK(fake.violations.empty());
 }
 
 TEST(refused_shrink_keeps_the_buffer_records_and_resets) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   execute(pool, 10);
   execute(pool, 1000);
   execute(pool, 10);
@@ -236,10 +249,10 @@ TEST(refused_shrink_keeps_the_buffer_records_and_resets) {
 }
 
 TEST(grow_only_mode_never_shrinks) {
-  FakeScratchBackend fake;
+  FakeCudaApi fake(2);
   SharedScratchOptions options;
   options.reclaim = false;
-  SharedScratchPool pool(fake, fake, options);
+  SharedScratchPool pool(fake, options);
   execute(pool, 10);
   execute(pool, 1000);
   const std::size_t freesBefore = fake.count("free");  // the growth's
@@ -249,8 +262,8 @@ TEST(grow_only_mode_never_shrinks) {
 }
 
 TEST(floor_and_counts_are_per_device) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   auto on = [&](int device, std::size_t bytes) {
     auto lease = pool.acquire(device, bytes, stream);
     (void)pool.handOff(lease.get(), stream);
@@ -274,8 +287,8 @@ TEST(floor_and_counts_are_per_device) {
 }
 
 TEST(report_json_carries_shrink_events_and_floor) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   execute(pool, 16);
   execute(pool, 256);
   execute(pool, 16);

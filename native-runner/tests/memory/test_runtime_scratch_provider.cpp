@@ -1,5 +1,5 @@
 // The shared pool through the runner core's ScratchProvider interface, on the
-// host target (the core's DeviceContext stands in for the device there), so
+// host target (cuda::host_api() stands in for the device there), so
 // the adapter is exercised in a build without CUDA.
 #include <cstring>
 #include <memory>

@@ -2,7 +2,7 @@
 // event hand-off, failure handling. Reclamation has its own file.
 #include <cstdint>
 
-#include "fake_scratch_backend.h"
+#include "fake_cuda_api.h"
 #include "support/check.h"
 #include "trtx/memory/shared_scratch_pool.h"
 
@@ -33,23 +33,23 @@ ScratchLease run(SharedScratchPool& pool, int device, std::size_t bytes, StreamH
 }  // namespace
 
 TEST(first_acquire_allocates_the_need_on_the_caller_stream) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake, growOnly());
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake, growOnly());
   auto lease = pool.acquire(0, 1000, streamA);
   CHECK(lease.ok());
   CHECK(lease.get().pointer != nullptr);
   CHECK_EQ(lease.get().capacity, 1000u);
   long at = fake.indexOf("allocate");
   CHECK(at >= 0);
-  CHECK_EQ(fake.calls[at].bytes, 1000u);
-  CHECK(fake.calls[at].stream == streamA);
-  CHECK_EQ(fake.calls[at].device, 0);
+  CHECK_EQ(fake.calls()[at].bytes, 1000u);
+  CHECK(fake.calls()[at].stream == streamA);
+  CHECK_EQ(fake.calls()[at].device, 0);
   CHECK(pool.handOff(lease.get(), streamA).ok());
 }
 
 TEST(smaller_or_equal_need_reuses_the_buffer) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake, growOnly());
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake, growOnly());
   ScratchLease first = run(pool, 0, 1000, streamA);
   ScratchLease second = run(pool, 0, 400, streamB);
   ScratchLease third = run(pool, 0, 1000, streamA);
@@ -61,8 +61,8 @@ TEST(smaller_or_equal_need_reuses_the_buffer) {
 }
 
 TEST(grows_monotonically_to_the_largest_need) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake, growOnly());
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake, growOnly());
   run(pool, 0, 100, streamA);
   run(pool, 0, 300, streamA);
   run(pool, 0, 200, streamA);
@@ -78,10 +78,10 @@ TEST(grows_monotonically_to_the_largest_need) {
 }
 
 TEST(growth_allocates_new_before_syncing_and_freeing_old) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake, growOnly());
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake, growOnly());
   ScratchLease small = run(pool, 0, 100, streamA);
-  fake.calls.clear();
+  fake.clearCalls();
   auto big = pool.acquire(0, 500, streamB);
   CHECK(big.ok());
   long allocAt = fake.indexOf("allocate");
@@ -90,14 +90,14 @@ TEST(growth_allocates_new_before_syncing_and_freeing_old) {
   CHECK(allocAt >= 0);
   CHECK(syncAt > allocAt);
   CHECK(freeAt > syncAt);
-  CHECK(fake.calls[freeAt].pointer == small.pointer);
-  CHECK(fake.calls[allocAt].stream == streamB);
+  CHECK(fake.calls()[freeAt].pointer == small.pointer);
+  CHECK(fake.calls()[allocAt].stream == streamB);
   CHECK(big.get().pointer != small.pointer);
 }
 
 TEST(failed_growth_keeps_the_old_buffer_usable) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake, growOnly());
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake, growOnly());
   ScratchLease small = run(pool, 0, 100, streamA);
   fake.failNextAllocations = 1;
   auto big = pool.acquire(0, 500, streamA);
@@ -116,8 +116,8 @@ TEST(failed_growth_keeps_the_old_buffer_usable) {
 }
 
 TEST(failed_sync_during_growth_keeps_old_and_releases_new) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake, growOnly());
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake, growOnly());
   ScratchLease small = run(pool, 0, 100, streamA);
   fake.failNextSyncs = 1;
   auto big = pool.acquire(0, 500, streamA);
@@ -128,12 +128,12 @@ TEST(failed_sync_during_growth_keeps_old_and_releases_new) {
 }
 
 TEST(no_free_while_the_old_buffers_event_is_pending) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake, growOnly());
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake, growOnly());
   auto first = pool.acquire(0, 100, streamA);
   CHECK(first.ok());
   CHECK(pool.handOff(first.get(), streamA).ok());
-  EventHandle event = fake.calls[fake.indexOf("record")].event;
+  EventHandle event = fake.calls()[fake.indexOf("record")].event;
   CHECK(fake.pending(event));  // the enqueue may still be reading the buffer
   auto bigger = pool.acquire(0, 200, streamB);
   CHECK(bigger.ok());
@@ -142,42 +142,42 @@ TEST(no_free_while_the_old_buffers_event_is_pending) {
 }
 
 TEST(hand_off_records_an_event_on_the_enqueue_stream) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   auto lease = pool.acquire(0, 64, streamA);
   CHECK(lease.ok());
   CHECK_EQ(fake.count("record"), 0u);
   CHECK(pool.handOff(lease.get(), streamB).ok());
   long at = fake.indexOf("record");
   CHECK(at >= 0);
-  CHECK(fake.calls[at].stream == streamB);
-  CHECK(fake.pending(fake.calls[at].event));
+  CHECK(fake.calls()[at].stream == streamB);
+  CHECK(fake.pending(fake.calls()[at].event));
 }
 
 TEST(next_acquire_waits_on_the_event_even_on_the_same_stream) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   run(pool, 0, 64, streamA);
-  EventHandle recorded = fake.calls[fake.indexOf("record")].event;
+  EventHandle recorded = fake.calls()[fake.indexOf("record")].event;
   CHECK_EQ(fake.count("wait"), 0u);  // nothing to wait for on the first acquire
 
   run(pool, 0, 64, streamA);  // same handle: still waits, never compared
   CHECK_EQ(fake.count("wait"), 1u);
-  CHECK(fake.calls[fake.indexOf("wait", 0)].stream == streamA);
-  CHECK(fake.calls[fake.indexOf("wait", 0)].event == recorded);
+  CHECK(fake.calls()[fake.indexOf("wait", 0)].stream == streamA);
+  CHECK(fake.calls()[fake.indexOf("wait", 0)].event == recorded);
 
   run(pool, 0, 64, streamB);
   CHECK_EQ(fake.count("wait"), 2u);
-  CHECK(fake.calls[fake.indexOf("wait", 1)].stream == streamB);
+  CHECK(fake.calls()[fake.indexOf("wait", 1)].stream == streamB);
 
   run(pool, 0, 64, nullptr);  // the NULL stream is a legal caller stream
   CHECK_EQ(fake.count("wait"), 3u);
-  CHECK(fake.calls[fake.indexOf("wait", 2)].stream == nullptr);
+  CHECK(fake.calls()[fake.indexOf("wait", 2)].stream == nullptr);
 }
 
 TEST(wait_precedes_recording_of_the_next_enqueue) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   run(pool, 0, 64, streamA);
   run(pool, 0, 64, streamB);
   long secondRecord = fake.indexOf("record", 1);
@@ -187,32 +187,32 @@ TEST(wait_precedes_recording_of_the_next_enqueue) {
 }
 
 TEST(failed_wait_falls_back_to_draining_the_device) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   run(pool, 0, 64, streamA);
   fake.failNextWaits = 1;
-  fake.calls.clear();
+  fake.clearCalls();
   auto lease = pool.acquire(0, 64, streamB);
   CHECK(lease.ok());
   CHECK(fake.indexOf("sync") > fake.indexOf("wait"));
 }
 
 TEST(failed_record_drains_the_device_and_reports) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   auto lease = pool.acquire(0, 64, streamA);
   fake.failNextRecords = 1;
   CHECK(!pool.handOff(lease.get(), streamA).ok());
   CHECK(fake.indexOf("sync") > fake.indexOf("record"));
   // The device is free again, and there is no stale event to wait on.
-  fake.calls.clear();
+  fake.clearCalls();
   CHECK(pool.acquire(0, 64, streamB).ok());
   CHECK_EQ(fake.count("wait"), 0u);
 }
 
 TEST(second_lease_before_hand_off_is_busy) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   auto first = pool.acquire(0, 64, streamA);
   CHECK(first.ok());
   auto second = pool.acquire(0, 64, streamB);
@@ -223,8 +223,8 @@ TEST(second_lease_before_hand_off_is_busy) {
 }
 
 TEST(hand_off_of_a_stale_lease_is_rejected) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   auto first = pool.acquire(0, 64, streamA);
   CHECK(pool.handOff(first.get(), streamA).ok());
   CHECK(pool.handOff(first.get(), streamA).error() == trtx::Error::InvalidArgument);
@@ -234,8 +234,8 @@ TEST(hand_off_of_a_stale_lease_is_rejected) {
 }
 
 TEST(one_buffer_per_device_shared_by_every_engine_on_it) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake, growOnly());
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake, growOnly());
   // Six engines with equal need on device 0, two on device 1.
   void* device0 = nullptr;
   for (int engine = 0; engine < 6; ++engine) {
@@ -257,21 +257,21 @@ TEST(one_buffer_per_device_shared_by_every_engine_on_it) {
 }
 
 TEST(events_are_per_device_and_waits_use_the_devices_own_event) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   run(pool, 0, 64, streamA);
   run(pool, 1, 64, streamA);
   run(pool, 1, 64, streamA);
   long wait = fake.indexOf("wait", 0);
   CHECK(wait >= 0);
-  CHECK_EQ(fake.calls[wait].device, 1);
-  CHECK(fake.calls[wait].event == fake.calls[fake.indexOf("record", 1)].event);
-  CHECK(fake.calls[wait].event != fake.calls[fake.indexOf("record", 0)].event);
+  CHECK_EQ(fake.calls()[wait].device, 1);
+  CHECK(fake.calls()[wait].event == fake.calls()[fake.indexOf("record", 1)].event);
+  CHECK(fake.calls()[wait].event != fake.calls()[fake.indexOf("record", 0)].event);
 }
 
 TEST(zero_need_allocates_nothing) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   auto lease = pool.acquire(0, 0, streamA);
   CHECK(lease.ok());
   CHECK(lease.get().pointer == nullptr);
@@ -280,17 +280,17 @@ TEST(zero_need_allocates_nothing) {
 }
 
 TEST(event_create_failure_is_an_error_and_not_a_lease) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   fake.failNextCreates = 1;
   CHECK(!pool.acquire(0, 64, streamA).ok());
   CHECK(pool.acquire(0, 64, streamA).ok());
 }
 
 TEST(shutdown_drains_then_frees_everything) {
-  FakeScratchBackend fake;
+  FakeCudaApi fake(2);
   {
-    SharedScratchPool pool(fake, fake);
+    SharedScratchPool pool(fake);
     run(pool, 0, 64, streamA);
     run(pool, 1, 128, streamA);
     CHECK(pool.shutdown().ok());
@@ -306,8 +306,8 @@ TEST(shutdown_drains_then_frees_everything) {
 }
 
 TEST(report_json_lists_devices_and_capacity_events) {
-  FakeScratchBackend fake;
-  SharedScratchPool pool(fake, fake);
+  FakeCudaApi fake(2);
+  SharedScratchPool pool(fake);
   run(pool, 0, 64, streamA);
   const std::string json = pool.reportJson();
   CHECK(json.find("\"mode\":\"shared\"") != std::string::npos);

@@ -16,9 +16,9 @@ using trtx::memory::WarmPoolOptions;
 namespace {
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
 
-std::size_t countOp(const std::vector<PoolCall>& calls, const std::string& op, int device = -2) {
+std::size_t countOp(const std::vector<CudaCall>& calls, const std::string& op, int device = -2) {
   std::size_t n = 0;
-  for (const PoolCall& c : calls) n += (c.op == op && (device == -2 || c.device == device)) ? 1 : 0;
+  for (const CudaCall& c : calls) n += (c.op == op && (device == -2 || c.device == device)) ? 1 : 0;
   return n;
 }
 }  // namespace
@@ -47,7 +47,7 @@ TEST(threshold_already_max_is_left_alone_and_not_trimmed) {
     CHECK(pool.acquire({0})[0] == PoolState::kAlreadyMax);
     CHECK(pool.release().ok());
   }
-  std::vector<PoolCall> calls = api.calls();
+  std::vector<CudaCall> calls = api.calls();
   CHECK_EQ(countOp(calls, "setThreshold"), 0u);
   CHECK_EQ(countOp(calls, "trim"), 0u);
   CHECK_EQ(api.thresholds()[0], kMax);
@@ -64,7 +64,7 @@ TEST(threshold_only_raised_never_lowered_while_held) {
   CHECK(pool.release().ok());
   CHECK(pool.release().ok());
   // Every write made while any handle is held is the maximum.
-  for (const PoolCall& c : api.calls()) {
+  for (const CudaCall& c : api.calls()) {
     if (c.op == "setThreshold") CHECK_EQ(c.value, kMax);
   }
   CHECK_EQ(countOp(api.calls(), "setThreshold"), 2u);  // one raise per device, no re-raise
@@ -115,7 +115,7 @@ TEST(release_from_thread_on_other_device_restores_and_trims_both) {
   CHECK_EQ(currentAfter, 1);  // the releasing thread's device is put back
 
   // Each device is synchronized and trimmed while it is current, sync first.
-  std::vector<PoolCall> calls = api.calls();
+  std::vector<CudaCall> calls = api.calls();
   for (int device = 0; device < 2; ++device) {
     long syncAt = -1;
     long trimAt = -1;
@@ -148,7 +148,7 @@ TEST(release_trims_the_model_device_and_puts_the_callers_device_back) {
   CHECK_EQ(api.thresholds()[1], 0u);
   CHECK_EQ(api.reserved()[1], 0u);
   CHECK_EQ(countOp(api.calls(), "trim", 0), 0u);
-  for (const PoolCall& c : api.calls()) {
+  for (const CudaCall& c : api.calls()) {
     if (c.op == "trim" || c.op == "sync") CHECK_EQ(c.current, 1);
   }
   CHECK_EQ(api.currentOf(std::this_thread::get_id()), 0);

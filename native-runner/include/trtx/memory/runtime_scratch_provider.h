@@ -10,41 +10,13 @@
 #include <mutex>
 #include <string>
 
-#include "trtx/memory/scratch_backend.h"
 #include "trtx/memory/shared_scratch_pool.h"
+#include "trtx/runtime/cuda_api.h"
 #include "trtx/runtime/device.h"
 #include "trtx/runtime/scratch_provider.h"
 
 namespace trtx {
 namespace memory {
-
-// Allocator + EventFactory over the runner's DeviceContext, so the shared pool
-// works on both targets and in a build without CUDA. On Target::Cuda prefer
-// makeCudaStreamAllocator()/makeCudaEventFactory() where the build has them:
-// DeviceContext zero-fills each allocation and has no device synchronize, so
-// this backend drains by waiting on the device's last hand-off event (every
-// lease holder is ordered after the previous one, so that event completes
-// after all of them).
-class DeviceContextScratchBackend final : public Allocator, public EventFactory {
- public:
-  explicit DeviceContextScratchBackend(runtime::Target target) : target_(target) {}
-
-  Result<void*> allocate(int device, std::size_t bytes, StreamHandle stream) override;
-  Status free(int device, void* pointer, StreamHandle stream) override;
-  Status synchronizeDevice(int device) override;
-
-  Result<EventHandle> create(int device) override;
-  Status record(int device, EventHandle event, StreamHandle stream) override;
-  Status wait(int device, StreamHandle stream, EventHandle event) override;
-  void destroy(int device, EventHandle event) override;
-
- private:
-  runtime::DeviceContext context(int device) const { return runtime::DeviceContext(target_, device); }
-
-  const runtime::Target target_;
-  std::mutex mutex_;
-  std::map<int, EventHandle> lastRecorded_;
-};
 
 class SharedScratchRegistry;
 
@@ -77,11 +49,10 @@ class SharedScratchProvider final : public runtime::ScratchProvider {
 // Owns the pool (one buffer per device) and hands out one provider per device.
 class SharedScratchRegistry {
  public:
-  // `allocator`/`events`, when given, serve Target::Cuda (pass the CUDA
-  // backends of cuda_backends.h in a CUDA build) and must outlive the
-  // registry and every provider it made; otherwise DeviceContext serves.
-  SharedScratchRegistry(runtime::Target target, SharedScratchOptions options, Allocator* allocator = nullptr,
-                        EventFactory* events = nullptr);
+  // The pool's device: on Target::Cuda `api` (null: cuda::runtime_api()),
+  // which must outlive the registry and every provider it made; on
+  // Target::Host cuda::host_api().
+  SharedScratchRegistry(runtime::Target target, SharedScratchOptions options, cuda::Api* api = nullptr);
   ~SharedScratchRegistry();
 
   // For the delegates: the same provider for every handle on a device. A

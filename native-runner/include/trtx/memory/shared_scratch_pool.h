@@ -1,8 +1,12 @@
 // One activation scratch buffer per device backing every engine on it
 // (pytorch/TensorRT#4600, SharedScratchPool.h), with reclamation after demand
 // falls (NVIDIA/TensorRT-LLM#19051, WorkspaceShrinkPolicy); both are in
-// docs/runtime-contracts.md. Pure policy: every
-// device effect goes through the Allocator and EventFactory it is given.
+// docs/runtime-contracts.md. Pure policy: every device effect is a call of
+// the cuda::Api it is given (the CUDA runtime, its host stand-in, or a fake
+// in the tests), made with the lease's device current (cuda::DeviceScope):
+// cudaMallocAsync / cudaFreeAsync on the caller stream, cudaDeviceSynchronize,
+// and one event per device (cudaEventCreateWithFlags(DisableTiming),
+// cudaEventRecord, cudaStreamWaitEvent, cudaEventDestroy).
 //
 // Protocol for each delegate execute, on the thread that runs it:
 //   auto lease = pool.acquire(device, needBytes, stream);   // after binding shapes
@@ -22,11 +26,14 @@
 #include <vector>
 
 #include "trtx/memory/memory_error.h"
-#include "trtx/memory/scratch_backend.h"
+#include "trtx/runtime/cuda_api.h"
 #include "trtx/runtime/result.h"
 
 namespace trtx {
 namespace memory {
+
+using StreamHandle = void*;  // cudaStream_t; nullptr is the legal NULL stream
+using EventHandle = void*;   // cudaEvent_t
 
 struct SharedScratchOptions {
   // Reclamation on top of the shared pool. false: grow-only, as upstream's pool.
@@ -78,7 +85,8 @@ struct ScratchDeviceStats {
 // buffer per stream).
 class SharedScratchPool {
  public:
-  SharedScratchPool(Allocator& allocator, EventFactory& events, SharedScratchOptions options = SharedScratchOptions());
+  // `api` must outlive the pool.
+  explicit SharedScratchPool(cuda::Api& api, SharedScratchOptions options = SharedScratchOptions());
   // Calls shutdown() if the owner did not.
   ~SharedScratchPool();
 
@@ -122,8 +130,18 @@ class SharedScratchPool {
                        std::uint64_t executeIndex, CapacityReason reason);
   void resetWindow(DeviceState& state);
 
-  Allocator& allocator_;
-  EventFactory& events_;
+  // The device calls, each with `device` current (cuda::DeviceScope).
+  Result<void*> allocate(int device, std::size_t bytes, StreamHandle stream);
+  Status free(int device, void* pointer, StreamHandle stream);
+  // Host waits for all work on the device.
+  Status synchronize(int device);
+  Result<EventHandle> createEvent(int device);
+  Status record(int device, EventHandle event, StreamHandle stream);
+  // The stream's next work starts after the event.
+  Status wait(int device, StreamHandle stream, EventHandle event);
+  void destroyEvent(int device, EventHandle event);
+
+  cuda::Api& api_;
   const SharedScratchOptions options_;
   mutable std::mutex mutex_;
   std::map<int, DeviceState> devices_;

@@ -1,9 +1,10 @@
 // The runner's one wrapper of the CUDA runtime: every CUDA call outside a
 // kernel goes through cuda::Api. The process's instance is runtime_api():
 // the real calls in a CUDA build (src/runtime/cuda_api.cpp), a stub that
-// refuses with DeviceUnavailable otherwise (cuda_api_stub.cpp). Code that
-// must be tested without a GPU takes an Api& (the warm pool, the shared
-// scratch's CUDA backends) and the tests pass a fake
+// refuses with DeviceUnavailable otherwise (cuda_api_stub.cpp). host_api()
+// is the same interface on host memory, for Target::Host (DeviceContext and
+// the shared scratch of a run on the CPU; cuda_api_host.cpp). Code that must be tested without a GPU takes an Api&
+// (the warm pool, the shared scratch pool) and the tests pass a fake
 // (tests/memory/fake_cuda_api.h). Handles are void* so that no header needs
 // cuda_runtime.h (a cudaStream_t / cudaEvent_t is a pointer); the NULL stream
 // is legal. A failed call clears the CUDA error it reports (cudaGetLastError)
@@ -75,5 +76,45 @@ class Api {
 
 /// The process's CUDA runtime: the real one in a CUDA build, else the stub.
 Api& runtime_api();
+
+/// The CUDA runtime's stand-in on the host, in every build: memory is
+/// zeroed host memory, streams and events are tokens, every operation is
+/// immediate (so synchronizing is a no-op), any device index is accepted;
+/// the pool calls refuse with NotSupported (the host has no device pool).
+Api& host_api();
+
+/// Makes `device` the calling thread's current device (of `api`) for a scope
+/// and puts the caller's device back at its end; no call when it already is
+/// current. CUDA binds allocations from the NULL stream, kernel launches,
+/// stream and event creation to the current device, so every operation for a
+/// device other than the caller's runs inside one (as PyTorch's CUDAGuard).
+class DeviceScope {
+ public:
+  DeviceScope(Api& api, int device) : api_(api), status_(enter(device)) {}
+  ~DeviceScope() {
+    if (switched_) (void)api_.set_device(previous_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  /// Why the device could not be made current (ok otherwise).
+  const Status& status() const { return status_; }
+
+ private:
+  // Initialises status_ (declared last, so previous_ and switched_ are set).
+  Status enter(int device) {
+    Result<int> current = api_.get_device();
+    if (!current.ok()) return current.take_failure();
+    previous_ = current.get();
+    if (previous_ == device) return ok_status();
+    Status set = api_.set_device(device);
+    switched_ = set.ok();
+    return set;
+  }
+
+  Api& api_;
+  int previous_ = -1;
+  bool switched_ = false;
+  Status status_;
+};
 
 }  // namespace trtx::cuda

@@ -8,8 +8,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "trtx/runtime/cuda_api.h"
 #include "trtx/runtime/result.h"
 
 namespace trtx::runtime {
@@ -59,17 +61,16 @@ Result<std::string> cuda_device_name(int device);
 /// enqueue: core/runtime/execute_engine.cpp, and as PyTorch's CUDAGuard does).
 class DeviceScope {
  public:
+  /// On Target::Cuda, cuda::DeviceScope over the process's CUDA runtime.
   DeviceScope(Target target, int device);
-  ~DeviceScope();
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;
   /// Why the device could not be made current (ok otherwise).
-  const Status& status() const { return status_; }
+  const Status& status() const { return scope_ ? scope_->status() : ok_; }
 
  private:
-  int previous_ = -1;
-  bool switched_ = false;
-  Status status_ = ok_status();
+  std::optional<cuda::DeviceScope> scope_;
+  Status ok_;
 };
 
 /// The device operations the runtime needs, for one target and one device.
