@@ -1,0 +1,141 @@
+// Reference engines read by their metadata, and version 3 (issue 36 items
+// 1 to 3, /work/plan/engine-v3.md): the engine's program is read to its
+// flatbuffer and no further, a version-3 engine's weights are the outer
+// program's named data (their sizes, never their bytes), check proves every
+// external weight is there at its size, and a budget at or above an engine's
+// streamable weights is a warning (it streams nothing).
+import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../src/examples/builder.js';
+import { multiEngine, trtSingle } from '../src/examples/programs.js';
+import { runChecks } from '../src/checks/run.js';
+import { delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
+import { readReferenceEngine } from '../src/tensorrt/engine-kind.js';
+import { decodeEngine, encodeEngine, readEngine } from '../src/tensorrt/reference-engine.js';
+import type { EngineReadCost } from '../src/tensorrt/reference-engine-read.js';
+import { TrtxError } from '../src/util/errors.js';
+import { externalPartition, externalWeightsSpec, pteBytes, type ExternalWeightsOptions } from '../fixtures/external-weights.js';
+import { pteOf } from './helpers/memory-pte.js';
+
+const WEIGHTS: ExternalWeightsOptions['weights'] = [
+  { key: 'layers.0.weight', elements: 256 },
+  { key: 'layers.1.weight', elements: 1024 },
+];
+
+/** trt-single's program as a partition whose named data makes it `bytes` long (a v2 engine's weights are its segments). */
+function heavyPartition(bytes: number): Uint8Array {
+  const spec = trtSingle();
+  spec.namedData = [{ key: 'w', bytes: new Uint8Array(bytes).fill(7) }];
+  const built = buildProgram(spec);
+  return pteBytes(built.program, built.segments);
+}
+
+function refusal(f: () => unknown): TrtxError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof TrtxError) return e;
+    throw e;
+  }
+  throw new Error('accepted');
+}
+
+const codes = async (opts: ExternalWeightsOptions) => (await runChecks(pteOf(externalWeightsSpec(opts)))).diagnostics;
+
+describe('reading an engine by its metadata', () => {
+  it("reads a version-2 engine's table, its program's header and flatbuffer, never the program's segments", async () => {
+    const program = heavyPartition(8 << 20);
+    const engine = encodeEngine({ steps: [], program });
+    const cost: EngineReadCost = { bytesRead: 0, reads: 0 };
+    const e = await readEngine(engine.length, (o, n) => Promise.resolve(engine.slice(o, o + n)), {}, cost);
+    expect(e).toEqual(decodeEngine(engine));
+    expect(e.program).toMatchObject({ programBytes: program.length, weightBytes: 0, externalWeights: [] });
+    // An 8 MiB engine, read in a few pages.
+    expect(engine.length).toBeGreaterThan(8 << 20);
+    expect(cost.bytesRead).toBeLessThan(256 * 1024);
+    expect(cost.reads).toBeLessThanOrEqual(6);
+  });
+
+  it('refuses a program whose header claims more bytes than the engine carries (REF_ENGINE_PROGRAM)', () => {
+    const program = heavyPartition(4096);
+    // program_size (u64 at 16) past the vector.
+    const longer = program.slice();
+    new DataView(longer.buffer).setBigUint64(16, BigInt(program.length + 1), true);
+    const e = refusal(() => decodeEngine(encodeEngine({ steps: [], program: longer })));
+    expect(e.code).toBe('REF_ENGINE_PROGRAM');
+    expect(e.message).toMatch(/PTE_PROGRAM_SIZE/);
+    // A segment table reaching past the vector: the program cut short.
+    const cut = refusal(() => decodeEngine(encodeEngine({ steps: [], program: program.subarray(0, program.length - 1) })));
+    expect(cut.code).toBe('REF_ENGINE_PROGRAM');
+    expect(cut.message).toMatch(/PTE_SEGMENT/);
+  });
+});
+
+describe('version 3: weights in the outer program', () => {
+  it('decodes: the external weights by key, the tensors sizing them until the outer program does', () => {
+    const e = decodeEngine(encodeEngine({ steps: [], program: externalPartition({ weights: WEIGHTS }), version: 3 }));
+    expect(e.version).toBe(3);
+    expect(e.program!.externalWeights.map((w) => [w.key, w.nbytes])).toEqual([
+      ['layers.0.weight', 1024n],
+      ['layers.1.weight', 4096n],
+    ]);
+    expect(e.program!.weightBytes).toBe(5120);
+  });
+
+  it("a version-2 engine's program with EXTERNAL constants is refused: only version 3 finds its weights outside", () => {
+    const e = refusal(() => decodeEngine(encodeEngine({ steps: [], program: externalPartition({ weights: WEIGHTS }), version: 2 })));
+    expect(e.code).toBe('REF_ENGINE_PROGRAM');
+    expect(e.message).toMatch(/EXTERNAL/);
+  });
+
+  it("weighs a version-3 engine by its keys' named-data segments", async () => {
+    const pte = pteOf(externalWeightsSpec({ weights: WEIGHTS, resized: { 'layers.1.weight': 5000 } }));
+    const ref = delegatesOf(pte, isTensorRT)[0];
+    const engine = await readReferenceEngine(pte, ref, await readDelegateBlob(pte, ref));
+    expect(engine.program!.weightBytes).toBe(1024 + 5000);
+  });
+
+  it('a sound version-3 program passes check', async () => {
+    const found = (await codes({ weights: WEIGHTS })).filter((d) => d.severity === 'error');
+    expect(found).toEqual([]);
+  });
+
+  it.each<[string, Partial<ExternalWeightsOptions>, RegExp]>([
+    ['a key missing from the named data', { missing: ['layers.1.weight'] }, /"layers\.1\.weight" .* is not in the program's named data/],
+    [
+      'named data of another size',
+      { resized: { 'layers.0.weight': 1000 } },
+      /"layers\.0\.weight" .* is 1024 bytes but its named data is 1000 bytes/,
+    ],
+    ['an EXTERNAL constant without a name', { name: () => null }, /has no fully_qualified_name/],
+    ['an EXTERNAL constant with an empty name', { name: () => '' }, /has no fully_qualified_name/],
+  ])('TRT_REFERENCE_EXTERNAL_WEIGHT: %s', async (_, broken, message) => {
+    const found = (await codes({ weights: WEIGHTS, ...broken })).filter((d) => d.code === 'TRT_REFERENCE_EXTERNAL_WEIGHT');
+    expect(found.length).toBeGreaterThan(0);
+    expect(found[0].severity).toBe('error');
+    expect(found[0].message).toMatch(message);
+    expect(found[0].location).toMatch(/engine > program > forward > value %\d+$/);
+  });
+});
+
+describe('TRT_BUDGET_STREAMS_NOTHING', () => {
+  const weights = 4 * (256 + 1024);
+  it('warns when the baked budget is at least the streamable weights', async () => {
+    for (const budget of [BigInt(weights), BigInt(weights) + 1n, 1n << 40n]) {
+      const found = (await codes({ weights: WEIGHTS, budget })).filter((d) => d.code === 'TRT_BUDGET_STREAMS_NOTHING');
+      expect(found.map((d) => d.severity)).toEqual(['warning']);
+      expect(found[0].message).toMatch(/^streams nothing; the budget is larger than the weights/);
+    }
+  });
+
+  it("says nothing of a synthetic engine's made-up weights (multi-engine: 256 MiB over 128 MiB)", async () => {
+    const { diagnostics } = await runChecks(pteOf(multiEngine(3)));
+    expect(diagnostics.map((d) => d.code)).not.toContain('TRT_BUDGET_STREAMS_NOTHING');
+  });
+
+  it('says nothing of a budget that streams, or of no budget', async () => {
+    for (const budget of [BigInt(weights) - 1n, 0n, undefined]) {
+      const found = (await codes({ weights: WEIGHTS, budget })).filter((d) => d.code === 'TRT_BUDGET_STREAMS_NOTHING');
+      expect(found).toEqual([]);
+    }
+  });
+});
