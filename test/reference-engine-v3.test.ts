@@ -15,6 +15,12 @@ import type { EngineReadCost } from '../src/tensorrt/reference-engine-read.js';
 import { TrtxError } from '../src/util/errors.js';
 import { externalPartition, externalWeightsSpec, pteBytes, type ExternalWeightsOptions } from '../fixtures/external-weights.js';
 import { pteOf } from './helpers/memory-pte.js';
+import { runCli } from './helpers/cli.js';
+import { validate } from './helpers/json-schema.js';
+import { tempDir } from './helpers/temp.js';
+import { writeSparseExternal } from '../fixtures/external-weights.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const WEIGHTS: ExternalWeightsOptions['weights'] = [
   { key: 'layers.0.weight', elements: 256 },
@@ -137,5 +143,51 @@ describe('TRT_BUDGET_STREAMS_NOTHING', () => {
       const found = (await codes({ weights: WEIGHTS, budget })).filter((d) => d.code === 'TRT_BUDGET_STREAMS_NOTHING');
       expect(found).toEqual([]);
     }
+  });
+});
+
+describe('inspect: what stays resident and what streams, per engine', () => {
+  const dir = tempDir('v3-inspect');
+  // 512 MiB of weights as holes, under a 384 MiB budget.
+  const big: ExternalWeightsOptions['weights'] = [
+    { key: 'layers.0.weight', elements: 64 << 20 },
+    { key: 'layers.1.weight', elements: 64 << 20 },
+  ];
+
+  it('says the streamable weights, the budget, the bytes resident and the bytes streamed per execute (text and --json)', async () => {
+    const file = join(dir, 'streams.pte');
+    writeSparseExternal(file, { weights: big, budget: 384n << 20n });
+    const text = await runCli(['inspect', file]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('weights 512 MiB streamable; budget 384 MiB: 384 MiB resident, 128 MiB streamed per execute');
+    expect(text.stdout).toContain('536870912 weight bytes');
+    const json = await runCli(['inspect', '--json', file]);
+    const doc = JSON.parse(json.stdout) as { methods: { delegates: { tensorrt: { reference: Record<string, unknown> } }[] }[] };
+    const schema = JSON.parse(readFileSync(join(__dirname, '..', 'schemas', 'inspect.schema.json'), 'utf8')) as Record<string, unknown>;
+    expect(validate(schema, doc)).toEqual([]);
+    expect(doc.methods[0].delegates[0].tensorrt.reference).toMatchObject({
+      version: 3,
+      program: { weight_bytes: 512 << 20 },
+      streaming: {
+        weight_streaming: true,
+        streamable_weight_bytes: 512 << 20,
+        budget_bytes: 384 << 20,
+        resident_bytes: 384 << 20,
+        streamed_bytes_per_execute: 128 << 20,
+      },
+    });
+  });
+
+  it('a budget over the weights: inspect says nothing streams, check warns and passes', async () => {
+    const file = join(dir, 'resident.pte');
+    writeSparseExternal(file, { weights: big, budget: 1n << 30n });
+    expect((await runCli(['inspect', file])).stdout).toContain(
+      'weights 512 MiB streamable; budget 1 GiB: 512 MiB resident, nothing streamed (the budget holds every weight)',
+    );
+    const check = await runCli(['check', file]);
+    expect(check.code).toBe(0);
+    expect(check.stdout + check.stderr).toMatch(
+      /warning TRT_BUDGET_STREAMS_NOTHING[\s\S]*streams nothing; the budget is larger than the weights/,
+    );
   });
 });
