@@ -20,6 +20,8 @@ import { validate } from './helpers/json-schema.js';
 import { tempDir } from './helpers/temp.js';
 import { writeSparseExternal } from '../fixtures/external-weights.js';
 import { readFileSync } from 'node:fs';
+import { budgetStreaming } from '../src/verify/engine-weights.js';
+import type { BudgetResolution } from '../src/runner/report.js';
 import { join } from 'node:path';
 
 const WEIGHTS: ExternalWeightsOptions['weights'] = [
@@ -189,5 +191,41 @@ describe('inspect: what stays resident and what streams, per engine', () => {
     expect(check.stdout + check.stderr).toMatch(
       /warning TRT_BUDGET_STREAMS_NOTHING[\s\S]*streams nothing; the budget is larger than the weights/,
     );
+  });
+});
+
+describe('verify: what each run keeps resident and streams, from the budget the runner resolved', () => {
+  const resolved = (effective: string | null, more: Partial<BudgetResolution> = {}): BudgetResolution => ({
+    source: 'spec',
+    requested: effective,
+    effective,
+    clamped: false,
+    ignored: null,
+    streaming: true,
+    streamable_bytes: '5000',
+    ...more,
+  });
+
+  it('min(effective, weights) resident, the rest streamed; all resident when the engine does not stream', () => {
+    const of = (b: BudgetResolution) => budgetStreaming(b, 'reference-program');
+    expect(of(resolved('1000'))).toEqual({ streamable_weight_bytes: '5000', resident_bytes: '1000', streamed_bytes_per_execute: '4000' });
+    expect(of(resolved('5000', { clamped: true }))).toEqual({
+      streamable_weight_bytes: '5000',
+      resident_bytes: '5000',
+      streamed_bytes_per_execute: '0',
+    });
+    expect(of(resolved(null))).toMatchObject({ resident_bytes: '5000', streamed_bytes_per_execute: '0' });
+    expect(of(resolved(null, { streaming: false, ignored: 'engine was not built with weight streaming' }))).toMatchObject({
+      resident_bytes: '5000',
+      streamed_bytes_per_execute: '0',
+    });
+  });
+
+  it("says nothing of a synthetic engine's made-up weights", () => {
+    expect(budgetStreaming(resolved('1000'), 'synthetic-cpu')).toEqual({
+      streamable_weight_bytes: null,
+      resident_bytes: null,
+      streamed_bytes_per_execute: null,
+    });
   });
 });
