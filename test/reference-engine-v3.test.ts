@@ -20,7 +20,7 @@ import { validate } from './helpers/json-schema.js';
 import { tempDir } from './helpers/temp.js';
 import { writeSparseExternal } from '../fixtures/external-weights.js';
 import { readFileSync } from 'node:fs';
-import { budgetStreaming } from '../src/verify/engine-weights.js';
+import { budgetStreaming } from '../src/verify/budget-streaming.js';
 import type { BudgetResolution } from '../src/runner/report.js';
 import { join } from 'node:path';
 

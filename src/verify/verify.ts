@@ -28,7 +28,7 @@ import { TrtxError } from '../util/errors.js';
 import type { Assertion } from './assertions.js';
 import { pluginNotes, requireBackendLib } from './backend-lib.js';
 import { judgeRuns } from './judge.js';
-import { budgetStreaming } from './engine-weights.js';
+import { budgetStreaming } from './budget-streaming.js';
 import { nameVariants } from './name-buffers.js';
 import {
   compareRunOutputs,
