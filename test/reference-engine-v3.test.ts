@@ -5,6 +5,7 @@
 // external weight is there at its size, and a budget at or above an engine's
 // streamable weights is a warning (it streams nothing).
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { buildProgram } from '../src/examples/builder.js';
 import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import { runChecks } from '../src/checks/run.js';
@@ -75,6 +76,38 @@ describe('reading an engine by its metadata', () => {
     const cut = refusal(() => decodeEngine(encodeEngine({ steps: [], program: program.subarray(0, program.length - 1) })));
     expect(cut.code).toBe('REF_ENGINE_PROGRAM');
     expect(cut.message).toMatch(/PTE_SEGMENT/);
+  });
+});
+
+describe('the bounded read decides as the whole read does', () => {
+  // Pages fetched on demand must change nothing but the cost: on corrupted
+  // engines (a version-2 engine over 3 pages, its program included) every
+  // outcome is the in-memory decode's, the same engine or the same refusal.
+  const outcome = async (f: () => unknown) => {
+    try {
+      return { engine: (await f()) };
+    } catch (e) {
+      if (e instanceof TrtxError) return { code: e.code, location: e.location, message: e.message };
+      throw e;
+    }
+  };
+  it('on corrupted bytes, the same engine or the same refusal', async () => {
+    const bytes = encodeEngine({ steps: [], program: heavyPartition(150_000), scratch: { baseBytes: 64 } });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.oneof(fc.nat(255), fc.nat(bytes.length - 1)), fc.integer({ min: 0, max: 255 })), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        async (edits) => {
+          const b = bytes.slice();
+          for (const [at, v] of edits) b[at] = v;
+          const bounded = await outcome(() => readEngine(b.length, (o, n) => Promise.resolve(b.slice(o, o + n))));
+          expect(bounded).toEqual(await outcome(() => decodeEngine(b)));
+        },
+      ),
+      { numRuns: 300, seed: 11 },
+    );
   });
 });
 
