@@ -85,7 +85,7 @@ describe('the bounded read decides as the whole read does', () => {
   // outcome is the in-memory decode's, the same engine or the same refusal.
   const outcome = async (f: () => unknown) => {
     try {
-      return { engine: (await f()) };
+      return { engine: await f() };
     } catch (e) {
       if (e instanceof TrtxError) return { code: e.code, location: e.location, message: e.message };
       throw e;
