@@ -73,7 +73,19 @@ describe('engineCensus and the line the commands print', () => {
     const inspect = JSON.parse((await runCli(['inspect', single, '--json'])).stdout);
     expect(inspect.engines).toEqual(census(0, 1, 0));
     expect(inspect.methods[0].delegates[0].tensorrt.engine).toBe('reference');
-    expect(inspect.methods[0].delegates[0].tensorrt.reference).toEqual({ version: 1, synthetic: true, program: null });
+    expect(inspect.methods[0].delegates[0].tensorrt.reference).toEqual({
+      version: 1,
+      synthetic: true,
+      program: null,
+      // trt-single bakes no budget: TensorRT decides at load.
+      streaming: {
+        weight_streaming: true,
+        streamable_weight_bytes: 64 << 20,
+        budget_bytes: null,
+        resident_bytes: null,
+        streamed_bytes_per_execute: null,
+      },
+    });
     expect((await runCli(['inspect', single])).stdout).toMatch(
       /engine: synthetic reference engine \(fixtures and benchmarks; computes a made-up function, not the model\)/,
     );

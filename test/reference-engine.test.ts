@@ -135,7 +135,7 @@ describe('reference engine refusals', () => {
   });
 
   it('refuses an unknown version', () => {
-    expect(codeOf(() => decodeEngine(encodeEngine({ ...SAMPLE, version: 3 })))).toBe('REF_ENGINE_VERSION');
+    expect(codeOf(() => decodeEngine(encodeEngine({ ...SAMPLE, version: 4 })))).toBe('REF_ENGINE_VERSION');
     expect(codeOf(() => decodeEngine(encodeEngine({ ...SAMPLE, version: 0 })))).toBe('REF_ENGINE_VERSION');
   });
 

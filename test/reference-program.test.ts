@@ -79,7 +79,7 @@ describe('decoding version 2', () => {
   });
 
   it('refuses a version it does not know (REF_ENGINE_VERSION)', () => {
-    expect(refusal({ steps: [], version: 3 }).code).toBe('REF_ENGINE_VERSION');
+    expect(refusal({ steps: [], version: 4 }).code).toBe('REF_ENGINE_VERSION');
   });
 });
 

@@ -67,6 +67,29 @@ describe('a 10 MB program whose indices repeat one 100,000-dimension shape', () 
   }, 120_000);
 });
 
+describe('a 12 MB program whose method lists 3 million out-of-range inputs', () => {
+  // Each input is a missing value, described in a few bytes; before the
+  // diff charged its signature entries (and kept a role per listed index),
+  // `diff A A` held 1.1 GB and said the programs were equal.
+  it('diff A A is refused with REPORT_BUDGET, as inspect is, in under 300 MB', async () => {
+    const inputs = await rewrite(base, join(dir, 'inputs.pte'), (p: Program) => {
+      for (let i = 0; i < 3_000_000; i++) p.executionPlan[0].inputs.push(1_000_000 + i);
+    });
+    // inspect's bound is the one the suite above holds it to.
+    for (const [args, code, rssMiB] of [
+      [['inspect', inputs], 1, 600],
+      [['diff', inputs, inputs], 2, 300],
+      [['diff', '--json', inputs, inputs], 2, 300],
+    ] as const) {
+      const r = await runChild([...args], { heapMiB: 512, timeoutMs: 120_000 });
+      const what = `${args.join(' ')}: ${r.stderr.slice(0, 400)}`;
+      expect(r.code, what).toBe(code);
+      expect(r.stderr, what).toContain('REPORT_BUDGET');
+      expect(r.maxRssMiB, what).toBeLessThan(rssMiB);
+    }
+  }, 300_000);
+});
+
 describe('the output meter', () => {
   // What reports build is charged as they build it; what a command writes
   // is metered too (src/util/report-budget.ts), so a renderer that forgot

@@ -93,13 +93,13 @@ const REPORT = {
 } satisfies RunnerReport;
 
 /** A runner that writes REPORT, copies FAKE_OUTPUTS to --outputs and logs its argv. */
-function fakeRunner(outputs: Uint8Array): { path: string; log: string } {
+function fakeRunner(outputs: Uint8Array, report: RunnerReport = REPORT): { path: string; log: string } {
   const path = join(dir, `fake-runner-${Math.random().toString(36).slice(2)}.mjs`);
   const log = `${path}.log`;
   const out = `${path}.outputs`;
-  const report = `${path}.report.json`;
+  const reportFile = `${path}.report.json`;
   writeFileSync(out, outputs);
-  writeFileSync(report, JSON.stringify(REPORT));
+  writeFileSync(reportFile, JSON.stringify(report));
   writeFileSync(
     path,
     `#!/usr/bin/env node
@@ -107,7 +107,7 @@ import { appendFileSync, copyFileSync } from 'node:fs';
 const a = process.argv.slice(2);
 const at = (f) => (a.indexOf(f) >= 0 ? a[a.indexOf(f) + 1] : undefined);
 appendFileSync(${JSON.stringify(log)}, JSON.stringify(a) + '\\n');
-copyFileSync(${JSON.stringify(report)}, at('--report'));
+copyFileSync(${JSON.stringify(reportFile)}, at('--report'));
 if (at('--outputs')) copyFileSync(${JSON.stringify(out)}, at('--outputs'));
 `,
   );
@@ -208,6 +208,57 @@ describe('trtx verify against eager PyTorch', () => {
     expect(validate(JSON.parse(JSON.stringify(r))), JSON.stringify(validate.errors)).toBe(true);
     const xml = toJunit(r, { started: new Date(0), seconds: 1, hostname: 'h' });
     expect(xml.match(/<testcase name="outputs match eager PyTorch/g)).toHaveLength(2);
+  });
+
+  it('says per engine what the budget the runner resolved keeps resident and streams per execute (text and --json)', async () => {
+    const file = await program('streams.pte');
+    const delegate = {
+      index: 0,
+      backend: 'TensorRTBackend',
+      engine: 'reference-program' as const,
+      target_device: 'cuda:0',
+      elision: 'none' as const,
+      inputs: ['x'],
+      outputs: ['output0'],
+      aliased_outputs: [],
+      zero_copy_kv: null,
+      budget: {
+        source: 'spec' as const,
+        requested: String(1 << 30),
+        effective: String(1 << 30),
+        clamped: false,
+        ignored: null,
+        streaming: true,
+        streamable_bytes: String(5 * 2 ** 30),
+      },
+      scratch_bytes: 0,
+      scratch_capacity: 0,
+      executes: 3,
+      syncs_performed: 3,
+      syncs_skipped: 0,
+      waits: 0,
+      drains: 0,
+      h2d_bytes: 0,
+      d2h_bytes: 0,
+      d2d_bytes: 0,
+    };
+    const report = { ...REPORT, methods: REPORT.methods.map((m) => ({ ...m, delegates: [delegate] })) } satisfies RunnerReport;
+    const r = await verifyProgram(file, { runner: fakeRunner(outputsOf(3), report).path });
+    expect(r.budgets).toEqual([
+      expect.objectContaining({
+        method: 'forward',
+        delegate: 0,
+        streamable_weight_bytes: String(5 * 2 ** 30),
+        resident_bytes: String(1 << 30),
+        streamed_bytes_per_execute: String(4 * 2 ** 30),
+      }),
+    ]);
+    expect(renderVerify(r, { color: false }).join('\n')).toContain(
+      '  budget forward delegate 0: 1 GiB (spec)\n    weights 5 GiB: 1 GiB resident, 4 GiB streamed per execute',
+    );
+    const schema = JSON.parse(readFileSync(new URL('../schemas/verify.schema.json', import.meta.url), 'utf8')) as object;
+    const validate = new Ajv2020({ strict: false }).compile(schema);
+    expect(validate(JSON.parse(JSON.stringify(r))), JSON.stringify(validate.errors)).toBe(true);
   });
 
   it('fails naming the worst output when the program is over the tolerance, and --atol lets it pass', async () => {

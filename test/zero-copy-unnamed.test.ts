@@ -22,16 +22,18 @@ import { staged } from './helpers/zero-copy-shapes.js';
 const dir = mkdtempSync(join(tmpdir(), 'trtx-zero-copy-unnamed-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Drops every fully_qualified_name, as ExecuTorch writes without emit_mutable_buffer_names. */
-function unname(p: Program): void {
-  for (const plan of p.executionPlan)
-    for (const v of plan.values) if (v.type === 'Tensor' && v.tensor.extraTensorInfo) v.tensor.extraTensorInfo.fullyQualifiedName = null;
+/** Drops every fully_qualified_name, as ExecuTorch writes without emit_mutable_buffer_names; `to` '' writes the field empty instead. */
+function unnameAs(to: string | null): (p: Program) => void {
+  return (p) => {
+    for (const plan of p.executionPlan)
+      for (const v of plan.values) if (v.type === 'Tensor' && v.tensor.extraTensorInfo) v.tensor.extraTensorInfo.fullyQualifiedName = to;
+  };
 }
 
-async function unnamedStaged(): Promise<string> {
+async function unnamedStaged(as: string | null = null): Promise<string> {
   const named = join(dir, 'named.pte');
   await writeFixture(named, staged());
-  return rewrite(named, join(dir, 'unnamed.pte'), unname);
+  return rewrite(named, join(dir, as === null ? 'unnamed.pte' : 'empty-names.pte'), unnameAs(as));
 }
 
 describe('zero-copy KV on programs without buffer names', () => {
@@ -49,6 +51,28 @@ describe('zero-copy KV on programs without buffer names', () => {
     expect(report.ok).toBe(true);
     // The uninitialised-device-state warning still sees the unnamed caches.
     expect(report.diagnostics.map((d: { code: string }) => d.code)).toContain('RT_DEVICE_STATE_UNINITIALIZED');
+  });
+
+  it('takes an empty fully_qualified_name for no name: the rewrite and its check go as on the unnamed program', async () => {
+    const results = [];
+    for (const as of [null, '']) {
+      const input = await unnamedStaged(as);
+      const o = join(dir, `as-${as === null ? 'absent' : 'empty'}.zc.pte`);
+      const r = await runCli(['rewrite', input, '-o', o, '--zero-copy-kv']);
+      const check = await runCli(['check', o, '--zero-copy-kv', '--json']);
+      const codes = (JSON.parse(check.stdout) as { diagnostics: { code: string }[] }).diagnostics.map((d) => d.code);
+      results.push({
+        code: r.code,
+        stderr: r.stderr.replace(/^\S+Z /gm, ''),
+        stdout: r.stdout.replaceAll(input, 'IN').replaceAll(o, 'OUT'),
+        check: check.code,
+        codes,
+      });
+    }
+    // An empty name read as a name made every cache "the same" one: ZC_SWAPPED_CACHE.
+    expect(results[1].stderr).not.toMatch(/ZC_SWAPPED_CACHE/);
+    expect(results[1]).toEqual(results[0]);
+    expect(results[0].code).toBe(0);
   });
 
   it('recognises a cache only engines update in place, never a value anything else reads or writes', async () => {

@@ -76,9 +76,14 @@ export function diffTensors(a: MethodView, b: MethodView): TensorChange[] {
 /** A signature entry: name (if any), dtype, shape and place; never its own in#/out# role. */
 function signatureText(view: MethodView, index: number): string {
   const v = view.plan.values[index];
-  if (v?.type !== 'Tensor') return describeValue(view, index);
+  // Every entry is charged as inspect charges it (src/inspect/summary.ts),
+  // equal or not: a method may list millions of inputs, each one compared.
+  if (v?.type !== 'Tensor') {
+    view.budget.chargeReport(96, `${view.name} > value %${index}`);
+    return describeValue(view, index);
+  }
   // Charged before the shape is written out: one tensor may be every input.
-  view.budget.chargeReport(2 * v.tensor.sizes.length + 64, `${view.name} > value %${index}`);
+  view.budget.chargeReport(2 * v.tensor.sizes.length + 96, `${view.name} > value %${index}`);
   const name = tensorName(v.tensor);
   return name ? `${shortName(name)} ${shapeOf(v.tensor)}` : anonymousTensor(view, v.tensor);
 }

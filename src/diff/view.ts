@@ -107,6 +107,33 @@ export const positionalNames = (arity: number) => Array.from({ length: arity }, 
 export const delegateCalls = (plan: ExecutionPlan): Extract<Instruction, { type: 'DelegateCall' }>[] =>
   plan.chains.flatMap((c) => c.instructions.filter((i): i is Extract<Instruction, { type: 'DelegateCall' }> => i.type === 'DelegateCall'));
 
+// Only a value inside the method's values is ever described by its role (a
+// missing one reads `<missing %N>`), so an index past them takes no entry:
+// a 12 MB program listing 3 million out-of-range inputs made these maps hold
+// hundreds of megabytes before the report budget saw a single entry.
+const described = (plan: ExecutionPlan, v: number) => Number.isInteger(v) && v >= 0 && v < plan.values.length;
+
+function rolesOf(plan: ExecutionPlan, delegates: readonly DelegateView[]): Map<number, string> {
+  const roles = new Map<number, string>();
+  for (const call of delegateCalls(plan)) {
+    const d = delegates[call.delegateIndex];
+    if (!d) continue;
+    const { names } = argumentNames(d, call.args.length);
+    call.args.forEach((v, i) => {
+      if (described(plan, v) && !roles.has(v)) roles.set(v, `delegate${d.index}.${names[i]}`);
+    });
+  }
+  return roles;
+}
+
+/** The first place wins, and an input's over an output's: written last, walking each list backwards. */
+function ioOf(plan: ExecutionPlan): Map<number, string> {
+  const io = new Map<number, string>();
+  for (let i = plan.outputs.length - 1; i >= 0; i--) if (described(plan, plan.outputs[i])) io.set(plan.outputs[i], `out#${i}`);
+  for (let i = plan.inputs.length - 1; i >= 0; i--) if (described(plan, plan.inputs[i])) io.set(plan.inputs[i], `in#${i}`);
+  return io;
+}
+
 export async function methodViews(pte: PteFile): Promise<MethodView[]> {
   const refs = delegatesOf(pte);
   const views: MethodView[] = [];
@@ -116,20 +143,8 @@ export async function methodViews(pte: PteFile): Promise<MethodView[]> {
     // delegatesOf lists them plan by plan, in order.
     for (let ref = refs[next]; ref !== undefined && ref.planIndex === planIndex; ref = refs[++next])
       delegates.push(await delegateView(pte, ref));
-    const roles = new Map<number, string>();
-    for (const call of delegateCalls(plan)) {
-      const d = delegates[call.delegateIndex];
-      if (!d) continue;
-      const { names } = argumentNames(d, call.args.length);
-      call.args.forEach((v, i) => {
-        if (!roles.has(v)) roles.set(v, `delegate${d.index}.${names[i]}`);
-      });
-    }
-    // The first place wins, and an input's over an output's: written last.
-    const io = new Map<number, string>();
-    for (const [i, v] of [...plan.outputs.entries()].reverse()) io.set(v, `out#${i}`);
-    for (const [i, v] of [...plan.inputs.entries()].reverse()) io.set(v, `in#${i}`);
-    views.push({ planIndex, plan, name: plan.name ?? `execution_plan[${planIndex}]`, delegates, roles, io, budget: pte.reportBudget });
+    const name = plan.name ?? `execution_plan[${planIndex}]`;
+    views.push({ planIndex, plan, name, delegates, roles: rolesOf(plan, delegates), io: ioOf(plan), budget: pte.reportBudget });
   }
   return views;
 }

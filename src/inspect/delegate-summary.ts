@@ -9,6 +9,8 @@ import { canonicalTargetDevice } from '../tensorrt/target-device.js';
 import { readDelegate, type DelegateRef } from '../tensorrt/delegates.js';
 import { delegateEngine, type EngineDetail, type EngineKind } from '../tensorrt/engine-kind.js';
 import type { ParsedBlob } from '../tensorrt/blob.js';
+import { specView } from '../tensorrt/delegate-view.js';
+import { engineStreaming, type EngineStreaming } from '../tensorrt/resident.js';
 import { formatIEC } from '../util/size.js';
 import { shortName } from '../util/display.js';
 
@@ -37,12 +39,34 @@ export interface DelegateSummary {
           version: number;
           synthetic: boolean;
           program: { instructions: number; operators: number; weight_bytes: number; program_bytes: number } | null;
+          /** What stays resident and what streams per execute under the delegate's baked budget (synthetic numbers for version 1). */
+          streaming: JsonStreaming;
         } | null;
         inputs: string[];
         outputs: string[];
         aliased: { output: string; input: string; kind: string }[];
       }
     | { error: string };
+}
+
+/** EngineStreaming with its byte counts as JSON numbers (a weight size fits a double exactly below 8 PiB). */
+type JsonStreaming = {
+  [K in keyof EngineStreaming]: EngineStreaming[K] extends bigint
+    ? number
+    : EngineStreaming[K] extends bigint | null
+      ? number | null
+      : EngineStreaming[K];
+};
+
+function jsonStreaming(s: EngineStreaming): JsonStreaming {
+  const n = (v: bigint | null) => (v === null ? null : Number(v));
+  return {
+    weight_streaming: s.weight_streaming,
+    streamable_weight_bytes: Number(s.streamable_weight_bytes),
+    budget_bytes: n(s.budget_bytes),
+    resident_bytes: n(s.resident_bytes),
+    streamed_bytes_per_execute: n(s.streamed_bytes_per_execute),
+  };
 }
 
 function specSummary(spec: { key: string | null; value: Uint8Array }, location: string): SpecSummary {
@@ -104,6 +128,7 @@ async function tensorrtSummary(
           program: p
             ? { instructions: p.instructions, operators: p.operators, weight_bytes: p.weightBytes, program_bytes: p.programBytes }
             : null,
+          streaming: jsonStreaming(engineStreaming(e, specView(ref.delegate).specs.weightStreamingBudget)),
         }
       : null,
     inputs: m.io_bindings.filter((b) => b.is_input).map((b) => shortName(b.name)),

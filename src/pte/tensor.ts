@@ -105,8 +105,15 @@ export function placement(plan: ExecutionPlan, t: Tensor): Placement | null {
   };
 }
 
+/**
+ * A tensor's fully_qualified_name, or null when it has none. An empty name is
+ * none: upstream omits the field on unnamed tensors, and an empty one is not
+ * a name two buffers could be told apart by (read as one, every unnamed
+ * cache was "the same" and the zero-copy rewrite refused them as swapped).
+ * Every reader of names goes through here.
+ */
 export function tensorName(t: Tensor): string | null {
-  return t.extraTensorInfo?.fullyQualifiedName ?? null;
+  return t.extraTensorInfo?.fullyQualifiedName || null;
 }
 
 /** The value at `index`, refusing an index outside the plan's values. */

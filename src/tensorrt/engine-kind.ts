@@ -9,7 +9,8 @@
 import type { PteFile } from '../pte/open.js';
 import type { ParsedBlob } from './blob.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob, type DelegateRef } from './delegates.js';
-import { decodeEngine, isReferenceEngine, type ReferenceEngine } from './reference-engine.js';
+import { isReferenceEngine, readEngine, type ReferenceEngine } from './reference-engine.js';
+import type { EngineReadCost } from './reference-engine-read.js';
 import { describeReferenceProgram, SYNTHETIC_ENGINE } from './reference-program.js';
 import { isTrtxError } from '../util/errors.js';
 import { itemAt } from '../util/present.js';
@@ -65,10 +66,44 @@ export async function readEngineKind(pte: PteFile, ref: DelegateRef, blob: Parse
   return engineKindOf(await readEngineBytes(pte, ref, blob, Number(blob.engineSize < 8n ? blob.engineSize : 8n)));
 }
 
-/** Reads a reference engine whole and decodes it (refusals are REF_ENGINE_* TrtxErrors). */
-export async function readReferenceEngine(pte: PteFile, ref: DelegateRef, blob: ParsedBlob): Promise<ReferenceEngine> {
-  const bytes = await readEngineBytes(pte, ref, blob, Number(blob.engineSize));
-  return decodeEngine(bytes, { location: `${ref.location} > engine` });
+/**
+ * Reads a reference engine by its metadata: its table, its program's header
+ * and flatbuffer, never the program's segments nor a version-3 engine's
+ * weights (refusals are REF_ENGINE_* TrtxErrors). A version-3 engine's weight
+ * bytes are the sizes of its keys' named-data segments in `pte`.
+ */
+export async function readReferenceEngine(
+  pte: PteFile,
+  ref: DelegateRef,
+  blob: ParsedBlob,
+  cost?: EngineReadCost,
+): Promise<ReferenceEngine> {
+  const place = blobPlace(pte, ref);
+  const at = blob.engineOffset;
+  const read =
+    place.location === 'inline'
+      ? (offset: number, length: number) => {
+          const data = itemAt(pte.program.backendDelegateData, place.index, 'backend_delegate_data').data;
+          return Promise.resolve(data.subarray(at + offset, at + offset + length));
+        }
+      : (offset: number, length: number) => pte.readRange(place.fileOffset! + at + offset, length);
+  const engine = await readEngine(Number(blob.engineSize), read, { location: `${ref.location} > engine` }, cost);
+  const p = engine.program;
+  if (p && p.externalWeights.length) {
+    const sizes = namedDataSizes(pte);
+    p.weightBytes = p.externalWeights.reduce((n, w) => n + (w.key === null ? 0 : (sizes.get(w.key) ?? 0)), 0);
+  }
+  return engine;
+}
+
+/** Each named-data key of the outer program and the size of the segment it names (the first entry of a repeated key). */
+export function namedDataSizes(pte: Pick<PteFile, 'program' | 'segments'>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const n of pte.program.namedData) {
+    const size = pte.segments[n.segmentIndex]?.size;
+    if (n.key !== null && size !== undefined && !out.has(n.key)) out.set(n.key, size);
+  }
+  return out;
 }
 
 /** The kind of one delegate's engine; 'unknown' for a blob that did not parse (null) or an engine head that cannot be read. */

@@ -19,7 +19,16 @@ import { ScratchNeed as FbScratchNeed } from '../generated/trtx-ref/scratch-need
 import { REFERENCE_ENGINE_LAYOUT } from '../generated/layout/reference-engine.js';
 import { verifyFlatBuffer, type BufferFormat } from '../pte/verify.js';
 import { TrtxError } from '../util/errors.js';
-import { decodeReferenceProgram, type ReferenceProgram } from './reference-program.js';
+import { readReferenceProgram, type ReferenceProgram } from './reference-program.js';
+import {
+  deref,
+  fieldPos,
+  memoryEngineSource,
+  readBounded,
+  u64At,
+  type EngineReadCost,
+  type EngineSource,
+} from './reference-engine-read.js';
 import { engineFail, engineWhere as where, ENGINE_HINT as HINT, type EngineLocationOptions } from './reference-engine-errors.js';
 
 export type { EngineLocationOptions } from './reference-engine-errors.js';
@@ -29,11 +38,13 @@ const U64_LIMIT = 1n << 64n;
 
 export const REFERENCE_ENGINE_IDENTIFIER = 'TRXE';
 /** Versions this reader understands; any other is refused. */
-export const REFERENCE_ENGINE_VERSIONS: readonly number[] = [1, 2];
+export const REFERENCE_ENGINE_VERSIONS: readonly number[] = [1, 2, 3];
 /** Version 1: synthetic steps (fixtures and benchmarks). */
 export const REFERENCE_ENGINE_VERSION = 1;
 /** Version 2: the partition as an ExecuTorch program. */
 export const REFERENCE_ENGINE_PROGRAM_VERSION = 2;
+/** Version 3: version 2 with the weights outside the engine, in the outer program's named data (EXTERNAL constants). */
+export const REFERENCE_ENGINE_EXTERNAL_VERSION = 3;
 
 export type RefStep =
   | { op: 'Affine'; input: number; output: number; scale: number; bias: number }
@@ -64,7 +75,7 @@ export interface ReferenceEngine {
   scratch: ScratchNeed | null;
   streamableWeightBytes: bigint;
   weightStreaming: boolean;
-  /** Version 2: the partition's program as trtx reads it; null for version 1 (synthetic). */
+  /** Versions 2 and 3: the partition's program as trtx reads it; null for version 1 (synthetic). */
   program: ReferenceProgram | null;
 }
 
@@ -76,7 +87,7 @@ export interface EngineInit {
   scratch?: { baseBytes: bigint | number; perUnitBytes?: bigint | number; unitBinding?: number; unitDim?: number } | null;
   streamableWeightBytes?: bigint | number;
   weightStreaming?: boolean;
-  /** Only for crafting refusal cases; a writer writes 2 with a program, else 1. */
+  /** 3 for a program whose constants are EXTERNAL; else only for crafting refusal cases (a writer writes 2 with a program, else 1). */
   version?: number;
 }
 
@@ -236,25 +247,77 @@ function readStep(s: FbStep, i: number, opts: EngineLocationOptions | undefined)
   }
 }
 
-/** Decodes engine bytes; refuses anything but a well-formed reference engine of a known version. */
+/** Decodes engine bytes held in memory; refuses anything but a well-formed reference engine of a known version. */
 export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}): ReferenceEngine {
-  if (bytes.length < 8)
-    engineFail('REF_ENGINE_TRUNCATED', opts, '', `engine has ${bytes.length} bytes; a reference engine needs at least 8`);
-  if (!isReferenceEngine(bytes)) {
-    const id = Array.from(bytes.subarray(4, 8), (c) => (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : '.')).join('');
-    const plan = String.fromCharCode(...bytes.subarray(0, 4)) === 'ftrt' ? ' (this looks like a TensorRT plan)' : '';
-    engineFail(
-      'REF_ENGINE_IDENTIFIER',
-      opts,
-      'identifier',
-      `identifier ${JSON.stringify(id)} is not "${REFERENCE_ENGINE_IDENTIFIER}"${plan}`,
-    );
-  }
-  const root = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
-  verifyFlatBuffer(bytes, root, engineFormat(opts));
+  return decodeEngineFrom(memoryEngineSource(bytes), opts);
+}
 
-  const e = FbEngine.getRootAsEngine(new flatbuffers.ByteBuffer(bytes));
-  const version = e.version();
+/**
+ * Reads an engine of `size` bytes that `read` fetches (offsets inside the
+ * engine), fetching only its table, its program's header and flatbuffer:
+ * never the program's segments (reference-engine-read.ts). Refuses what
+ * decodeEngine refuses.
+ */
+export function readEngine(
+  size: number,
+  read: (offset: number, length: number) => Promise<Uint8Array>,
+  opts: EngineLocationOptions = {},
+  cost?: EngineReadCost,
+): Promise<ReferenceEngine> {
+  return readBounded(size, read, (src) => decodeEngineFrom(src, opts), cost);
+}
+
+function checkIdentifier(src: EngineSource, opts: EngineLocationOptions): void {
+  if (src.length < 8) engineFail('REF_ENGINE_TRUNCATED', opts, '', `engine has ${src.length} bytes; a reference engine needs at least 8`);
+  const head = src.bytes(0, 8);
+  if (isReferenceEngine(head)) return;
+  const id = Array.from(head.subarray(4, 8), (c) => (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : '.')).join('');
+  const plan = String.fromCharCode(...head.subarray(0, 4)) === 'ftrt' ? ' (this looks like a TensorRT plan)' : '';
+  engineFail(
+    'REF_ENGINE_IDENTIFIER',
+    opts,
+    'identifier',
+    `identifier ${JSON.stringify(id)} is not "${REFERENCE_ENGINE_IDENTIFIER}"${plan}`,
+  );
+}
+
+/** The Engine table's fields, from a verified buffer (defaults as the schema gives them). */
+function engineFields(src: EngineSource, root: number) {
+  const slot = (name: string) => REFERENCE_ENGINE_LAYOUT.tables.Engine.find((f) => f.name === name)!.slot;
+  const at = (name: string) => fieldPos(src, root, slot(name));
+  const vector = (name: string) => {
+    const pos = at(name);
+    if (!pos) return null;
+    const start = deref(src, pos);
+    return { start: start + 4, length: src.u32(start) };
+  };
+  const version = at('version') ? src.u32(at('version')) : 1;
+  const scratchAt = at('scratch') ? deref(src, at('scratch')) : 0;
+  const scratchField = (i: number) => (scratchAt ? fieldPos(src, scratchAt, i) : 0);
+  const scratch: ScratchNeed | null = scratchAt
+    ? {
+        baseBytes: scratchField(0) ? u64At(src, scratchField(0)) : 0n,
+        perUnitBytes: scratchField(1) ? u64At(src, scratchField(1)) : 0n,
+        unitBinding: scratchField(2) ? src.u32(scratchField(2)) : 0,
+        unitDim: scratchField(3) ? src.u32(scratchField(3)) : 0,
+      }
+    : null;
+  return {
+    version,
+    steps: vector('steps')?.length ?? 0,
+    program: vector('program'),
+    scratch,
+    streamableWeightBytes: at('streamable_weight_bytes') ? u64At(src, at('streamable_weight_bytes')) : 0n,
+    weightStreaming: at('weight_streaming') ? src.u8(at('weight_streaming')) !== 0 : false,
+  };
+}
+
+function decodeEngineFrom(src: EngineSource, opts: EngineLocationOptions): ReferenceEngine {
+  checkIdentifier(src, opts);
+  const root = src.u32(0);
+  const { extent } = verifyFlatBuffer(src, root, engineFormat(opts));
+  const fields = engineFields(src, root);
+  const { version } = fields;
   if (!REFERENCE_ENGINE_VERSIONS.includes(version)) {
     engineFail(
       'REF_ENGINE_VERSION',
@@ -264,28 +327,43 @@ export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}
     );
   }
   const steps: RefStep[] = [];
-  for (let i = 0; i < e.stepsLength(); i++) steps.push(readStep(e.steps(i)!, i, opts));
-  const programBytes = e.programArray();
   let program: ReferenceProgram | null = null;
   if (version === REFERENCE_ENGINE_VERSION) {
-    if (programBytes !== null)
-      engineFail('REF_ENGINE_PROGRAM', opts, 'program', 'a version-1 (synthetic) engine carries a program; only version 2 may');
+    if (fields.program !== null)
+      engineFail('REF_ENGINE_PROGRAM', opts, 'program', 'a version-1 (synthetic) engine carries a program; only versions 2 and 3 may');
+    // A synthetic engine is its steps: the bytes the verifier reached, read whole.
+    const e = FbEngine.getRootAsEngine(new flatbuffers.ByteBuffer(src.bytes(0, extent)));
+    for (let i = 0; i < e.stepsLength(); i++) steps.push(readStep(e.steps(i)!, i, opts));
   } else {
-    if (steps.length)
-      engineFail('REF_ENGINE_PROGRAM', opts, 'steps', `a version-2 engine carries ${steps.length} synthetic steps; it must carry none`);
-    if (programBytes === null || programBytes.length === 0)
-      engineFail('REF_ENGINE_PROGRAM', opts, 'program', 'a version-2 engine carries no program (the partition as an ExecuTorch program)');
-    program = decodeReferenceProgram(programBytes, opts);
+    if (fields.steps)
+      engineFail(
+        'REF_ENGINE_PROGRAM',
+        opts,
+        'steps',
+        `a version-${version} engine carries ${fields.steps} synthetic steps; it must carry none`,
+      );
+    if (fields.program === null || fields.program.length === 0)
+      engineFail(
+        'REF_ENGINE_PROGRAM',
+        opts,
+        'program',
+        `a version-${version} engine carries no program (the partition as an ExecuTorch program)`,
+      );
+    program = readReferenceProgram(src, fields.program.start, fields.program.length, opts);
+    if (version === REFERENCE_ENGINE_PROGRAM_VERSION && program.externalWeights.length)
+      engineFail(
+        'REF_ENGINE_PROGRAM',
+        opts,
+        `program > ${program.externalWeights[0].where}`,
+        `a version-2 engine's program has ${program.externalWeights.length} EXTERNAL constant(s); only a version-3 engine's weights live outside it`,
+      );
   }
-  const sc = e.scratch();
   return {
     version,
     steps,
-    scratch: sc
-      ? { baseBytes: sc.baseBytes(), perUnitBytes: sc.perUnitBytes(), unitBinding: sc.unitBinding(), unitDim: sc.unitDim() }
-      : null,
-    streamableWeightBytes: e.streamableWeightBytes(),
-    weightStreaming: e.weightStreaming(),
+    scratch: fields.scratch,
+    streamableWeightBytes: fields.streamableWeightBytes,
+    weightStreaming: fields.weightStreaming,
     program,
   };
 }

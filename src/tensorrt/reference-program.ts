@@ -1,22 +1,40 @@
-// Version 2 reference engines carry the partition itself as an ExecuTorch
-// program (docs/reference-lowering.md §1): a whole .pte whose method
+// Version 2 and 3 reference engines carry the partition itself as an
+// ExecuTorch program (docs/reference-lowering.md §1): a .pte whose method
 // `forward` takes the engine's input bindings in order and returns its output
-// bindings in order. trtx decodes it with its own .pte decoder (the same
-// verifier and decode budget as any program it reads) and checks it against
-// the blob's bindings by arity.
+// bindings in order. trtx reads its header and its flatbuffer only (the same
+// verifier and decode budget as any program it reads), never its segments,
+// and checks it against the blob's bindings by arity. A version-3 program's
+// constants are EXTERNAL tensors named by fully_qualified_name; their bytes
+// are the outer program's named data (/work/plan/engine-v3.md).
 
-import { decodePteBytes } from '../pte/open.js';
-import type { Program } from '../pte/model.js';
+import { HEAD_BYTES, parseHeader, type PteHeader } from '../pte/header.js';
+import { decodeProgram } from '../pte/decode.js';
+import { TensorDataLocation, type Program } from '../pte/model.js';
+import { resolveSegments } from '../pte/segments.js';
+import { planName, tensorBytes, tensorName } from '../pte/tensor.js';
 import { isTrtxError } from '../util/errors.js';
 import { engineFail, type EngineLocationOptions } from './reference-engine-errors.js';
+import type { EngineSource } from './reference-engine-read.js';
 
 /** The method a version-2 engine's program runs. */
 export const PROGRAM_METHOD = 'forward';
 
-/** What trtx reads of a version-2 engine's program. */
+/** A constant of a version-3 program that lives outside it: the key its bytes have in the outer program's named data. */
+export interface ExternalWeight {
+  /** fully_qualified_name; null when the tensor has none (or an empty one). */
+  key: string | null;
+  /** The tensor's data size; null for a scalar type trtx does not know. */
+  nbytes: bigint | null;
+  /** Where it is listed: `METHOD > value %N`. */
+  where: string;
+}
+
+/** What trtx reads of a version-2 or 3 engine's program. */
 export interface ReferenceProgram {
   /** Bytes of the whole .pte (header and segments included). */
   programBytes: number;
+  /** Bytes of its flatbuffer (what a reader reads of it). */
+  flatbufferBytes: number;
   /** Its methods, in order (`forward` among them). */
   methods: string[];
   /** Inputs and outputs of `forward`. */
@@ -25,31 +43,69 @@ export interface ReferenceProgram {
   /** Instructions and operators of `forward`. */
   instructions: number;
   operators: number;
-  /** Constant bytes: the size of the constant segment (the partition's weights), or of inline constant buffers. */
+  /**
+   * The partition's weights: its constant segment's size (or inline constant
+   * buffers); for version 3, the sizes of its external weights (their
+   * named-data segments in the outer program, once a reader that has it
+   * fills them in: engine-kind.ts; the tensors' sizes before).
+   */
   weightBytes: number;
+  /** Version 3: every EXTERNAL constant, one per key (a key listed twice is one weight). */
+  externalWeights: ExternalWeight[];
 }
 
-function constantBytes(program: Program): number {
+function constantBytes(program: Program, segmentSize: (index: number) => number | undefined): number {
   const cs = program.constantSegment;
-  const segment = cs ? program.segments[cs.segmentIndex] : undefined;
-  if (segment) return Number(segment.size);
+  const segment = cs ? segmentSize(cs.segmentIndex) : undefined;
+  if (segment !== undefined) return segment;
   return program.constantBuffer.reduce((n, b) => n + b.storage.length, 0);
 }
 
-/** Decodes a version-2 engine's program bytes; refuses (REF_ENGINE_PROGRAM) anything trtx's .pte decoder refuses, or a program without `forward`. */
-export function decodeReferenceProgram(bytes: Uint8Array, opts: EngineLocationOptions = {}): ReferenceProgram {
-  let program: Program;
+/** Every EXTERNAL tensor of every method, the first of each key kept. */
+function externalWeightsOf(program: Program): ExternalWeight[] {
+  const out: ExternalWeight[] = [];
+  const seen = new Set<string>();
+  program.executionPlan.forEach((plan, p) =>
+    plan.values.forEach((v, i) => {
+      if (v.type !== 'Tensor' || v.tensor.extraTensorInfo?.location !== TensorDataLocation.EXTERNAL) return;
+      const key = tensorName(v.tensor);
+      if (key !== null && seen.has(key)) return;
+      if (key !== null) seen.add(key);
+      out.push({ key, nbytes: tensorBytes(v.tensor) ?? null, where: `${planName(plan, p)} > value %${i}` });
+    }),
+  );
+  return out;
+}
+
+/** Runs `read`, a refusal of the .pte reader worded as the engine's (REF_ENGINE_PROGRAM). */
+function asEngineRefusal<T>(opts: EngineLocationOptions, read: () => T): T {
   try {
-    program = decodePteBytes(bytes).program;
+    return read();
   } catch (e) {
     if (!isTrtxError(e)) throw e;
-    engineFail(
+    return engineFail(
       'REF_ENGINE_PROGRAM',
       opts,
       e.location ? `program > ${e.location}` : 'program',
       `the partition's program is not one trtx can decode (${e.code}: ${e.message})`,
     );
   }
+}
+
+/**
+ * Reads the program an engine carries at `at` (`size` bytes of the engine's
+ * `program` vector): its header, then its flatbuffer (program_size bytes by
+ * its extended header, the whole vector without one), and checks its segment
+ * table against the vector without reading a segment. Refuses
+ * (REF_ENGINE_PROGRAM) what trtx's .pte reader refuses, sizes that disagree,
+ * or a program without `forward`.
+ */
+export function readReferenceProgram(src: EngineSource, at: number, size: number, opts: EngineLocationOptions = {}): ReferenceProgram {
+  const head = src.bytes(at, Math.min(HEAD_BYTES, size));
+  const header: PteHeader = asEngineRefusal(opts, () => parseHeader(head, size));
+  const flatbufferBytes = header.extended ? header.extended.programSize : size;
+  const program = asEngineRefusal(opts, () => decodeProgram(src.bytes(at, flatbufferBytes), header.rootOffset));
+  const segments = asEngineRefusal(opts, () => resolveSegments(program, header, size));
   const methods = program.executionPlan.map((p) => p.name ?? '');
   const plan = program.executionPlan.find((p) => p.name === PROGRAM_METHOD);
   if (!plan) {
@@ -60,14 +116,18 @@ export function decodeReferenceProgram(bytes: Uint8Array, opts: EngineLocationOp
       `the partition's program has no method ${PROGRAM_METHOD} (it has ${methods.map((m) => JSON.stringify(m)).join(', ') || 'none'})`,
     );
   }
+  const externalWeights = externalWeightsOf(program);
+  const own = constantBytes(program, (i) => segments[i]?.size);
   return {
-    programBytes: bytes.length,
+    programBytes: size,
+    flatbufferBytes,
     methods,
     inputs: plan.inputs.length,
     outputs: plan.outputs.length,
     instructions: plan.chains.reduce((n, c) => n + c.instructions.length, 0),
     operators: plan.operators.length,
-    weightBytes: constantBytes(program),
+    weightBytes: externalWeights.length ? externalWeights.reduce((n, w) => n + Number(w.nbytes ?? 0n), 0) : own,
+    externalWeights,
   };
 }
 

@@ -4,6 +4,7 @@
 // verify.ts fills it in; runs.ts, judge.ts and reference.ts each add their part.
 
 import type { ReportBudget } from '../util/report-budget.js';
+import type { BudgetStreaming } from './budget-streaming.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
 import type { CheckSummary } from '../checks/run.js';
 import type { RuntimeRules } from '../checks/runtime-rules.js';
@@ -86,7 +87,15 @@ export interface VerifyResult {
   /** The check run first; `refused`: it found errors and nothing ran. */
   check: { refused: boolean; summary: CheckSummary; diagnostics: (Diagnostic & { file: string })[] };
   runs: VerifyRun[];
-  budgets: { method: string; delegate: number; source: string; effective: string | null; clamped: boolean; ignored: string | null }[];
+  /** Each delegate's resolved budget and, for an engine carrying its partition, what stays resident and streams per execute (budget-streaming.ts). */
+  budgets: ({
+    method: string;
+    delegate: number;
+    source: string;
+    effective: string | null;
+    clamped: boolean;
+    ignored: string | null;
+  } & BudgetStreaming)[];
   /** Device memory of the primary run (the last variant, no caller stream). */
   memory: VerifyMemory | null;
   /** The comparison with eager PyTorch's outputs (docs/reference-lowering.md §4). */

@@ -28,6 +28,7 @@ import { TrtxError } from '../util/errors.js';
 import type { Assertion } from './assertions.js';
 import { pluginNotes, requireBackendLib } from './backend-lib.js';
 import { judgeRuns } from './judge.js';
+import { budgetStreaming } from './budget-streaming.js';
 import { nameVariants } from './name-buffers.js';
 import {
   compareRunOutputs,
@@ -283,6 +284,7 @@ function finishResult(result: VerifyResult, first: RunnerReport, primaryReport: 
       effective: d.budget.effective,
       clamped: d.budget.clamped,
       ignored: d.budget.ignored,
+      ...budgetStreaming(d.budget, d.engine),
     })),
   );
   result.backend = first.backend;

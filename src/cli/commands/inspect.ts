@@ -4,6 +4,7 @@ import { withPte } from '../../pte/open.js';
 import { summarize, type DelegateSummary, type InspectReport, type MethodSummary, type TensorSummary } from '../../inspect/summary.js';
 import { formatIEC } from '../../util/size.js';
 import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
+import { streamingLine, type EngineStreaming } from '../../tensorrt/resident.js';
 import { describeReferenceProgram, SYNTHETIC_ENGINE } from '../../tensorrt/reference-program.js';
 import { memoryPlan } from '../../inspect/memory-plan.js';
 import { renderInspectHtml } from '../../html/page.js';
@@ -25,6 +26,19 @@ const counts = (r: Record<string, number>) =>
   Object.entries(r)
     .map(([k, v]) => `${k} ${v}`)
     .join(', ') || 'none';
+
+type JsonStreaming = NonNullable<Extract<DelegateSummary['tensorrt'], { magic: string }>['reference']>['streaming'];
+
+const bigStreaming = (s: JsonStreaming): EngineStreaming => {
+  const b = (v: number | null) => (v === null ? null : BigInt(v));
+  return {
+    weight_streaming: s.weight_streaming,
+    streamable_weight_bytes: BigInt(s.streamable_weight_bytes),
+    budget_bytes: b(s.budget_bytes),
+    resident_bytes: b(s.resident_bytes),
+    streamed_bytes_per_execute: b(s.streamed_bytes_per_execute),
+  };
+};
 
 function delegateLines(d: DelegateSummary): string[] {
   const where = 'error' in d.data ? d.data.error : `${d.data.location} ${d.data.index}, ${iec(d.data.size)}`;
@@ -50,6 +64,8 @@ function delegateLines(d: DelegateSummary): string[] {
           `    engine: ${describeReferenceProgram({ instructions: p.instructions, operators: p.operators, weightBytes: p.weight_bytes, programBytes: p.program_bytes })}`,
         );
       else if (t.reference) lines.push(`    engine: ${SYNTHETIC_ENGINE}`);
+      // A partition's weights are the model's; a synthetic engine's streamable size is made up (in --json only).
+      if (p && t.reference) lines.push(`    ${streamingLine(bigStreaming(t.reference.streaming))}`);
       for (const a of t.aliased) lines.push(`    alias ${a.output} -> ${a.input} (${a.kind})`);
     }
   }

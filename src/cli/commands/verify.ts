@@ -92,6 +92,11 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     lines.push(
       `  budget ${b.method} delegate ${b.delegate}: ${eff} (${b.source}${b.clamped ? ', clamped to the streamable size' : ''}${b.ignored ? `, ignored: ${b.ignored}` : ''})`,
     );
+    // Only an engine carrying its partition has weights to tell (a synthetic engine's are made up).
+    if (b.streamable_weight_bytes !== null && b.resident_bytes !== null && b.streamed_bytes_per_execute !== null)
+      lines.push(
+        `    weights ${formatIEC(BigInt(b.streamable_weight_bytes))}: ${formatIEC(BigInt(b.resident_bytes))} resident, ${formatIEC(BigInt(b.streamed_bytes_per_execute))} streamed per execute`,
+      );
   }
   if (r.memory) lines.push(...renderMemory(r.memory, r.options.init_device_buffers || r.options.twin_contract));
   lines.push(...renderReference(r.reference, s));
