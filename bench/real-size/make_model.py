@@ -20,48 +20,48 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hash_fill  # noqa: E402
+import hash_fill
 
 # The published configurations' shapes (meta-llama/Llama-3.2-1B and -3B config.json).
 SHAPES = {
-    "1b": dict(
-        hidden_size=2048,
-        num_hidden_layers=16,
-        num_attention_heads=32,
-        num_key_value_heads=8,
-        intermediate_size=8192,
-        vocab_size=128256,
-        head_dim=64,
-    ),
-    "3b": dict(
-        hidden_size=3072,
-        num_hidden_layers=28,
-        num_attention_heads=24,
-        num_key_value_heads=8,
-        intermediate_size=8192,
-        vocab_size=128256,
-        head_dim=128,
-    ),
+    "1b": {
+        "hidden_size": 2048,
+        "num_hidden_layers": 16,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "intermediate_size": 8192,
+        "vocab_size": 128256,
+        "head_dim": 64,
+    },
+    "3b": {
+        "hidden_size": 3072,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 24,
+        "num_key_value_heads": 8,
+        "intermediate_size": 8192,
+        "vocab_size": 128256,
+        "head_dim": 128,
+    },
     # The same structure at a size CI holds: grouped-query attention, tied embeddings, a real vocabulary.
-    "ci": dict(
-        hidden_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=8,
-        num_key_value_heads=2,
-        intermediate_size=512,
-        vocab_size=32000,
-        head_dim=32,
-    ),
+    "ci": {
+        "hidden_size": 256,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "intermediate_size": 512,
+        "vocab_size": 32000,
+        "head_dim": 32,
+    },
 }
-COMMON = dict(
-    tie_word_embeddings=True,
-    rope_theta=500000.0,
-    rms_norm_eps=1e-5,
-    max_position_embeddings=131072,
-    bos_token_id=1,
-    eos_token_id=2,
-    pad_token_id=0,
-)
+COMMON = {
+    "tie_word_embeddings": True,
+    "rope_theta": 500000.0,
+    "rms_norm_eps": 1e-5,
+    "max_position_embeddings": 131072,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
+    "pad_token_id": 0,
+}
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
