@@ -159,12 +159,15 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   handle->info.target_device = device_index;
   BudgetResolution budget =
       resolve_budget(budget_option, parsed_specs.budget, ref.weight_streaming, ref.streamable_weight_bytes);
-  // Version 1 is synthetic steps; version 2 is the partition's own ExecuTorch
-  // program, loaded and run by ExecuTorch inside this delegate
-  // (docs/reference-lowering.md section 1).
-  if (ref.version == 2) {
-    TRTX_ASSIGN_OR_RETURN(handle->engine,
-                          engine::make_program_executor(std::move(ref), handle->device, is_input, where));
+  // Version 1 is synthetic steps; versions 2 and 3 are the partition's own
+  // ExecuTorch program, loaded and run by ExecuTorch inside this delegate
+  // (docs/reference-lowering.md section 1). Version 3's weights are the
+  // outer program's named data: ExecuTorch hands this init the map
+  // (runtime/backend/backend_init_context.h; the program's PteDataMap, or
+  // its merge with a .ptd file's), which lives as long as the method.
+  if (ref.version != engine::kSyntheticVersion) {
+    TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_program_executor(std::move(ref), handle->device, is_input, where,
+                                                                        context.get_named_data_map()));
   } else {
     TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_reference_executor(std::move(ref), handle->device));
   }

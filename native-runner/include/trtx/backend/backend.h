@@ -49,6 +49,9 @@ struct DelegateInfo {
   uint64_t waits = 0;            // executes that waited on the previous enqueue's event
   uint64_t drains = 0;           // teardowns that waited on an enqueue still in flight
   runtime::CopyCounters copies;  // staging and reflect traffic of this delegate
+  // What the stand-in engine moved inside its enqueues (EngineExecutor::
+  // stand_in_copies): never part of `copies` or the program's traffic.
+  runtime::CopyCounters engine_stand_in;
 };
 
 }  // namespace trtx::backend

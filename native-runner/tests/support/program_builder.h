@@ -1,0 +1,21 @@
+// ExecuTorch programs built in memory for the unit tests (program_builder.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trtx::test {
+
+// A program whose forward is out = x + w over float32[2], w the constant
+// `key` with extra_tensor_info EXTERNAL (as ExecutorchBackendConfig(
+// external_constants=True) emits it: no allocation_info, no data). With
+// `named`, it also carries named data (key -> bytes, one segment each,
+// appended after the flatbuffer; without an extended header segment offsets
+// count from the file's start): the outer program's role.
+// Empty when the flatbuffer outgrows the fixed place of the named data.
+std::vector<uint8_t> add_constant_program(const std::string& key,
+                                          const std::vector<std::pair<std::string, std::vector<uint8_t>>>& named = {});
+
+}  // namespace trtx::test
