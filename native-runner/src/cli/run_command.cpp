@@ -278,6 +278,7 @@ class Runner {
     if (!s.ok()) return record(fail(s.failure().code, name + "." + s.failure().location, s.failure().message));
     const std::vector<backend::DelegateInfo> before = backend::delegate_infos(name);
     const runtime::CopyCounters traffic_before = trtx::et::device_allocator().traffic();
+    const runtime::CopyCounters kernels_before = trtx::et::device_allocator().kernel_traffic();
     integration::clear_pending();
     const auto start = std::chrono::steady_clock::now();
     const et::Error e = m->execute();
@@ -298,6 +299,10 @@ class Runner {
     rec.copies.h2d_bytes = after.h2d_bytes - traffic_before.h2d_bytes;
     rec.copies.d2h_bytes = after.d2h_bytes - traffic_before.d2h_bytes;
     rec.copies.d2d_bytes = after.d2d_bytes - traffic_before.d2d_bytes;
+    const runtime::CopyCounters kernels = trtx::et::device_allocator().kernel_traffic();
+    rec.program_copies.h2d_bytes = kernels.h2d_bytes - kernels_before.h2d_bytes;
+    rec.program_copies.d2h_bytes = kernels.d2h_bytes - kernels_before.d2h_bytes;
+    rec.program_copies.d2d_bytes = kernels.d2d_bytes - kernels_before.d2d_bytes;
     s = record_outputs(*m, rec.outputs);
     if (s.ok()) s = values_.record_outputs(*m, name, step);
     if (s.ok()) s = record_buffers(*m, rec.buffers);
@@ -305,6 +310,8 @@ class Runner {
     const std::vector<backend::DelegateInfo>& now = report_.methods[i].delegates;
     for (size_t d = 0; d < now.size(); ++d) {
       rec.delegates.push_back(delegate_step(d, now[d], d < before.size() ? &before[d] : nullptr));
+      rec.engine_stand_in.h2d_bytes += rec.delegates.back().engine_stand_in.h2d_bytes;
+      rec.engine_stand_in.d2h_bytes += rec.delegates.back().engine_stand_in.d2h_bytes;
     }
     report_.methods[i].steps.push_back(std::move(rec));
   }

@@ -22,6 +22,12 @@ struct BudgetResolution {
   std::string ignored;  // why a requested budget does not apply; empty if it does
   bool streaming = false;
   uint64_t streamable_bytes = 0;
+  // What the resolution means for each execute (TensorRT's
+  // setWeightStreamingBudgetV2: the budget is the weight bytes kept on the
+  // device): min(effective, streamable_bytes) stay resident, the rest is
+  // streamed in every execute; an engine that does not stream keeps them all.
+  uint64_t resident_bytes = 0;
+  uint64_t streamed_bytes_per_execute = 0;
 };
 
 BudgetResolution resolve_budget(std::optional<uint64_t> option, std::optional<uint64_t> spec, bool engine_streams,
