@@ -10,8 +10,11 @@
 // missing key, an entry of another size).
 #include <executorch/extension/data_loader/buffer_data_loader.h>
 #include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/extension/data_loader/mmap_data_loader.h>
 #include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/executor/program.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -21,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "guarded_loader.h"
 #include "support/binding_view.h"
 #include "support/blob_builder.h"
 #include "support/check.h"
@@ -454,6 +458,48 @@ TEST(the_backend_hands_a_version_3_engine_the_named_data_map) {
     CHECK_EQ(infos[0].engine_stand_in.h2d_bytes, uint64_t{8});
   }
   backend->destroy(h.get());
+}
+
+TEST(a_weight_past_4_gib_of_a_5_gib_program_reaches_the_engine_through_the_runners_loader) {
+  // The runner opens a program as GuardedLoader over MmapDataLoader
+  // (run_command.cpp): a 5 GiB file whose one named entry lies past 4 GiB
+  // (sparse: the hole costs no disk) passes the load limits, and the entry
+  // reaches a version-3 engine through u64 segment offsets, unread until
+  // ExecuTorch asks for it.
+  const uint64_t base = (uint64_t{5} << 30) - 4096;
+  const std::string path = "program_engine_test_5gib.pte";
+  const std::vector<uint8_t> program = trtx::test::add_constant_program("w", {{"w", float_bytes({3.0f, 4.0f})}}, base);
+  const std::vector<uint8_t> w = float_bytes({3.0f, 4.0f});
+  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  const bool written = ::pwrite(fd, program.data(), program.size(), 0) == static_cast<ssize_t>(program.size()) &&
+                       ::pwrite(fd, w.data(), w.size(), static_cast<off_t>(base)) == static_cast<ssize_t>(w.size()) &&
+                       ::ftruncate(fd, static_cast<off_t>(uint64_t{5} << 30)) == 0;
+  ::close(fd);
+  CHECK(written);
+  {
+    using executorch::extension::MmapDataLoader;
+    auto mapped = MmapDataLoader::from(path.c_str(), MmapDataLoader::MlockConfig::NoMlock);
+    CHECK(mapped.ok());
+    if (!mapped.ok()) return (void)std::remove(path.c_str());
+    trtx::integration::GuardedLoader loader(std::make_unique<MmapDataLoader>(std::move(mapped.get())), {});
+    auto outer = et::Program::load(&loader, et::Program::Verification::InternalConsistency);
+    CHECK(outer.ok());
+    auto map = outer.ok() ? outer->get_named_data_map() : et::Result<const et::NamedDataMap*>(et::Error::NotFound);
+    CHECK(map.ok());
+    if (map.ok()) {
+      auto ex = v3_executor(trtx::test::add_constant_program("w"), map.get());
+      CHECK_OK(ex);
+      float x[2] = {1.0f, 2.0f}, out[2] = {0.0f, 0.0f};
+      std::vector<BindingView> b = {view("x", true, x, ScalarType::Float, {2}),
+                                    view("output0", false, out, ScalarType::Float, {2})};
+      if (ex.ok()) CHECK_OK(ex.get()->enqueue(b, nullptr, 0, rt::StreamRef{}, "d"));
+      CHECK_EQ(out[0], 4.0f);
+      CHECK_EQ(out[1], 6.0f);
+    }
+  }
+  std::remove(path.c_str());
 }
 
 int main(int argc, char** argv) {

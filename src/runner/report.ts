@@ -236,6 +236,8 @@ export const RunnerReport = z.strictObject({
     init_device_buffers: z.boolean(),
     share_arenas: z.boolean(),
     trt_runtime: z.enum(['zero-copy', 'stock']),
+    /** --loader: mmap (ExecuTorch's MmapDataLoader) or file (FileDataLoader). */
+    loader: z.enum(['mmap', 'file']).optional(),
   }),
   memory: MemoryReport,
   methods: z.array(MethodReport),

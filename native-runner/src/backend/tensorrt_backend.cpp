@@ -73,9 +73,17 @@ Result<engine::RefEngine> read_engine(const uint8_t* bytes, const TrtBlobHeader&
     case engine::EngineKind::Reference:
       break;
   }
-  // The flatbuffer verifier wants the engine aligned; the blob only keeps it
-  // 16-aligned relative to its own start.
-  std::vector<uint8_t> engine_copy(engine_bytes, engine_bytes + header.engine_size);
+  // The flatbuffer verifier wants the engine 8-aligned. The blob keeps it
+  // 16-aligned relative to its own start, and ExecuTorch's loaders hand the
+  // segment out aligned (mmap: the segment alignment of the file; malloc: at
+  // least 16), so it is parsed where it lies; only a blob at an odd address
+  // (an application's own buffer) is copied first. A version-2 engine
+  // carries the weights: a copy here would hold them twice more.
+  const size_t size = static_cast<size_t>(header.engine_size);
+  if (reinterpret_cast<uintptr_t>(engine_bytes) % alignof(uint64_t) == 0) {
+    return engine::parse_reference_engine(engine_bytes, size, is_input, where);
+  }
+  std::vector<uint8_t> engine_copy(engine_bytes, engine_bytes + size);
   return engine::parse_reference_engine(engine_copy.data(), engine_copy.size(), is_input, where);
 }
 

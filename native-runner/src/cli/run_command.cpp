@@ -5,6 +5,7 @@
 #include "run_command.h"
 
 #include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/extension/data_loader/mmap_data_loader.h>
 #include <executorch/extension/module/module.h>
 
 #include <algorithm>
@@ -110,11 +111,8 @@ class Runner {
       return false;
     }
     integration::clear_pending();
-    auto file = executorch::extension::FileDataLoader::from(opts_.program.c_str());
-    if (!file.ok()) {
-      record(integration::failure_of(file.error(), opts_.program, "opening the program"));
-      return false;
-    }
+    std::unique_ptr<et::DataLoader> file = open_program();
+    if (!file) return false;
     auto size = file->size();
     if (size.ok()) report_.program_bytes = size.get();
     // The loader validates the program before ExecuTorch reads it, and
@@ -122,9 +120,9 @@ class Runner {
     // byte of it (program_validation.h, load_limits.h).
     integration::PlannedCap cap{opts_.methods, target,
                                 opts_.max_planned_bytes.value_or(integration::physical_memory_bytes())};
-    module_ = std::make_unique<RunnerModule>(
-        std::make_unique<integration::GuardedLoader>(std::move(file.get()), std::move(cap)), nullptr, nullptr, nullptr,
-        nullptr, opts_.share_arenas);
+    module_ =
+        std::make_unique<RunnerModule>(std::make_unique<integration::GuardedLoader>(std::move(file), std::move(cap)),
+                                       nullptr, nullptr, nullptr, nullptr, opts_.share_arenas);
     if (opts_.budget.has_value()) {
       // A byte budget does not fit ExecuTorch's 32-bit int option, so it
       // travels as decimal text.
@@ -179,6 +177,23 @@ class Runner {
     loaded_.assign(methods_.size(), false);
     inputs_.resize(methods_.size());
     return true;
+  }
+
+  // The program's file, mapped (default) or read (--loader file); see
+  // guarded_loader.h for why mapping is the default.
+  std::unique_ptr<et::DataLoader> open_program() {
+    using executorch::extension::FileDataLoader;
+    using executorch::extension::MmapDataLoader;
+    if (opts_.file_loader) {
+      auto file = FileDataLoader::from(opts_.program.c_str());
+      if (file.ok()) return std::make_unique<FileDataLoader>(std::move(file.get()));
+      record(integration::failure_of(file.error(), opts_.program, "opening the program"));
+      return nullptr;
+    }
+    auto mapped = MmapDataLoader::from(opts_.program.c_str(), MmapDataLoader::MlockConfig::NoMlock);
+    if (mapped.ok()) return std::make_unique<MmapDataLoader>(std::move(mapped.get()));
+    record(integration::failure_of(mapped.error(), opts_.program, "opening the program"));
+    return nullptr;
   }
 
   // One caller stream per device the chosen methods plan memory on, and the

@@ -256,6 +256,7 @@ void write_options(JsonWriter& w, const RunOptions& o) {
   w.field("init_device_buffers", o.init_device_buffers);
   w.field("share_arenas", o.share_arenas);
   w.field("trt_runtime", o.contract == backend::TrtContract::Stock ? "stock" : "zero-copy");
+  w.field("loader", o.file_loader ? "file" : "mmap");
   w.end_object();
 }
 

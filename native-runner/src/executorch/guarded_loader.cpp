@@ -24,7 +24,7 @@ executorch::runtime::Result<executorch::runtime::FreeableBuffer> GuardedLoader::
                  "PTE_PROGRAM_SIZE)"),
         executorch::runtime::Error::InvalidProgram);
   }
-  auto loaded = inner_.load(offset, size, info);
+  auto loaded = inner_->load(offset, size, info);
   if (!loaded.ok() || info.segment_type != SegmentInfo::Type::Program) return loaded;
   if (!probed_ && offset == 0 && size == kHeadProbeBytes) {
     probed_ = true;
@@ -53,7 +53,7 @@ executorch::runtime::Error GuardedLoader::load_into(size_t offset, size_t size, 
                  "or keep the buffer in a host arena (staged)"),
         executorch::runtime::Error::AccessFailed);
   }
-  return inner_.load_into(offset, size, info, buffer);
+  return inner_->load_into(offset, size, info, buffer);
 }
 
 }  // namespace trtx::integration

@@ -11,8 +11,37 @@
 
 namespace trtx::test {
 
+namespace {
+
+void put_u32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+void put_u64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+
+// ExecuTorch's extended header (schema/extended_header.h, written by
+// exir/_serialize/_program.py _insert_flatbuffer_header): 32 bytes after the
+// file identifier, "eh00", its length, the program's size, the segment base
+// offset and the segments' size. Flatbuffer offsets are relative, so only
+// the root offset moves.
+std::vector<uint8_t> with_extended_header(std::vector<uint8_t> fb, uint64_t segment_base, uint64_t segment_size) {
+  constexpr size_t kHeader = 32;
+  std::vector<uint8_t> out(fb.size() + kHeader, 0);
+  std::memcpy(out.data(), fb.data(), 8);
+  std::memcpy(out.data() + 8 + kHeader, fb.data() + 8, fb.size() - 8);
+  uint32_t root = 0;
+  std::memcpy(&root, fb.data(), 4);
+  put_u32(out.data(), root + kHeader);
+  std::memcpy(out.data() + 8, "eh00", 4);
+  put_u32(out.data() + 12, kHeader);
+  put_u64(out.data() + 16, out.size());
+  put_u64(out.data() + 24, segment_base);
+  put_u64(out.data() + 32, segment_size);
+  return out;
+}
+
+}  // namespace
+
 std::vector<uint8_t> add_constant_program(const std::string& key,
-                                          const std::vector<std::pair<std::string, std::vector<uint8_t>>>& named) {
+                                          const std::vector<std::pair<std::string, std::vector<uint8_t>>>& named,
+                                          uint64_t base) {
   namespace fb = trtx_pte;
   flatbuffers::FlatBufferBuilder b;
   auto planned = [&](uint32_t offset) {
@@ -40,10 +69,11 @@ std::vector<uint8_t> add_constant_program(const std::string& key,
       b.CreateVector(std::vector<int64_t>{0, 32}));
   // The flatbuffer's size is known only once finished; a fixed base past it
   // (a few hundred bytes) keeps the segment offsets simple.
-  constexpr uint64_t kBase = 4096;
+  const uint64_t kBase = base;
+  const bool placed_by_caller = kBase > kInlineBaseLimit;
   std::vector<flatbuffers::Offset<fb::DataSegment>> segments;
   std::vector<flatbuffers::Offset<fb::NamedData>> named_data;
-  uint64_t offset = kBase;
+  uint64_t offset = placed_by_caller ? 0 : kBase;
   for (const auto& [k, bytes] : named) {
     named_data.push_back(fb::CreateNamedDataDirect(b, k.c_str(), static_cast<uint32_t>(segments.size())));
     segments.push_back(fb::CreateDataSegment(b, offset, bytes.size()));
@@ -57,6 +87,7 @@ std::vector<uint8_t> add_constant_program(const std::string& key,
   fb::FinishProgramBuffer(b, program);
   std::vector<uint8_t> file(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
   if (named.empty()) return file;
+  if (placed_by_caller) return with_extended_header(std::move(file), kBase, offset);
   if (file.size() > kBase) return {};
   file.resize(offset, 0);
   uint64_t at = kBase;
