@@ -4,8 +4,6 @@
 // TensorRTBackend delegate and the device allocator registered for CUDA.
 #include "run_command.h"
 
-#include <executorch/extension/data_loader/file_data_loader.h>
-#include <executorch/extension/data_loader/mmap_data_loader.h>
 #include <executorch/extension/module/module.h>
 
 #include <algorithm>
@@ -36,6 +34,11 @@ using integration::RunnerMemoryOptions;
 using integration::RunnerModule;
 
 namespace {
+
+// What the counters moved between two snapshots.
+runtime::CopyCounters since(const runtime::CopyCounters& before, const runtime::CopyCounters& now) {
+  return {now.h2d_bytes - before.h2d_bytes, now.d2h_bytes - before.d2h_bytes, now.d2d_bytes - before.d2d_bytes};
+}
 
 class Runner {
  public:
@@ -111,8 +114,12 @@ class Runner {
       return false;
     }
     integration::clear_pending();
-    std::unique_ptr<et::DataLoader> file = open_program();
-    if (!file) return false;
+    auto opened = integration::open_program_file(opts_.program, !opts_.file_loader);
+    if (!opened.ok()) {
+      record(opened.take_failure());
+      return false;
+    }
+    std::unique_ptr<et::DataLoader> file = std::move(opened.get());
     auto size = file->size();
     if (size.ok()) report_.program_bytes = size.get();
     // The loader validates the program before ExecuTorch reads it, and
@@ -177,23 +184,6 @@ class Runner {
     loaded_.assign(methods_.size(), false);
     inputs_.resize(methods_.size());
     return true;
-  }
-
-  // The program's file, mapped (default) or read (--loader file); see
-  // guarded_loader.h for why mapping is the default.
-  std::unique_ptr<et::DataLoader> open_program() {
-    using executorch::extension::FileDataLoader;
-    using executorch::extension::MmapDataLoader;
-    if (opts_.file_loader) {
-      auto file = FileDataLoader::from(opts_.program.c_str());
-      if (file.ok()) return std::make_unique<FileDataLoader>(std::move(file.get()));
-      record(integration::failure_of(file.error(), opts_.program, "opening the program"));
-      return nullptr;
-    }
-    auto mapped = MmapDataLoader::from(opts_.program.c_str(), MmapDataLoader::MlockConfig::NoMlock);
-    if (mapped.ok()) return std::make_unique<MmapDataLoader>(std::move(mapped.get()));
-    record(integration::failure_of(mapped.error(), opts_.program, "opening the program"));
-    return nullptr;
   }
 
   // One caller stream per device the chosen methods plan memory on, and the
@@ -310,14 +300,8 @@ class Runner {
     StepRecord rec;
     rec.step = step;
     rec.step_us = std::chrono::duration<double, std::micro>(stop - start).count();
-    const runtime::CopyCounters after = trtx::et::device_allocator().traffic();
-    rec.copies.h2d_bytes = after.h2d_bytes - traffic_before.h2d_bytes;
-    rec.copies.d2h_bytes = after.d2h_bytes - traffic_before.d2h_bytes;
-    rec.copies.d2d_bytes = after.d2d_bytes - traffic_before.d2d_bytes;
-    const runtime::CopyCounters kernels = trtx::et::device_allocator().kernel_traffic();
-    rec.program_copies.h2d_bytes = kernels.h2d_bytes - kernels_before.h2d_bytes;
-    rec.program_copies.d2h_bytes = kernels.d2h_bytes - kernels_before.d2h_bytes;
-    rec.program_copies.d2d_bytes = kernels.d2d_bytes - kernels_before.d2d_bytes;
+    rec.copies = since(traffic_before, trtx::et::device_allocator().traffic());
+    rec.program_copies = since(kernels_before, trtx::et::device_allocator().kernel_traffic());
     s = record_outputs(*m, rec.outputs);
     if (s.ok()) s = values_.record_outputs(*m, name, step);
     if (s.ok()) s = record_buffers(*m, rec.buffers);

@@ -1,5 +1,9 @@
 #include "guarded_loader.h"
 
+#include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/extension/data_loader/mmap_data_loader.h>
+
+#include "et_failure.h"
 #include "load_limits.h"
 #include "program_validation.h"
 #include "trtx/et/device_allocator.h"
@@ -12,6 +16,24 @@ namespace {
 // reads first to find the program's size.
 constexpr size_t kHeadProbeBytes = 64;
 }  // namespace
+
+Result<std::unique_ptr<executorch::runtime::DataLoader>> open_program_file(const std::string& path, bool mapped) {
+  using executorch::extension::FileDataLoader;
+  using executorch::extension::MmapDataLoader;
+  std::unique_ptr<executorch::runtime::DataLoader> loader;
+  executorch::runtime::Error e = executorch::runtime::Error::Ok;
+  if (mapped) {
+    auto m = MmapDataLoader::from(path.c_str(), MmapDataLoader::MlockConfig::NoMlock);
+    if (m.ok()) loader = std::make_unique<MmapDataLoader>(std::move(m.get()));
+    e = m.error();
+  } else {
+    auto f = FileDataLoader::from(path.c_str());
+    if (f.ok()) loader = std::make_unique<FileDataLoader>(std::move(f.get()));
+    e = f.error();
+  }
+  if (!loader) return failure_of(e, path, "opening the program");
+  return loader;
+}
 
 executorch::runtime::Result<executorch::runtime::FreeableBuffer> GuardedLoader::load(size_t offset, size_t size,
                                                                                      const SegmentInfo& info) const {

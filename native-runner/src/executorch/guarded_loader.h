@@ -28,10 +28,16 @@
 #include <executorch/runtime/core/data_loader.h>
 
 #include <memory>
+#include <string>
 
 #include "load_limits.h"
 
 namespace trtx::integration {
+
+/// The program's file: mapped (MmapDataLoader, NoMlock) when `mapped`, else
+/// read (FileDataLoader). A file that cannot be opened is the failure
+/// ExecuTorch gives, at `path`.
+Result<std::unique_ptr<executorch::runtime::DataLoader>> open_program_file(const std::string& path, bool mapped);
 
 class GuardedLoader final : public executorch::runtime::DataLoader {
  public:
