@@ -57,6 +57,9 @@ Result<std::unique_ptr<ExternalWeights>> ExternalWeights::create(const uint8_t* 
 // becomes an entry; every other tensor is the program's own.
 Status ExternalWeights::add(const void* tensor, size_t value_index) {
   const auto* t = static_cast<const fb::Tensor*>(tensor);
+  // The verifier lets a union carry a type without a value; ExecuTorch
+  // refuses that value when it loads the method (method.cpp, "Null value").
+  if (t == nullptr) return ok_status();
   const fb::ExtraTensorInfo* extra = t->extra_tensor_info();
   if (extra == nullptr || extra->location() != fb::TensorDataLocation::EXTERNAL || t->allocation_info() != nullptr) {
     return ok_status();
