@@ -86,6 +86,15 @@ TEST(copies_count_traffic_and_refuse_host_memory_on_the_device_side) {
   CHECK(back == host);
   CHECK_EQ(device_allocator().traffic().h2d_bytes - t0.h2d_bytes, uint64_t{32});
   CHECK_EQ(device_allocator().traffic().d2h_bytes - t0.d2h_bytes, uint64_t{32});
+  // The copy kernels' part is counted apart: a delegate's own staging
+  // (add_traffic) is program traffic, not a copy kernel's.
+  const trtx::runtime::CopyCounters k0 = device_allocator().kernel_traffic();
+  CHECK_EQ(k0.h2d_bytes, device_allocator().traffic().h2d_bytes);
+  device_allocator().add_traffic({5, 6, 7});
+  CHECK_EQ(device_allocator().kernel_traffic().h2d_bytes, k0.h2d_bytes);
+  CHECK_EQ(device_allocator().traffic().h2d_bytes - t0.h2d_bytes, uint64_t{37});
+  CHECK(device_allocator().copy_host_to_device(b.data(), host.data(), 32, 0) == et::Error::Ok);
+  CHECK_EQ(device_allocator().kernel_traffic().h2d_bytes - k0.h2d_bytes, uint64_t{32});
   // A tensor tagged CUDA in a host arena: the real allocator's cudaMemcpy
   // would refuse it; the stand-in must not accept it either.
   const uint64_t refused = device_allocator().stats().refused_copies;

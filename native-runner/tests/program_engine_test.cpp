@@ -3,7 +3,8 @@
 // ExecuTorch's own add.pte (the corpus, argv[1]) as an engine: the sum, an
 // aliased output written in place, bindings of the wrong type or shape,
 // input/output counts that disagree, a program the runtime lacks kernels for
-// (argv[2]), and the backend dispatching a version-2 blob to it.
+// (argv[2]), and the backend dispatching a version-2 blob to it. Version 3
+// is program_engine_v3_test.cpp.
 #include <executorch/extension/data_loader/file_data_loader.h>
 #include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/executor/program.h>
@@ -117,7 +118,13 @@ TEST(refuses_every_other_combination) {
   RefEngineSpec v1_program;
   v1_program.program = {1, 2, 3};
   refused(v1_program, "version 1");
-  for (uint32_t v : {0u, 3u, 0xFFFFFFFFu}) {
+  RefEngineSpec v3_no_program;
+  v3_no_program.version = 3;
+  refused(v3_no_program, "version 3 has no program");
+  RefEngineSpec v3_with_steps = with_steps;
+  v3_with_steps.version = 3;
+  refused(v3_with_steps, "synthetic steps");
+  for (uint32_t v : {0u, 4u, 0xFFFFFFFFu}) {
     RefEngineSpec unknown;
     unknown.version = v;
     unknown.program = {1};

@@ -16,6 +16,20 @@ const u64Bytes = z.string().regex(/^(0|[1-9][0-9]{0,19})$/);
 const digest = z.string().regex(/^[0-9a-f]{16}$/);
 const sizes = z.array(count);
 const elision = z.enum(['staged', 'zero-copy', 'none']).nullable();
+const copyCounters = z.strictObject({ h2d_bytes: count, d2h_bytes: count, d2d_bytes: count });
+/**
+ * What a stand-in engine moved inside its enqueues (a reference-program engine reads every
+ * binding to the host and writes every output back); never part of the program's copies.
+ */
+const standInBytes = z.strictObject({ h2d_bytes: count, d2h_bytes: count });
+const microseconds = z.number().min(0);
+const stepTime = z.strictObject({
+  count,
+  each: z.array(microseconds),
+  median: microseconds.nullable(),
+  min: microseconds.nullable(),
+  max: microseconds.nullable(),
+});
 
 export const BudgetResolution = z.strictObject({
   source: z.enum(['option', 'spec', 'automatic']),
@@ -25,6 +39,10 @@ export const BudgetResolution = z.strictObject({
   ignored: z.string().nullable(),
   streaming: z.boolean(),
   streamable_bytes: u64Bytes,
+  /** min(effective, streamable_bytes): weight bytes kept on the device (all of them when the engine does not stream). */
+  resident_bytes: u64Bytes.optional(),
+  /** streamable_bytes - resident_bytes: weight bytes streamed in every execute. */
+  streamed_bytes_per_execute: u64Bytes.optional(),
 });
 export type BudgetResolution = z.infer<typeof BudgetResolution>;
 
@@ -50,6 +68,7 @@ export const DelegateReport = z.strictObject({
   h2d_bytes: count,
   d2h_bytes: count,
   d2d_bytes: count,
+  engine_stand_in_bytes: standInBytes.optional(),
 });
 export type DelegateReport = z.infer<typeof DelegateReport>;
 
@@ -82,6 +101,7 @@ export const DelegateStep = z.strictObject({
   h2d_bytes: count,
   d2h_bytes: count,
   d2d_bytes: count,
+  engine_stand_in_bytes: standInBytes.optional(),
 });
 
 export const StepReport = z.strictObject({
@@ -93,6 +113,9 @@ export const StepReport = z.strictObject({
   h2d_bytes: count,
   d2h_bytes: count,
   d2d_bytes: count,
+  /** The part of the above the program's et_copy kernels moved, without the delegates' own staging. */
+  program_copies: copyCounters.optional(),
+  engine_stand_in_bytes: standInBytes.optional(),
   delegates: z.array(DelegateStep),
 });
 export type StepReport = z.infer<typeof StepReport>;
@@ -103,6 +126,8 @@ export const MethodReport = z.strictObject({
   initialised_buffers: count,
   delegates: z.array(DelegateReport),
   steps: z.array(StepReport),
+  /** Every step's step_us in order, with count, median, min and max. */
+  step_time_us: stepTime.optional(),
 });
 export type MethodReport = z.infer<typeof MethodReport>;
 
@@ -211,6 +236,8 @@ export const RunnerReport = z.strictObject({
     init_device_buffers: z.boolean(),
     share_arenas: z.boolean(),
     trt_runtime: z.enum(['zero-copy', 'stock']),
+    /** --loader: mmap (ExecuTorch's MmapDataLoader) or file (FileDataLoader). */
+    loader: z.enum(['mmap', 'file']).optional(),
   }),
   memory: MemoryReport,
   methods: z.array(MethodReport),

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "trtx/backend/backend.h"
 
 namespace trtx::backend {
@@ -14,6 +16,7 @@ BudgetResolution resolve_budget(std::optional<uint64_t> option, std::optional<ui
     r.source = "spec";
     r.requested = spec;
   }
+  r.resident_bytes = streamable_bytes;
   if (!engine_streams) {
     if (r.requested.has_value()) {
       r.ignored = "engine was not built with weight streaming; the " + r.source + " budget of " +
@@ -30,6 +33,8 @@ BudgetResolution resolve_budget(std::optional<uint64_t> option, std::optional<ui
     // streamable byte resident.
     r.effective = streamable_bytes;
   }
+  r.resident_bytes = std::min(*r.effective, streamable_bytes);
+  r.streamed_bytes_per_execute = streamable_bytes - r.resident_bytes;
   return r;
 }
 

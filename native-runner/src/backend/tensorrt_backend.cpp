@@ -73,9 +73,17 @@ Result<engine::RefEngine> read_engine(const uint8_t* bytes, const TrtBlobHeader&
     case engine::EngineKind::Reference:
       break;
   }
-  // The flatbuffer verifier wants the engine aligned; the blob only keeps it
-  // 16-aligned relative to its own start.
-  std::vector<uint8_t> engine_copy(engine_bytes, engine_bytes + header.engine_size);
+  // The flatbuffer verifier wants the engine 8-aligned. The blob keeps it
+  // 16-aligned relative to its own start, and ExecuTorch's loaders hand the
+  // segment out aligned (mmap: the segment alignment of the file; malloc: at
+  // least 16), so it is parsed where it lies; only a blob at an odd address
+  // (an application's own buffer) is copied first. A version-2 engine
+  // carries the weights: a copy here would hold them twice more.
+  const size_t size = static_cast<size_t>(header.engine_size);
+  if (reinterpret_cast<uintptr_t>(engine_bytes) % alignof(uint64_t) == 0) {
+    return engine::parse_reference_engine(engine_bytes, size, is_input, where);
+  }
+  std::vector<uint8_t> engine_copy(engine_bytes, engine_bytes + size);
   return engine::parse_reference_engine(engine_copy.data(), engine_copy.size(), is_input, where);
 }
 
@@ -159,12 +167,15 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   handle->info.target_device = device_index;
   BudgetResolution budget =
       resolve_budget(budget_option, parsed_specs.budget, ref.weight_streaming, ref.streamable_weight_bytes);
-  // Version 1 is synthetic steps; version 2 is the partition's own ExecuTorch
-  // program, loaded and run by ExecuTorch inside this delegate
-  // (docs/reference-lowering.md section 1).
-  if (ref.version == 2) {
-    TRTX_ASSIGN_OR_RETURN(handle->engine,
-                          engine::make_program_executor(std::move(ref), handle->device, is_input, where));
+  // Version 1 is synthetic steps; versions 2 and 3 are the partition's own
+  // ExecuTorch program, loaded and run by ExecuTorch inside this delegate
+  // (docs/reference-lowering.md section 1). Version 3's weights are the
+  // outer program's named data: ExecuTorch hands this init the map
+  // (runtime/backend/backend_init_context.h; the program's PteDataMap, or
+  // its merge with a .ptd file's), which lives as long as the method.
+  if (ref.version != engine::kSyntheticVersion) {
+    TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_program_executor(std::move(ref), handle->device, is_input, where,
+                                                                        context.get_named_data_map()));
   } else {
     TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_reference_executor(std::move(ref), handle->device));
   }

@@ -299,6 +299,7 @@ Status enqueue(Call& c) {
   handle.scratch->release_after(enqueued.ok() && recorded.ok() ? handle.scratch_done : runtime::EventRef{});
   TRTX_CHECK_OK(enqueued);
   TRTX_CHECK_OK(recorded);
+  handle.info.engine_stand_in = handle.engine->stand_in_copies();
   handle.info.scratch_bytes = need;
   handle.info.scratch_capacity = handle.scratch->capacity();
   return ok_status();

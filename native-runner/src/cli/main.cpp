@@ -21,7 +21,7 @@ const char kUsage[] =
     "                  [--budget BYTES] [--fresh-state] [--cold-pool] [--shared-scratch]\n"
     "                  [--device cpu|cuda] [--arena-fill poison|none] [--init-device-buffers]\n"
     "                  [--share-arenas] [--trt-runtime zero-copy|stock] [--max-planned-bytes BYTES]\n"
-    "                  [--verification internal|minimal] [--report FILE]\n"
+    "                  [--verification internal|minimal] [--loader mmap|file] [--report FILE]\n"
     "                  [--inputs FILE] [--outputs FILE] [--backend-lib PATH]\n"
     "  trtx-runner parse-blob-vectors FILE\n"
     "  trtx-runner --version\n"
@@ -115,6 +115,10 @@ std::string read_verification(RunOptions& o, const char* v) {
              : "--verification takes internal or minimal";
 }
 
+std::string read_loader(RunOptions& o, const char* v) {
+  return pick(v, "mmap", false, "file", true, o.file_loader) ? "" : "--loader takes mmap or file";
+}
+
 std::string read_max_planned_bytes(RunOptions& o, const char* v) {
   if (v == nullptr) return "--max-planned-bytes needs BYTES";
   auto b = trtx::parse_byte_count_option(v, "--max-planned-bytes");
@@ -171,6 +175,7 @@ const Option kOptions[] = {
     {"--trt-runtime", true, read_trt_runtime},
     {"--verification", true, read_verification},
     {"--max-planned-bytes", true, read_max_planned_bytes},
+    {"--loader", true, read_loader},
     {"--report", true, [](RunOptions& o, const char* v) { return read_path(o.report_path, v, "--report needs FILE"); }},
     {"--backend-lib", true,
      [](RunOptions& o, const char* v) { return read_path(o.backend_lib, v, "--backend-lib needs PATH"); }},

@@ -4,7 +4,6 @@
 // TensorRTBackend delegate and the device allocator registered for CUDA.
 #include "run_command.h"
 
-#include <executorch/extension/data_loader/file_data_loader.h>
 #include <executorch/extension/module/module.h>
 
 #include <algorithm>
@@ -35,6 +34,11 @@ using integration::RunnerMemoryOptions;
 using integration::RunnerModule;
 
 namespace {
+
+// What the counters moved between two snapshots.
+runtime::CopyCounters since(const runtime::CopyCounters& before, const runtime::CopyCounters& now) {
+  return {now.h2d_bytes - before.h2d_bytes, now.d2h_bytes - before.d2h_bytes, now.d2d_bytes - before.d2d_bytes};
+}
 
 class Runner {
  public:
@@ -110,11 +114,12 @@ class Runner {
       return false;
     }
     integration::clear_pending();
-    auto file = executorch::extension::FileDataLoader::from(opts_.program.c_str());
-    if (!file.ok()) {
-      record(integration::failure_of(file.error(), opts_.program, "opening the program"));
+    auto opened = integration::open_program_file(opts_.program, !opts_.file_loader);
+    if (!opened.ok()) {
+      record(opened.take_failure());
       return false;
     }
+    std::unique_ptr<et::DataLoader> file = std::move(opened.get());
     auto size = file->size();
     if (size.ok()) report_.program_bytes = size.get();
     // The loader validates the program before ExecuTorch reads it, and
@@ -122,9 +127,9 @@ class Runner {
     // byte of it (program_validation.h, load_limits.h).
     integration::PlannedCap cap{opts_.methods, target,
                                 opts_.max_planned_bytes.value_or(integration::physical_memory_bytes())};
-    module_ = std::make_unique<RunnerModule>(
-        std::make_unique<integration::GuardedLoader>(std::move(file.get()), std::move(cap)), nullptr, nullptr, nullptr,
-        nullptr, opts_.share_arenas);
+    module_ =
+        std::make_unique<RunnerModule>(std::make_unique<integration::GuardedLoader>(std::move(file), std::move(cap)),
+                                       nullptr, nullptr, nullptr, nullptr, opts_.share_arenas);
     if (opts_.budget.has_value()) {
       // A byte budget does not fit ExecuTorch's 32-bit int option, so it
       // travels as decimal text.
@@ -278,6 +283,7 @@ class Runner {
     if (!s.ok()) return record(fail(s.failure().code, name + "." + s.failure().location, s.failure().message));
     const std::vector<backend::DelegateInfo> before = backend::delegate_infos(name);
     const runtime::CopyCounters traffic_before = trtx::et::device_allocator().traffic();
+    const runtime::CopyCounters kernels_before = trtx::et::device_allocator().kernel_traffic();
     integration::clear_pending();
     const auto start = std::chrono::steady_clock::now();
     const et::Error e = m->execute();
@@ -294,10 +300,8 @@ class Runner {
     StepRecord rec;
     rec.step = step;
     rec.step_us = std::chrono::duration<double, std::micro>(stop - start).count();
-    const runtime::CopyCounters after = trtx::et::device_allocator().traffic();
-    rec.copies.h2d_bytes = after.h2d_bytes - traffic_before.h2d_bytes;
-    rec.copies.d2h_bytes = after.d2h_bytes - traffic_before.d2h_bytes;
-    rec.copies.d2d_bytes = after.d2d_bytes - traffic_before.d2d_bytes;
+    rec.copies = since(traffic_before, trtx::et::device_allocator().traffic());
+    rec.program_copies = since(kernels_before, trtx::et::device_allocator().kernel_traffic());
     s = record_outputs(*m, rec.outputs);
     if (s.ok()) s = values_.record_outputs(*m, name, step);
     if (s.ok()) s = record_buffers(*m, rec.buffers);
@@ -305,6 +309,8 @@ class Runner {
     const std::vector<backend::DelegateInfo>& now = report_.methods[i].delegates;
     for (size_t d = 0; d < now.size(); ++d) {
       rec.delegates.push_back(delegate_step(d, now[d], d < before.size() ? &before[d] : nullptr));
+      rec.engine_stand_in.h2d_bytes += rec.delegates.back().engine_stand_in.h2d_bytes;
+      rec.engine_stand_in.d2h_bytes += rec.delegates.back().engine_stand_in.d2h_bytes;
     }
     report_.methods[i].steps.push_back(std::move(rec));
   }

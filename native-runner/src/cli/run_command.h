@@ -31,10 +31,11 @@ struct RunOptions {
   bool minimal_verification =
       false;  // --verification minimal: Module's default (the runner's own validation still runs)
   std::optional<uint64_t> max_planned_bytes;  // --max-planned-bytes: default the machine's physical memory
-  std::string report_path;                    // empty: stdout
-  std::string inputs_path;                    // --inputs FILE: recorded step inputs (TRXT) instead of the pattern
-  std::string outputs_path;                   // --outputs FILE: every output of every executed step (TRXT)
-  std::string backend_lib;  // --backend-lib PATH: its TensorRTBackend instead of the runner's (backend_plugin.h)
+  bool file_loader = false;  // --loader file: FileDataLoader (reads every segment into memory) instead of mmap
+  std::string report_path;   // empty: stdout
+  std::string inputs_path;   // --inputs FILE: recorded step inputs (TRXT) instead of the pattern
+  std::string outputs_path;  // --outputs FILE: every output of every executed step (TRXT)
+  std::string backend_lib;   // --backend-lib PATH: its TensorRTBackend instead of the runner's (backend_plugin.h)
 };
 
 /// Runs and writes the report; returns the process exit code.

@@ -38,6 +38,48 @@ void write_copies(JsonWriter& w, const runtime::CopyCounters& c) {
   w.field("d2d_bytes", c.d2d_bytes);
 }
 
+void write_counters(JsonWriter& w, const char* key, const runtime::CopyCounters& c, bool d2d) {
+  w.key(key);
+  w.begin_object();
+  w.field("h2d_bytes", c.h2d_bytes);
+  w.field("d2h_bytes", c.d2h_bytes);
+  if (d2d) w.field("d2d_bytes", c.d2d_bytes);
+  w.end_object();
+}
+
+// The stand-in engine's own traffic (a program executor reads every binding
+// to the host and writes every output back, since it computes on the CPU
+// kernels; TensorRT would not): reported apart, never in the program's.
+void write_stand_in(JsonWriter& w, const runtime::CopyCounters& c) {
+  write_counters(w, "engine_stand_in_bytes", c, false);
+}
+
+// Wall time of each step of a method, and its summary; the median of an
+// even count is the mean of the middle two.
+void write_step_time(JsonWriter& w, const std::vector<StepRecord>& steps) {
+  std::vector<double> us;
+  for (const auto& s : steps) us.push_back(s.step_us);
+  w.key("step_time_us");
+  w.begin_object();
+  w.field("count", static_cast<uint64_t>(us.size()));
+  w.key("each");
+  w.begin_array();
+  for (double u : us) w.value(u);
+  w.end_array();
+  std::sort(us.begin(), us.end());
+  if (us.empty()) {
+    w.field_null("median");
+    w.field_null("min");
+    w.field_null("max");
+  } else {
+    const size_t n = us.size();
+    w.field("median", n % 2 == 1 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2);
+    w.field("min", us.front());
+    w.field("max", us.back());
+  }
+  w.end_object();
+}
+
 void write_delegate(JsonWriter& w, const backend::DelegateInfo& d) {
   w.begin_object();
   w.field("index", static_cast<uint64_t>(d.index));
@@ -62,6 +104,8 @@ void write_delegate(JsonWriter& w, const backend::DelegateInfo& d) {
   write_string_or_null(w, "ignored", d.budget.ignored);
   w.field("streaming", d.budget.streaming);
   w.field("streamable_bytes", std::to_string(d.budget.streamable_bytes));
+  w.field("resident_bytes", std::to_string(d.budget.resident_bytes));
+  w.field("streamed_bytes_per_execute", std::to_string(d.budget.streamed_bytes_per_execute));
   w.end_object();
   w.field("scratch_bytes", d.scratch_bytes);
   w.field("scratch_capacity", d.scratch_capacity);
@@ -71,6 +115,7 @@ void write_delegate(JsonWriter& w, const backend::DelegateInfo& d) {
   w.field("waits", d.waits);
   w.field("drains", d.drains);
   write_copies(w, d.copies);
+  write_stand_in(w, d.engine_stand_in);
   w.end_object();
 }
 
@@ -112,6 +157,8 @@ void write_step(JsonWriter& w, const StepRecord& s) {
   }
   w.end_array();
   write_copies(w, s.copies);
+  write_counters(w, "program_copies", s.program_copies, true);
+  write_stand_in(w, s.engine_stand_in);
   w.key("delegates");
   w.begin_array();
   for (const auto& d : s.delegates) {
@@ -122,6 +169,7 @@ void write_step(JsonWriter& w, const StepRecord& s) {
     w.field("syncs_skipped", d.syncs_skipped);
     w.field("waits", d.waits);
     write_copies(w, d.copies);
+    write_stand_in(w, d.engine_stand_in);
     w.end_object();
   }
   w.end_array();
@@ -208,6 +256,7 @@ void write_options(JsonWriter& w, const RunOptions& o) {
   w.field("init_device_buffers", o.init_device_buffers);
   w.field("share_arenas", o.share_arenas);
   w.field("trt_runtime", o.contract == backend::TrtContract::Stock ? "stock" : "zero-copy");
+  w.field("loader", o.file_loader ? "file" : "mmap");
   w.end_object();
 }
 
@@ -218,6 +267,7 @@ void write_methods(JsonWriter& w, const Report& r) {
     w.begin_object();
     w.field("name", m.name);
     w.field("initialised_buffers", m.initialised_buffers);
+    write_step_time(w, m.steps);
     w.key("delegates");
     w.begin_array();
     for (const auto& d : m.delegates) write_delegate(w, d);
@@ -256,6 +306,9 @@ DelegateStep delegate_step(size_t index, const backend::DelegateInfo& now, const
   ds.copies.h2d_bytes = now.copies.h2d_bytes - (b ? b->copies.h2d_bytes : 0);
   ds.copies.d2h_bytes = now.copies.d2h_bytes - (b ? b->copies.d2h_bytes : 0);
   ds.copies.d2d_bytes = now.copies.d2d_bytes - (b ? b->copies.d2d_bytes : 0);
+  ds.engine_stand_in.h2d_bytes = now.engine_stand_in.h2d_bytes - (b ? b->engine_stand_in.h2d_bytes : 0);
+  ds.engine_stand_in.d2h_bytes = now.engine_stand_in.d2h_bytes - (b ? b->engine_stand_in.d2h_bytes : 0);
+  ds.engine_stand_in.d2d_bytes = now.engine_stand_in.d2d_bytes - (b ? b->engine_stand_in.d2d_bytes : 0);
   return ds;
 }
 

@@ -36,6 +36,7 @@ struct DelegateStep {
   std::string elision;
   uint64_t syncs_performed = 0, syncs_skipped = 0, waits = 0;
   runtime::CopyCounters copies;
+  runtime::CopyCounters engine_stand_in;  // inside the engine's enqueues (EngineExecutor::stand_in_copies)
 };
 
 /// What delegate `index` did in one step: its counters now less `before`
@@ -47,7 +48,9 @@ struct StepRecord {
   double step_us = 0.0;  // the method's execute and its final synchronize
   std::vector<OutputRecord> outputs;
   std::vector<BufferRecord> buffers;
-  runtime::CopyCounters copies;
+  runtime::CopyCounters copies;           // the program's staging: copy kernels and the delegates' own
+  runtime::CopyCounters program_copies;   // the copy kernels alone (et_copy through the allocator)
+  runtime::CopyCounters engine_stand_in;  // what the stand-in engines moved inside, summed over delegates
   std::vector<DelegateStep> delegates;
 };
 

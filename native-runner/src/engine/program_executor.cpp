@@ -1,8 +1,9 @@
-// A version-2 reference engine run by ExecuTorch itself (program_executor.h,
-// docs/reference-lowering.md section 1): the program is loaded once at init
-// over its own memory, and every enqueue reads the input bindings to the
-// host, sets them, executes "forward" and writes each output into its
-// binding.
+// A version-2 or version-3 reference engine run by ExecuTorch itself
+// (program_executor.h, docs/reference-lowering.md section 1): the program is
+// loaded once at init over its own memory (version 3: its constants resolved
+// from the outer program's named data, external_weights.h), and every
+// enqueue reads the input bindings to the host, sets them, executes "forward"
+// and writes each output into its binding.
 #include "trtx/engine/program_executor.h"
 
 #include <executorch/extension/data_loader/buffer_data_loader.h>
@@ -12,6 +13,7 @@
 #include <executorch/runtime/executor/method.h>
 #include <executorch/runtime/executor/program.h>
 
+#include "external_weights.h"
 #include "trtx/et/failure.h"
 
 namespace trtx::engine {
@@ -64,11 +66,23 @@ struct Io {
 
 class ProgramExecutor final : public EngineExecutor {
  public:
-  ProgramExecutor(RefEngine e, runtime::DeviceContext device)
-      : engine_(std::move(e)), device_(device), loader_(engine_.program->data(), engine_.program->size()) {}
+  ProgramExecutor(RefEngine e, runtime::DeviceContext device, const et::NamedDataMap* named_data)
+      : engine_(std::move(e)),
+        device_(device),
+        named_data_(named_data),
+        loader_(engine_.program->data(), engine_.program->size()) {}
 
   Status init(const std::vector<bool>& is_input, const std::string& where) {
     const std::string at = where + ".engine";
+    // Version 3 keeps its weights in the outer program's named data, which
+    // ExecuTorch hands init (runtime/backend/backend_init_context.h); without
+    // it no constant of the engine can be found.
+    if (engine_.version == kExternalWeightsVersion && named_data_ == nullptr) {
+      return fail(Error::EngineFormat, at,
+                  "reference engine version 3 reads its weights from the program's named data, and ExecuTorch gave "
+                  "the delegate no named data map (BackendInitContext::get_named_data_map is null): the program "
+                  "carries no named data");
+    }
     for (size_t i = 0; i < is_input.size(); ++i) (is_input[i] ? inputs_ : outputs_).push_back(i);
     // InternalConsistency runs the flatbuffer verifier over the program
     // (runtime/executor/program.h), as the runner loads the outer program.
@@ -95,31 +109,13 @@ class ProgramExecutor final : public EngineExecutor {
     }
     TRTX_CHECK_OK(read_signature(*meta, true, at, in_));
     TRTX_CHECK_OK(read_signature(*meta, false, at, out_));
-    // Memory of its own, as Module would give it (extension/module/
-    // module.cpp): one host buffer per planned arena, sized from MethodMeta;
-    // malloc'd method and temp allocators.
-    for (size_t i = 0; i < meta->num_memory_planned_buffers(); ++i) {
-      auto device = meta->memory_planned_buffer_device(i);
-      if (device.ok() && device->type() != et::etensor::DeviceType::CPU) {
-        return fail(Error::EngineFormat, at,
-                    "the engine's program plans arena " + std::to_string(i) + " in device memory; it runs on the host");
-      }
-      auto size = meta->memory_planned_buffer_size(i);
-      if (!size.ok() || size.get() < 0) return load_failure(et::Error::InvalidProgram, at, "MethodMeta");
-      planned_.emplace_back(static_cast<size_t>(size.get()), 0);
-    }
-    for (auto& b : planned_) spans_.emplace_back(b.data(), b.size());
-    planned_memory_ =
-        std::make_unique<et::HierarchicalAllocator>(et::Span<et::Span<uint8_t>>(spans_.data(), spans_.size()));
-    memory_ = std::make_unique<et::MemoryManager>(&method_allocator_, planned_memory_.get(), &temp_allocator_);
-    et::Result<et::Method> method = program_->load_method(kMethodName, memory_.get());
-    if (!method.ok()) return load_failure(method.error(), at, std::string("loading method '") + kMethodName + "'");
-    method_ = std::make_unique<et::Method>(std::move(method.get()));
-    return ok_status();
+    TRTX_CHECK_OK(plan_memory(*meta, at));
+    return load_forward(at);
   }
 
   const char* kind() const override { return kProgramExecutorKind; }
   uint64_t streamable_weight_bytes() const override { return engine_.streamable_weight_bytes; }
+  runtime::CopyCounters stand_in_copies() const override { return stand_in_; }
   bool weight_streaming() const override { return engine_.weight_streaming; }
   Status set_weight_streaming_budget(uint64_t bytes) override {
     // As TensorRT's setWeightStreamingBudgetV2 would take it; the program's
@@ -157,7 +153,7 @@ class ProgramExecutor final : public EngineExecutor {
       Io& io = in_[k];
       if (v.nbytes != io.nbytes) return size_error(v, io, at);
       TRTX_CHECK_OK(
-          device_.copy(io.host.data(), Placement::Host, v.data, Placement::Device, io.nbytes, stream, nullptr));
+          device_.copy(io.host.data(), Placement::Host, v.data, Placement::Device, io.nbytes, stream, &stand_in_));
     }
     TRTX_CHECK_OK(device_.synchronize(stream));
     for (size_t k = 0; k < inputs_.size(); ++k) {
@@ -187,7 +183,7 @@ class ProgramExecutor final : public EngineExecutor {
                         " bytes; its binding holds " + std::to_string(v.nbytes));
       }
       TRTX_CHECK_OK(
-          device_.copy(v.data, Placement::Device, t.const_data_ptr(), Placement::Host, v.nbytes, stream, nullptr));
+          device_.copy(v.data, Placement::Device, t.const_data_ptr(), Placement::Host, v.nbytes, stream, &stand_in_));
     }
     // The next execute rewrites the program's memory the copies read from.
     return device_.synchronize(stream);
@@ -196,6 +192,48 @@ class ProgramExecutor final : public EngineExecutor {
   Status check_deferred(const std::string&) override { return ok_status(); }
 
  private:
+  // Memory of its own, as Module would give it (extension/module/
+  // module.cpp): one host buffer per planned arena, sized from MethodMeta;
+  // malloc'd method and temp allocators.
+  Status plan_memory(const et::MethodMeta& meta, const std::string& at) {
+    for (size_t i = 0; i < meta.num_memory_planned_buffers(); ++i) {
+      auto device = meta.memory_planned_buffer_device(i);
+      if (device.ok() && device->type() != et::etensor::DeviceType::CPU) {
+        return fail(Error::EngineFormat, at,
+                    "the engine's program plans arena " + std::to_string(i) + " in device memory; it runs on the host");
+      }
+      auto size = meta.memory_planned_buffer_size(i);
+      if (!size.ok() || size.get() < 0) return load_failure(et::Error::InvalidProgram, at, "MethodMeta");
+      planned_.emplace_back(static_cast<size_t>(size.get()), 0);
+    }
+    for (auto& b : planned_) spans_.emplace_back(b.data(), b.size());
+    planned_memory_ =
+        std::make_unique<et::HierarchicalAllocator>(et::Span<et::Span<uint8_t>>(spans_.data(), spans_.size()));
+    memory_ = std::make_unique<et::MemoryManager>(&method_allocator_, planned_memory_.get(), &temp_allocator_);
+    return ok_status();
+  }
+
+  // Loads forward. Version 3 hands ExecuTorch the engine's EXTERNAL
+  // constants through ExternalWeights, so Method::parse_external_constants
+  // (runtime/executor/method.cpp) reads each one once, by its key, from the
+  // outer program's named data; the bytes stay the outer loader's (no copy
+  // here).
+  Status load_forward(const std::string& at) {
+    const et::NamedDataMap* external = nullptr;
+    if (engine_.version == kExternalWeightsVersion) {
+      TRTX_ASSIGN_OR_RETURN(weights_, ExternalWeights::create(engine_.program->data(), engine_.program->size(),
+                                                              kMethodName, named_data_, at));
+      external = weights_.get();
+    }
+    et::Result<et::Method> method = program_->load_method(kMethodName, memory_.get(), nullptr, external);
+    if (!method.ok()) {
+      if (weights_ && weights_->refusal().has_value()) return *weights_->refusal();
+      return load_failure(method.error(), at, std::string("loading method '") + kMethodName + "'");
+    }
+    method_ = std::make_unique<et::Method>(std::move(method.get()));
+    return ok_status();
+  }
+
   Status read_signature(const et::MethodMeta& meta, bool inputs, const std::string& at, std::vector<Io>& out) {
     const size_t n = inputs ? meta.num_inputs() : meta.num_outputs();
     out.resize(n);
@@ -239,7 +277,9 @@ class ProgramExecutor final : public EngineExecutor {
   // then the memory it was planned in, the program, and its bytes last.
   RefEngine engine_;
   runtime::DeviceContext device_;
+  const et::NamedDataMap* named_data_;  // the outer program's (version 3); outlives the delegate
   executorch::extension::BufferDataLoader loader_;
+  std::unique_ptr<ExternalWeights> weights_;  // version 3: read while forward loads
   std::unique_ptr<et::Program> program_;
   std::vector<size_t> inputs_, outputs_;  // binding indices, in forward's order
   std::vector<Io> in_, out_;
@@ -251,17 +291,19 @@ class ProgramExecutor final : public EngineExecutor {
   std::unique_ptr<et::MemoryManager> memory_;
   std::unique_ptr<et::Method> method_;
   uint64_t budget_ = 0;
+  runtime::CopyCounters stand_in_;  // the bindings read to the host and written back, every enqueue
 };
 
 }  // namespace
 
 Result<std::unique_ptr<EngineExecutor>> make_program_executor(RefEngine engine, const runtime::DeviceContext& device,
                                                               const std::vector<bool>& binding_is_input,
-                                                              const std::string& where) {
-  if (engine.version != 2 || !engine.program) {
-    return fail(Error::EngineFormat, where + ".engine", "not a version-2 reference engine (no program)");
+                                                              const std::string& where,
+                                                              const et::NamedDataMap* named_data) {
+  if ((engine.version != kProgramVersion && engine.version != kExternalWeightsVersion) || !engine.program) {
+    return fail(Error::EngineFormat, where + ".engine", "not a version-2 or version-3 reference engine (no program)");
   }
-  auto ex = std::make_unique<ProgramExecutor>(std::move(engine), device);
+  auto ex = std::make_unique<ProgramExecutor>(std::move(engine), device, named_data);
   TRTX_CHECK_OK(ex->init(binding_is_input, where));
   return std::unique_ptr<EngineExecutor>(std::move(ex));
 }

@@ -24,10 +24,6 @@ EngineKind classify_engine(const uint8_t* head, size_t n) {
 
 namespace {
 
-// Version 1: synthetic steps. Version 2: the partition as an ExecuTorch
-// program (schemas/reference_engine.fbs, docs/reference-lowering.md).
-constexpr uint32_t kSyntheticVersion = 1;
-constexpr uint32_t kProgramVersion = 2;
 /// Every execute runs every step over its bindings, so the step count bounds
 /// the time one execute may take per element; trtx's writers emit a handful
 /// (fixtures/trt.ts, python-bridge/trtx_bridge/reference). Stricter than the
@@ -184,26 +180,33 @@ Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const
   }
   const rfb::Engine* e = rfb::GetEngine(data);
   const uint32_t version = e->version();
-  if (version != kSyntheticVersion && version != kProgramVersion) {
+  if (version != kSyntheticVersion && version != kProgramVersion && version != kExternalWeightsVersion) {
     return format_error(where, "reference engine version " + std::to_string(version) +
-                                   " is not one this runner knows (it reads versions 1, synthetic, and 2, a program)");
+                                   " is not one this runner knows (it reads versions 1, synthetic, 2, a program, and "
+                                   "3, a program whose weights are the program's named data)");
   }
+  const bool has_program = version != kSyntheticVersion;
   const size_t n_steps = e->steps() != nullptr ? e->steps()->size() : 0;
   const size_t n_program = e->program() != nullptr ? e->program()->size() : 0;
-  if (version == kSyntheticVersion && n_program != 0) {
+  if (!has_program && n_program != 0) {
     return format_error(where, "reference engine version 1 (synthetic steps) carries a " + std::to_string(n_program) +
-                                   "-byte program; only version 2 may");
+                                   "-byte program; only versions 2 and 3 may");
   }
-  if (version == kProgramVersion && n_program == 0) {
-    return format_error(where, "reference engine version 2 has no program (the partition's ExecuTorch program)");
+  const std::string v = "reference engine version " + std::to_string(version);
+  if (has_program && n_program == 0) {
+    return format_error(where, v + " has no program (the partition's ExecuTorch program)");
   }
-  if (version == kProgramVersion && n_steps != 0) {
-    return format_error(where, "reference engine version 2 carries " + std::to_string(n_steps) +
-                                   " synthetic steps; a version-2 engine computes its program only");
+  if (has_program && n_steps != 0) {
+    return format_error(where, v + " carries " + std::to_string(n_steps) + " synthetic steps; a version-" +
+                                   std::to_string(version) + " engine computes its program only");
   }
   RefEngine out;
   out.version = version;
-  if (version == kProgramVersion) {
+  if (has_program) {
+    // The program is copied into aligned memory of the engine's own: the
+    // processed bytes go back to ExecuTorch when init returns. A version-3
+    // program is the graph only (its weights are the outer program's named
+    // data), so this copies no weight.
     TRTX_ASSIGN_OR_RETURN(out.program, AlignedBytes::copy_of(e->program()->data(), n_program));
   }
   out.streamable_weight_bytes = e->streamable_weight_bytes();

@@ -170,6 +170,12 @@ Error RunnerDeviceAllocator::copy(void* dst, const void* src, size_t n, bool to_
   Status s = to_device ? ctx.copy(dst, Placement::Device, src, Placement::Host, n, stream, &moved)
                        : ctx.copy(dst, Placement::Host, src, Placement::Device, n, stream, &moved);
   add_traffic(moved);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kernel_traffic_.h2d_bytes += moved.h2d_bytes;
+    kernel_traffic_.d2h_bytes += moved.d2h_bytes;
+    kernel_traffic_.d2d_bytes += moved.d2d_bytes;
+  }
   // A host reader follows a device-to-host copy: with a caller stream the
   // copy is only enqueued, so wait for it, as ExecuTorch's CUDA allocator does.
   if (s.ok() && !to_device && stream.handle != nullptr) s = ctx.synchronize(stream);
@@ -180,6 +186,11 @@ Error RunnerDeviceAllocator::copy(void* dst, const void* src, size_t n, bool to_
 runtime::CopyCounters RunnerDeviceAllocator::traffic() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return traffic_;
+}
+
+runtime::CopyCounters RunnerDeviceAllocator::kernel_traffic() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kernel_traffic_;
 }
 
 void RunnerDeviceAllocator::add_traffic(const runtime::CopyCounters& moved) {

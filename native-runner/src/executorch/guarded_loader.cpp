@@ -1,5 +1,9 @@
 #include "guarded_loader.h"
 
+#include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/extension/data_loader/mmap_data_loader.h>
+
+#include "et_failure.h"
 #include "load_limits.h"
 #include "program_validation.h"
 #include "trtx/et/device_allocator.h"
@@ -13,6 +17,24 @@ namespace {
 constexpr size_t kHeadProbeBytes = 64;
 }  // namespace
 
+Result<std::unique_ptr<executorch::runtime::DataLoader>> open_program_file(const std::string& path, bool mapped) {
+  using executorch::extension::FileDataLoader;
+  using executorch::extension::MmapDataLoader;
+  std::unique_ptr<executorch::runtime::DataLoader> loader;
+  executorch::runtime::Error e = executorch::runtime::Error::Ok;
+  if (mapped) {
+    auto m = MmapDataLoader::from(path.c_str(), MmapDataLoader::MlockConfig::NoMlock);
+    if (m.ok()) loader = std::make_unique<MmapDataLoader>(std::move(m.get()));
+    e = m.error();
+  } else {
+    auto f = FileDataLoader::from(path.c_str());
+    if (f.ok()) loader = std::make_unique<FileDataLoader>(std::move(f.get()));
+    e = f.error();
+  }
+  if (!loader) return failure_of(e, path, "opening the program");
+  return loader;
+}
+
 executorch::runtime::Result<executorch::runtime::FreeableBuffer> GuardedLoader::load(size_t offset, size_t size,
                                                                                      const SegmentInfo& info) const {
   if (info.segment_type == SegmentInfo::Type::Program && size > kMaxProgramBytes) {
@@ -24,7 +46,7 @@ executorch::runtime::Result<executorch::runtime::FreeableBuffer> GuardedLoader::
                  "PTE_PROGRAM_SIZE)"),
         executorch::runtime::Error::InvalidProgram);
   }
-  auto loaded = inner_.load(offset, size, info);
+  auto loaded = inner_->load(offset, size, info);
   if (!loaded.ok() || info.segment_type != SegmentInfo::Type::Program) return loaded;
   if (!probed_ && offset == 0 && size == kHeadProbeBytes) {
     probed_ = true;
@@ -53,7 +75,7 @@ executorch::runtime::Error GuardedLoader::load_into(size_t offset, size_t size, 
                  "or keep the buffer in a host arena (staged)"),
         executorch::runtime::Error::AccessFailed);
   }
-  return inner_.load_into(offset, size, info, buffer);
+  return inner_->load_into(offset, size, info, buffer);
 }
 
 }  // namespace trtx::integration

@@ -1,7 +1,7 @@
 // What one program may cost the runner before ExecuTorch allocates it
 // (internal). ExecuTorch itself bounds neither: Program::load reads the whole
 // program part the header names into one buffer (runtime/executor/program.cpp,
-// through FileDataLoader), and Module::load_method allocates every planned
+// through FileDataLoader; MmapDataLoader maps it), and Module::load_method allocates every planned
 // arena of a method as one zero-filled std::vector<uint8_t> per CPU arena
 // (extension/module/module.cpp make_planned_memory_with_devices), so a
 // program of a few kilobytes that names a 1 TiB arena makes the process touch
@@ -19,6 +19,13 @@
 //     follow unverified offsets under Verification::Minimal.
 // On a GPU a device arena larger than the device is the allocator's refusal
 // (ExecuTorch then aborts at method load: ExecuTorchAbort, reported).
+// Segments are not limited here: delegate blobs, the constant segment and
+// named data (a version-3 engine's weights, entries of a gigabyte in a
+// program of several) are as large as the file, u64 offsets and sizes
+// checked against the file's size by the data loader
+// (extension/data_loader/mmap_data_loader.h validate_input), mapped rather
+// than read by default (guarded_loader.h); a version-3 engine refuses an
+// entry that is not exactly its tensor's size (src/engine/external_weights.h).
 #pragma once
 
 #include <cstdint>

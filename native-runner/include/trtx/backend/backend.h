@@ -22,6 +22,12 @@ struct BudgetResolution {
   std::string ignored;  // why a requested budget does not apply; empty if it does
   bool streaming = false;
   uint64_t streamable_bytes = 0;
+  // What the resolution means for each execute (TensorRT's
+  // setWeightStreamingBudgetV2: the budget is the weight bytes kept on the
+  // device): min(effective, streamable_bytes) stay resident, the rest is
+  // streamed in every execute; an engine that does not stream keeps them all.
+  uint64_t resident_bytes = 0;
+  uint64_t streamed_bytes_per_execute = 0;
 };
 
 BudgetResolution resolve_budget(std::optional<uint64_t> option, std::optional<uint64_t> spec, bool engine_streams,
@@ -49,6 +55,9 @@ struct DelegateInfo {
   uint64_t waits = 0;            // executes that waited on the previous enqueue's event
   uint64_t drains = 0;           // teardowns that waited on an enqueue still in flight
   runtime::CopyCounters copies;  // staging and reflect traffic of this delegate
+  // What the stand-in engine moved inside its enqueues (EngineExecutor::
+  // stand_in_copies): never part of `copies` or the program's traffic.
+  runtime::CopyCounters engine_stand_in;
 };
 
 }  // namespace trtx::backend

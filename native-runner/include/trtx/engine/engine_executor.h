@@ -54,6 +54,13 @@ class EngineExecutor {
   virtual Status enqueue(const std::vector<BindingView>& bindings, void* scratch, uint64_t scratch_bytes,
                          runtime::StreamRef stream, const std::string& where) = 0;
 
+  /// Bytes the engine itself moved between device and host since it was
+  /// made, beyond what a TensorRT engine would: a program executor reads
+  /// every binding to the host and writes every output back each enqueue,
+  /// because it runs the partition on ExecuTorch's CPU kernels. Not the
+  /// program's staging traffic; reported apart from it.
+  virtual runtime::CopyCounters stand_in_copies() const { return {}; }
+
   /// Reports a fault an earlier enqueue raised on the device (a KV position
   /// out of range); call only once that enqueue is known complete.
   virtual Status check_deferred(const std::string& where) = 0;

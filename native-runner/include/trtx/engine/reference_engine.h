@@ -19,6 +19,14 @@
 
 namespace trtx::engine {
 
+/// Version 1: synthetic steps. Version 2: the partition as an ExecuTorch
+/// program, weights included. Version 3: the same program with its constants
+/// EXTERNAL, their bytes in the outer program's named data
+/// (schemas/reference_engine.fbs, docs/reference-lowering.md section 1).
+constexpr uint32_t kSyntheticVersion = 1;
+constexpr uint32_t kProgramVersion = 2;
+constexpr uint32_t kExternalWeightsVersion = 3;
+
 /// What an engine's bytes are.
 enum class EngineKind { Reference, TensorRTPlan, Unknown };
 
@@ -58,10 +66,11 @@ class AlignedBytes {
 };
 
 struct RefEngine {
-  /// 1: synthetic steps; 2: an ExecuTorch program (`program`).
+  /// 1: synthetic steps; 2: an ExecuTorch program (`program`); 3: a program
+  /// whose weights are the outer program's named data.
   uint32_t version = 1;
   std::vector<RefStep> steps;
-  /// Version 2 only: the whole .pte, shared by copies of the engine.
+  /// Versions 2 and 3: the whole .pte, shared by copies of the engine.
   std::shared_ptr<const AlignedBytes> program;
   uint64_t scratch_base = 0;
   uint64_t scratch_per_unit = 0;
@@ -73,8 +82,8 @@ struct RefEngine {
 
 /// Verifies the engine flatbuffer, refuses unknown versions and checks every
 /// binding index against `binding_is_input` (the blob's io_bindings). Reads
-/// version 1 (steps, no program) and version 2 (a program, no steps); any
-/// other combination is EngineFormat at `where`.engine.
+/// version 1 (steps, no program) and versions 2 and 3 (a program, no steps);
+/// any other combination is EngineFormat at `where`.engine.
 Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const std::vector<bool>& binding_is_input,
                                          const std::string& where);
 

@@ -81,6 +81,11 @@ class RunnerDeviceAllocator final : public executorch::runtime::DeviceAllocator 
   /// A snapshot taken under the lock: the counters move while a delegate
   /// or a copy kernel runs on another thread.
   runtime::CopyCounters traffic() const;
+  /// The part of traffic() that ExecuTorch's copy kernels moved through
+  /// copy_host_to_device / copy_device_to_host (et_copy::_h2d_copy.out and
+  /// _d2h_copy.out, kernels/portable/cpu/op__device_copy.cpp): the program's
+  /// own staging, without the delegate's.
+  runtime::CopyCounters kernel_traffic() const;
   /// Adds `moved` to the counters, under the lock.
   void add_traffic(const runtime::CopyCounters& moved);
   DeviceAllocatorStats stats() const;
@@ -100,6 +105,7 @@ class RunnerDeviceAllocator final : public executorch::runtime::DeviceAllocator 
   std::vector<int> seen_devices_;
   DeviceAllocatorStats stats_;
   runtime::CopyCounters traffic_;
+  runtime::CopyCounters kernel_traffic_;
 };
 
 /// The process's allocator (static lifetime, as the registry requires).
