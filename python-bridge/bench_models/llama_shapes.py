@@ -98,7 +98,7 @@ SHAPES: dict[str, dict[str, Any]] = {
 
 def _import_transformers() -> None:
     try:
-        import transformers  # noqa: F401
+        import transformers
 
         return
     except ImportError:
