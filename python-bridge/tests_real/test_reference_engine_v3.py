@@ -255,6 +255,28 @@ class EngineProgram(unittest.TestCase):
         self.assertEqual(len(outer.named_data.buffers), 1)
         self.assertEqual(len(outer.named_data.buffers[0]), 16 * 16 * 4)
 
+    def test_methods_holding_different_weights_under_one_name_are_refused_naming_it(self):
+        # The outer program keeps one named-data entry per FQN: two methods
+        # from two differently initialised modules cannot share it.
+        from trtx_bridge.errors import BridgeError
+        from trtx_bridge.reference_export import lower_sources
+        from trtx_bridge.sources import MethodSource
+
+        class Channel:
+            def warning(self, message, code=None):
+                pass
+
+        class Request:
+            budget_bytes = None
+
+        eps = {name: _export(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8)), torch.randn(1, 8)) for name in ("a", "b")}
+        sources = [MethodSource(name, exported_program=ep) for name, ep in eps.items()]
+        with self.assertRaises(BridgeError) as raised, torch.no_grad():
+            lower_sources(sources, eps, Request(), Channel())
+        self.assertEqual(raised.exception.type, "LOWER")
+        self.assertIn("the methods hold different weights under one name", raised.exception.message)
+        self.assertIn("Duplicate key 0.weight", raised.exception.message)
+
     def test_an_operator_without_a_cpu_kernel_is_refused_at_export_by_name(self):
         class Erfinv(nn.Module):
             def forward(self, x):
