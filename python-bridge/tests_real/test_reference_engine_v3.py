@@ -225,6 +225,32 @@ class EngineProgram(unittest.TestCase):
         [out] = _run_program(_read_engine(engine)["program"], [x], named)
         torch.testing.assert_close(out, model(x).detach(), rtol=1e-4, atol=1e-4)
 
+    def test_preprocess_gets_a_program_of_its_own_that_shares_the_weights(self):
+        # ExecuTorch's default copy for preprocess deep-copies every weight;
+        # the reference backend's shares them (the graph is still its own),
+        # and ExecuTorch calls it on the way to preprocess.
+        from unittest import mock
+
+        from trtx_bridge.reference.backend import TensorRTBackend
+
+        ep = _export(Decode(), torch.randn(1, 1, 8), torch.tensor([0]))
+        copied = TensorRTBackend.copy_exported_program_for_preprocess(ep, [])
+        self.assertIsNot(copied.graph_module, ep.graph_module)
+        self.assertIsNot(copied.state_dict, ep.state_dict)
+        for fqn, tensor in ep.state_dict.items():
+            self.assertIs(copied.state_dict[fqn], tensor, fqn)
+        seen = []
+        original = TensorRTBackend.copy_exported_program_for_preprocess.__func__
+
+        def spy(cls, program, specs):
+            out = original(cls, program, specs)
+            seen.append(all(out.state_dict[k] is v for k, v in program.state_dict.items()))
+            return out
+
+        with mock.patch.object(TensorRTBackend, "copy_exported_program_for_preprocess", classmethod(spy)), torch.no_grad():
+            lower({"forward": ep})
+        self.assertEqual(seen, [True])
+
     def test_a_weight_two_engines_use_is_one_named_data_entry(self):
         # A tied weight used on both sides of an op left to ExecuTorch (two
         # partitions), and the same model in a second method: each engine
