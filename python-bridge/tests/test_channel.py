@@ -31,9 +31,9 @@ class Reader:
         return self.events
 
 
-def _channel(interval: float | None) -> tuple[Channel, Reader, int]:
+def _channel(interval: float | None, detail_s: float = 0.0) -> tuple[Channel, Reader, int]:
     read, write = os.pipe()
-    return Channel(write, heartbeat_s=interval), Reader(read), write
+    return Channel(write, heartbeat_s=interval, detail_s=detail_s), Reader(read), write
 
 
 class Heartbeat(unittest.TestCase):
@@ -70,6 +70,39 @@ class Heartbeat(unittest.TestCase):
         events = [e for _, e in reader.join()]
         self.assertEqual([e["event"] for e in events], ["hello"] + ["progress"] * 6 + ["error"])
         self.assertEqual([e["message"] for e in events[1:-1]], [f"partition {i}" for i in range(6)])
+
+    def test_a_detail_keeps_the_stage_and_fraction_and_replaces_the_previous_detail(self):
+        channel, reader, write = _channel(None)
+        channel.detail("before any stage: nothing")
+        channel.progress("lower", 0.7, "lowering")
+        channel.detail("partition 1")
+        channel.detail("partition 2")
+        channel.result({})
+        os.close(write)
+        events = [e for _, e in reader.join()]
+        self.assertEqual(
+            [(e.get("stage"), e.get("fraction"), e.get("message")) for e in events],
+            [
+                ("lower", 0.7, "lowering"),
+                ("lower", 0.7, "lowering -- partition 1"),
+                ("lower", 0.7, "lowering -- partition 2"),
+                (None, None, None),
+            ],
+        )
+
+    def test_a_detail_right_after_an_event_waits_for_the_heartbeat(self):
+        channel, reader, write = _channel(0.2, detail_s=10.0)
+        channel.progress("reference", 0.1, "running")
+        for step in range(1, 6):
+            channel.detail(f"step {step} of 5")
+        time.sleep(0.3)
+        channel.result({})
+        os.close(write)
+        messages = [e.get("message") for _, e in reader.join()]
+        self.assertEqual(messages[0], "running")
+        self.assertRegex(messages[1], r"^running -- step 5 of 5 \(\d+ s\)$")
+        # Steps 1 to 4 came and went within the detail interval: never sent.
+        self.assertFalse([m for m in messages if m and "step 5" not in m and m != "running"], messages)
 
     def test_without_a_heartbeat_nothing_is_added(self):
         channel, reader, write = _channel(None)

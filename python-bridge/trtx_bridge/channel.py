@@ -32,11 +32,16 @@ _current: Channel | None = None
 # At most this long without an event while a stage runs (trtx shows every
 # progress event; issue 36 asks for one at least every 5 s).
 HEARTBEAT_S = 4.0
+# A detail (``Channel.detail``) goes out at once only this long after the
+# stage's last progress or detail began; a quicker one waits for the
+# heartbeat, so fast steps do not flood trtx's log.
+DETAIL_S = 1.0
 
 
 class Channel:
-    def __init__(self, fd: int, heartbeat_s: float | None = HEARTBEAT_S):
+    def __init__(self, fd: int, heartbeat_s: float | None = HEARTBEAT_S, detail_s: float = DETAIL_S):
         self._fd = fd
+        self._detail_s = detail_s
         self._lock = threading.Lock()
         self._last_fraction = 0.0
         # The stage the heartbeat repeats: (stage, fraction, message, started).
@@ -123,6 +128,23 @@ class Channel:
             self._wake.notify_all()
         self.send(event)
 
+    def detail(self, text: str) -> None:
+        """Says what the current stage is doing now: its progress again, same
+        fraction, the stage's message followed by ``text`` (a long stage's
+        steps: which partition is being emitted, which reference step runs)."""
+        with self._lock:
+            current = self._stage
+            if current is None:
+                return
+            stage, fraction, message, _ = current
+            base = message.split(" -- ", 1)[0] if message else ""
+            message = f"{base} -- {text}" if base else text
+            if time.monotonic() - self._stage[3] < self._detail_s:
+                # The previous step began under detail_s ago: the heartbeat says this one.
+                self._stage = (stage, fraction, message, time.monotonic())
+                return
+        self.progress(stage, fraction, message)
+
     def warning(self, message: str, code: str | None = None) -> None:
         event: dict[str, Any] = {"event": "warning", "message": message}
         if code:
@@ -159,6 +181,13 @@ def open_channel() -> Channel:
     os.dup2(2, 1)
     _current = Channel(protocol_fd)
     return _current
+
+
+def report_detail(text: str) -> None:
+    """``Channel.detail`` on the open channel; nothing when none is open (a
+    library call outside the bridge, a test)."""
+    if _current is not None:
+        _current.detail(text)
 
 
 def current() -> Channel:

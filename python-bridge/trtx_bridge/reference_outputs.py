@@ -151,8 +151,11 @@ def run_eager(programs: Mapping[str, Any], steps: int, *, share_mutable_buffers:
         _share_buffers(modules)
     examples = {name: _user_inputs(programs[name]) for name in order}
     records: dict[str, list[dict[str, Any]]] = {name: [] for name in order}
+    from .channel import report_detail
+
     with torch.no_grad():
         for step in range(steps):
+            report_detail(f"step {step + 1} of {steps}")
             for name in order:
                 ep = programs[name]
                 flat = [step_input(v, step, ep) for v in examples[name]]

@@ -64,7 +64,12 @@ class TensorRTBackend(BackendDetails):
     def preprocess(edge_program, compile_specs: list[CompileSpec]) -> PreprocessResult:
         from executorch.exir._serialize._named_data_store import NamedDataStore
 
-        label = f"taking ({', '.join(user_input_names(edge_program))})"
+        from ..channel import report_detail
+
+        inputs = user_input_names(edge_program)
+        label = f"taking ({', '.join(inputs)})"
+        ops = sum(1 for n in edge_program.graph_module.graph.nodes if n.op == "call_function")
+        report_detail(f"emitting a partition of {ops} ops and {len(inputs)} inputs as its engine's program")
         plan = plan_engine(edge_program, compile_specs)
         sub = partition_program(edge_program, label)
         store = NamedDataStore()
