@@ -17,7 +17,7 @@ import unittest
 import torch
 from torch import nn
 from trtx_bridge.pipeline import run
-from trtx_bridge.reference_outputs import run_eager, step_input
+from trtx_bridge.reference_outputs import _eager_module, run_eager, step_input
 from trtx_bridge.request import ReferenceRequest, Request
 
 
@@ -122,6 +122,19 @@ class Pipeline(unittest.TestCase):
         )
         channel = Channel()
         return run(request, channel), channel, ref
+
+    def test_the_eager_run_shares_the_weights_and_copies_the_buffers(self):
+        # A real-size model's weights must not exist twice for the eager run;
+        # its caches must not be the export's (the run writes them).
+        ep = torch.export.export(Cache().eval(), (torch.randn(1, 1, 8), torch.tensor([0])))
+        module = _eager_module(ep)
+        params = dict(module.named_parameters())
+        self.assertTrue(params)
+        for fqn, p in params.items():
+            self.assertEqual(p.data_ptr(), ep.state_dict[fqn].data_ptr(), fqn)
+        for fqn, b in module.named_buffers():
+            original = ep.state_dict.get(fqn, ep.constants.get(fqn))
+            self.assertNotEqual(b.data_ptr(), original.data_ptr(), fqn)
 
     def test_a_model_exported_the_documented_way_lowers_and_gets_its_reference(self):
         model = Cache()

@@ -48,14 +48,33 @@ def lower_sources(sources: list[MethodSource], programs: dict[str, Any], request
             "or export with --engine tensorrt where Torch-TensorRT is installed.",
             stage="lower",
         ) from exc
-    except Exception as exc:
+    except ValueError as exc:
+        # ExecuTorch keeps one named-data entry per key and refuses a key
+        # added again with other bytes (executorch/exir/_serialize/_named_data_store.py,
+        # "Duplicate key ... with different data"): two methods whose weights
+        # share an FQN but not their values (two differently initialised
+        # modules) cannot share the outer program's named data.
+        if not str(exc).startswith("Duplicate key "):
+            raise _lowering_failed(exc) from exc
         raise BridgeError(
             "LOWER",
-            f"to_edge_transform_and_lower with the reference partitioner failed: {describe_exception(exc)}",
-            "Export with --engine tensorrt where Torch-TensorRT is installed, or leave the failing part to ExecuTorch in a factory.",
+            f"the methods hold different weights under one name: {describe_exception(exc)}",
+            "A version 3 reference engine finds its weights by their fully qualified name in the program's named data, "
+            "one entry per name: export methods of one model (one module, or modules holding equal weights).",
             stage="lower",
         ) from exc
+    except Exception as exc:
+        raise _lowering_failed(exc) from exc
     return edge, request.budget_bytes is not None
+
+
+def _lowering_failed(exc: BaseException) -> BridgeError:
+    return BridgeError(
+        "LOWER",
+        f"to_edge_transform_and_lower with the reference partitioner failed: {describe_exception(exc)}",
+        "Export with --engine tensorrt where Torch-TensorRT is installed, or leave the failing part to ExecuTorch in a factory.",
+        stage="lower",
+    )
 
 
 def finalize_config() -> Any:

@@ -3,9 +3,10 @@ program as ``OUT.reference.json`` (docs/reference-lowering.md §2, schema
 schemas/reference-outputs.schema.json), so ``trtx verify`` can compare what
 the program computes with what PyTorch computes.
 
-Each method's ``torch.export`` program runs as ``copy.deepcopy(ep).module()``
-(the export itself is untouched; its buffers start as the program registers
-them), ``steps`` times, in the runner's order: for each step, each method in
+Each method's ``torch.export`` program runs as ``ep.module()`` of a copy of
+the program that shares its parameters (``_eager_module``: the export itself
+is untouched, its buffers start as the program registers them, and the
+weights are not copied), ``steps`` times, in the runner's order: for each step, each method in
 program order -- ExecuTorch emits methods sorted by name
 (executorch/exir/emit/_emit_program.py, ``emit_program``). Inputs follow the
 runner's ``trtx-step-v1`` pattern (native-runner/src/cli/step_io.h), with the
@@ -121,6 +122,21 @@ def _share_buffers(modules: Mapping[str, Any]) -> None:
             holder._buffers[leaf] = owners[fqn]
 
 
+def _eager_module(ep: Any) -> Any:
+    """``ep``'s eager module, on a copy of ``ep`` that shares its parameters.
+
+    A whole ``copy.deepcopy(ep)`` copied every weight (a model's weights held
+    twice while it ran). The run changes buffers (caches) and never a
+    parameter, so only the parameters are shared: buffers and constants are
+    copied, and the export keeps the state it registered."""
+    memo: dict[int, Any] = {}
+    for fqn in ep.graph_signature.inputs_to_parameters.values():
+        value = ep.state_dict.get(fqn)
+        if value is not None:
+            memo[id(value)] = value
+    return copy.deepcopy(ep, memo).module()
+
+
 def run_eager(programs: Mapping[str, Any], steps: int, *, share_mutable_buffers: bool = False) -> list[dict[str, Any]]:
     """``methods`` of the reference file: every method of ``programs`` run ``steps`` times."""
     order = sorted(programs)
@@ -128,15 +144,18 @@ def run_eager(programs: Mapping[str, Any], steps: int, *, share_mutable_buffers:
         import torch
         from torch.utils import _pytree as pytree
 
-        modules = {name: copy.deepcopy(programs[name]).module() for name in order}
+        modules = {name: _eager_module(programs[name]) for name in order}
     except Exception as exc:
         raise ReferenceRunError(f"the exported program has no eager module: {type(exc).__name__}: {exc}") from exc
     if share_mutable_buffers:
         _share_buffers(modules)
     examples = {name: _user_inputs(programs[name]) for name in order}
     records: dict[str, list[dict[str, Any]]] = {name: [] for name in order}
+    from .channel import report_detail
+
     with torch.no_grad():
         for step in range(steps):
+            report_detail(f"step {step + 1} of {steps}")
             for name in order:
                 ep = programs[name]
                 flat = [step_input(v, step, ep) for v in examples[name]]

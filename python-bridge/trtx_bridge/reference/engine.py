@@ -1,12 +1,16 @@
-"""The trtx reference engine, version 2, written from Python.
+"""The trtx reference engine, version 3, written from Python.
 
 The format is the project's (schemas/reference_engine.fbs; the contract is
 docs/reference-lowering.md §1): a FlatBuffer with file identifier ``TRXE``.
-Version 2, the only one the reference lowering writes, carries the
-partition's own computation as a whole ExecuTorch program (``program``, the
-``.pte`` bytes) and no steps; the runner executes that program where a real
-delegate runs a TensorRT plan. Version 1's synthetic steps are written by the
-TypeScript fixtures only (src/tensorrt/reference-engine.ts), never here.
+Version 3, the only one the reference lowering writes, carries the
+partition's own computation as an ExecuTorch program (``program``, the
+``.pte`` bytes) whose weights are EXTERNAL tensors, resolved by name from the
+outer program's named data, and no steps; the runner executes that program
+where a real delegate runs a TensorRT plan. Version 2 (the same with the
+weights inside ``program``) is no longer written: a FlatBuffer vector cannot
+pass 2 GiB, so a real-size model's engine could not be written at all.
+Version 1's synthetic steps are written by the TypeScript fixtures only
+(src/tensorrt/reference-engine.ts), never here.
 
 Written with the ``flatbuffers`` runtime that the locked environment already
 carries (ExecuTorch depends on it), by hand rather than from generated code,
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 import flatbuffers
 
 IDENTIFIER = b"TRXE"
-VERSION = 2
+VERSION = 3
 
 
 @dataclass
@@ -36,7 +40,8 @@ class ScratchNeed:
 @dataclass
 class Engine:
     # The partition as an ExecuTorch program: inputs the engine's input
-    # bindings in order, outputs its output bindings in order.
+    # bindings in order, outputs its output bindings in order; its weights
+    # are EXTERNAL, in the outer program's named data.
     program: bytes
     scratch: ScratchNeed | None = None
     streamable_weight_bytes: int = 0
@@ -57,7 +62,7 @@ def _u64(value: int, what: str) -> int:
 
 def encode_engine(engine: Engine) -> bytes:
     if not engine.program:
-        raise ValueError("a version 2 reference engine needs its program")
+        raise ValueError(f"a version {VERSION} reference engine needs its program")
     b = flatbuffers.Builder(len(engine.program) + 256)
     b.ForceDefaults(True)
     # Vectors and sub-tables before the table that refers to them. Schema

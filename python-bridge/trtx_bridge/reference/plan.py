@@ -1,5 +1,5 @@
 """What one partition becomes: its blob bindings, its aliasing, and the
-version 2 reference engine around the partition's own program
+version 3 reference engine around the partition's own program
 (``subprogram.partition_program``; docs/reference-lowering.md §1).
 
 Bindings follow Torch-TensorRT's backend (pytorch/TensorRT
@@ -7,7 +7,8 @@ py/torch_tensorrt/executorch/backend.py, ``preprocess``): inputs in
 delegate-argument order named after the partition's runtime placeholders,
 then outputs in output order; Torch-TensorRT names engine outputs
 ``output0``, ``output1``, ... . Weights (parameters and constant buffers
-tagged into the partition) live inside the engine and are not bindings.
+tagged into the partition) belong to the engine and are not bindings; a
+version 3 engine keeps them in the outer program's named data.
 
 Aliasing follows Torch-TensorRT's KV-cache converter
 (py/torch_tensorrt/dynamo/conversion/impl/index_copy.py and the validator
@@ -49,7 +50,12 @@ class ReferenceLoweringError(ValueError):
 @dataclass
 class EnginePlan:
     metadata: BlobMetadata
-    engine: Engine
+    scratch: ScratchNeed
+    weight_streaming: bool
+
+    def engine(self, program: bytes, weight_bytes: int) -> Engine:
+        """The engine around the partition's ``program`` whose external weights take ``weight_bytes``."""
+        return Engine(program=program, scratch=self.scratch, streamable_weight_bytes=weight_bytes, weight_streaming=self.weight_streaming)
 
 
 def _schema_name(target: object) -> str:
@@ -126,21 +132,14 @@ def user_input_names(edge_program: object) -> list[str]:
     return [s.arg.name for s in edge_program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
 
 
-def plan_engine(edge_program: object, compile_specs: Sequence[object], program: bytes) -> EnginePlan:
-    """The blob metadata and the engine for a partition whose program is ``program``."""
+def plan_engine(edge_program: object, compile_specs: Sequence[object]) -> EnginePlan:
+    """The blob metadata and the engine's sizes for a partition. Read before
+    ``subprogram.partition_program`` changes the program (its index_copy
+    rewrite would hide the KV-cache updates the aliasing is read from)."""
     gm = edge_program.graph_module
     sig = edge_program.graph_signature
     placeholders = {n.name: n for n in gm.graph.nodes if n.op == "placeholder"}
-    runtime: list[torch.fx.Node] = []
-    weights = 0
-    for spec in sig.input_specs:
-        node = placeholders[spec.arg.name]
-        if spec.kind == InputKind.USER_INPUT:
-            runtime.append(node)
-        elif _val(node) is not None:
-            # Parameters and constant buffers tagged into the partition: the
-            # program's constants, as a TensorRT plan folds them in.
-            weights += _nbytes(_val(node))
+    runtime = [placeholders[spec.arg.name] for spec in sig.input_specs if spec.kind == InputKind.USER_INPUT]
     inputs = {node: i for i, node in enumerate(runtime)}
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs: list[torch.fx.Node] = list(output_node.args[0])
@@ -157,10 +156,4 @@ def plan_engine(edge_program: object, compile_specs: Sequence[object], program: 
 
     specs = {getattr(s, "key", None) for s in compile_specs}
     metadata = BlobMetadata(bindings=bindings, aliased_io=aliased, device_id=_device_id(compile_specs))
-    engine = Engine(
-        program=program,
-        scratch=_scratch(gm),
-        streamable_weight_bytes=weights,
-        weight_streaming=WEIGHT_STREAMING_BUDGET in specs,
-    )
-    return EnginePlan(metadata, engine)
+    return EnginePlan(metadata, scratch=_scratch(gm), weight_streaming=WEIGHT_STREAMING_BUDGET in specs)

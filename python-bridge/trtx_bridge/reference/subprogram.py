@@ -1,13 +1,26 @@
 """The partition as a standalone ExecuTorch program: the payload of a
-version 2 reference engine (docs/reference-lowering.md §1).
+version 3 reference engine (docs/reference-lowering.md §1), its weights kept
+outside it.
 
 ``TensorRTBackend.preprocess`` receives the partition as an Edge
 ``ExportedProgram`` (executorch/exir/backend/backend_api.py hands each tagged
-partition to the backend as its own program): user inputs are the delegate's
+partition to the backend as its own program, already copied by
+``copy_exported_program_for_preprocess``): user inputs are the delegate's
 arguments in order, parameters and constant buffers are its own placeholders.
-Finalizing a copy of it with ``EdgeProgramManager.to_executorch`` gives a
-``.pte`` whose ``forward`` takes the engine's input bindings and returns its
-output bindings, with the partition's weights as constants.
+Finalizing it with ``EdgeProgramManager.to_executorch`` gives a ``.pte`` whose
+``forward`` takes the engine's input bindings and returns its output bindings.
+
+The weights do not go into that ``.pte``: it is emitted with
+``ExecutorchBackendConfig(external_constants=True)``, so every parameter and
+constant buffer is a tensor with ``extra_tensor_info.location = EXTERNAL`` and
+``fully_qualified_name`` = its FQN, and the emitter hands their bytes back in
+``external_constant_map`` / ``external_constant_buffer``
+(executorch/exir/emit/_emitter.py, ``_save_new_const_tensor``). The caller puts
+them into the outer program's named data. Lifted tensor constants (literals
+the trace made, ``_lifted_tensor`` placeholders) stay inside the program, as
+ExecuTorch's ``external_constants_pass`` leaves them
+(executorch/exir/passes/external_constants_pass.py): their FQNs are
+per-program names, not the model's, and they are a few bytes.
 
 Two things stand between that program and ExecuTorch's CPU kernels:
 
@@ -23,12 +36,22 @@ Two things stand between that program and ExecuTorch's CPU kernels:
 
 from __future__ import annotations
 
-import copy
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import torch
 
 from .plan import ReferenceLoweringError
+
+
+@dataclass
+class PartitionProgram:
+    # The ``.pte`` bytes: the graph and its lifted literals, no weights.
+    program: bytes
+    # Every EXTERNAL constant of ``program``: its fully_qualified_name -> its
+    # bytes (contiguous, the tensor's own layout). Keys sharing a buffer in
+    # the emitter share the same bytes object here.
+    weights: dict[str, bytes] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=1)
@@ -73,21 +96,44 @@ def _operator_names(program: object) -> list[str]:
     return names
 
 
-def partition_program(edge_program: object, label: str) -> bytes:
-    """The ``.pte`` bytes of ``edge_program`` on ExecuTorch's kernels; ``label`` names the partition in errors."""
+def external_weights(finalized: object) -> dict[str, bytes]:
+    """The EXTERNAL constants an ``ExecutorchProgramManager`` emitted, by FQN.
+
+    Read from the emitter's output (``ExecutorchProgramManager._emitter_output``,
+    executorch/exir/program/_program.py; fields ``external_constant_map``
+    ``{tag: {fqn: index}}`` and ``external_constant_buffer``,
+    executorch/exir/emit/_emit_program.py ``EmitterOutput``): the same bytes
+    ``serialize_for_executorch`` would write into a ``.ptd``, without a copy.
+    """
+    emitted = finalized._emitter_output
+    weights: dict[str, bytes] = {}
+    for fqns in emitted.external_constant_map.values():
+        for fqn, index in fqns.items():
+            weights[fqn] = emitted.external_constant_buffer[index]
+    return weights
+
+
+def partition_program(edge_program: object, label: str) -> PartitionProgram:
+    """``edge_program`` as a program on ExecuTorch's kernels with its weights
+    outside; ``label`` names the partition in errors.
+
+    ``edge_program`` is changed in place (the index_copy rewrite, and
+    ``to_executorch``'s passes): it must be the copy ExecuTorch made for
+    ``preprocess`` (``TensorRTBackend.copy_exported_program_for_preprocess``),
+    never the lowered module's ``original_module``.
+    """
     from executorch.exir import EdgeCompileConfig, EdgeProgramManager, ExecutorchBackendConfig
 
-    # A copy: the delegate's own program stays as the partitioner made it
-    # (ExecuTorch keeps it as the lowered module's original_module).
-    program = copy.deepcopy(edge_program)
-    _index_copy_as_index_put(program.graph_module)
-    manager = EdgeProgramManager({"forward": program}, compile_config=EdgeCompileConfig(_check_ir_validity=False))
+    _index_copy_as_index_put(edge_program.graph_module)
+    manager = EdgeProgramManager({"forward": edge_program}, compile_config=EdgeCompileConfig(_check_ir_validity=False))
     try:
-        finalized = manager.to_executorch(ExecutorchBackendConfig())
+        finalized = manager.to_executorch(ExecutorchBackendConfig(external_constants=True))
     except Exception as exc:
         raise ReferenceLoweringError(f"partition {label}: ExecuTorch cannot emit it as a program: {exc}") from exc
     kernels = available_kernels()
     missing = sorted({name for name in _operator_names(finalized) if name not in kernels})
     if missing:
         raise ReferenceLoweringError(f"partition {label} uses operator(s) ExecuTorch's CPU kernels do not implement: {', '.join(missing)}")
-    return bytes(finalized.buffer)
+    # The program without its weights is the graph's size: joining the Cord
+    # copies kilobytes, not the model.
+    return PartitionProgram(program=bytes(finalized.buffer), weights=external_weights(finalized))

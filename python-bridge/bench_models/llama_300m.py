@@ -1,0 +1,32 @@
+"""A ~300M-parameter Llama-3.2-shaped decoder (hidden 1024, 18 layers, 16 heads over 4 KV heads, intermediate 4096, vocab 32000, tied): the size a shared machine can export, for memory measurements.
+
+    trtx export python-bridge/bench_models/llama_300m.py:make_model -o model.pte --engine reference
+    (make_model_bfloat16, make_model_float16; make_model takes TRTX_BENCH_DTYPE)
+
+Random weights from the config, seeded; see llama_shapes.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# The factory file's folder is on sys.path (the bridge imports it as a script would be run).
+from llama_shapes import dtype_from_env, export_decode_step
+
+SHAPE = "300m"
+
+
+def make_model() -> Any:
+    return export_decode_step(SHAPE, dtype_from_env())
+
+
+def make_model_float32() -> Any:
+    return export_decode_step(SHAPE, "float32")
+
+
+def make_model_bfloat16() -> Any:
+    return export_decode_step(SHAPE, "bfloat16")
+
+
+def make_model_float16() -> Any:
+    return export_decode_step(SHAPE, "float16")
