@@ -1,6 +1,6 @@
 // Benchmark (issue 36 item 3): what inspect, check and rewrite --budget cost
 // on a program of 5 GB of weights whose engine is a version-3 reference
-// engine (/work/plan/engine-v3.md): the engine's program lists its weights
+// engine (docs/reference-lowering.md section 1): the engine's program lists its weights
 // as EXTERNAL constants and the weights are the outer program's named data
 // (fixtures/external-weights.ts; the file is sparse, its weights holes, so it
 // takes no disk to make). Targets: inspect and check in at most 1 s and

@@ -1,5 +1,5 @@
 // Reference engines read by their metadata, and version 3 (issue 36 items
-// 1 to 3, /work/plan/engine-v3.md): the engine's program is read to its
+// 1 to 3, docs/reference-lowering.md section 1): the engine's program is read to its
 // flatbuffer and no further, a version-3 engine's weights are the outer
 // program's named data (their sizes, never their bytes), check proves every
 // external weight is there at its size, and a budget at or above an engine's

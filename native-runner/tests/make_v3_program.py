@@ -1,7 +1,7 @@
 """A test program for the runner: a small decoder lowered with the reference
 lowering (python-bridge/trtx_bridge/reference), its engine written as
 reference engine version 2 (weights inside the engine's program) or version 3
-(the agreed contract, /work/plan/engine-v3.md and docs/reference-lowering.md
+(the agreed contract, docs/reference-lowering.md
 section 1: the engine's program emitted with
 ``ExecutorchBackendConfig(external_constants=True)``, each constant's bytes
 handed to ExecuTorch as the outer program's named data through

@@ -4,7 +4,7 @@
 // its header and flatbuffer only), a version-1 (synthetic) engine's steps fit
 // the bindings, and a version-2 or 3 engine's program takes the input
 // bindings and returns the output bindings. A version-3 engine's weights are
-// the outer program's named data (/work/plan/engine-v3.md): every external
+// the outer program's named data (docs/reference-lowering.md section 1): every external
 // weight must be there, at the tensor's size, or ExecuTorch's load fails
 // with NotFound (or reads another weight's bytes). And a budget that is at
 // least the engine's streamable weights streams nothing.

@@ -5,7 +5,7 @@
 // verifier and decode budget as any program it reads), never its segments,
 // and checks it against the blob's bindings by arity. A version-3 program's
 // constants are EXTERNAL tensors named by fully_qualified_name; their bytes
-// are the outer program's named data (/work/plan/engine-v3.md).
+// are the outer program's named data (docs/reference-lowering.md section 1).
 
 import { HEAD_BYTES, parseHeader, type PteHeader } from '../pte/header.js';
 import { decodeProgram } from '../pte/decode.js';
