@@ -40,8 +40,17 @@ def main(argv: list[str]) -> int:
             peak[key] = max(peak.get(key, 0), value)
         time.sleep(0.005)
     wall = time.monotonic() - start
-    print(json.dumps({"program": program, "options": options, "exit": proc.returncode, "wall_s": round(wall, 3),
-                      **{f"peak_{k}_mib": round(v / 2**20, 1) for k, v in sorted(peak.items())}}))
+    print(
+        json.dumps(
+            {
+                "program": program,
+                "options": options,
+                "exit": proc.returncode,
+                "wall_s": round(wall, 3),
+                **{f"peak_{k}_mib": round(v / 2**20, 1) for k, v in sorted(peak.items())},
+            }
+        )
+    )
     return 0
 
 

@@ -72,9 +72,7 @@ def v3_preprocess(edge_program, compile_specs):
         engine = engine_mod.encode_engine(plan.engine)
     finally:
         engine_mod.VERSION = 2
-    return PreprocessResult(
-        processed_bytes=serialize_blob(engine, plan.metadata), data_store_output=store.get_named_data_store_output()
-    )
+    return PreprocessResult(processed_bytes=serialize_blob(engine, plan.metadata), data_store_output=store.get_named_data_store_output())
 
 
 def main(argv: list[str]) -> int:

@@ -146,8 +146,12 @@ def parameter_count(shape: str) -> int:
     return s["vocab_size"] * h + s["num_hidden_layers"] * layer + h
 
 
-def export_decode_step(shape: str, dtype: str, max_cache: int | None = None) -> Any:
-    """The ``torch.export`` program of one decode step of ``shape`` in ``dtype``."""
+def export_decode_step(shape: str, dtype: str, max_cache: int | None = None, prepare: Any = None) -> Any:
+    """The ``torch.export`` program of one decode step of ``shape`` in ``dtype``.
+
+    ``prepare(wrapped)``, when given, sees the wrapped module before it is
+    exported (bench/real-size/make_model.py sets its weights there).
+    """
     import torch
 
     _import_transformers()
@@ -164,5 +168,7 @@ def export_decode_step(shape: str, dtype: str, max_cache: int | None = None) -> 
         use_cache=True, cache_implementation="static", cache_config={"batch_size": 1, "max_cache_len": max_cache}
     )
     wrapped = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1, max_cache_len=max_cache)
+    if prepare is not None:
+        prepare(wrapped)
     with torch.no_grad():
         return wrapped.export(input_ids=torch.tensor([[1]], dtype=torch.long), cache_position=torch.tensor([0], dtype=torch.long))
