@@ -17,6 +17,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 const LONG_FILES: Record<string, number> = {
   'real-zoo-llama-like': 73,
+  'real-zoo-real-size': 60,
   'real-export': 68,
   'real-zoo-decoders': 53,
   fuzz: 50,

@@ -80,13 +80,15 @@ export async function zooLockHash(): Promise<string> {
   return hash(await readFile(join(bridgePackageDir(), ZOO_LOCK)), 16);
 }
 
-/** sha256 over python-bridge/zoo/*.py (names and bytes), first 12 hex digits. */
+/** sha256 over python-bridge/zoo/*.py and bench_models/*.py (the zoo's Llama-3.2 shapes; names and bytes), first 12 hex digits. */
 export async function zooSourceHash(): Promise<string> {
-  const dir = join(bridgePackageDir(), 'zoo');
   const h = createHash('sha256');
-  for (const f of (await readdir(dir)).filter((x) => x.endsWith('.py')).sort()) {
-    h.update(`zoo/${f}\0`);
-    h.update(await readFile(join(dir, f)));
+  for (const folder of ['zoo', 'bench_models']) {
+    const dir = join(bridgePackageDir(), folder);
+    for (const f of (await readdir(dir)).filter((x) => x.endsWith('.py')).sort()) {
+      h.update(`${folder}/${f}\0`);
+      h.update(await readFile(join(dir, f)));
+    }
   }
   return h.digest('hex').slice(0, 12);
 }

@@ -91,7 +91,7 @@ function result(assertions: VerifyResult['assertions'], file = 'kv <decode> & "s
         exit_code: 0,
         ok: true,
         errors: [],
-        staging: [{ method: 'decode', h2d_bytes: 1064, d2h_bytes: 1088 }],
+        staging: [{ method: 'decode', h2d_bytes: 1064, d2h_bytes: 1088, step_median_us: 1500, engine_stand_in_bytes: null }],
       },
     ],
     budgets: [],

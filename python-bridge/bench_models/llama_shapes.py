@@ -146,8 +146,8 @@ def parameter_count(shape: str) -> int:
     return s["vocab_size"] * h + s["num_hidden_layers"] * layer + h
 
 
-def export_decode_step(shape: str, dtype: str, max_cache: int | None = None, prepare: Any = None) -> Any:
-    """The ``torch.export`` program of one decode step of ``shape`` in ``dtype``.
+def build_decode_step(shape: str, dtype: str, max_cache: int | None = None, prepare: Any = None) -> tuple[Any, Any]:
+    """The model of ``shape`` in ``dtype`` and the ``torch.export`` program of one decode step of it.
 
     ``prepare(wrapped)``, when given, sees the wrapped module before it is
     exported (bench/real-size/make_model.py sets its weights there).
@@ -171,4 +171,10 @@ def export_decode_step(shape: str, dtype: str, max_cache: int | None = None, pre
     if prepare is not None:
         prepare(wrapped)
     with torch.no_grad():
-        return wrapped.export(input_ids=torch.tensor([[1]], dtype=torch.long), cache_position=torch.tensor([0], dtype=torch.long))
+        ep = wrapped.export(input_ids=torch.tensor([[1]], dtype=torch.long), cache_position=torch.tensor([0], dtype=torch.long))
+    return model, ep
+
+
+def export_decode_step(shape: str, dtype: str, max_cache: int | None = None, prepare: Any = None) -> Any:
+    """The ``torch.export`` program of one decode step of ``shape`` in ``dtype`` (build_decode_step)."""
+    return build_decode_step(shape, dtype, max_cache, prepare)[1]

@@ -142,6 +142,15 @@ def _resnet() -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
     return model, ep
 
 
+def _llama32_ci(dtype: str) -> Callable[[], tuple[torch.nn.Module, torch.export.ExportedProgram]]:
+    # Llama-3.2-1B's structure (grouped KV heads, llama3 rope scaling, tied head,
+    # a 32,000-token vocabulary) at a size CI holds, with the 1,024-position
+    # static cache a real decode uses (python-bridge/bench_models/, issue 36).
+    from bench_models import llama_shapes
+
+    return lambda: llama_shapes.build_decode_step("ci", dtype, max_cache=1024)
+
+
 ZOO: list[ZooModel] = [
     ZooModel("hf-llama", "LlamaForCausalLM, static cache, token ids", _decoder_of("llama")),
     ZooModel("hf-qwen3", "Qwen3ForCausalLM (q/k norms), static cache, token ids", _decoder_of("qwen3")),
@@ -152,5 +161,11 @@ ZOO: list[ZooModel] = [
     ZooModel("hf-gpt2", "GPT2LMHeadModel (learned positions), static cache", _gpt2),
     ZooModel("hf-qwen2-embeds", "Qwen2ForCausalLM fed inputs_embeds instead of token ids", _qwen2_embeds),
     ZooModel("hf-bert", "BertForSequenceClassification (encoder), input_ids + attention_mask", _bert),
+    ZooModel(
+        "llama32-ci",
+        "LlamaForCausalLM in Llama-3.2-1B's structure at CI size, 1,024-position static cache, float32",
+        _llama32_ci("float32"),
+    ),
+    ZooModel("llama32-ci-bf16", "the same in bfloat16 (torch_dtype), as Llama-3.2 is published", _llama32_ci("bfloat16")),
     ZooModel("hf-resnet", "ResNetForImageClassification (vision), pixel_values", _resnet),
 ]

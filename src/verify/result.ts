@@ -57,8 +57,21 @@ export interface VerifyRun {
   exit_code: number;
   ok: boolean;
   errors: RunnerReport['errors'];
-  /** Host<->device bytes of one execution of each method (from the first step). */
-  staging: { method: string; h2d_bytes: number; d2h_bytes: number }[];
+  /**
+   * Host<->device bytes of one execution of each method (from the first
+   * step), its median wall time per step (null from a runner that does not
+   * time them), and the bytes the stand-in engine itself moved between the
+   * device and the host to run the partition on CPU kernels: a reference
+   * engine's artifact, which a TensorRT engine does not do, never counted in
+   * the staging bytes (docs/reference-lowering.md section 1).
+   */
+  staging: {
+    method: string;
+    h2d_bytes: number;
+    d2h_bytes: number;
+    step_median_us: number | null;
+    engine_stand_in_bytes: { h2d_bytes: number; d2h_bytes: number } | null;
+  }[];
 }
 
 export interface VerifyMemory {

@@ -131,6 +131,8 @@ function runOf(v: Variant, callerStream: boolean, freshState: boolean, init: boo
       method: m.name,
       h2d_bytes: m.steps[0]?.h2d_bytes ?? 0,
       d2h_bytes: m.steps[0]?.d2h_bytes ?? 0,
+      step_median_us: m.step_time_us?.median ?? null,
+      engine_stand_in_bytes: m.steps[0]?.engine_stand_in_bytes ?? null,
     })),
   };
 }

@@ -27,6 +27,8 @@ export const ZOO_GROUPS = {
   'llama-like': ['hf-llama', 'hf-qwen3', 'hf-mistral', 'hf-phi3'],
   decoders: ['hf-olmo', 'hf-gemma3', 'hf-gpt2'],
   encoders: ['hf-qwen2-embeds', 'hf-bert', 'hf-resnet'],
+  // Llama-3.2-1B's structure at CI size (python-bridge/bench_models/), float32 and bfloat16: issue 36.
+  'real-size': ['llama32-ci', 'llama32-ci-bf16'],
 } as const;
 export type ZooGroup = keyof typeof ZOO_GROUPS;
 
@@ -36,8 +38,9 @@ export function resultsFileFor(file: string, group: ZooGroup): string {
 }
 
 const MODEL_MS = 600_000;
-/** float32 against eager PyTorch (docs/reference-lowering.md section 4: atol 1e-4). */
-const FP32_MAX_ABS = 1e-4;
+/** Against eager PyTorch, per output dtype: verify's own defaults (docs/reference-lowering.md section 4: atol 1e-4, float16 1e-2, bfloat16 5e-2). */
+const MAX_ABS: Record<string, number> = { float32: 1e-4, float16: 1e-2, bfloat16: 5e-2 };
+const maxAbsOf = (model: ZooModel) => Math.max(...Object.values(model.methods).flatMap((m) => m.outputs.map((o) => MAX_ABS[o.dtype] ?? 0)));
 
 /** The steps on each model of `group`, in this file's worker. */
 export function zooSuite(group: ZooGroup): void {
@@ -77,7 +80,7 @@ export function zooSuite(group: ZooGroup): void {
   });
 
   describe.each(MODELS)('%s: export, check, rewrite --zero-copy-kv, verify --zero-copy-kv', (name) => {
-    it('each step succeeds and verify matches eager PyTorch within 1e-4', { timeout: MODEL_MS }, async () => {
+    it('each step succeeds and verify matches eager PyTorch within its dtype\u2019s tolerance', { timeout: MODEL_MS }, async () => {
       const model = entry(name);
       const work = join(dir, name);
       const run = await runZooModel(zoo.dir, model, work);
@@ -95,7 +98,11 @@ export function zooSuite(group: ZooGroup): void {
       expect(reference.methods.map((m) => m.name)).toEqual(Object.keys(model.methods));
 
       expect(check?.exitCode, said(check)).toBe(0);
-      expect(check?.stdout).toMatch(/no problems found/);
+      // --budget 8GiB is more than any zoo model's weights: each engine keeps them all, and check says the budget streams nothing (issue 36).
+      expect(check?.stdout).toMatch(/^0 errors, \d+ warnings?$/m);
+      expect(check?.stdout).toMatch(/TRT_BUDGET_STREAMS_NOTHING/);
+      const warned = [...(check?.stdout ?? '').matchAll(/^\s+warning (\w+)/gm)].map((m) => m[1]);
+      expect(new Set(warned), said(check)).toEqual(new Set(['TRT_BUDGET_STREAMS_NOTHING']));
 
       // The same CI lines for every model: without a KV cache, rewrite --zero-copy-kv notes it and writes the program as it is.
       expect(rewrite?.exitCode, said(rewrite)).toBe(0);
@@ -106,10 +113,10 @@ export function zooSuite(group: ZooGroup): void {
       expect(verify?.exitCode, said(verify)).toBe(0);
       expect(run.reference?.present, `verify --json carried no reference comparison:\n${said(verify)}`).toBe(true);
       expect(run.reference?.comparisons).toBeGreaterThan(0);
-      expect(run.reference?.maxAbs).toBeLessThanOrEqual(FP32_MAX_ABS);
+      expect(run.reference?.maxAbs).toBeLessThanOrEqual(maxAbsOf(model));
       expect(verifyRewritten?.exitCode, said(verifyRewritten)).toBe(0);
       expect(run.referenceRewritten?.present).toBe(true);
-      expect(run.referenceRewritten?.maxAbs).toBeLessThanOrEqual(FP32_MAX_ABS);
+      expect(run.referenceRewritten?.maxAbs).toBeLessThanOrEqual(maxAbsOf(model));
     });
   });
 }

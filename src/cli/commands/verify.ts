@@ -85,7 +85,18 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   const firstStream = r.runs[0]?.caller_stream;
   for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === firstStream && mainRun(x))) {
     const st = run.staging.map((m) => `${m.method} host->device ${bytes(m.h2d_bytes)}, device->host ${bytes(m.d2h_bytes)}`).join('; ');
-    lines.push(`  ${run.variant}: ${st} per step`);
+    const time = run.staging
+      .filter((m) => m.step_median_us !== null)
+      .map((m) => `${m.method} ${((m.step_median_us ?? 0) / 1000).toFixed(2)} ms`)
+      .join('; ');
+    lines.push(`  ${run.variant}: ${st} per step${time ? `; median step ${time}` : ''}`);
+    const standIn = run.staging.filter(
+      (m) => m.engine_stand_in_bytes && m.engine_stand_in_bytes.h2d_bytes + m.engine_stand_in_bytes.d2h_bytes > 0,
+    );
+    if (standIn.length)
+      lines.push(
+        `    and the stand-in engines' own copies to run on CPU kernels (not the program's, not TensorRT's): ${standIn.map((m) => `${m.method} ${bytes(m.engine_stand_in_bytes?.d2h_bytes ?? 0)} read, ${bytes(m.engine_stand_in_bytes?.h2d_bytes ?? 0)} written`).join('; ')} per step`,
+      );
   }
   for (const b of r.budgets) {
     const eff = b.effective === null ? 'automatic' : formatIEC(BigInt(b.effective));
