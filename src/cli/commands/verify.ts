@@ -83,21 +83,8 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   const mainRun = (x: (typeof r.runs)[number]) => x.init_device_buffers === (r.options.init_device_buffers || r.options.twin_contract);
   // The runs of the first caller-stream mode (none when nothing ran).
   const firstStream = r.runs[0]?.caller_stream;
-  for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === firstStream && mainRun(x))) {
-    const st = run.staging.map((m) => `${m.method} host->device ${bytes(m.h2d_bytes)}, device->host ${bytes(m.d2h_bytes)}`).join('; ');
-    const time = run.staging
-      .filter((m) => m.step_median_us !== null)
-      .map((m) => `${m.method} ${((m.step_median_us ?? 0) / 1000).toFixed(2)} ms`)
-      .join('; ');
-    lines.push(`  ${run.variant}: ${st} per step${time ? `; median step ${time}` : ''}`);
-    const standIn = run.staging.filter(
-      (m) => m.engine_stand_in_bytes && m.engine_stand_in_bytes.h2d_bytes + m.engine_stand_in_bytes.d2h_bytes > 0,
-    );
-    if (standIn.length)
-      lines.push(
-        `    and the stand-in engines' own copies to run on CPU kernels (not the program's, not TensorRT's): ${standIn.map((m) => `${m.method} ${bytes(m.engine_stand_in_bytes?.d2h_bytes ?? 0)} read, ${bytes(m.engine_stand_in_bytes?.h2d_bytes ?? 0)} written`).join('; ')} per step`,
-      );
-  }
+  for (const run of r.runs.filter((x) => !x.fresh_state && x.caller_stream === firstStream && mainRun(x)))
+    lines.push(...runTrafficLines(run));
   for (const b of r.budgets) {
     const eff = b.effective === null ? 'automatic' : formatIEC(BigInt(b.effective));
     lines.push(
@@ -257,4 +244,22 @@ function verifyFlags(opts: VerifyOptions): Pick<VerifyJobOptions, 'steps' | 'ato
   const budget = opts.budget === undefined ? undefined : parseSize(opts.budget, { location: '--budget' });
   const runtime = parseRuntimes(opts.runtime);
   return { steps, atol, rtol, budget, runtime };
+}
+
+/** A run's staging bytes and median step per method, and apart from them what its stand-in engines copied to run on CPU kernels. */
+function runTrafficLines(run: VerifyResult['runs'][number]): string[] {
+  const st = run.staging.map((m) => `${m.method} host->device ${bytes(m.h2d_bytes)}, device->host ${bytes(m.d2h_bytes)}`).join('; ');
+  const time = run.staging
+    .filter((m) => m.step_median_us !== null)
+    .map((m) => `${m.method} ${((m.step_median_us ?? 0) / 1000).toFixed(2)} ms`)
+    .join('; ');
+  const lines = [`  ${run.variant}: ${st} per step${time ? `; median step ${time}` : ''}`];
+  const standIn = run.staging.filter(
+    (m) => m.engine_stand_in_bytes && m.engine_stand_in_bytes.h2d_bytes + m.engine_stand_in_bytes.d2h_bytes > 0,
+  );
+  if (standIn.length)
+    lines.push(
+      `    and the stand-in engines' own copies to run on CPU kernels (not the program's, not TensorRT's): ${standIn.map((m) => `${m.method} ${bytes(m.engine_stand_in_bytes?.d2h_bytes ?? 0)} read, ${bytes(m.engine_stand_in_bytes?.h2d_bytes ?? 0)} written`).join('; ')} per step`,
+    );
+  return lines;
 }
