@@ -105,7 +105,7 @@ for (const dtype of dtypes) {
     verdict = last(verify, /verified|failed/);
   }
   row(name, `verify --zero-copy-kv --steps ${steps}`, verify, verdict);
-  if (!keep) rmSync(pte, { force: true });
+  if (!keep) for (const f of [pte, `${pte}.reference.json`]) rmSync(f, { force: true });
 }
 console.log(
   `\ncommand: npx tsx bench/real-size.ts --shape ${shape} --dtype ${dtypes.join(',')} --budget ${budget} --steps ${steps} --max-cache ${maxCache}`,
