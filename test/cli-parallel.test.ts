@@ -72,6 +72,7 @@ describe('runs of the command line in one process', () => {
       stdout: { write: (t: string) => captured.push(t) },
       stderr: { write: (t: string) => captured.push(t) },
       env: {},
+      cwd: dir,
     };
     // A warning through the logger in each format, a refusal, a usage error and help.
     const codes = [

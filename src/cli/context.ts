@@ -8,6 +8,7 @@
 import type pino from 'pino';
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
+import { isAbsolute, resolve } from 'node:path';
 import { TrtxError, isTrtxError } from '../util/errors.js';
 import { escapeControls } from '../util/escape.js';
 import type { ReportBudget } from '../util/report-budget.js';
@@ -42,6 +43,12 @@ export interface Ctx {
   terminal: Terminal;
   /** The run's environment (io.ts): what the command reads of it, and passes on to the library as a value. */
   env: Readonly<Record<string, string | undefined>>;
+  /** The run's working folder (io.ts): what relative paths mean; passed on to the library and its children. */
+  cwd: string;
+  /** The run's cancellation (io.ts): passed on to the library's long work. */
+  signal: AbortSignal | undefined;
+  /** A path the user gave, as the library is to open it (inRunFolder). */
+  at(path: string): string;
   /** The command's report budget: what it opens adds to it, what it reports and prints is charged to it. */
   budget: ReportBudget;
 }
@@ -129,6 +136,9 @@ export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudge
     stderrIsTTY,
     terminal,
     env: io.env,
+    cwd: io.cwd,
+    signal: io.signal,
+    at: (path) => inRunFolder(path, io.cwd),
     budget,
     // Everything a command writes to stdout is metered against the report
     // budget (src/util/report-budget.ts); the refusal is written apart.
@@ -145,6 +155,18 @@ export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudge
       terminal.writeStdout(budget.stringifyWithinBudget(value, 'the --json document') + '\n');
     },
   };
+}
+
+/**
+ * A path the user gave, resolved against the run's folder. As given when
+ * that folder is the process's (bin/trtx always): Node resolves it the same,
+ * and every message that names the file shows it as the user typed it. A
+ * run in process with a folder of its own (an embedder, a test) gets the
+ * absolute path, so the library opens the right file.
+ */
+export function inRunFolder(path: string, cwd: string): string {
+  if (isAbsolute(path) || resolve(cwd) === process.cwd()) return path;
+  return resolve(cwd, path);
 }
 
 /** The one line a refusal prints, plus its hint. */
