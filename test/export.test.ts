@@ -69,28 +69,19 @@ describe('trtx export', () => {
           const { summary: s } = await runChecks(pte, { requireZeroCopyKv: true });
           expect(s.errors).toBe(0);
         });
-        // The command line names the path too.
-        const prev = { ...process.env };
-        Object.assign(process.env, {
-          TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS,
-          TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM,
-          TRTX_DOUBLE_FEATURES: 'no_zero_copy',
-        });
-        try {
-          const r = await runCli([
-            'export',
-            ws.file('model.pt2'),
-            '-o',
-            out,
-            '--zero-copy-kv',
-            '--python',
-            join(REPO, 'test', 'doubles', 'python-with-doubles'),
-          ]);
-          expect(r.code, r.stderr).toBe(0);
-          expect(r.stdout).toContain('zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
-        } finally {
-          process.env = prev;
-        }
+        // The command line names the path too; the doubles' variables are the run's alone.
+        const r = await runCli(
+          ['export', ws.file('model.pt2'), '-o', out, '--zero-copy-kv', '--python', join(REPO, 'test', 'doubles', 'python-with-doubles')],
+          {
+            env: {
+              TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS,
+              TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM,
+              TRTX_DOUBLE_FEATURES: 'no_zero_copy',
+            },
+          },
+        );
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toContain('zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
       } finally {
         rmSync(ws.dir, { recursive: true, force: true });
       }
@@ -222,19 +213,15 @@ describe('trtx export', () => {
 
   it('runs from the command line with an explicitly named double interpreter', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();
-    const prev = { ...process.env };
-    Object.assign(process.env, { TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS, TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM });
-    try {
-      const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--budget', '8GiB', '--python', DOUBLE_PYTHON, '--json']);
-      expect(r.code).toBe(0);
-      const doc = JSON.parse(r.stdout);
-      expect(doc.schema).toBe('trtx.export/1');
-      expect(doc.output).toBe(out);
-      expect(doc.python.source).toBe('--python');
-      expect(doc.engine).toBe('tensorrt');
-    } finally {
-      process.env = prev;
-    }
+    const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--budget', '8GiB', '--python', DOUBLE_PYTHON, '--json'], {
+      env: { TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS, TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM },
+    });
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.schema).toBe('trtx.export/1');
+    expect(doc.output).toBe(out);
+    expect(doc.python.source).toBe('--python');
+    expect(doc.engine).toBe('tensorrt');
   });
 
   it('says what to install when the Python lacks the packages, exit 2', { timeout: 60_000 }, async () => {
