@@ -316,6 +316,7 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
     options.sdk ??
     (await ensureExecutorchSdk({
       env: options.env,
+      signal: options.signal,
       onProgress: (p) => {
         if (p.phase !== 'cached' && p.phase !== 'ready') progress({ phase: 'sdk', message: p.message });
       },
