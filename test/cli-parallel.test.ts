@@ -12,6 +12,7 @@ import { catalogueEntry } from '../src/examples/catalogue.js';
 import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import { main } from '../src/cli/main.js';
 import type { CliIo } from '../src/cli/io.js';
+import { runEnv } from '../src/cli/context.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 import { DOUBLE_PYTHON, alive, eventually, workspace } from './helpers/bridge.js';
@@ -115,6 +116,12 @@ describe("a run's working folder and cancellation (io.cwd, io.signal)", () => {
     }
     // Nothing landed in the process's own folder.
     expect(existsSync(join(process.cwd(), 'zc.pte'))).toBe(false);
+  });
+
+  it('a relative path in trtx’s variables means the run’s folder too; a bare command name and a run in the process’s folder are left as they are', () => {
+    const env = { TRTX_RUNNER_BIN: 'build/trtx-runner', TRTX_PYTHON: 'python3', TRTX_CACHE_DIR: '/abs/cache', OTHER: 'a/b' };
+    expect(runEnv(env, '/work/run')).toEqual({ ...env, TRTX_RUNNER_BIN: '/work/run/build/trtx-runner' });
+    expect(runEnv(env, process.cwd())).toBe(env);
   });
 
   it('verify with no file takes the one .pte of the run’s folder', async () => {

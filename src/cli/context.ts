@@ -135,7 +135,7 @@ export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudge
     },
     stderrIsTTY,
     terminal,
-    env: io.env,
+    env: runEnv(io.env, io.cwd),
     cwd: io.cwd,
     signal: io.signal,
     at: (path) => inRunFolder(path, io.cwd),
@@ -167,6 +167,28 @@ export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudge
 export function inRunFolder(path: string, cwd: string): string {
   if (isAbsolute(path) || resolve(cwd) === process.cwd()) return path;
   return resolve(cwd, path);
+}
+
+/** The variables that name a file or folder (a bare command name, no slash, is looked up on PATH and stays). */
+const PATH_VARIABLES = [
+  'TRTX_CACHE_DIR',
+  'TRTX_RUNNER_BIN',
+  'TRTX_BACKEND_LIB',
+  'TRTX_EXECUTORCH_WHEEL',
+  'TRTX_PYTHON',
+  'TRTX_BOOTSTRAP_PYTHON',
+];
+
+/**
+ * The run's environment as the library gets it: a relative path in one of
+ * trtx's variables means the run's folder, as a path argument does
+ * (inRunFolder), since the library and its children resolve against the
+ * process's. The same object when nothing changes (bin/trtx always).
+ */
+export function runEnv(env: CliSession['io']['env'], cwd: string): CliSession['io']['env'] {
+  const moved = PATH_VARIABLES.filter((k) => env[k]?.includes('/') && inRunFolder(env[k], cwd) !== env[k]);
+  if (moved.length === 0) return env;
+  return { ...env, ...Object.fromEntries(moved.map((k) => [k, inRunFolder(env[k]!, cwd)])) };
 }
 
 /** The one line a refusal prints, plus its hint. */
