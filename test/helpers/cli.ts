@@ -17,6 +17,8 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
+  /** Both streams in the order they were written, as one pipe for both (a terminal) shows them. */
+  output: string;
 }
 
 export interface CliOptions {
@@ -33,16 +35,29 @@ export interface CliOptions {
 export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
+  let output = '';
   const env: Record<string, string | undefined> = { ...process.env, ...options.env };
   // A variable set to undefined is removed, as in process.env.
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   const io: CliIo = {
-    stdout: { isTTY: Boolean(options.stdoutIsTTY), write: (text: string) => (stdout += text) },
-    stderr: { isTTY: false, write: (text: string) => (stderr += text) },
+    stdout: {
+      isTTY: Boolean(options.stdoutIsTTY),
+      write: (text: string) => {
+        output += text;
+        stdout += text;
+      },
+    },
+    stderr: {
+      isTTY: false,
+      write: (text: string) => {
+        output += text;
+        stderr += text;
+      },
+    },
     env,
     cwd: options.cwd ?? process.cwd(),
     signal: options.signal,
   };
   const code = await main(args, io);
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, output };
 }
