@@ -34,7 +34,7 @@ import {
   type ExampleBlock,
 } from './helpers/doc-examples.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
-import { runCli } from './helpers/cli.js';
+import { runCliIn } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 const UPDATE = process.env.TRTX_README_UPDATE === '1';
@@ -60,23 +60,10 @@ describe('the examples of README.md and docs/commands/*.md', () => {
   mkdirSync(tmp);
   let env: Record<string, string | undefined> = {};
 
-  /**
-   * One command in `cwd`, as a user who typed it there: the CLI in process
-   * (main(argv, io), what bin/trtx runs) with that folder as the run's and,
-   * for the run, the process's own, so that the paths it prints are the
-   * ones typed, as the binary's are (inRunFolder in src/cli/context.ts).
-   * Both streams in one, in the order they were written, as a terminal
-   * shows them. The blocks run one at a time, so the folder is the one run's.
-   */
+  /** One command in `cwd`, as a user who typed it there; both streams in one, in the order they were written, as a terminal shows them. */
   const run = async (args: string[], cwd: string) => {
-    const before = process.cwd();
-    process.chdir(cwd);
-    try {
-      const r = await runCli(args, { cwd, env });
-      return { status: r.code, stdout: r.output };
-    } finally {
-      process.chdir(before);
-    }
+    const r = await runCliIn(cwd, args, { env });
+    return { status: r.code, stdout: r.output };
   };
 
   beforeAll(async () => {

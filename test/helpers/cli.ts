@@ -61,3 +61,26 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
   const code = await main(args, io);
   return { code, stdout, stderr, output };
 }
+
+let inFolder: Promise<unknown> = Promise.resolve();
+
+/**
+ * A run as a user who typed the command in `folder`: that folder is the
+ * run's (io.cwd) and, for the run, the process's own, so that the paths it
+ * prints are the ones typed, as bin/trtx's are (inRunFolder in
+ * src/cli/context.ts). The process has one folder: these runs go one at a
+ * time, each after the one before it.
+ */
+export function runCliIn(folder: string, args: string[], options: Omit<CliOptions, 'cwd'> = {}): Promise<CliResult> {
+  const run = inFolder.then(async () => {
+    const before = process.cwd();
+    process.chdir(folder);
+    try {
+      return await runCli(args, { ...options, cwd: folder });
+    } finally {
+      process.chdir(before);
+    }
+  });
+  inFolder = run.catch(() => {});
+  return run;
+}
