@@ -26,6 +26,7 @@ describe('trtx export', () => {
   it('exports, bakes the budget, un-stages the caches, checks, and writes OUT', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();
     const summary = await exportModel({
+      env: process.env,
       python: DOUBLE_PYTHON,
       model: ws.file('model.pt2'),
       output: out,
@@ -56,6 +57,7 @@ describe('trtx export', () => {
       const { ws, env, out } = await setup();
       try {
         const summary = await exportModel({
+          env: process.env,
           model: ws.file('model.pt2'),
           output: out,
           zeroCopyKv: true,
@@ -96,7 +98,13 @@ describe('trtx export', () => {
       // The doubles' torch cannot run a model eagerly: the bridge's reference stage fails as a real failing model does.
       const stale = `${out}.reference.json`;
       writeFileSync(stale, '{"schema":"trtx.reference/1","program":"an earlier export"}');
-      const summary = await exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, bridgeEnv: env });
+      const summary = await exportModel({
+        env: process.env,
+        python: DOUBLE_PYTHON,
+        model: ws.file('model.pt2'),
+        output: out,
+        bridgeEnv: env,
+      });
       expect(summary.reference).toBeNull();
       expect(summary.reference_removed).toBe(stale);
       expect(summary.warnings.filter((w) => w.startsWith('REFERENCE_EAGER_FAILED: '))).toHaveLength(1);
@@ -107,6 +115,7 @@ describe('trtx export', () => {
       // --no-reference: no eager run (no warning), and a stale file goes too.
       writeFileSync(stale, '{}');
       const none = await exportModel({
+        env: process.env,
         python: DOUBLE_PYTHON,
         model: ws.file('model.pt2'),
         output: out,
@@ -136,6 +145,7 @@ describe('trtx export', () => {
     const { ws, env, out } = await setup();
     await expect(
       exportModel({
+        env: process.env,
         python: DOUBLE_PYTHON,
         model: ws.file('model.pt2'),
         output: out,
@@ -156,6 +166,7 @@ describe('trtx export', () => {
     await writeFixture(broken, catalogueEntry('broken-partial-elision.pte').build());
     await expect(
       exportModel({
+        env: process.env,
         python: DOUBLE_PYTHON,
         model: ws.file('model.pt2'),
         output: out,
@@ -173,6 +184,7 @@ describe('trtx export', () => {
     const { trtSingle } = await import('../src/examples/catalogue.js');
     await writeFixture(plain, trtSingle());
     const summary = await exportModel({
+      env: process.env,
       python: DOUBLE_PYTHON,
       model: ws.file('model.pt2'),
       output: out,
@@ -192,6 +204,7 @@ describe('trtx export', () => {
   ] as const)('OUT is the very file the bridge wrote: %s', { timeout: 60_000 }, async (_what, knobs, budget) => {
     const { ws, env, out } = await setup();
     const summary = await exportModel({
+      env: process.env,
       python: DOUBLE_PYTHON,
       model: ws.file('model.pt2'),
       output: out,
@@ -244,12 +257,14 @@ describe('trtx export', () => {
     const ws = workspace();
     const folder = join(ws.dir, 'out.pte');
     mkdirSync(folder);
-    await expect(exportModel({ python: '/nonexistent/python', model: ws.file('model.pt2'), output: folder })).rejects.toMatchObject({
+    await expect(
+      exportModel({ env: process.env, python: '/nonexistent/python', model: ws.file('model.pt2'), output: folder }),
+    ).rejects.toMatchObject({
       code: 'OUTPUT_NOT_REGULAR',
     });
     // A sound OUT: then the interpreter is the first thing missing.
     await expect(
-      exportModel({ python: '/nonexistent/python', model: ws.file('model.pt2'), output: join(ws.dir, 'never.pte') }),
+      exportModel({ env: process.env, python: '/nonexistent/python', model: ws.file('model.pt2'), output: join(ws.dir, 'never.pte') }),
     ).rejects.toMatchObject({ code: 'PYENV_PYTHON_NOT_FOUND' });
     expect(readdirSync(ws.dir).filter((f) => f.includes('trtx-lock'))).toEqual([]);
   });
