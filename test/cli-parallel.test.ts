@@ -54,7 +54,8 @@ const runs = (): string[][] => [
 ];
 
 /** A log line off a terminal starts with its time: the one thing two runs of the same command differ in. */
-const untimed = (r: CliResult): CliResult => ({ ...r, stderr: r.stderr.replace(/^\d{4}-\d\d-\d\dT[\d:.]+Z /gm, '') });
+const untime = (text: string) => text.replace(/^\d{4}-\d\d-\d\dT[\d:.]+Z /gm, '');
+const untimed = (r: CliResult): CliResult => ({ ...r, stderr: untime(r.stderr), output: untime(r.output) });
 
 describe('runs of the command line in one process', () => {
   it('go at once, each with its own output and exit status, as each alone', async () => {
