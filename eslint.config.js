@@ -52,6 +52,36 @@ export default defineConfig(
     languageOptions: { sourceType: 'commonjs' },
   },
   {
+    // One run of the command line is a value (src/cli/io.ts: streams,
+    // environment, working folder, cancellation) that src/cli/ passes down,
+    // so that runs in one process go at once (the in-process CLI tests). So
+    // below src/cli/ nothing reads or changes the process's: no `process`
+    // (env, cwd, argv, exitCode, stdout, signal handlers, exit).
+    // src/util/os-process.ts alone holds what is the operating-system
+    // process's and no run's: its pid (lock owners, temporary names) and
+    // signals sent to other processes. test/lint-rules.test.ts shows it fires.
+    files: ['src/**/*.ts'],
+    ignores: ['src/cli/**', 'src/util/os-process.ts'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        {
+          name: 'process',
+          message: 'below src/cli/ a run reaches the library as values (src/cli/io.ts); take env, cwd or signal as a parameter',
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['process', 'node:process'].map((name) => ({
+            name,
+            message: 'below src/cli/ a run reaches the library as values (src/cli/io.ts); take env, cwd or signal as a parameter',
+          })),
+        },
+      ],
+    },
+  },
+  {
     // A function reads as one step: past 80 lines (blank lines and comments
     // not counted) it is split into named steps, as the 400-line rule splits
     // a file (docs/architecture.md, "Size and style").

@@ -26,7 +26,7 @@ function resultToExit(python: string): Promise<number> {
   const request = { protocol: 2, model: '', output: '', methods: null, budget_bytes: null, zero_copy_kv: false };
   const body = JSON.stringify({ ...request, allow_pickle: false, check_only: true, engine: 'reference', reference: null });
   return new Promise((done, fail) => {
-    const child = spawn(python, ['-m', 'trtx_bridge'], { env: bridgeEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(python, ['-m', 'trtx_bridge'], { env: bridgeEnv({ base: process.env }), stdio: ['pipe', 'pipe', 'ignore'] });
     let resultAt = -1;
     let buffered = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -42,7 +42,7 @@ function resultToExit(python: string): Promise<number> {
   });
 }
 
-const { python } = await ensurePythonEnv();
+const { python } = await ensurePythonEnv({ env: process.env });
 const baseline: { cpu: number; wall: number }[] = [];
 const skipped: { cpu: number; wall: number }[] = [];
 const bridge: number[] = [];

@@ -22,7 +22,7 @@ const IMPORT = 'import executorch.exir, ruamel.yaml.main as m; assert (m.CParser
 const code = (hidden: boolean) =>
   `import sys; HIDDEN = ${hidden ? 'True' : 'False'}; ${hidden ? "sys.modules['_ruamel_yaml'] = None; " : ''}${IMPORT}`;
 
-const { python } = await ensurePythonEnv();
+const { python } = await ensurePythonEnv({ env: process.env });
 const pure: { cpu: number; wall: number }[] = [];
 const c: { cpu: number; wall: number }[] = [];
 for (let i = 0; i < RUNS; i++) {

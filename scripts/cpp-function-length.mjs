@@ -1,5 +1,5 @@
 // The 80-line function rule for the runner's C++ (issue 28), the C++ twin of
-// eslint's max-lines-per-function (eslint.config.mjs: max 80, blank and
+// eslint's max-lines-per-function (eslint.config.js: max 80, blank and
 // comment-only lines skipped). The code is clang-formatted (Google style,
 // native-runner/.clang-format), so a top-level definition's body opens on its
 // signature's last line and closes with a `}` at column 0; the body counts from

@@ -137,7 +137,7 @@ async function ensurePackages(env: ManagedEnv, root: string, zooLock: string, op
 function runZooModule(python: string, module: string, args: string[], extraPath: string | null, opts: EnsureZooOptions) {
   return execaTracked(python, ['-m', `zoo.${module}`, ...args], {
     cwd: bridgePackageDir(),
-    env: bridgeEnv({ extra: extraPath ? { PYTHONPATH: extraPath } : {} }),
+    env: bridgeEnv({ base: process.env, extra: extraPath ? { PYTHONPATH: extraPath } : {} }),
     extendEnv: false,
     reject: false,
     all: true,
@@ -207,8 +207,8 @@ async function pruneOlder(parent: string, envLock: string, zooLock: string, keep
 
 /** The zoo, built on first use and reused after. */
 export async function ensureZoo(opts: EnsureZooOptions = {}): Promise<Zoo> {
-  const root = opts.cacheDir ?? defaultCacheRoot();
-  const env = await ensureManagedEnv({ cacheDir: opts.cacheDir, onProgress: opts.onPythonEnv, signal: opts.signal });
+  const root = opts.cacheDir ?? defaultCacheRoot(process.env);
+  const env = await ensureManagedEnv({ env: process.env, cacheDir: opts.cacheDir, onProgress: opts.onPythonEnv, signal: opts.signal });
   const zooLock = await zooLockHash();
   const dir = join(root, 'zoo', `zoo-${env.lock.hash}-${zooLock}-${await zooSourceHash()}`);
   const ready = await readZoo(dir);

@@ -1,4 +1,5 @@
-// The interrupt registry (src/util/cleanup.ts) in a process of its own: a
+// The interrupt registry (src/util/cleanup.ts), with the command line's
+// signal handlers (src/cli/signals.ts), in a process of its own: a
 // signal removes what is registered, kills registered process groups and
 // ends the process by the signal itself (a shell reports 130 / 143), after
 // the exit hooks; inside withSignalsHeld it waits until the step is done.
@@ -10,11 +11,17 @@ import { REPO, alive, eventually } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
 
 const CLEANUP = join(REPO, 'src', 'util', 'cleanup.ts');
+// The process's handlers, which the registry asks through connectSignals: the command line's (bin/trtx installs them).
+const SIGNALS = join(REPO, 'src', 'cli', 'signals.ts');
 
-/** Runs an ES module snippet that imports the registry as `c`. */
+/** Runs an ES module snippet that imports the registry, with the command line's installSignalCleanup, as `c`. */
 function run(dir: string, body: string) {
   const script = join(dir, 'script.mts');
-  writeFileSync(script, `import * as c from ${JSON.stringify(CLEANUP)};\nimport * as fs from 'node:fs';\n${body}\n`);
+  writeFileSync(
+    script,
+    `import * as registry from ${JSON.stringify(CLEANUP)};\nimport { installSignalCleanup } from ${JSON.stringify(SIGNALS)};\n` +
+      `const c = { ...registry, installSignalCleanup };\nimport * as fs from 'node:fs';\n${body}\n`,
+  );
   return spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO, encoding: 'utf8', timeout: 30_000 });
 }
 

@@ -46,7 +46,8 @@ beforeAll(async () => {
   });
 });
 
-describe('trtx check', () => {
+// The cases go at once (runCli's runs share nothing): each reads the shared inputs or writes files of its own names.
+describe.concurrent('trtx check', () => {
   it('exits 0 on a clean program and says so', async () => {
     const r = await runCli(['check', clean]);
     expect(r.code).toBe(0);
@@ -164,7 +165,7 @@ describe('trtx check', () => {
   });
 });
 
-describe('trtx check with several files', () => {
+describe.concurrent('trtx check with several files', () => {
   it('checks each in turn, summarises, and exits with the worst code', async () => {
     const passing = await runCli(['check', clean, warned]);
     expect(passing.code).toBe(0);

@@ -1,26 +1,29 @@
 // Log lines on stderr: `trtx warn: message` on a terminal; the same after an
 // ISO 8601 time when stderr is a pipe or a file (a CI log); pino's JSON
-// lines only with --log-format json.
+// lines only with --log-format json. The runs are in process (helpers/cli.ts),
+// whose stderr is a pipe's: not a terminal.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { multiEngine } from '../src/examples/programs.js';
 import { formatLogLine } from '../src/cli/context.js';
-import { spawnTrtx } from './helpers/spawn-trtx.js';
+import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 const dir = tempDir('cli-logs');
-const program = join(dir, 'multi-engine.pte');
+let runs = 0;
 
+/** A rewrite's stderr, which is no terminal (a pipe), each run on files of its own so that the cases go at once. */
 async function rewriteStderr(...flags: string[]): Promise<string> {
+  const n = runs++;
+  const program = join(dir, `multi-engine-${n}.pte`);
   await writeFixture(program, multiEngine(3));
-  const p = spawnTrtx(['rewrite', program, '-o', join(dir, 'out.pte'), '--budget', '8GiB', ...flags]);
-  const r = await p.exited;
-  expect(r.code, p.stderr()).toBe(0);
-  return p.stderr();
+  const r = await runCli(['rewrite', program, '-o', join(dir, `out-${n}.pte`), '--budget', '8GiB', ...flags]);
+  expect(r.code, r.stderr).toBe(0);
+  return r.stderr;
 }
 
-describe('log lines', () => {
+describe.concurrent('log lines', () => {
   it('piped: readable lines, each after its time', { timeout: 60_000 }, async () => {
     const lines = (await rewriteStderr()).trim().split('\n');
     expect(lines).toHaveLength(1);

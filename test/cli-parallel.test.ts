@@ -2,16 +2,20 @@
 // io)` writes to io's streams, returns its exit status and charges a report
 // budget of its own, so several runs in one process go at once, each with
 // its own output and status, and none touches the process's streams or
-// process.exitCode (issue 28).
+// process.exitCode (issue 28). Its working folder and cancellation are its
+// own too (issue 37): relative paths mean io.cwd, io.signal stops its children.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import { main } from '../src/cli/main.js';
 import type { CliIo } from '../src/cli/io.js';
+import { runEnv } from '../src/cli/context.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
+import { DOUBLE_PYTHON, alive, eventually, workspace } from './helpers/bridge.js';
 
 const dir = tempDir('cli-parallel');
 let clean: string;
@@ -50,7 +54,8 @@ const runs = (): string[][] => [
 ];
 
 /** A log line off a terminal starts with its time: the one thing two runs of the same command differ in. */
-const untimed = (r: CliResult): CliResult => ({ ...r, stderr: r.stderr.replace(/^\d{4}-\d\d-\d\dT[\d:.]+Z /gm, '') });
+const untime = (text: string) => text.replace(/^\d{4}-\d\d-\d\dT[\d:.]+Z /gm, '');
+const untimed = (r: CliResult): CliResult => ({ ...r, stderr: untime(r.stderr), output: untime(r.output) });
 
 describe('runs of the command line in one process', () => {
   it('go at once, each with its own output and exit status, as each alone', async () => {
@@ -72,6 +77,7 @@ describe('runs of the command line in one process', () => {
       stdout: { write: (t: string) => captured.push(t) },
       stderr: { write: (t: string) => captured.push(t) },
       env: {},
+      cwd: dir,
     };
     // A warning through the logger in each format, a refusal, a usage error and help.
     const codes = [
@@ -90,5 +96,63 @@ describe('runs of the command line in one process', () => {
     expect(out).not.toHaveBeenCalled();
     expect(err).not.toHaveBeenCalled();
     expect(process.exitCode).toBeUndefined();
+  });
+});
+
+describe("a run's working folder and cancellation (io.cwd, io.signal)", () => {
+  it('relative paths mean the run’s folder, not the process’s: several runs in several folders at once', async () => {
+    const folders = ['a', 'b'].map((n) => tempDir(`cli-cwd-${n}`));
+    const runs = await Promise.all(
+      folders.map(async (cwd) => {
+        const wrote = await runCli(['fixtures', 'examples', '--only', 'kv-decode-staged'], { cwd });
+        const checked = await runCli(['check', join('examples', 'kv-decode-staged.pte')], { cwd });
+        const rewritten = await runCli(['rewrite', join('examples', 'kv-decode-staged.pte'), '-o', 'zc.pte', '--zero-copy-kv'], { cwd });
+        return { cwd, wrote, checked, rewritten };
+      }),
+    );
+    for (const { cwd, wrote, checked, rewritten } of runs) {
+      expect([wrote.code, checked.code, rewritten.code], wrote.stderr + checked.stderr + rewritten.stderr).toEqual([0, 0, 0]);
+      expect(existsSync(join(cwd, 'examples', 'kv-decode-staged.pte'))).toBe(true);
+      expect(existsSync(join(cwd, 'zc.pte'))).toBe(true);
+    }
+    // Nothing landed in the process's own folder.
+    expect(existsSync(join(process.cwd(), 'zc.pte'))).toBe(false);
+  });
+
+  it('a relative path in trtx’s variables means the run’s folder too; a bare command name and a run in the process’s folder are left as they are', () => {
+    const env = { TRTX_RUNNER_BIN: 'build/trtx-runner', TRTX_PYTHON: 'python3', TRTX_CACHE_DIR: '/abs/cache', OTHER: 'a/b' };
+    expect(runEnv(env, '/work/run')).toEqual({ ...env, TRTX_RUNNER_BIN: '/work/run/build/trtx-runner' });
+    expect(runEnv(env, process.cwd())).toBe(env);
+  });
+
+  it('verify with no file takes the one .pte of the run’s folder', async () => {
+    const cwd = tempDir('cli-cwd-verify');
+    await writeFixture(join(cwd, 'only.pte'), catalogueEntry('broken-arity.pte').build());
+    const r = await runCli(['verify'], { cwd });
+    // Refused by the check before any runner is needed: the file it found is the folder's.
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toContain('TRT_ARITY');
+  });
+
+  it('an aborted signal stops an export: the bridge and its children are killed, nothing is written', { timeout: 60_000 }, async () => {
+    const ws = workspace();
+    const program = join(ws.dir, 'double-program.pte');
+    await writeFixture(program, catalogueEntry('kv-decode-staged.pte').build());
+    const pidfile = join(ws.dir, 'grandchild.pid');
+    const out = join(ws.dir, 'out', 'model.pte');
+    mkdirSync(dirname(out));
+    const ac = new AbortController();
+    const run = runCli(['export', ws.file('model.pt2'), '-o', out, '--python', DOUBLE_PYTHON], {
+      signal: ac.signal,
+      env: { TRTX_DOUBLE_PROGRAM: program, TRTX_DOUBLE_CALLS: ws.calls, TRTX_DOUBLE_FAULT: 'write:hang', TRTX_DOUBLE_PIDFILE: pidfile },
+    });
+    expect(await eventually(() => existsSync(pidfile), 30_000)).toBe(true);
+    const grandchild = Number(readFileSync(pidfile, 'utf8'));
+    ac.abort();
+    const r = await run;
+    // An environment result (exit 2), as every bridge failure that is not the model's.
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('BRIDGE_CANCELLED')]);
+    expect(readdirSync(dirname(out))).toEqual([]);
+    expect(await eventually(() => !alive(grandchild), 5000)).toBe(true);
   });
 });

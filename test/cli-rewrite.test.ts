@@ -41,7 +41,8 @@ async function budgets(path: string) {
   );
 }
 
-describe('trtx rewrite --budget', () => {
+// The cases go at once (runCli's runs share nothing): each reads the shared inputs or writes files of its own names.
+describe.concurrent('trtx rewrite --budget', () => {
   it('sets the budget on every TensorRT engine and says what changed', async () => {
     const input = await fixture(trtBesideCuda());
     const o = out();
@@ -139,7 +140,7 @@ describe('trtx rewrite --budget', () => {
   });
 });
 
-describe('trtx rewrite --in-place', () => {
+describe.concurrent('trtx rewrite --in-place', () => {
   it('rewrites only the head when the program fits, and says so', async () => {
     const input = await fixture(trtBesideCuda());
     const size = statSync(input).size;
@@ -230,7 +231,7 @@ describe('trtx rewrite --in-place', () => {
   });
 });
 
-describe('trtx rewrite --in-place on a file with hard links', () => {
+describe.concurrent('trtx rewrite --in-place on a file with hard links', () => {
   it('refuses a fallback that would replace the file (REWRITE_HARD_LINKS), touching nothing', async () => {
     const input = await fixture(trtBesideCuda(), 16);
     const other = `${input}.link`;

@@ -15,7 +15,7 @@ describe('trtx demo output', () => {
     const r = await smallDemo();
     expect(r.check.warnings).toBeGreaterThan(0);
     expect(r.check.diagnostics.filter((d) => d.severity === 'warning')).toHaveLength(r.check.warnings);
-    const text = renderDemo(r, { color: false }).join('\n');
+    const text = renderDemo(r, { color: false, cwd: process.cwd() }).join('\n');
     for (const d of r.check.diagnostics) {
       expect(text).toContain(`${d.severity} ${d.code}  ${d.location}`);
       expect(text).toContain(d.message);
@@ -26,7 +26,7 @@ describe('trtx demo output', () => {
     // The seed-scale decode step: 549.97 MiB + 550.46 MiB staged, 5.51 KiB + 512 KiB left.
     const seed = { before: { h2d: 576_683_008, d2h: 577_198_600 }, after: { h2d: 5_640, d2h: 524_288 } };
     const r = { ...(await smallDemo()), staging: seed };
-    const line = renderDemo(r, { color: false }).find((l) => l.includes('staging per decode step'))!;
+    const line = renderDemo(r, { color: false, cwd: process.cwd() }).find((l) => l.includes('staging per decode step'))!;
     expect(line).toMatch(/\(99\.9% less\)$/);
     expect(percentLess(1000, 0)).toBe('100% less');
     expect(percentLess(100_000, 1)).toBe('99.9% less');

@@ -29,7 +29,8 @@ beforeAll(async () => {
   writeFileSync(notPte, 'these are notes, not a program\n');
 });
 
-describe('trtx diff --json', () => {
+// The cases go at once (runCli's runs share nothing): each reads the shared inputs or writes files of its own names.
+describe.concurrent('trtx diff --json', () => {
   it('validates against the schema, for a difference and for none', async () => {
     for (const [a, b] of [
       [staged, zeroCopy],
@@ -63,7 +64,7 @@ describe('trtx diff --json', () => {
   });
 });
 
-describe('trtx diff (human)', () => {
+describe.concurrent('trtx diff (human)', () => {
   it('groups -/+/~ lines by method and ends with the count', async () => {
     const r = await runCli(['diff', staged, zeroCopy]);
     expect(r.code).toBe(0);
@@ -87,7 +88,7 @@ describe('trtx diff (human)', () => {
   });
 });
 
-describe('trtx diff exit codes', () => {
+describe.concurrent('trtx diff exit codes', () => {
   it('exits 0 with differences, 1 with --exit-code, 0 with --exit-code and none', async () => {
     expect((await runCli(['diff', staged, zeroCopy])).code).toBe(0);
     expect((await runCli(['diff', staged, zeroCopy, '--exit-code'])).code).toBe(1);

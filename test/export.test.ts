@@ -26,6 +26,7 @@ describe('trtx export', () => {
   it('exports, bakes the budget, un-stages the caches, checks, and writes OUT', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();
     const summary = await exportModel({
+      env: process.env,
       python: DOUBLE_PYTHON,
       model: ws.file('model.pt2'),
       output: out,
@@ -56,6 +57,7 @@ describe('trtx export', () => {
       const { ws, env, out } = await setup();
       try {
         const summary = await exportModel({
+          env: process.env,
           model: ws.file('model.pt2'),
           output: out,
           zeroCopyKv: true,
@@ -69,28 +71,19 @@ describe('trtx export', () => {
           const { summary: s } = await runChecks(pte, { requireZeroCopyKv: true });
           expect(s.errors).toBe(0);
         });
-        // The command line names the path too.
-        const prev = { ...process.env };
-        Object.assign(process.env, {
-          TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS,
-          TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM,
-          TRTX_DOUBLE_FEATURES: 'no_zero_copy',
-        });
-        try {
-          const r = await runCli([
-            'export',
-            ws.file('model.pt2'),
-            '-o',
-            out,
-            '--zero-copy-kv',
-            '--python',
-            join(REPO, 'test', 'doubles', 'python-with-doubles'),
-          ]);
-          expect(r.code, r.stderr).toBe(0);
-          expect(r.stdout).toContain('zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
-        } finally {
-          process.env = prev;
-        }
+        // The command line names the path too; the doubles' variables are the run's alone.
+        const r = await runCli(
+          ['export', ws.file('model.pt2'), '-o', out, '--zero-copy-kv', '--python', join(REPO, 'test', 'doubles', 'python-with-doubles')],
+          {
+            env: {
+              TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS,
+              TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM,
+              TRTX_DOUBLE_FEATURES: 'no_zero_copy',
+            },
+          },
+        );
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toContain('zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
       } finally {
         rmSync(ws.dir, { recursive: true, force: true });
       }
@@ -105,7 +98,13 @@ describe('trtx export', () => {
       // The doubles' torch cannot run a model eagerly: the bridge's reference stage fails as a real failing model does.
       const stale = `${out}.reference.json`;
       writeFileSync(stale, '{"schema":"trtx.reference/1","program":"an earlier export"}');
-      const summary = await exportModel({ python: DOUBLE_PYTHON, model: ws.file('model.pt2'), output: out, bridgeEnv: env });
+      const summary = await exportModel({
+        env: process.env,
+        python: DOUBLE_PYTHON,
+        model: ws.file('model.pt2'),
+        output: out,
+        bridgeEnv: env,
+      });
       expect(summary.reference).toBeNull();
       expect(summary.reference_removed).toBe(stale);
       expect(summary.warnings.filter((w) => w.startsWith('REFERENCE_EAGER_FAILED: '))).toHaveLength(1);
@@ -116,6 +115,7 @@ describe('trtx export', () => {
       // --no-reference: no eager run (no warning), and a stale file goes too.
       writeFileSync(stale, '{}');
       const none = await exportModel({
+        env: process.env,
         python: DOUBLE_PYTHON,
         model: ws.file('model.pt2'),
         output: out,
@@ -145,6 +145,7 @@ describe('trtx export', () => {
     const { ws, env, out } = await setup();
     await expect(
       exportModel({
+        env: process.env,
         python: DOUBLE_PYTHON,
         model: ws.file('model.pt2'),
         output: out,
@@ -165,6 +166,7 @@ describe('trtx export', () => {
     await writeFixture(broken, catalogueEntry('broken-partial-elision.pte').build());
     await expect(
       exportModel({
+        env: process.env,
         python: DOUBLE_PYTHON,
         model: ws.file('model.pt2'),
         output: out,
@@ -182,6 +184,7 @@ describe('trtx export', () => {
     const { trtSingle } = await import('../src/examples/catalogue.js');
     await writeFixture(plain, trtSingle());
     const summary = await exportModel({
+      env: process.env,
       python: DOUBLE_PYTHON,
       model: ws.file('model.pt2'),
       output: out,
@@ -201,6 +204,7 @@ describe('trtx export', () => {
   ] as const)('OUT is the very file the bridge wrote: %s', { timeout: 60_000 }, async (_what, knobs, budget) => {
     const { ws, env, out } = await setup();
     const summary = await exportModel({
+      env: process.env,
       python: DOUBLE_PYTHON,
       model: ws.file('model.pt2'),
       output: out,
@@ -222,19 +226,15 @@ describe('trtx export', () => {
 
   it('runs from the command line with an explicitly named double interpreter', { timeout: 60_000 }, async () => {
     const { ws, env, out } = await setup();
-    const prev = { ...process.env };
-    Object.assign(process.env, { TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS, TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM });
-    try {
-      const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--budget', '8GiB', '--python', DOUBLE_PYTHON, '--json']);
-      expect(r.code).toBe(0);
-      const doc = JSON.parse(r.stdout);
-      expect(doc.schema).toBe('trtx.export/1');
-      expect(doc.output).toBe(out);
-      expect(doc.python.source).toBe('--python');
-      expect(doc.engine).toBe('tensorrt');
-    } finally {
-      process.env = prev;
-    }
+    const r = await runCli(['export', ws.file('model.pt2'), '-o', out, '--budget', '8GiB', '--python', DOUBLE_PYTHON, '--json'], {
+      env: { TRTX_DOUBLE_CALLS: env.TRTX_DOUBLE_CALLS, TRTX_DOUBLE_PROGRAM: env.TRTX_DOUBLE_PROGRAM },
+    });
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.schema).toBe('trtx.export/1');
+    expect(doc.output).toBe(out);
+    expect(doc.python.source).toBe('--python');
+    expect(doc.engine).toBe('tensorrt');
   });
 
   it('says what to install when the Python lacks the packages, exit 2', { timeout: 60_000 }, async () => {
@@ -257,12 +257,14 @@ describe('trtx export', () => {
     const ws = workspace();
     const folder = join(ws.dir, 'out.pte');
     mkdirSync(folder);
-    await expect(exportModel({ python: '/nonexistent/python', model: ws.file('model.pt2'), output: folder })).rejects.toMatchObject({
+    await expect(
+      exportModel({ env: process.env, python: '/nonexistent/python', model: ws.file('model.pt2'), output: folder }),
+    ).rejects.toMatchObject({
       code: 'OUTPUT_NOT_REGULAR',
     });
     // A sound OUT: then the interpreter is the first thing missing.
     await expect(
-      exportModel({ python: '/nonexistent/python', model: ws.file('model.pt2'), output: join(ws.dir, 'never.pte') }),
+      exportModel({ env: process.env, python: '/nonexistent/python', model: ws.file('model.pt2'), output: join(ws.dir, 'never.pte') }),
     ).rejects.toMatchObject({ code: 'PYENV_PYTHON_NOT_FOUND' });
     expect(readdirSync(ws.dir).filter((f) => f.includes('trtx-lock'))).toEqual([]);
   });

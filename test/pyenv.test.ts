@@ -14,6 +14,7 @@ import { ensurePythonEnv } from '../src/pyenv/index.js';
 import { TrtxError } from '../src/util/errors.js';
 import { cleanupNow, tracked } from '../src/util/cleanup.js';
 import { tempDir } from './helpers/temp.js';
+import { withoutNamedPython } from './helpers/bridge.js';
 
 const root = tempDir('pyenv');
 
@@ -106,12 +107,12 @@ describe.concurrent('the managed environment', { timeout: 180_000 }, () => {
 
 describe('a named interpreter', { timeout: 60_000 }, () => {
   it('is used as it is, and an interpreter that does not exist is a usage error', async () => {
-    const err = await ensurePythonEnv({ python: join(root, 'nope'), env: {} }).catch((e: unknown) => e);
+    const err = await ensurePythonEnv({ python: join(root, 'nope'), env: withoutNamedPython() }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'PYENV_PYTHON_NOT_FOUND', kind: 'usage' });
   });
 
   it('reports what differs from the lock (torch of the test doubles is not 2.13.0)', async () => {
-    const env = await ensurePythonEnv({ python: 'test/doubles/python-with-doubles', env: {} });
+    const env = await ensurePythonEnv({ python: 'test/doubles/python-with-doubles', env: withoutNamedPython() });
     expect(env.source).toBe('--python');
     expect(env.dir).toBeNull();
     // The doubles carry no distribution metadata: nothing to compare, nothing invented.
@@ -121,7 +122,7 @@ describe('a named interpreter', { timeout: 60_000 }, () => {
 
 describe('the real managed environment (python-bridge/requirements.lock)', () => {
   it('holds torch 2.13.0 and executorch 1.5', async () => {
-    const env = await ensurePythonEnv({ env: {} });
+    const env = await ensurePythonEnv({ env: withoutNamedPython() });
     expect(env.source).toBe('managed');
     expect(sameRelease(env.probe.packages.torch ?? '', '2.13.0')).toBe(true);
     expect(env.probe.packages.executorch).toMatch(/^1\.5\./);
@@ -131,7 +132,7 @@ describe('the real managed environment (python-bridge/requirements.lock)', () =>
   // edge.yaml with ruamel.yaml: in C with ruamel.yaml.clib, in Python
   // (seconds slower) without it. ExecuTorch does not ask for it; the lock does.
   it("parses ExecuTorch's edge.yaml with ruamel.yaml's C parser", async () => {
-    const env = await ensurePythonEnv({ env: {} });
+    const env = await ensurePythonEnv({ env: withoutNamedPython() });
     const code = 'import ruamel.yaml.main as m; print(m.CParser is not None)';
     expect(execFileSync(env.python, ['-c', code], { encoding: 'utf8' }).trim()).toBe('True');
   }, 600_000);

@@ -1,6 +1,8 @@
 // The docs' examples are real: every block of README.md and
 // docs/commands/*.md whose lines start with `$ trtx ...` (or
-// `$ npx trtx ...`) is run as a user would paste it, and what each command
+// `$ npx trtx ...`) is run as a user would paste it (the command line in
+// process, in the block's folder; bin/trtx is the thin wrapper
+// test/bin-entry.test.ts and test/cli-check.test.ts run), and what each command
 // prints (stdout and stderr together, as a terminal shows them) must be what
 // the page shows. Normalised, because it must vary: the time a log line
 // carries off a terminal. A line that is only `...` stands for one or more
@@ -18,7 +20,6 @@
 // what the commands print back into each page (a block with `...` keeps as
 // many lines before and after its elision as it had) for review in the diff.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from './helpers/bridge.js';
@@ -33,7 +34,7 @@ import {
   type ExampleBlock,
 } from './helpers/doc-examples.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
-import { BIN } from './helpers/spawn-trtx.js';
+import { runCliIn } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 const UPDATE = process.env.TRTX_README_UPDATE === '1';
@@ -57,17 +58,18 @@ describe('the examples of README.md and docs/commands/*.md', () => {
   const template = join(dir, 'fixtures');
   const tmp = join(dir, 'tmp');
   mkdirSync(tmp);
-  let env: NodeJS.ProcessEnv = {};
+  let env: Record<string, string | undefined> = {};
 
-  const run = (args: string[], cwd: string) =>
-    // One pipe for both streams, in the order they were written, as a terminal shows them.
-    spawnSync('sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, BIN, ...args], { cwd, env, encoding: 'utf8' });
+  /** One command in `cwd`, as a user who typed it there; both streams in one, in the order they were written, as a terminal shows them. */
+  const run = async (args: string[], cwd: string) => {
+    const r = await runCliIn(cwd, args, { env });
+    return { status: r.code, stdout: r.output };
+  };
 
   beforeAll(async () => {
-    env = { ...process.env, NO_COLOR: '1', TMPDIR: tmp, TRTX_RUNNER_BIN: await testRunner(), TRTX_CACHE_DIR: join(dir, 'cache') };
-    delete env.TRTX_PYTHON;
+    env = { NO_COLOR: '1', TMPDIR: tmp, TRTX_RUNNER_BIN: await testRunner(), TRTX_CACHE_DIR: join(dir, 'cache'), TRTX_PYTHON: undefined };
     mkdirSync(template);
-    const r = run(['fixtures', '.'], template);
+    const r = await run(['fixtures', '.'], template);
     if (r.status !== 0) throw new Error(`trtx fixtures: ${r.stdout}`);
   }, BUILD_TIMEOUT_MS);
 
@@ -137,8 +139,8 @@ describe('the examples of README.md and docs/commands/*.md', () => {
 
   for (const b of blocks) {
     for (const e of b.examples) {
-      it(`${b.file}:${e.line}: $ ${e.command}`, { timeout: BUILD_TIMEOUT_MS }, () => {
-        const r = run(e.args, folderOf(b));
+      it(`${b.file}:${e.line}: $ ${e.command}`, { timeout: BUILD_TIMEOUT_MS }, async () => {
+        const r = await run(e.args, folderOf(b));
         const actual = normalise(r.stdout);
         if (matches(e.expected, actual)) return;
         if (UPDATE) {

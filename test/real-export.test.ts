@@ -4,7 +4,6 @@
 // from PyTorch.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RealCorpus } from '../scripts/corpus/build.js';
 import { withPte } from '../src/pte/open.js';
@@ -12,7 +11,7 @@ import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
 import { decodeEngine } from '../src/tensorrt/reference-engine.js';
 import { CORPUS_TIMEOUT_MS, file, realCorpus } from './helpers/real-corpus.js';
-import { BIN } from './helpers/spawn-trtx.js';
+import { runCliIn } from './helpers/cli.js';
 import { REPO } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -25,10 +24,12 @@ beforeAll(async () => {
   dir = tempDir('real-export');
 }, CORPUS_TIMEOUT_MS);
 
-// As a user runs it: the command in a shell's working folder, its own process.
-const trtx = (args: string[], cwd: string) => {
-  const { TRTX_PYTHON: _named, ...env } = process.env;
-  return execa(BIN, args, { cwd, reject: false, extendEnv: false, env: { ...env, NO_COLOR: '1' } });
+// As a user runs it: the command typed in a shell's working folder (the
+// command line in process, that folder the user's: helpers/cli.ts), with no
+// TRTX_PYTHON, so that trtx's managed environment runs the export.
+const trtx = async (args: string[], cwd: string) => {
+  const r = await runCliIn(cwd, args, { env: { TRTX_PYTHON: undefined, NO_COLOR: '1' } });
+  return { exitCode: r.code, stdout: r.stdout, stderr: r.stderr };
 };
 
 describe("the user's three lines, with the reference lowering", () => {

@@ -10,14 +10,17 @@ import { bridgeEnv, bridgePackageDir } from '../src/bridge/env.js';
 import { ensureManagedEnv } from '../src/pyenv/managed.js';
 
 it('python-bridge/tests_real pass against ExecuTorch 1.5', { timeout: 900_000 }, async () => {
-  const env = await ensureManagedEnv({ onProgress: (p) => p.phase !== 'cached' && process.stderr.write(`[python env] ${p.message}\n`) });
+  const env = await ensureManagedEnv({
+    env: process.env,
+    onProgress: (p) => p.phase !== 'cached' && process.stderr.write(`[python env] ${p.message}\n`),
+  });
   const bridge = bridgePackageDir();
   const run = await execa(
     env.python,
     ['-m', 'unittest', 'discover', '-s', join(bridge, 'tests_real'), '-t', join(bridge, 'tests_real'), '-v'],
     {
       cwd: bridge,
-      env: { ...bridgeEnv(), PYTHONWARNINGS: 'ignore' },
+      env: { ...bridgeEnv({ base: process.env }), PYTHONWARNINGS: 'ignore' },
       extendEnv: false,
       reject: false,
       all: true,

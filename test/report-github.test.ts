@@ -43,7 +43,8 @@ beforeAll(async () => {
   await writeFixture(join(dir, 'warned.pte'), multiEngine(3));
 }, 120_000);
 
-describe('check --format github', () => {
+// The cases go at once (runCli's runs share nothing): each reads the shared inputs or writes files of its own names.
+describe.concurrent('check --format github', () => {
   it('escapes like @actions/core: newlines, percent, colons and commas in names cannot start a command', () => {
     const hostile: Diagnostic = {
       severity: 'error',

@@ -205,22 +205,16 @@ describe('verify --format junit', () => {
       const file = join(dir, 'kv-staged.pte');
       await writeFixture(file, kvDecoder({ mode: 'staged' }));
       const runner = await testRunner();
-      const before = process.env.TRTX_RUNNER_BIN;
-      process.env.TRTX_RUNNER_BIN = runner;
-      try {
-        const args = ['verify', file, '--zero-copy-kv', '--init-device-buffers', '--steps', '3', '--caller-stream', 'off'];
-        const r = await runCli([...args, '--format', 'junit']);
-        const json = JSON.parse((await runCli([...args, '--json'])).stdout) as VerifyResult;
-        expect(r.code).toBe(0);
-        await expectValid(r.stdout);
-        const suite = parse(r.stdout).testsuites.testsuite;
-        expect(suite.testcase.map((c: any) => c.name)).toEqual(json.assertions.map((a) => a.name));
-        expect(Number(suite.tests)).toBe(json.assertions.length);
-        expect(suite.failures).toBe('0');
-      } finally {
-        if (before === undefined) delete process.env.TRTX_RUNNER_BIN;
-        else process.env.TRTX_RUNNER_BIN = before;
-      }
+      const args = ['verify', file, '--zero-copy-kv', '--init-device-buffers', '--steps', '3', '--caller-stream', 'off'];
+      const env = { TRTX_RUNNER_BIN: runner };
+      const [r, asJson] = await Promise.all([runCli([...args, '--format', 'junit'], { env }), runCli([...args, '--json'], { env })]);
+      const json = JSON.parse(asJson.stdout) as VerifyResult;
+      expect(r.code).toBe(0);
+      await expectValid(r.stdout);
+      const suite = parse(r.stdout).testsuites.testsuite;
+      expect(suite.testcase.map((c: any) => c.name)).toEqual(json.assertions.map((a) => a.name));
+      expect(Number(suite.tests)).toBe(json.assertions.length);
+      expect(suite.failures).toBe('0');
     },
   );
 });

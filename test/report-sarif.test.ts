@@ -32,7 +32,8 @@ async function sarifOf(file: string, extra: string[] = []) {
   return { code: r.code, log: JSON.parse(r.stdout), check: JSON.parse(json.stdout), jsonCode: json.code };
 }
 
-describe('check --format sarif', () => {
+// The cases go at once (runCli's runs share nothing): each reads the shared inputs or writes files of its own names.
+describe.concurrent('check --format sarif', () => {
   it('the validator refuses what SARIF 2.1.0 refuses (it is not vacuous)', async () => {
     const { log } = await sarifOf(join(dir, 'broken-swapped-caches.pte'));
     expect(validate(log)).toBe(true);

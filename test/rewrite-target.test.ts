@@ -27,7 +27,8 @@ afterAll(() => {
   chmodSync(dir, 0o755); // tempDir's own afterAll, which runs after this one, removes it
 });
 
-describe('-o must be a regular file or a new path', () => {
+// The cases go at once (runCli's runs share nothing): each reads the shared inputs or writes files of its own names.
+describe.concurrent('-o must be a regular file or a new path', () => {
   const refuse = async (output: string, kind: string) => {
     const r = await runCli(['rewrite', source, '-o', output, '--json']);
     expect(r.code, r.stderr).toBe(2);
@@ -92,7 +93,7 @@ describe('-o must be a regular file or a new path', () => {
   });
 });
 
-describe('names near NAME_MAX', () => {
+describe.concurrent('names near NAME_MAX', () => {
   it('temp, journal and lock names fit, and stay distinct for distinct long names', () => {
     for (const n of [1, 200, 238, 250, 255]) {
       const target = join(dir, 'é'.repeat(Math.floor(n / 2)) + 'x'.repeat(n % 2));
@@ -127,7 +128,7 @@ describe('names near NAME_MAX', () => {
   });
 });
 
-describe('permission errors are coded refusals', () => {
+describe.concurrent('permission errors are coded refusals', () => {
   it('--in-place on a read-only file: WRITE_PERMISSION, exit 2, file untouched', async () => {
     const sub = mkdtempSync(join(dir, 'ro-'));
     chmodSync(sub, 0o777);
@@ -154,7 +155,7 @@ describe('permission errors are coded refusals', () => {
   }, 60_000);
 });
 
-describe('control characters in names', () => {
+describe.concurrent('control characters in names', () => {
   it('a file name with a newline cannot forge an error line', async () => {
     const evil = join(dir, 'evil\nerror: FORGED: all is lost.pte');
     copyFileSync(source, evil);

@@ -179,7 +179,7 @@ describe('ensureRunner', () => {
     async () => {
       // What `trtx demo` and `trtx verify` ask for on a machine without a GPU
       // (no sanitizers: CI's TRTX_RUNNER_ASAN is for its own build).
-      const opts = { cuda: 'off' as const, asan: false, binary: null };
+      const opts = { cuda: 'off' as const, asan: false, binary: null, env: process.env };
       const first = await ensureRunner(opts);
       const second = await ensureRunner(opts);
       expect(second).toMatchObject({ path: first.path, built: false });

@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
-import { eventually } from './helpers/bridge.js';
+import { eventually, withoutNamedPython } from './helpers/bridge.js';
 import { processesMentioning, spawnTrtx, type TrtxProcess } from './helpers/spawn-trtx.js';
 import { tempDir } from './helpers/temp.js';
 import { ensurePythonEnv } from '../src/pyenv/index.js';
@@ -52,7 +52,7 @@ async function interruptAndExpectClean(p: TrtxProcess, cache: string, tmp: strin
 
 let python = '';
 beforeAll(async () => {
-  python = (await ensurePythonEnv({ env: {} })).python;
+  python = (await ensurePythonEnv({ env: withoutNamedPython() })).python;
 }, 600_000);
 
 describe('an interrupted runner build and the next command', () => {

@@ -198,22 +198,16 @@ describe('the command line', () => {
     'verify: a refused program exits 1 with the diagnostics; a program that cannot run here exits 2',
     { timeout: BUILD_TIMEOUT_MS },
     async () => {
-      // The CLI builds its own runner unless told which binary to use.
-      const before = process.env.TRTX_RUNNER_BIN;
-      process.env.TRTX_RUNNER_BIN = runner;
-      try {
-        const refused = await runCli(['verify', await file('zc-init2.pte', zeroCopy({ ...DECODE, cacheInitialState: true }))]);
-        expect(refused.code).toBe(1);
-        expect(refused.stdout).toContain('RT_DEVICE_INITIAL_STATE');
-        expect(refused.stdout).toMatch(/refused: the check found 4 errors, .*; nothing was run/);
-        const nogpu = await runCli(['verify', await file('staged5.pte', staged(DECODE)), '--device', 'cuda']);
-        expect(nogpu.code).toBe(2);
-        expect(nogpu.stderr).toContain('VERIFY_NO_GPU');
-        expect(nogpu.stderr).toContain('an environment result, not a failed program');
-      } finally {
-        if (before === undefined) delete process.env.TRTX_RUNNER_BIN;
-        else process.env.TRTX_RUNNER_BIN = before;
-      }
+      // The CLI builds its own runner unless the run's environment names a binary.
+      const env = { TRTX_RUNNER_BIN: runner };
+      const refused = await runCli(['verify', await file('zc-init2.pte', zeroCopy({ ...DECODE, cacheInitialState: true }))], { env });
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toContain('RT_DEVICE_INITIAL_STATE');
+      expect(refused.stdout).toMatch(/refused: the check found 4 errors, .*; nothing was run/);
+      const nogpu = await runCli(['verify', await file('staged5.pte', staged(DECODE)), '--device', 'cuda'], { env });
+      expect(nogpu.code).toBe(2);
+      expect(nogpu.stderr).toContain('VERIFY_NO_GPU');
+      expect(nogpu.stderr).toContain('an environment result, not a failed program');
     },
   );
 });

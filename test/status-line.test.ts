@@ -16,7 +16,7 @@ afterEach(() => vi.restoreAllMocks());
 function onTerminal() {
   let writes: string[] | null = null;
   const stream = { isTTY: true, write: (text: string) => writes?.push(text) };
-  const session = newSession({ stdout: stream, stderr: stream, env: {} });
+  const session = newSession({ stdout: stream, stderr: stream, env: {}, cwd: process.cwd() });
   const ctx = makeCtx({}, session, new ReportBudget());
   const capture = () => (writes = []);
   return { session, ctx, capture };

@@ -180,6 +180,7 @@ async function exportPath(knobs: Record<string, string>): Promise<Verdict> {
     const program = join(ws.dir, 'exported-by-double.pte');
     await writeFixture(program, kvDecoder());
     const summary = await exportModel({
+      env: process.env,
       model: ws.file('model.pt2'),
       output: join(ws.dir, 'model.pte'),
       zeroCopyKv: true,

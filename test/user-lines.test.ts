@@ -1,5 +1,5 @@
-// The user's own three lines, exactly as written, as processes of bin/trtx in
-// the folder that holds the model:
+// The user's own three lines, exactly as written, in the folder that holds
+// the model (the command line in process, that folder the user's):
 //   trtx export model.pt --budget 8GiB        (writes model.pte beside the model)
 //   trtx check model.pte
 //   trtx verify --zero-copy-kv model.pte
@@ -17,9 +17,8 @@ import { defaultOutput } from '../src/export/model-file.js';
 import { openPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { DOUBLE_PYTHON, workspace } from './helpers/bridge.js';
-import { runCli } from './helpers/cli.js';
+import { runCli, runCliIn } from './helpers/cli.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
-import { spawnTrtx } from './helpers/spawn-trtx.js';
 
 /** A folder holding model.pt (a torch.export archive under the .pt name) and the program the doubles "export". */
 async function modelFolder() {
@@ -31,11 +30,8 @@ async function modelFolder() {
   return { ws, env };
 }
 
-async function run(args: string[], cwd: string, env: Record<string, string>) {
-  const p = spawnTrtx(args, { cwd, env });
-  const r = await p.exited;
-  return { code: r.code, stdout: p.stdout(), stderr: p.stderr() };
-}
+/** A command typed in `cwd`, the CLI in process with that folder as the user's (helpers/cli.ts). */
+const run = (args: string[], cwd: string, env: Record<string, string>) => runCliIn(cwd, args, { env });
 
 describe("the user's three lines", () => {
   it('export writes model.pte beside model.pt; check and verify --zero-copy-kv pass on it', { timeout: BUILD_TIMEOUT_MS }, async () => {

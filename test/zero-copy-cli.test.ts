@@ -24,7 +24,8 @@ async function fixture(spec: ProgramSpec): Promise<string> {
 }
 const out = () => join(dir, `${n++}.out.pte`);
 
-describe('trtx rewrite --zero-copy-kv', () => {
+// The cases go at once (runCli's runs share nothing): each reads the shared inputs or writes files of its own names.
+describe.concurrent('trtx rewrite --zero-copy-kv', () => {
   it('un-stages the caches, says what it did, and writes a program that passes check --zero-copy-kv', async () => {
     const input = await fixture(catalogueEntry('mixed-conv-state-one-delegate-staged.pte').build());
     const o = out();
@@ -161,7 +162,7 @@ describe('trtx rewrite --zero-copy-kv', () => {
   });
 });
 
-describe('trtx check --zero-copy-kv', () => {
+describe.concurrent('trtx check --zero-copy-kv', () => {
   it('fails a staged program (exit 1), naming each staged engine; passes it without the flag', async () => {
     const input = await fixture(staged());
     const r = await runCli(['check', input, '--zero-copy-kv', '--json']);

@@ -69,7 +69,7 @@ async function build(python: string, out: string, opts: EnsureCorpusOptions): Pr
   const progress = opts.onProgress ?? (() => {});
   const proc = execaTracked(python, ['-m', 'corpus.build', out], {
     cwd: bridgePackageDir(),
-    env: bridgeEnv(),
+    env: bridgeEnv({ base: process.env }),
     extendEnv: false,
     reject: false,
     all: true,
@@ -122,8 +122,8 @@ export async function pruneOlder(parent: string, lockHash: string, keep: string)
 
 /** The corpus, built on first use and reused after. */
 export async function ensureRealCorpus(opts: EnsureCorpusOptions = {}): Promise<RealCorpus> {
-  const root = opts.cacheDir ?? defaultCacheRoot();
-  const env = await ensureManagedEnv({ cacheDir: opts.cacheDir, onProgress: opts.onPythonEnv, signal: opts.signal });
+  const root = opts.cacheDir ?? defaultCacheRoot(process.env);
+  const env = await ensureManagedEnv({ env: process.env, cacheDir: opts.cacheDir, onProgress: opts.onPythonEnv, signal: opts.signal });
   const dir = join(root, 'corpus', `corpus-${env.lock.hash}-${await corpusSourceHash()}`);
   const ready = await readManifest(dir);
   if (ready) return { dir, manifest: ready, python: env.python, built: false };

@@ -8,10 +8,11 @@
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import type { BridgeCode } from '../codes/index.js';
-import { bridgeEnv, bridgePackageDir } from './env.js';
+import { bridgeChildEnv, bridgePackageDir } from './env.js';
 import { BridgeFailure } from './failure.js';
 import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
 import { TailBuffer } from './tail-buffer.js';
+import type { Env } from '../util/env.js';
 
 /** How the bridge process runs (run.ts's RunBridgeOptions add what the run does with its events). */
 export interface BridgeProcessOptions {
@@ -25,8 +26,10 @@ export interface BridgeProcessOptions {
   onStderr?: (text: string) => void;
   /** Extra environment; PYTHONPATH here is appended after the bridge package (tests put doubles there). */
   env?: Record<string, string | undefined>;
-  /** What relative paths mean inside the bridge; default process.cwd(). */
+  /** What relative paths mean inside the bridge; default what Node resolves them against. */
   cwd?: string;
+  /** The run's environment (util/env.ts) the bridge's is made from (bridgeEnv); absent: the process's. */
+  baseEnv?: Env;
   /** stderr bytes kept for messages (default 64 KiB). */
   stderrTailBytes?: number;
   /** Between SIGTERM and SIGKILL when stopping the bridge (default 3 s). */
@@ -37,8 +40,7 @@ export interface BridgeProcessOptions {
 function spawnBridge(input: string, opts: BridgeProcessOptions) {
   return execa(opts.python, ['-m', 'trtx_bridge'], {
     cwd: bridgePackageDir(),
-    env: bridgeEnv({ extra: opts.env, cwd: opts.cwd }),
-    extendEnv: false,
+    ...bridgeChildEnv({ base: opts.baseEnv, extra: opts.env, cwd: opts.cwd }),
     input,
     stdout: 'pipe',
     stderr: 'pipe',

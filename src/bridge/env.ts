@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { defaultCacheRoot } from '../util/cache-dir.js';
+import type { Options } from 'execa';
+import type { Env } from '../util/env.js';
 
 /** The python-bridge folder shipped with trtx (holds the trtx_bridge package). */
 export function bridgePackageDir(): string {
@@ -28,15 +30,16 @@ const DROPPED = ['PYTHONPATH', 'PYTHONSTARTUP', 'PYTHONINSPECT'];
 export interface BridgeEnvOptions {
   /** Extra variables; `PYTHONPATH` here is appended after the bridge package. `undefined` removes a variable. */
   extra?: Record<string, string | undefined>;
-  /** The folder relative paths mean to the bridge (a factory's own file access); default process.cwd(). */
+  /** The folder relative paths mean to the bridge (a factory's own file access); default what Node resolves them against (path.resolve()). */
   cwd?: string;
-  /** What to start from; default process.env. */
-  base?: NodeJS.ProcessEnv;
+  /** The run's environment to start from (util/env.ts). */
+  base: Env;
 }
 
-export function bridgeEnv(opts: BridgeEnvOptions = {}): Record<string, string> {
+/** The bridge's whole environment: the run's, less what would change where Python imports from, plus the bridge's own. */
+export function bridgeEnv(opts: BridgeEnvOptions): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(opts.base ?? process.env)) {
+  for (const [k, v] of Object.entries(opts.base)) {
     if (v !== undefined && !DROPPED.includes(k)) out[k] = v;
   }
   const extra = opts.extra ?? {};
@@ -55,10 +58,22 @@ export function bridgeEnv(opts: BridgeEnvOptions = {}): Record<string, string> {
   out.PYTHONIOENCODING = 'utf-8';
   // The install folder may be read-only, and stale bytecode there is worse than none.
   out.PYTHONDONTWRITEBYTECODE = '1';
-  out.TRTX_BRIDGE_CWD = opts.cwd ?? process.cwd();
+  out.TRTX_BRIDGE_CWD = opts.cwd ?? path.resolve();
   // torch keeps its compile cache in the temp dir by default
   // (/tmp/torchinductor_<user>); a cache belongs with trtx's other caches, and
   // an export must leave the temp dir as it found it.
-  if (!out.TORCHINDUCTOR_CACHE_DIR) out.TORCHINDUCTOR_CACHE_DIR = path.join(defaultCacheRoot(opts.base ?? process.env), 'torchinductor');
+  if (!out.TORCHINDUCTOR_CACHE_DIR) out.TORCHINDUCTOR_CACHE_DIR = path.join(defaultCacheRoot(opts.base), 'torchinductor');
   return out;
+}
+
+/**
+ * execa's environment options for a Python child of a run (the bridge, the
+ * probe): bridgeEnv of the run's environment; a caller with none (util/env.ts)
+ * gets the process's, as execa extends it, with the same variables dropped
+ * and set (its own TRTX_* settings unread, as everywhere without one).
+ */
+export function bridgeChildEnv(opts: Omit<BridgeEnvOptions, 'base'> & { base: Env | undefined }): Pick<Options, 'env' | 'extendEnv'> {
+  if (opts.base !== undefined) return { env: bridgeEnv({ ...opts, base: opts.base }), extendEnv: false };
+  const dropped = Object.fromEntries(DROPPED.map((k) => [k, undefined]));
+  return { env: { ...dropped, ...bridgeEnv({ ...opts, base: {} }) }, extendEnv: true };
 }

@@ -4,13 +4,14 @@
 // would leave them running (and holding the GPU). Signalling the negative pid
 // reaches every member of the group.
 
+import { platform } from 'node:os';
 import { trackProcessGroup } from '../util/cleanup.js';
+import { sendSignal } from '../util/os-process.js';
 
-const live = new Set<number>();
-// The command line's interrupt handler (src/util/cleanup.ts) kills them too,
-// before it removes the files they may be writing.
+// Registered with src/util/cleanup.ts: the command line's interrupt handler
+// kills them before it removes the files they may be writing, and so does
+// its exit hook if trtx exits first (src/cli/signals.ts installs both).
 const untrackers = new Map<number, () => void>();
-let exitHookInstalled = false;
 
 function isErrno(e: unknown, code: string): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: unknown }).code === code;
@@ -18,17 +19,17 @@ function isErrno(e: unknown, code: string): boolean {
 
 /** Sends `signal` to the whole group led by `pid`. False when nothing is left to signal. */
 export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
-  if (process.platform === 'win32') {
+  if (platform() === 'win32') {
     // No process groups; the Torch-TensorRT ExecuTorch path is Linux-only anyway.
     try {
-      process.kill(pid, signal);
+      sendSignal(pid, signal);
       return true;
     } catch {
       return false;
     }
   }
   try {
-    process.kill(-pid, signal);
+    sendSignal(-pid, signal);
     return true;
   } catch (e) {
     if (isErrno(e, 'ESRCH') || isErrno(e, 'EPERM')) return false;
@@ -36,23 +37,12 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-function killAllOnExit(): void {
-  for (const pid of live) signalGroup(pid, 'SIGKILL');
-}
-
-/** Remembers a group so that it is killed if this process exits first. */
+/** Remembers a group so that it is killed if trtx is interrupted or exits first. */
 export function trackGroup(pid: number): void {
-  live.add(pid);
   untrackers.set(pid, trackProcessGroup(pid));
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    // 'exit' handlers run synchronously; process.kill is synchronous.
-    process.once('exit', killAllOnExit);
-  }
 }
 
 export function untrackGroup(pid: number): void {
-  live.delete(pid);
   untrackers.get(pid)?.();
   untrackers.delete(pid);
 }

@@ -8,6 +8,7 @@
 import type pino from 'pino';
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
+import { isAbsolute, resolve } from 'node:path';
 import { TrtxError, isTrtxError } from '../util/errors.js';
 import { escapeControls } from '../util/escape.js';
 import type { ReportBudget } from '../util/report-budget.js';
@@ -42,6 +43,12 @@ export interface Ctx {
   terminal: Terminal;
   /** The run's environment (io.ts): what the command reads of it, and passes on to the library as a value. */
   env: Readonly<Record<string, string | undefined>>;
+  /** The run's working folder (io.ts): what relative paths mean; passed on to the library and its children. */
+  cwd: string;
+  /** The run's cancellation (io.ts): passed on to the library's long work. */
+  signal: AbortSignal | undefined;
+  /** A path the user gave, as the library is to open it (inRunFolder). */
+  at(path: string): string;
   /** The command's report budget: what it opens adds to it, what it reports and prints is charged to it. */
   budget: ReportBudget;
 }
@@ -128,7 +135,10 @@ export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudge
     },
     stderrIsTTY,
     terminal,
-    env: io.env,
+    env: runEnv(io.env, io.cwd),
+    cwd: io.cwd,
+    signal: io.signal,
+    at: (path) => inRunFolder(path, io.cwd),
     budget,
     // Everything a command writes to stdout is metered against the report
     // budget (src/util/report-budget.ts); the refusal is written apart.
@@ -145,6 +155,40 @@ export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudge
       terminal.writeStdout(budget.stringifyWithinBudget(value, 'the --json document') + '\n');
     },
   };
+}
+
+/**
+ * A path the user gave, resolved against the run's folder. As given when
+ * that folder is the process's (bin/trtx always): Node resolves it the same,
+ * and every message that names the file shows it as the user typed it. A
+ * run in process with a folder of its own (an embedder, a test) gets the
+ * absolute path, so the library opens the right file.
+ */
+export function inRunFolder(path: string, cwd: string): string {
+  if (isAbsolute(path) || resolve(cwd) === process.cwd()) return path;
+  return resolve(cwd, path);
+}
+
+/** The variables that name a file or folder (a bare command name, no slash, is looked up on PATH and stays). */
+const PATH_VARIABLES = [
+  'TRTX_CACHE_DIR',
+  'TRTX_RUNNER_BIN',
+  'TRTX_BACKEND_LIB',
+  'TRTX_EXECUTORCH_WHEEL',
+  'TRTX_PYTHON',
+  'TRTX_BOOTSTRAP_PYTHON',
+];
+
+/**
+ * The run's environment as the library gets it: a relative path in one of
+ * trtx's variables means the run's folder, as a path argument does
+ * (inRunFolder), since the library and its children resolve against the
+ * process's. The same object when nothing changes (bin/trtx always).
+ */
+export function runEnv(env: CliSession['io']['env'], cwd: string): CliSession['io']['env'] {
+  const moved = PATH_VARIABLES.filter((k) => env[k]?.includes('/') && inRunFolder(env[k], cwd) !== env[k]);
+  if (moved.length === 0) return env;
+  return { ...env, ...Object.fromEntries(moved.map((k) => [k, inRunFolder(env[k]!, cwd)])) };
 }
 
 /** The one line a refusal prints, plus its hint. */

@@ -1,7 +1,9 @@
 // What one run of the command line talks to: its two output streams, what
-// they are (a terminal, how wide) and its environment. `main(argv, io)`
-// takes them as a value, so a test (or any embedder) runs the CLI with its
-// own streams, several runs at once; bin/trtx passes the process's.
+// they are (a terminal, how wide), its environment, its working folder and
+// what cancels it. `main(argv, io)` takes them as a value, so a test (or
+// any embedder) runs the CLI with its own, several runs at once; bin/trtx
+// passes the process's. Below src/cli/ nothing reads them from `process`:
+// the commands pass them on as values (eslint.config.js holds that).
 
 /** A stream the CLI writes text to; a Node stream (process.stdout) is one. */
 export interface OutStream {
@@ -17,9 +19,13 @@ export interface CliIo {
   stderr: OutStream;
   /** What the CLI reads of the environment itself (NO_COLOR, TRTX_DEBUG, and the defaults it passes on). */
   env: Readonly<Record<string, string | undefined>>;
+  /** The folder relative paths are resolved against (the process's, for bin/trtx). */
+  cwd: string;
+  /** Aborting it cancels the run's long work (children: the bridge, the runner, builds); absent, nothing cancels it. */
+  signal?: AbortSignal;
 }
 
-/** The process's own streams and environment (bin/trtx). */
-export function processIo(): CliIo {
-  return { stdout: process.stdout, stderr: process.stderr, env: process.env };
+/** The process's own streams, environment and working folder (bin/trtx adds the signal its handlers abort). */
+export function processIo(signal?: AbortSignal): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal };
 }

@@ -20,7 +20,7 @@ import { processIo, type CliIo } from './io.js';
 import { newSession, type CliSession } from './session.js';
 
 // bin/trtx installs it; tests that call main() in process do not.
-export { installSignalCleanup } from '../util/cleanup.js';
+export { installSignalCleanup } from './signals.js';
 
 /** The exit-code table (src/codes/exit.ts), the same for every command; docs/exit-codes.md has the notes per command. */
 export const EXIT_CODES_HELP = [

@@ -30,6 +30,7 @@ import { bridgePackageDir } from '../bridge/env.js';
 import type { PythonEnvProgress } from '../pyenv/index.js';
 import type { RunnerProgress } from '../runner/index.js';
 import type { ReportBudget } from '../util/report-budget.js';
+import type { Env } from '../util/env.js';
 
 export const DEMO_BUDGET = 8n << 30n;
 /** The bundled PyTorch model of `--from-pytorch`, relative to python-bridge/. */
@@ -50,6 +51,10 @@ export interface DemoOptions {
   runnerBinary?: string | null;
   /** The command's report budget, for every program the demo opens (src/util/report-budget.ts); unbounded when absent. */
   reportBudget?: ReportBudget;
+  /** The run's environment (util/env.ts), for the export and the runner. */
+  env?: Env;
+  /** Aborting it stops the export's Python, the runner's build and the runner. */
+  signal?: AbortSignal;
 }
 
 export interface DemoResult {
@@ -131,6 +136,8 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
     runnerBinary: opts.runnerBinary,
     onRunnerBuild: opts.onRunnerBuild,
     reportBudget: opts.reportBudget,
+    env: opts.env,
+    signal: opts.signal,
   });
   return {
     schema: 'trtx.demo/1',
@@ -164,6 +171,8 @@ async function writeStaged(staged: string, opts: DemoOptions): Promise<void> {
     engine: 'reference',
     onPythonEnv: opts.onPythonEnv,
     reportBudget: opts.reportBudget,
+    env: opts.env,
+    signal: opts.signal,
     onEvent: (e) => {
       if (e.event === 'progress') opts.onStage?.(`export ${e.stage}${e.message ? `: ${e.message}` : ''}`);
     },

@@ -35,6 +35,8 @@ import { DEFAULT_REFERENCE_STEPS, checkModelFile, samePath, splitModelRef } from
 import { TRACEBACK_ENV, prepareTracebackFile, removeTracebackFile, withTraceback } from './traceback-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
 import type { ReportBudget } from '../util/report-budget.js';
+import { defaultCacheRoot } from '../util/cache-dir.js';
+import { settingsOf, type Env } from '../util/env.js';
 
 export interface ExportOptions {
   model: string;
@@ -63,6 +65,10 @@ export interface ExportOptions {
   onWriteProgress?: (done: number, total: number) => void;
   /** Extra bridge environment (tests put the Python test doubles here). */
   bridgeEnv?: Record<string, string | undefined>;
+  /** The run's environment (util/env.ts): TRTX_PYTHON and the cache folder come from it, and Python gets it. */
+  env?: Env;
+  /** The run's folder: what relative paths mean to the model's own code (a factory's file access). */
+  cwd?: string;
   /** The command's report budget (src/util/report-budget.ts); unbounded when absent. */
   reportBudget?: ReportBudget;
 }
@@ -161,7 +167,7 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
 
 async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<ExportSummary> {
   const engine: EngineKind = opts.engine ?? 'tensorrt';
-  const env = await ensurePythonEnv({ python: opts.python, onProgress: opts.onPythonEnv, signal: opts.signal });
+  const env = await ensurePythonEnv({ python: opts.python, onProgress: opts.onPythonEnv, signal: opts.signal, env: opts.env });
   refuseMissingTensorRT(opts, engine, env);
   const files = bridgeFiles(opts, target.path);
   try {
@@ -218,7 +224,7 @@ function bridgeFiles(opts: ExportOptions, output: string): BridgeFiles {
   return {
     temp,
     tempReference,
-    traceback: prepareTracebackFile(opts.model),
+    traceback: prepareTracebackFile(opts.model, defaultCacheRoot(settingsOf(opts.env))),
     steps: opts.referenceSteps ?? DEFAULT_REFERENCE_STEPS,
     untrack: () => {
       untrackTemp();
@@ -256,6 +262,8 @@ async function runExportBridge(
     },
     {
       python: env.python,
+      baseEnv: opts.env,
+      cwd: opts.cwd,
       env: { ...opts.bridgeEnv, [TRACEBACK_ENV]: files.traceback },
       signal: opts.signal,
       onStderr: opts.onStderr,

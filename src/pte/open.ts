@@ -5,6 +5,7 @@
 import { open, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { TrtxError } from '../util/errors.js';
+import { ownPid } from '../util/os-process.js';
 import { parseHeader, HEAD_BYTES, type PteHeader } from './header.js';
 import { decodeProgram } from './decode.js';
 import type { Program } from './model.js';
@@ -127,7 +128,7 @@ function parseHeaderOf(head: Uint8Array, fileSize: number, path: string): PteHea
   } catch (e) {
     if (!(e instanceof TrtxError) || e.code !== 'PTE_REWRITE_INTERRUPTED') throw e;
     const lock = targetLockHeld(path);
-    if (lock?.held && lock.holder?.pid !== process.pid) {
+    if (lock?.held && lock.holder?.pid !== ownPid) {
       throw new TrtxError(
         'PTE_REWRITE_IN_PROGRESS',
         path,

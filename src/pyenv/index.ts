@@ -5,6 +5,7 @@
 // src/sdk unpacks the pinned executorch wheel without an environment.)
 
 import { TrtxError } from '../util/errors.js';
+import { settingsOf, type Env } from '../util/env.js';
 import { pinDifferences, readPythonLock } from './lock-file.js';
 import { ensureManagedEnv, type ManagedEnvOptions } from './managed.js';
 import { probePython, type PythonProbe } from './probe.js';
@@ -31,16 +32,15 @@ export interface PythonEnv {
 export interface EnsurePythonEnvOptions extends Omit<ManagedEnvOptions, 'lock'> {
   /** --python */
   python?: string;
-  env?: NodeJS.ProcessEnv;
 }
 
-/** The interpreter the user named, if any: --python first, then TRTX_PYTHON. */
-export function namedPython(opts: { python?: string; env?: NodeJS.ProcessEnv }): { python: string; source: PythonEnvSource } | null {
+/** The interpreter the user named, if any: --python first, then the run's TRTX_PYTHON. */
+export function namedPython(opts: { python?: string; env?: Env }): { python: string; source: PythonEnvSource } | null {
   if (opts.python !== undefined) {
     if (opts.python.trim() === '') throw new TrtxError('BRIDGE_PYTHON_INVALID', '--python', 'empty path');
     return { python: opts.python, source: '--python' };
   }
-  const fromEnv = (opts.env ?? process.env).TRTX_PYTHON;
+  const fromEnv = settingsOf(opts.env).TRTX_PYTHON;
   return fromEnv !== undefined && fromEnv.trim() !== '' ? { python: fromEnv, source: 'TRTX_PYTHON' } : null;
 }
 
@@ -48,7 +48,7 @@ export async function ensurePythonEnv(opts: EnsurePythonEnvOptions = {}): Promis
   const lock = await readPythonLock();
   const named = namedPython(opts);
   if (named) {
-    const probe = await probePython(named.python, opts.signal);
+    const probe = await probePython(named.python, opts);
     // A missing package is the bridge's to name (BRIDGE_IMPORT_MISSING); another release is a warning.
     const mismatches = pinDifferences(lock, probe)
       .filter((d) => d.got !== null)

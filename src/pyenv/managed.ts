@@ -7,12 +7,14 @@
 
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
+import { platform } from 'node:os';
 import { join } from 'node:path';
 import { TrtxError } from '../util/errors.js';
 import { makeTempDir, trackPath } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
 import { execaTracked } from '../util/tracked-child.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
+import { childEnvOptions, settingsOf, tempRootOf, type Env } from '../util/env.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { lastLines } from '../util/last-lines.js';
 import { pinDifferences, readPythonLock, type PythonLock } from './lock-file.js';
@@ -29,9 +31,11 @@ export type PythonEnvProgress =
   | { phase: 'ready'; message: string };
 
 export interface ManagedEnvOptions {
-  /** Cache root; default $TRTX_CACHE_DIR, else ~/.cache/trtx. */
+  /** Cache root; default the run's $TRTX_CACHE_DIR, else ~/.cache/trtx. */
   cacheDir?: string;
-  /** The interpreter the environment is made from; default $TRTX_BOOTSTRAP_PYTHON, else python3. */
+  /** The run's environment (util/env.ts): the defaults named $TRTX_... here come from it, and python and pip get it. */
+  env?: Env;
+  /** The interpreter the environment is made from; default the run's $TRTX_BOOTSTRAP_PYTHON, else python3. */
   bootstrapPython?: string;
   onProgress?: (p: PythonEnvProgress) => void;
   signal?: AbortSignal;
@@ -55,10 +59,10 @@ export const ENV_COST = 'about 1.5 GB on disk, downloaded from PyPI, and 2 to 5 
 const SUPPORTED = { min: [3, 10], max: [3, 14] } as const;
 
 function interpreterIn(dir: string): string {
-  return process.platform === 'win32' ? join(dir, 'Scripts', 'python.exe') : join(dir, 'bin', 'python');
+  return platform() === 'win32' ? join(dir, 'Scripts', 'python.exe') : join(dir, 'bin', 'python');
 }
 
-export function managedEnvDir(lock: PythonLock, cacheDir: string = defaultCacheRoot()): string {
+export function managedEnvDir(lock: PythonLock, cacheDir: string): string {
   return join(cacheDir, 'python', `env-${lock.hash}`);
 }
 
@@ -71,8 +75,8 @@ async function readMarker(dir: string): Promise<PythonProbe | null> {
   }
 }
 
-async function checkBootstrap(python: string, signal?: AbortSignal): Promise<string> {
-  const probe = await probePython(python, signal).catch((e: unknown) => {
+async function checkBootstrap(python: string, run: Pick<ManagedEnvOptions, 'env' | 'signal'>): Promise<string> {
+  const probe = await probePython(python, run).catch((e: unknown) => {
     if (e instanceof TrtxError && e.code === 'PYENV_PYTHON_NOT_FOUND') {
       throw new TrtxError('PYENV_BOOTSTRAP_MISSING', python, 'no Python to make trtx\u2019s environment from', {
         hint: 'install Python 3.10-3.14 with its venv module (Debian: apt-get install python3 python3-venv), or name one with TRTX_BOOTSTRAP_PYTHON',
@@ -98,16 +102,16 @@ async function checkBootstrap(python: string, signal?: AbortSignal): Promise<str
 
 async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): Promise<PythonProbe> {
   const progress = opts.onProgress ?? (() => {});
-  const bootstrap = opts.bootstrapPython ?? process.env.TRTX_BOOTSTRAP_PYTHON ?? 'python3';
-  const version = await checkBootstrap(bootstrap, opts.signal);
+  const bootstrap = opts.bootstrapPython ?? settingsOf(opts.env).TRTX_BOOTSTRAP_PYTHON ?? 'python3';
+  const version = await checkBootstrap(bootstrap, opts);
   await rm(dir, { recursive: true, force: true }); // an interrupted earlier attempt
   // An interrupt removes the half-made environment (the marker would make the
   // next command do that anyway, but not before then), and pip's temporary
   // folders: pip is stopped with its group (util/tracked-child.ts) and would
   // leave its pip-unpack-* folders in $TMPDIR, so it gets a private one.
   const untrackDir = trackPath(dir);
-  const tmp = await makeTempDir('trtx-pip-');
-  const env = { PIP_NO_PYTHON_VERSION_WARNING: '1', TMPDIR: tmp.path };
+  const tmp = await makeTempDir('trtx-pip-', tempRootOf(opts.env));
+  const env = childEnvOptions(opts.env, { PIP_NO_PYTHON_VERSION_WARNING: '1', TMPDIR: tmp.path });
   await mkdir(dir, { recursive: true });
   let latest = 'creating the virtual environment';
   const stopTicker = startTicker(1000, (ms) => progress({ phase: 'install', message: `${latest} (${formatElapsed(ms)})`, tick: true }));
@@ -116,7 +120,7 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
       phase: 'create',
       message: `creating trtx's Python environment for export (Python ${version}, torch, executorch and their dependencies) in ${dir}: first use only, ${ENV_COST}`,
     });
-    const venv = await execaTracked(bootstrap, ['-m', 'venv', dir], { all: true, reject: false, cancelSignal: opts.signal, env });
+    const venv = await execaTracked(bootstrap, ['-m', 'venv', dir], { all: true, reject: false, cancelSignal: opts.signal, ...env });
     if (venv.exitCode !== 0) {
       throw new TrtxError('PYENV_CREATE_FAILED', dir, `python -m venv failed:\n${lastLines(venv.all ?? '', 15).join('\n')}`, {
         hint: 'install the venv module (Debian: apt-get install python3-venv)',
@@ -130,7 +134,7 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
         all: true,
         reject: false,
         cancelSignal: opts.signal,
-        env,
+        ...env,
       },
     );
     latest = 'pip: resolving the locked packages';
@@ -150,7 +154,7 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
         },
       );
     }
-    const probe = await probePython(python, opts.signal);
+    const probe = await probePython(python, opts);
     const wrong = pinDifferences(lock, probe)[0];
     if (wrong) {
       throw new TrtxError(
@@ -177,7 +181,7 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
 export async function ensureManagedEnv(opts: ManagedEnvOptions = {}): Promise<ManagedEnv> {
   const progress = opts.onProgress ?? (() => {});
   const lock = opts.lock ?? (await readPythonLock());
-  const root = opts.cacheDir ?? defaultCacheRoot();
+  const root = opts.cacheDir ?? defaultCacheRoot(settingsOf(opts.env));
   const dir = managedEnvDir(lock, root);
   const python = interpreterIn(dir);
   const cached = await readMarker(dir);

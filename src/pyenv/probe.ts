@@ -5,7 +5,8 @@
 
 import { execa } from 'execa';
 import { TrtxError } from '../util/errors.js';
-import { bridgeEnv } from '../bridge/env.js';
+import { bridgeChildEnv } from '../bridge/env.js';
+import type { Env } from '../util/env.js';
 
 export interface PythonProbe {
   executable: string;
@@ -33,15 +34,15 @@ print(json.dumps({
 }))
 `;
 
-export async function probePython(python: string, signal?: AbortSignal): Promise<PythonProbe> {
+/** Asks `python` for its version and packages, as a child of the run (its environment, util/env.ts, and cancellation). */
+export async function probePython(python: string, run: { env?: Env; signal?: AbortSignal } = {}): Promise<PythonProbe> {
   // The same environment the bridge gets (no inherited PYTHONPATH, no working
   // directory on sys.path), so the probe sees what an export will import.
   const r = await execa(python, ['-c', PROBE], {
     reject: false,
     timeout: 60_000,
-    cancelSignal: signal,
-    env: bridgeEnv(),
-    extendEnv: false,
+    cancelSignal: run.signal,
+    ...bridgeChildEnv({ base: run.env }),
   });
   if (r.failed || r.exitCode !== 0) {
     const notFound = (r as { code?: string }).code === 'ENOENT';

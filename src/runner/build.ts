@@ -18,9 +18,11 @@ import { execa } from 'execa';
 import { ensureExecutorchSdk, type ExecutorchSdk } from '../sdk/index.js';
 import { TrtxError } from '../util/errors.js';
 import { trackPath } from '../util/cleanup.js';
+import { ownPid } from '../util/os-process.js';
 import { execaTracked } from '../util/tracked-child.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
+import { childEnvOptions, settingsOf, type Env } from '../util/env.js';
 import { lastLines } from '../util/last-lines.js';
 import { formatElapsed, startTicker } from '../util/ticker.js';
 
@@ -45,7 +47,7 @@ export type RunnerProgress =
 
 export interface EnsureRunnerOptions {
   onProgress?: (p: RunnerProgress) => void;
-  /** Cache root; default $TRTX_CACHE_DIR, else ~/.cache/trtx. */
+  /** Cache root; default the run's $TRTX_CACHE_DIR, else ~/.cache/trtx. */
   cacheDir?: string;
   /** The native-runner source folder; default the one in this checkout. */
   sourceDir?: string;
@@ -65,7 +67,15 @@ export interface EnsureRunnerOptions {
   jobs?: number;
   /** Also build trtx's own backend as a --backend-lib library, libtrtx_backend_plugin.so beside the binary (tests). */
   backendPlugin?: boolean;
+  /** The run's environment (util/env.ts): the TRTX_* defaults above come from it, and the build's children get it. */
+  env?: Env;
+  /** Aborting it stops the build's children (cmake, make, the compilers). */
+  signal?: AbortSignal;
 }
+
+/** What every child of a build gets of the run: its environment and its cancellation. */
+type ChildRun = Pick<EnsureRunnerOptions, 'env' | 'signal'>;
+const childOptions = (run: ChildRun) => ({ ...childEnvOptions(run.env), cancelSignal: run.signal });
 
 export interface RunnerBinary {
   path: string;
@@ -131,8 +141,8 @@ export async function sourceHash(sourceDir: string, flags: readonly string[] = [
   return h.digest('hex').slice(0, 16);
 }
 
-async function requireCmake(): Promise<void> {
-  const r = await execa('cmake', ['--version'], { reject: false });
+async function requireCmake(run: ChildRun): Promise<void> {
+  const r = await execa('cmake', ['--version'], { reject: false, ...childOptions(run) });
   if (r.exitCode !== 0 || r.failed) {
     throw new TrtxError('RUNNER_TOOLCHAIN', 'cmake', 'cmake is not installed; the native runner is built with CMake on first use', {
       hint: 'install CMake >= 3.25, a C++17 compiler and the flatbuffers headers (Debian: apt-get install cmake g++ libflatbuffers-dev)',
@@ -148,8 +158,8 @@ const PERCENT = /^\[\s*(\d{1,3})%\]/;
  * handler (util/tracked-child.ts): make and the compilers stop before the
  * build folder is removed. onLine sees each line of its output as it arrives.
  */
-async function cmake(args: string[], onLine?: (line: string) => void) {
-  const child = execaTracked('cmake', args, { all: true, reject: false });
+async function cmake(args: string[], run: ChildRun, onLine?: (line: string) => void) {
+  const child = execaTracked('cmake', args, { all: true, reject: false, ...childOptions(run) });
   let pending = '';
   if (onLine) {
     child.all?.on('data', (chunk: Buffer) => {
@@ -163,13 +173,20 @@ async function cmake(args: string[], onLine?: (line: string) => void) {
 }
 
 /** ccache when it is installed: a rebuild after a source change (or another flag set) recompiles only what changed. */
-async function compilerLauncher(): Promise<string[]> {
-  const r = await execa('ccache', ['--version'], { reject: false, timeout: 10_000 });
+async function compilerLauncher(run: ChildRun): Promise<string[]> {
+  const r = await execa('ccache', ['--version'], { reject: false, timeout: 10_000, ...childOptions(run) });
   return r.exitCode === 0 ? ['-DCMAKE_CXX_COMPILER_LAUNCHER=ccache'] : [];
 }
 
-async function build(sourceDir: string, target: string, flags: string[], jobs: number, progress: (p: RunnerProgress) => void) {
-  const work = `${target}.build-${process.pid}-${randomBytes(4).toString('hex')}`;
+async function build(
+  sourceDir: string,
+  target: string,
+  flags: string[],
+  jobs: number,
+  progress: (p: RunnerProgress) => void,
+  run: ChildRun,
+) {
+  const work = `${target}.build-${ownPid}-${randomBytes(4).toString('hex')}`;
   const buildDir = join(work, 'build');
   const untrack = trackPath(work);
   try {
@@ -179,7 +196,9 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
     progress({ phase: 'configure', message: what });
     const stopConfigure = startTicker(1000, (ms) => progress({ phase: 'configure', message: `${what}: ${formatElapsed(ms)}`, tick: true }));
     // The launcher changes how, not what, is built: it stays out of the hashed flags.
-    const configure = await cmake(['-S', sourceDir, '-B', buildDir, ...flags, ...(await compilerLauncher())]).finally(stopConfigure);
+    const configure = await cmake(['-S', sourceDir, '-B', buildDir, ...flags, ...(await compilerLauncher(run))], run).finally(
+      stopConfigure,
+    );
     if (configure.exitCode !== 0) {
       throw new TrtxError(
         'RUNNER_BUILD_FAILED',
@@ -201,7 +220,7 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
     const stopCompile = startTicker(1000, (ms) =>
       progress({ phase: 'build', message: `compiling the native runner: ${last}% (${formatElapsed(ms)})`, percent: last, tick: true }),
     );
-    const compile = await cmake(['--build', buildDir, '--target', ...targets, '--parallel', String(jobs)], (line) => {
+    const compile = await cmake(['--build', buildDir, '--target', ...targets, '--parallel', String(jobs)], run, (line) => {
       const m = PERCENT.exec(line);
       const pct = m ? Math.min(100, Number(m[1])) : -1;
       if (pct > last) {
@@ -236,22 +255,26 @@ async function build(sourceDir: string, target: string, flags: string[], jobs: n
 }
 
 /** A GPU this process could use: the driver's device node, or nvidia-smi listing one. */
-export async function gpuVisible(): Promise<boolean> {
+export async function gpuVisible(run: ChildRun = {}): Promise<boolean> {
   if (existsSync('/dev/nvidia0')) return true;
-  const r = await execa('nvidia-smi', ['-L'], { reject: false, timeout: 10_000 });
+  const r = await execa('nvidia-smi', ['-L'], { reject: false, timeout: 10_000, ...childOptions(run) });
   return r.exitCode === 0 && /\bGPU \d+:/.test(String(r.stdout ?? ''));
 }
 
-async function nvccFound(): Promise<boolean> {
-  const r = await execa('nvcc', ['--version'], { reject: false, timeout: 10_000 });
+async function nvccFound(run: ChildRun = {}): Promise<boolean> {
+  const r = await execa('nvcc', ['--version'], { reject: false, timeout: 10_000, ...childOptions(run) });
   return r.exitCode === 0;
 }
 
 /** Whether to build the CUDA half: asked for, or a GPU is visible (never merely because nvcc exists). */
-export async function decideCuda(mode: 'auto' | 'on' | 'off', probe = { gpuVisible, nvccFound }): Promise<{ cuda: boolean; note: string }> {
+export async function decideCuda(
+  mode: 'auto' | 'on' | 'off',
+  probe = { gpuVisible, nvccFound },
+  run: ChildRun = {},
+): Promise<{ cuda: boolean; note: string }> {
   if (mode === 'off') return { cuda: false, note: 'CUDA off' };
   if (mode === 'on') {
-    if (!(await probe.nvccFound())) {
+    if (!(await probe.nvccFound(run))) {
       throw new TrtxError('RUNNER_TOOLCHAIN', 'TRTX_RUNNER_CUDA=on', 'the CUDA half was asked for but nvcc is not on PATH', {
         hint: 'install the CUDA toolkit (nvcc), or unset TRTX_RUNNER_CUDA to build for the CPU',
       });
@@ -259,17 +282,17 @@ export async function decideCuda(mode: 'auto' | 'on' | 'off', probe = { gpuVisib
     return { cuda: true, note: 'CUDA on (asked for)' };
   }
   // auto: nvcc is asked about only when a GPU is visible (no spawn on a machine without one).
-  if (!(await probe.gpuVisible())) return { cuda: false, note: 'no GPU visible: CPU only' };
-  return (await probe.nvccFound())
+  if (!(await probe.gpuVisible(run))) return { cuda: false, note: 'no GPU visible: CPU only' };
+  return (await probe.nvccFound(run))
     ? { cuda: true, note: 'a GPU is visible: CPU and CUDA' }
     : { cuda: false, note: 'a GPU is visible but nvcc is not: CPU only' };
 }
 
-function cudaMode(option: EnsureRunnerOptions['cuda']): 'auto' | 'on' | 'off' {
+function cudaMode(option: EnsureRunnerOptions['cuda'], settings: Env): 'auto' | 'on' | 'off' {
   if (option) return option;
-  const env = (process.env.TRTX_RUNNER_CUDA ?? 'auto').toLowerCase();
-  if (env === 'on' || env === 'off' || env === 'auto') return env;
-  throw new TrtxError('RUNNER_USAGE', 'TRTX_RUNNER_CUDA', `TRTX_RUNNER_CUDA=${process.env.TRTX_RUNNER_CUDA}: expected on, off or auto`);
+  const asked = (settings.TRTX_RUNNER_CUDA ?? 'auto').toLowerCase();
+  if (asked === 'on' || asked === 'off' || asked === 'auto') return asked;
+  throw new TrtxError('RUNNER_USAGE', 'TRTX_RUNNER_CUDA', `TRTX_RUNNER_CUDA=${settings.TRTX_RUNNER_CUDA}: expected on, off or auto`);
 }
 
 /**
@@ -278,7 +301,8 @@ function cudaMode(option: EnsureRunnerOptions['cuda']): 'auto' | 'on' | 'off' {
  */
 export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<RunnerBinary> {
   const progress = options.onProgress ?? (() => {});
-  const prebuilt = options.binary === undefined ? process.env.TRTX_RUNNER_BIN : options.binary;
+  const settings = settingsOf(options.env);
+  const prebuilt = options.binary === undefined ? settings.TRTX_RUNNER_BIN : options.binary;
   if (prebuilt) {
     if (!existsSync(prebuilt)) {
       throw new TrtxError('RUNNER_MISSING', prebuilt, 'the prebuilt native runner does not exist');
@@ -287,15 +311,17 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
     return { path: resolve(prebuilt), dir: null, hash: null, built: false };
   }
   const sourceDir = options.sourceDir ?? defaultSourceDir();
-  const asan = options.asan ?? process.env.TRTX_RUNNER_ASAN === '1';
+  const asan = options.asan ?? settings.TRTX_RUNNER_ASAN === '1';
   const sdk =
     options.sdk ??
     (await ensureExecutorchSdk({
+      env: options.env,
+      signal: options.signal,
       onProgress: (p) => {
         if (p.phase !== 'cached' && p.phase !== 'ready') progress({ phase: 'sdk', message: p.message });
       },
     }));
-  const { cuda } = await decideCuda(cudaMode(options.cuda));
+  const { cuda } = await decideCuda(cudaMode(options.cuda, settings), undefined, options);
   const flags = [
     '-DCMAKE_BUILD_TYPE=Release',
     // -O1, not CMake's -O3: the first `trtx demo` waits for this build, and
@@ -313,7 +339,7 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
   // The SDK's path is in the flags; its version goes into the hash too, so a
   // reinstalled wheel at the same path rebuilds.
   const hash = await sourceHash(sourceDir, [...flags, `executorch=${sdk.version}`]);
-  const root = options.cacheDir ?? defaultCacheRoot();
+  const root = options.cacheDir ?? defaultCacheRoot(settings);
   const dir = join(root, `runner-${hash}`);
   const binary = join(dir, RUNNER_BINARY_NAME);
   if (existsSync(binary)) {
@@ -321,13 +347,13 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
     return { path: binary, dir, hash, built: false };
   }
   await mkdir(root, { recursive: true });
-  await requireCmake();
+  await requireCmake(options);
   const jobs = options.jobs ?? Math.max(1, availableParallelism());
   const built = await withLock(
     `${dir}.lock`,
     async () => {
       if (existsSync(binary)) return false;
-      await build(sourceDir, dir, flags, jobs, progress);
+      await build(sourceDir, dir, flags, jobs, progress, options);
       return true;
     },
     {

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { makeTempDir } from '../util/cleanup.js';
+import { childEnvOptions, settingsOf, tempRootOf, type Env } from '../util/env.js';
 import type { RunnerCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 import { RunnerReport } from './report.js';
@@ -13,6 +14,8 @@ import { RunnerReport } from './report.js';
 export interface RunRunnerOptions {
   /** The runner binary (ensureRunner().path). */
   runner: string;
+  /** The run's environment (util/env.ts): the runner gets it, its ASAN_OPTIONS defaulting as below. */
+  env?: Env;
   /** Methods to run, in order; default every method of the program. */
   methods?: readonly string[];
   /** Decode steps; default 1. */
@@ -77,7 +80,7 @@ export function runnerArgs(program: string, o: Omit<RunRunnerOptions, 'runner'>,
 }
 
 export async function runRunner(program: string, options: RunRunnerOptions): Promise<RunnerResult> {
-  const temp = await makeTempDir('trtx-runner-');
+  const temp = await makeTempDir('trtx-runner-', tempRootOf(options.env));
   const dir = temp.path;
   const reportPath = join(dir, 'report.json');
   const argv = runnerArgs(program, options, reportPath);
@@ -89,7 +92,7 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
       stdin: 'ignore',
       // Hostile programs ask for huge arenas: under AddressSanitizer that must
       // come back as an allocation error, which is what the runner reports.
-      env: { ASAN_OPTIONS: process.env.ASAN_OPTIONS ?? 'allocator_may_return_null=1' },
+      ...childEnvOptions(options.env, { ASAN_OPTIONS: settingsOf(options.env).ASAN_OPTIONS ?? 'allocator_may_return_null=1' }),
     });
     const stderr = r.stderr ?? '';
     if (r.isCanceled || r.timedOut) {

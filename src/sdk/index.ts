@@ -13,8 +13,10 @@ import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path';
 import { TrtxError } from '../util/errors.js';
 import { trackPath } from '../util/cleanup.js';
+import { ownPid } from '../util/os-process.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
+import { settingsOf, type Env } from '../util/env.js';
 import { formatIEC } from '../util/size.js';
 import { downloadTo, type Fetch } from './download.js';
 import { readSdkPin, wheelFor, type SdkPin, type SdkWheel } from './pin.js';
@@ -45,13 +47,15 @@ export type SdkProgress =
   | { phase: 'ready'; message: string };
 
 export interface EnsureSdkOptions {
-  /** Cache root; default $TRTX_CACHE_DIR, else ~/.cache/trtx. */
+  /** Cache root; default the run's $TRTX_CACHE_DIR, else ~/.cache/trtx. */
   cacheDir?: string;
+  /** The run's environment (util/env.ts): the defaults named $TRTX_... here come from it. */
+  env?: Env;
   /** Default python-bridge/executorch-sdk.json. */
   pin?: SdkPin;
   /** Default this machine's `${platform}-${arch}`. */
   platform?: string;
-  /** A local copy of the pinned wheel to unpack instead of downloading; default $TRTX_EXECUTORCH_WHEEL. */
+  /** A local copy of the pinned wheel to unpack instead of downloading; default the run's $TRTX_EXECUTORCH_WHEEL. */
   wheelFile?: string;
   onProgress?: (p: SdkProgress) => void;
   signal?: AbortSignal;
@@ -61,7 +65,7 @@ export interface EnsureSdkOptions {
 const MARKER = 'trtx-sdk.json';
 const FOLDERS = ['include/', 'lib/', 'share/'];
 
-export function sdkDir(pin: SdkPin, wheel: SdkWheel, cacheDir: string = defaultCacheRoot()): string {
+export function sdkDir(pin: SdkPin, wheel: SdkWheel, cacheDir: string): string {
   return join(cacheDir, 'executorch-sdk', `${pin.version}-${wheel.sha256.slice(0, 16)}`);
 }
 
@@ -112,11 +116,11 @@ async function unpack(wheelBytes: Buffer, into: string, progress: (p: SdkProgres
 
 async function make(dir: string, pin: SdkPin, wheel: SdkWheel, opts: EnsureSdkOptions): Promise<void> {
   const progress = opts.onProgress ?? (() => {});
-  const work = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const work = `${dir}.tmp-${ownPid}-${randomBytes(4).toString('hex')}`;
   const untrack = trackPath(work);
   try {
     await mkdir(work, { recursive: true });
-    const local = opts.wheelFile ?? process.env.TRTX_EXECUTORCH_WHEEL;
+    const local = opts.wheelFile ?? settingsOf(opts.env).TRTX_EXECUTORCH_WHEEL;
     let bytes: Buffer;
     if (local) {
       bytes = await readFile(local).catch((e: NodeJS.ErrnoException) => {
@@ -168,7 +172,7 @@ export async function ensureExecutorchSdk(opts: EnsureSdkOptions = {}): Promise<
   const progress = opts.onProgress ?? (() => {});
   const pin = opts.pin ?? readSdkPin();
   const wheel = wheelFor(pin, opts.platform);
-  const dir = sdkDir(pin, wheel, opts.cacheDir);
+  const dir = sdkDir(pin, wheel, opts.cacheDir ?? defaultCacheRoot(settingsOf(opts.env)));
   const ready = () => existsSync(join(dir, MARKER));
   if (ready()) {
     progress({ phase: 'cached', message: `using the ExecuTorch SDK ${dir}` });

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
+import { arch as osArch, platform as osPlatform } from 'node:os';
 import { TrtxError } from '../util/errors.js';
 
 export interface SdkWheel {
@@ -21,7 +22,7 @@ export interface SdkWheel {
 export interface SdkPin {
   path: string;
   version: string;
-  /** Keyed by `${process.platform}-${process.arch}`. */
+  /** Keyed by `${platform}-${arch}` (node:os: linux-x64). */
   wheels: Record<string, SdkWheel>;
 }
 
@@ -65,7 +66,8 @@ export function readSdkPin(path: string = defaultPinPath()): SdkPin {
 }
 
 export function currentPlatform(): string {
-  return `${process.platform}-${process.arch}`;
+  // node:os answers as process.platform and process.arch do.
+  return `${osPlatform()}-${osArch()}`;
 }
 
 /** The wheel for this machine, or a usage error naming the platforms ExecuTorch ships a runtime for. */

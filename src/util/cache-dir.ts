@@ -4,8 +4,10 @@
 
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Env } from './env.js';
 
-export function defaultCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+/** The cache folder the run's environment names (TRTX_CACHE_DIR), else ~/.cache/trtx. */
+export function defaultCacheRoot(env: Env): string {
   const fromEnv = env.TRTX_CACHE_DIR;
   return fromEnv && fromEnv.length > 0 ? resolve(fromEnv) : join(homedir(), '.cache', 'trtx');
 }

@@ -1,9 +1,11 @@
 // What an interrupt must not leave behind. Code that creates a temporary
 // file or folder, or starts a child process group, registers it here for as
-// long as it exists; on SIGINT or SIGTERM the command line (installSignalCleanup,
-// called by bin/trtx only) kills the registered groups, removes the
-// registered paths and ends by the signal itself (a shell reports 130 or
-// 143; see endBy). The work is synchronous so that nothing else runs in
+// long as it exists; on SIGINT or SIGTERM the command line kills the
+// registered groups, removes the registered paths and ends by the signal
+// itself (a shell reports 130 or 143). The process's signals and its exit
+// are the command line's (src/cli/signals.ts, installed by bin/trtx only);
+// this file keeps the registry, and the command line connects to it
+// (connectSignals). The work is synchronous so that nothing else runs in
 // between: no write that recreates a removed file, no rename that publishes
 // half a job.
 // Children are stopped first (SIGTERM, so that a compiler can remove its own
@@ -30,12 +32,12 @@ import { mkdir, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sendSignal } from './os-process.js';
 
 const paths = new Map<string, number>();
 const groups = new Map<number, number>();
 let held = 0;
-let pending: NodeJS.Signals | null = null;
-let installed = false;
+let pending: CleanupSignal | null = null;
 
 /** Exit codes a shell reports for a process ended by these signals (128 + the signal number). */
 export const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
@@ -67,11 +69,12 @@ export interface TempDir {
 }
 
 /**
- * A fresh folder `$TMPDIR/<prefix>XXXXXXXXXXXX`, registered before it is
+ * A fresh folder `$TMPDIR/<prefix>XXXXXXXXXXXX` (`root`: the run's
+ * temporary folder, util/env.ts's tempRootOf), registered before it is
  * created, so there is no moment at which it exists unregistered.
  */
-export async function makeTempDir(prefix: string): Promise<TempDir> {
-  const path = join(tmpdir(), `${prefix}${randomBytes(6).toString('hex')}`);
+export async function makeTempDir(prefix: string, root: string = tmpdir()): Promise<TempDir> {
+  const path = join(root, `${prefix}${randomBytes(6).toString('hex')}`);
   const untrack = trackPath(path);
   try {
     await mkdir(path, { mode: 0o700 });
@@ -129,7 +132,7 @@ const TERM_GRACE_MS = 2000;
 function signalGroups(pgids: Iterable<number>, signal: NodeJS.Signals): void {
   for (const pid of pgids) {
     try {
-      process.kill(-pid, signal);
+      sendSignal(-pid, signal);
     } catch {
       // already gone
     }
@@ -164,37 +167,35 @@ export function cleanupNow(): void {
   paths.clear();
 }
 
-function exitOn(signal: CleanupSignal): never {
-  cleanupNow();
-  process.stderr.write(`\ntrtx: stopped by ${signal}; temporary files removed\n`);
-  endBy(signal);
-  process.exit(SIGNAL_EXIT_CODES[signal]);
+/**
+ * How the registry reaches the process, from src/cli/signals.ts (the
+ * command line's, which owns the process's signals and its exit): `arm`
+ * turns the SIGINT and SIGTERM handlers on while there is something to
+ * clean up or a step holds signals, and off after (see the file comment);
+ * `deliver` ends the process for a signal that arrived while a step held
+ * signals, once the step is done. A library caller that connects nothing
+ * keeps Node's default action for both signals.
+ */
+export interface SignalHooks {
+  arm(need: boolean): void;
+  deliver(signal: CleanupSignal): void;
+}
+let hooks: SignalHooks | null = null;
+
+/** For src/cli/signals.ts only; once. */
+export function connectSignals(h: SignalHooks): void {
+  hooks = h;
+  rearm();
 }
 
 /**
- * Ends the process by `signal` itself, its default action, once trtx has
- * cleaned up: how a program that handles SIGINT should leave, so that its
- * caller knows it was interrupted (a shell reports 130 or 143 and stops a
- * loop, which it does not for an exit 130; Python ends this way on an
- * unhandled KeyboardInterrupt since 3.8). And at once: process.exit runs
- * libuv's exit-time cleanup, which joins the thread pool, so it waits for a
- * file copy in flight there to finish (fs.copyFile of a multi-GiB program in
- * rewrite -o: 3.5 s on an idle 2-core machine, against 0.1 s by the signal).
- * First the 'exit' hooks process.exit would have run: execa's, which stops
- * the children it watches (signal-exit emits 'exit' on a signal the same
- * way), the bridge's group kill and cleanupNow (nothing left by now). The
- * other listeners of the signal go: what they would do is done (export's
- * stops the bridge, which cleanupNow has killed). The 'exit' hooks go too
- * once run, so that the process.exit after this (reached only if the
- * signal did not end the process) does not run them twice.
+ * A signal arrived: true when a step holds signals, and it is kept for the
+ * step's end (withSignalsHeld delivers it); false when the handler acts now.
  */
-function endBy(signal: CleanupSignal): void {
-  const code = SIGNAL_EXIT_CODES[signal];
-  process.exitCode = code;
-  process.emit('exit', code);
-  process.removeAllListeners('exit');
-  process.removeAllListeners(signal);
-  process.kill(process.pid, signal);
+export function deferSignal(signal: CleanupSignal): boolean {
+  if (held === 0) return false;
+  pending ??= signal;
+  return true;
 }
 
 /**
@@ -208,49 +209,21 @@ export async function withSignalsHeld<T>(step: () => Promise<T>): Promise<T> {
     return await step();
   } finally {
     held--;
-    if (held === 0 && pending) exitOn(pending as CleanupSignal);
+    if (held === 0 && pending) hooks?.deliver(pending);
     rearm();
   }
 }
 
-const handlers = {
-  SIGINT: () => onSignal('SIGINT'),
-  SIGTERM: () => onSignal('SIGTERM'),
-} satisfies Record<CleanupSignal, () => void>;
 let armed = false;
-
-function onSignal(signal: CleanupSignal): void {
-  if (held > 0) {
-    pending ??= signal;
-    return;
-  }
-  exitOn(signal);
-}
 
 /** Handlers while there is something to clean up or signals are held; the default action otherwise (see the file comment). */
 function rearm(): void {
-  if (!installed) return;
+  if (!hooks) return;
   const need = paths.size > 0 || groups.size > 0 || held > 0;
   if (need === armed) return;
   armed = need;
-  for (const signal of Object.keys(handlers) as CleanupSignal[]) {
-    if (need) process.on(signal, handlers[signal]);
-    else process.removeListener(signal, handlers[signal]);
-  }
+  hooks.arm(need);
 }
 
 /** Whether SIGINT and SIGTERM run trtx's cleanup now (true) or end the process at once (false). */
 export const signalsHandled = () => armed;
-
-/**
- * For the command line only: SIGINT and SIGTERM clean up and exit (while
- * something is registered; else they end the process at once, see the file
- * comment), and a process that exits any other way still kills and removes
- * what is left registered. Idempotent.
- */
-export function installSignalCleanup(): void {
-  if (installed) return;
-  installed = true;
-  rearm();
-  process.on('exit', cleanupNow);
-}

@@ -22,6 +22,7 @@ import { hostname } from 'node:os';
 import { sidecarPath } from './target.js';
 import { trackPath } from './cleanup.js';
 import { TrtxError } from './errors.js';
+import { ownPid } from './os-process.js';
 
 export const LOCK_SUFFIX = '.trtx-lock';
 
@@ -156,7 +157,7 @@ export async function lockTarget(target: string, opts: LockOptions): Promise<Tar
   const untrack = trackPath(path);
   await writeFile(
     path,
-    JSON.stringify({ pid: process.pid, host: hostname(), command: opts.command, since: new Date().toISOString() }) + '\n',
+    JSON.stringify({ pid: ownPid, host: hostname(), command: opts.command, since: new Date().toISOString() }) + '\n',
   ).catch(() => {});
   let released = false;
   return {

@@ -10,6 +10,7 @@ import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { trackPath } from './cleanup.js';
+import { ownPid, processAlive } from './os-process.js';
 
 export interface LockOwner {
   pid: number;
@@ -33,16 +34,7 @@ export interface LockOptions {
 
 const OWNER_FILE = 'owner.json';
 
-/** True when a process with this id exists (EPERM: it exists but is not ours). */
-export function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { processAlive };
 
 export async function readLockOwner(lockDir: string): Promise<LockOwner | null> {
   try {
@@ -118,7 +110,7 @@ export async function withLock<T>(lockDir: string, body: () => Promise<T>, optio
       // An interrupted holder removes its lock on the way out (src/util/cleanup.ts).
       untrack = trackPath(lockDir);
       const owner: LockOwner = {
-        pid: process.pid,
+        pid: ownPid,
         host: hostname(),
         started: new Date().toISOString(),
         purpose: options.purpose ?? '',

@@ -17,6 +17,7 @@
 import { lstat, readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { legacyTempPath, tempPath } from './target.js';
+import { ownPid, processAlive } from './os-process.js';
 
 export interface LeftTemp {
   path: string;
@@ -34,16 +35,6 @@ const CURRENT = /^\..+\.([0-9]+)-([0-9a-f]{12})\.tmp$/;
 const LEGACY = /^\..+\.([0-9a-f]{12})\.tmp$/;
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
-/** Whether process `pid` exists on this host (EPERM: it exists, owned by another user). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes the temporary files of `owners` (a target, and the sidecars
@@ -77,7 +68,7 @@ export async function sweepStaleTemps(owners: readonly string[]): Promise<StaleT
     const st = await lstat(path).catch(() => null);
     if (!st?.isFile()) continue;
     const pid = current ? Number(current[1]) : null;
-    if (pid === process.pid) continue;
+    if (pid === ownPid) continue;
     if (pid !== null && !processAlive(pid)) {
       await rm(path, { force: true });
       out.removed.push(path);

@@ -20,6 +20,7 @@ import { access, lstat, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Code } from '../codes/index.js';
 import { TrtxError } from './errors.js';
+import { ownPid } from './os-process.js';
 
 /** NAME_MAX of Linux filesystems (ext4, xfs, btrfs, tmpfs): bytes in one path component. */
 export const NAME_MAX = 255;
@@ -59,7 +60,7 @@ export function sidecarPath(target: string, suffix: string, hidden = false): str
  * name so that the next writer of the target can tell one left by a killed
  * writer from one being written (src/util/stale-temps.ts).
  */
-export function tempPath(target: string, pid = process.pid, tag = randomBytes(6).toString('hex')): string {
+export function tempPath(target: string, pid = ownPid, tag = randomBytes(6).toString('hex')): string {
   return sidecarPath(target, `.${pid}-${tag}.tmp`, true);
 }
 

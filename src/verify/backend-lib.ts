@@ -12,11 +12,12 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { RunnerReport } from '../runner/report.js';
 import { TrtxError } from '../util/errors.js';
+import type { Env } from '../util/env.js';
 
 export type VerifyBackend = RunnerReport['backend'];
 
 /** The library asked for: the option, else a non-empty TRTX_BACKEND_LIB; undefined: trtx's own backend. */
-export function backendLibAsked(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function backendLibAsked(option: string | undefined, env: Env): string | undefined {
   if (option !== undefined) return option;
   const fromEnv = env.TRTX_BACKEND_LIB;
   return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;

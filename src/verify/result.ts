@@ -3,6 +3,7 @@
 // assertions proved on them and the comparison with eager PyTorch's outputs.
 // verify.ts fills it in; runs.ts, judge.ts and reference.ts each add their part.
 
+import type { Env } from '../util/env.js';
 import type { ReportBudget } from '../util/report-budget.js';
 import type { BudgetStreaming } from './budget-streaming.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
@@ -41,8 +42,12 @@ export interface VerifyOptions extends ReferenceOptions {
   runner?: string;
   /** A shared library whose TensorRTBackend runs instead of trtx's (backend-lib.ts). */
   backendLib?: string;
-  /** The prebuilt runner ensureRunner uses (its `binary`: default $TRTX_RUNNER_BIN; null: build); the CLI passes its run's. */
+  /** The prebuilt runner ensureRunner uses (its `binary`: default the run's $TRTX_RUNNER_BIN; null: build); the CLI passes its run's. */
   runnerBinary?: string | null;
+  /** The run's environment (util/env.ts): the runner's build and the runner itself get it. */
+  env?: Env;
+  /** Aborting it stops the runner's build and the runner. */
+  signal?: AbortSignal;
   /** The command's report budget: every program verify opens adds to it (src/util/report-budget.ts); unbounded when absent. */
   reportBudget?: ReportBudget;
   onProgress?: (message: string) => void;

@@ -32,7 +32,7 @@ export interface RunSetup {
   sharedState: boolean;
   runtime: RuntimeRules;
   backendLib: string | undefined;
-  options: Pick<VerifyOptions, 'budget' | 'device' | 'sharedScratch' | 'coldPool' | 'onProgress'>;
+  options: Pick<VerifyOptions, 'budget' | 'device' | 'sharedScratch' | 'coldPool' | 'onProgress' | 'env' | 'signal'>;
 }
 
 /** A run's outputs file, for the comparison with eager PyTorch. */
@@ -67,6 +67,8 @@ export class VerifyRuns {
     const outputsFile = compared ? join(s.dir, `outputs-${this.outputs.size}.trxt`) : undefined;
     const r = await runRunner(v.runPath ?? v.path, {
       runner: s.runner,
+      env: s.options.env,
+      signal: s.options.signal,
       inputsFile: s.inputsFile,
       outputsFile,
       methods: s.methods,

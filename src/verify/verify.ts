@@ -44,6 +44,7 @@ import { VerifyRuns } from './runs.js';
 import { stateRoles } from './state-roles.js';
 import type { ReportBudget } from '../util/report-budget.js';
 import { decodeMethods, deriveVariants, type Variant, type Variants, type VerifyMode } from './variants.js';
+import { tempRootOf } from '../util/env.js';
 
 export type { StreamMode, VerifyMemory, VerifyOptions, VerifyResult, VerifyRun } from './result.js';
 
@@ -80,7 +81,7 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   const scoped: BudgetedOptions = { ...opts, reportBudget: pte.reportBudget };
   let temp: TempDir | undefined;
   try {
-    temp = await makeTempDir('trtx-verify-');
+    temp = await makeTempDir('trtx-verify-', tempRootOf(opts.env));
     const program = await readProgram(pte, path, temp.path, runtime, opts);
     const result = await checkedResult(path, pte.path, program, runtime, scoped);
     if (result.check.refused) return result;
@@ -190,7 +191,9 @@ async function runAndJudge(
   if (naming.note) result.notes.push(naming.note);
   const caches = naming.caches ?? p.caches;
   result.caches = caches;
-  const runner = opts.runner ? { path: opts.runner } : await ensureRunner({ onProgress: opts.onRunnerBuild, binary: opts.runnerBinary });
+  const runner = opts.runner
+    ? { path: opts.runner }
+    : await ensureRunner({ onProgress: opts.onRunnerBuild, binary: opts.runnerBinary, env: opts.env, signal: opts.signal });
   // Who writes and who reads the state (state-roles.ts), read off the file the runner runs so names match its report.
   const primary = p.variants.at(-1) ?? p.variants[0];
   const roles = await withPte(primary.runPath ?? primary.path, (pte) => stateRoles(pte, p.methods), {

@@ -18,6 +18,9 @@ export const PYTHON = 'python3';
 /** The named test-double interpreter: python3 with the fake torch / torch_tensorrt / executorch on its path. */
 export const DOUBLE_PYTHON = join(REPO, 'test', 'doubles', 'python-with-doubles');
 
+/** This process's environment as a run's (src/util/env.ts) with no interpreter named: trtx's managed one, in the cache TRTX_CACHE_DIR names. */
+export const withoutNamedPython = (): Record<string, string | undefined> => ({ ...process.env, TRTX_PYTHON: undefined });
+
 export interface Workspace {
   dir: string;
   calls: string;

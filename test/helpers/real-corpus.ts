@@ -73,7 +73,7 @@ export async function runJobsInExecuTorch(corpus: RealCorpus, jobs: RuntimeJob[]
     writeFileSync(list, JSON.stringify(jobs.map((j) => ({ model: j.model, ptes: j.ptes, steps: j.steps ?? 3, methods: j.methods ?? [] }))));
     const r = await execa(corpus.python, ['-m', 'corpus.run', '--jobs', list], {
       cwd: bridgePackageDir(),
-      env: bridgeEnv(),
+      env: bridgeEnv({ base: process.env }),
       extendEnv: false,
       reject: false,
     });

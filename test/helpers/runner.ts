@@ -12,7 +12,7 @@ export const TEST_RUNNER_CACHE = join(repo, '.cache', 'runner-test');
 let runner: Promise<string> | undefined;
 
 export function testRunner(): Promise<string> {
-  runner ??= ensureRunner({ cacheDir: TEST_RUNNER_CACHE, cuda: 'off' }).then((r) => r.path);
+  runner ??= ensureRunner({ env: process.env, cacheDir: TEST_RUNNER_CACHE, cuda: 'off' }).then((r) => r.path);
   return runner;
 }
 
@@ -36,7 +36,7 @@ export function sanitizedRunner(): Promise<string> {
   sanitized ??= (async () => {
     const given = process.env.TRTX_RUNNER_BIN;
     if (given && isSanitized(given)) return given;
-    const r = await ensureRunner({ cacheDir: TEST_RUNNER_CACHE, cuda: 'off', asan: true, binary: null });
+    const r = await ensureRunner({ env: process.env, cacheDir: TEST_RUNNER_CACHE, cuda: 'off', asan: true, binary: null });
     return r.path;
   })();
   return sanitized;
@@ -55,7 +55,7 @@ export function runnerWithBackendPlugin(): Promise<{ runner: string; plugin: str
     const given = process.env.TRTX_RUNNER_BIN;
     if (given && existsSync(join(dirname(given), BACKEND_PLUGIN_NAME)))
       return { runner: given, plugin: join(dirname(given), BACKEND_PLUGIN_NAME) };
-    const r = await ensureRunner({ cacheDir: TEST_RUNNER_CACHE, cuda: 'off', backendPlugin: true, binary: null });
+    const r = await ensureRunner({ env: process.env, cacheDir: TEST_RUNNER_CACHE, cuda: 'off', backendPlugin: true, binary: null });
     return { runner: r.path, plugin: join(r.dir!, BACKEND_PLUGIN_NAME) };
   })();
   return withPlugin;

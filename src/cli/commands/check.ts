@@ -138,8 +138,13 @@ export function registerCheck(program: Command, session: CliSession): void {
         const runtime = parseRuntimes(opts.runtime);
         const strict = Boolean(opts.strict);
         const zeroCopyKv = Boolean(opts.zeroCopyKv);
-        if (files.length > 1) return checkMany(ctx, files, { strict, zeroCopyKv, format: opts.format, runtime });
-        const file = argAt(files, 0, '<files...>');
+        if (files.length > 1)
+          return checkMany(
+            ctx,
+            files.map((f) => ctx.at(f)),
+            { strict, zeroCopyKv, format: opts.format, runtime },
+          );
+        const file = ctx.at(argAt(files, 0, '<files...>'));
         const result = await checkFile(file, { requireZeroCopyKv: zeroCopyKv, runtime, reportBudget: ctx.budget });
         const code = exitOf(result, strict);
         // Machine formats go to stdout whole, like --json: no colour, no heading.

@@ -20,7 +20,7 @@ interface DemoCliOptions extends GlobalOptions {
 const b = (n: number) => formatIEC(BigInt(n));
 
 /** A path under the working folder as a relative one (what the user typed, or can), else as it is. */
-export function shownPath(path: string, cwd = process.cwd()): string {
+export function shownPath(path: string, cwd: string): string {
   const rel = relative(cwd, path);
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
 }
@@ -36,7 +36,7 @@ export function percentLess(before: number, after: number): string {
   return `${(Math.floor((1000 * (before - after)) / before) / 10).toFixed(1)}% less`;
 }
 
-export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
+export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color' | 'cwd'>): string[] {
   const s = styler(ctx);
   const v = r.verify;
   const where =
@@ -53,8 +53,8 @@ export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
       : `trtx demo (${r.scale} scale): a staged KV decoder made zero-copy with an 8 GiB weight-streaming budget (synthetic reference engines: a made-up function, not a model; --from-pytorch exports a real one)`;
   const lines = [
     s('bold', title),
-    `  staged program     ${shownPath(r.staged)}`,
-    `  rewritten program  ${shownPath(r.zero_copy)}`,
+    `  staged program     ${shownPath(r.staged, ctx.cwd)}`,
+    `  rewritten program  ${shownPath(r.zero_copy, ctx.cwd)}`,
     '',
     s('bold', 'what changed'),
     ...r.rewrite.map((l) => `  ${l}`),
@@ -78,7 +78,10 @@ export function renderDemo(r: DemoResult, ctx: Pick<Ctx, 'color'>): string[] {
     r.ok
       ? s('green', `done: the zero-copy program computes what the staged one does, ${where}, without the cache copies`)
       : s('red', 'the demo found a problem (see FAIL above)'),
-    s('dim', `next: trtx inspect ${shownPath(r.zero_copy)}   trtx diff ${shownPath(r.staged)} ${shownPath(r.zero_copy)}`),
+    s(
+      'dim',
+      `next: trtx inspect ${shownPath(r.zero_copy, ctx.cwd)}   trtx diff ${shownPath(r.staged, ctx.cwd)} ${shownPath(r.zero_copy, ctx.cwd)}`,
+    ),
   ];
   return lines;
 }
@@ -103,7 +106,7 @@ export function registerDemo(program: Command, session: CliSession): void {
       action<DemoCliOptions>(session, async (ctx, opts) => {
         const { runDemo } = await import('../../demo/demo.js');
         const result = await runDemo({
-          out: opts.out,
+          out: ctx.at(opts.out),
           scale: opts.scale,
           fromPytorch: opts.fromPytorch,
           onStage: (stage) => ctx.log.info(stage),
@@ -111,6 +114,8 @@ export function registerDemo(program: Command, session: CliSession): void {
           onRunnerBuild: runnerBuildProgress(ctx),
           runnerBinary: ctx.env.TRTX_RUNNER_BIN ?? null,
           reportBudget: ctx.budget,
+          env: ctx.env,
+          signal: ctx.signal,
         });
         if (ctx.json) ctx.emitJson(result);
         else for (const l of renderDemo(result, ctx)) ctx.print(l);

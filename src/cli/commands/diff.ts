@@ -252,20 +252,21 @@ export function registerDiff(program: Command, session: CliSession): void {
     .addHelpText('after', DIFF_HELP)
     .action(
       action<DiffOptions>(session, async (ctx, opts, args) => {
-        const [a, b] = [argAt(args, 0, '<a>'), argAt(args, 1, '<b>')];
-        if (opts.html !== undefined) await checkReportTarget(opts.html, [a, b]);
+        const [a, b] = [ctx.at(argAt(args, 0, '<a>')), ctx.at(argAt(args, 1, '<b>'))];
+        const htmlOut = opts.html === undefined ? undefined : ctx.at(opts.html);
+        if (htmlOut !== undefined) await checkReportTarget(htmlOut, [a, b]);
         const { report, page } = await diffFiles(a, b, {
           method: opts.method,
-          html: opts.html !== undefined,
+          html: htmlOut !== undefined,
           reportBudget: ctx.budget,
         }).catch(unreadableIsNotADifference);
         const code = opts.exitCode && !report.equivalent ? EXIT_CHECK : EXIT_OK;
-        if (opts.html !== undefined && page !== null) {
-          const size = await writeReport(opts.html, page, [a, b], ctx.budget);
+        if (htmlOut !== undefined && page !== null) {
+          const size = await writeReport(htmlOut, page, [a, b], ctx.budget);
           // With --html the page is the output; --json still prints the document.
           if (!ctx.json) {
             ctx.print(
-              `wrote ${opts.html} (${iec(size)}): ${report.equivalent ? 'no differences in meaning' : `${report.changes} change(s)`}, memory plans side by side`,
+              `wrote ${htmlOut} (${iec(size)}): ${report.equivalent ? 'no differences in meaning' : `${report.changes} change(s)`}, memory plans side by side`,
             );
             return code;
           }

@@ -82,6 +82,8 @@ Examples:
         const quiet = ctx.json || ctx.quiet;
         const sdkLines = runnerBuildProgress(ctx);
         const sdk = await ensureExecutorchSdk({
+          env: ctx.env,
+          signal: ctx.signal,
           onProgress: (p) => {
             if (p.phase !== 'cached' && p.phase !== 'ready') sdkLines({ phase: 'sdk', message: p.message });
           },
@@ -89,6 +91,8 @@ Examples:
         const envLines = pythonEnvProgress(ctx);
         const env = await ensurePythonEnv({
           python: opts.python,
+          env: ctx.env,
+          signal: ctx.signal,
           onProgress: (p) => {
             if (!quiet) envLines(p);
           },

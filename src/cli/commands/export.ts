@@ -105,51 +105,44 @@ async function exportCommand(ctx: Ctx, opts: ExportCliOptions, model: string): P
   // OUT: -o as given (replaced atomically, as rewrite -o does), else
   // MODEL's name with .pte beside it, replaced only with --force.
   const output = opts.output ?? defaultOutput(model);
-  // Ctrl-C reaches trtx, not the bridge (it runs in its own process group): forward it.
-  const ac = new AbortController();
-  const stop = () => ac.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
   const bar = startProgress(ctx, 'exporting');
-  try {
-    const { exportModel } = await import('../../export/export.js');
-    const summary = await exportModel({
-      model,
-      output,
-      refuseExisting: opts.output === undefined && !opts.force,
-      budget,
-      zeroCopyKv: opts.zeroCopyKv,
-      shareCache: opts.shareCache,
-      methods: opts.method,
-      allowPickle: opts.allowPickle,
-      memoryCheck: opts.memoryCheck,
-      python: opts.python,
-      engine,
-      referenceSteps,
-      // Making the environment takes minutes once: say so on every line of it.
-      onPythonEnv: pythonEnvProgress(ctx),
-      timeoutMs,
-      signal: ac.signal,
-      onEvent: (e) => {
-        if (e.event === 'progress') bar.update(Math.round(e.fraction * 100), 100, e.stage + (e.message ? `: ${e.message}` : ''));
-        if (e.event === 'progress' && !ctx.stderrIsTTY)
-          ctx.log.info(`${e.stage} ${Math.round(e.fraction * 100)}%${e.message ? ': ' + e.message : ''}`);
-        if (e.event === 'warning') ctx.log.warn(`${e.code ? e.code + ': ' : ''}${e.message}`);
-      },
-      onStderr: (t) => ctx.log.debug(t.trimEnd()),
-      reportBudget: ctx.budget,
-    });
-    bar.done();
-    if (ctx.json) {
-      ctx.emitJson(summary);
-      return EXIT_OK;
-    }
-    printExport(ctx, summary, { model, output, referenceSteps });
+  const { exportModel } = await import('../../export/export.js');
+  const summary = await exportModel({
+    model: ctx.at(model),
+    output: ctx.at(output),
+    refuseExisting: opts.output === undefined && !opts.force,
+    budget,
+    zeroCopyKv: opts.zeroCopyKv,
+    shareCache: opts.shareCache,
+    methods: opts.method,
+    allowPickle: opts.allowPickle,
+    memoryCheck: opts.memoryCheck,
+    python: opts.python,
+    engine,
+    referenceSteps,
+    // Making the environment takes minutes once: say so on every line of it.
+    onPythonEnv: pythonEnvProgress(ctx),
+    timeoutMs,
+    // Ctrl-C reaches trtx, not the bridge (it runs in its own process group): the run's signal (src/cli/signals.ts) stops it.
+    signal: ctx.signal,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    onEvent: (e) => {
+      if (e.event === 'progress') bar.update(Math.round(e.fraction * 100), 100, e.stage + (e.message ? `: ${e.message}` : ''));
+      if (e.event === 'progress' && !ctx.stderrIsTTY)
+        ctx.log.info(`${e.stage} ${Math.round(e.fraction * 100)}%${e.message ? ': ' + e.message : ''}`);
+      if (e.event === 'warning') ctx.log.warn(`${e.code ? e.code + ': ' : ''}${e.message}`);
+    },
+    onStderr: (t) => ctx.log.debug(t.trimEnd()),
+    reportBudget: ctx.budget,
+  });
+  bar.done();
+  if (ctx.json) {
+    ctx.emitJson(summary);
     return EXIT_OK;
-  } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
   }
+  printExport(ctx, summary, { model, output, referenceSteps });
+  return EXIT_OK;
 }
 
 /** What an export wrote, for people. */

@@ -23,7 +23,7 @@ export function registerFixtures(program: Command, session: CliSession): void {
     .addHelpText('after', '\nExamples:\n  trtx fixtures .\n  trtx fixtures examples --only kv-')
     .action(
       action<FixturesOptions>(session, async (ctx, opts, args) => {
-        const dir = argAt(args, 0, '<dir>');
+        const dir = ctx.at(argAt(args, 0, '<dir>'));
         const { writeCatalogue } = await import('../../examples/write-catalogue.js');
         const s = styler(ctx);
         const files = await writeCatalogue(dir, { only: opts.only });

@@ -130,22 +130,23 @@ export function registerInspect(program: Command, session: CliSession): void {
     )
     .action(
       action<InspectOptions>(session, async (ctx, opts, args) => {
-        const file = argAt(args, 0, '<file>');
-        if (opts.html !== undefined) await checkReportTarget(opts.html, [file]);
+        const file = ctx.at(argAt(args, 0, '<file>'));
+        const htmlOut = opts.html === undefined ? undefined : ctx.at(opts.html);
+        if (htmlOut !== undefined) await checkReportTarget(htmlOut, [file]);
         const { report, html } = await withPte(
           file,
           async (pte) => ({
             report: await summarize(pte, { method: opts.method }),
-            html: opts.html === undefined ? null : renderInspectHtml(await memoryPlan(pte, { method: opts.method })),
+            html: htmlOut === undefined ? null : renderInspectHtml(await memoryPlan(pte, { method: opts.method })),
           }),
           { reportBudget: ctx.budget },
         );
         if (opts.method !== undefined && report.methods.length === 0) throw usage(`no method named "${opts.method}" in ${file}`);
-        if (opts.html !== undefined && html !== null) {
-          const size = await writeReport(opts.html, html, [file], ctx.budget);
+        if (htmlOut !== undefined && html !== null) {
+          const size = await writeReport(htmlOut, html, [file], ctx.budget);
           // With --html the page is the output; --json still prints the document.
           if (!ctx.json) {
-            ctx.print(`wrote ${opts.html} (${formatIEC(BigInt(size))}): memory plan of ${report.methods.length} method(s) of ${file}`);
+            ctx.print(`wrote ${htmlOut} (${formatIEC(BigInt(size))}): memory plan of ${report.methods.length} method(s) of ${file}`);
             return EXIT_OK;
           }
         }

@@ -145,8 +145,10 @@ function defineRewrite(program: Command): Command {
 }
 
 /** The handler: the flags as a request, the pipeline, then the refusal or the report. */
-async function rewriteCommand(ctx: Ctx, opts: RewriteOptions, input: string): Promise<number> {
-  const output = outputOf(input, opts);
+async function rewriteCommand(ctx: Ctx, opts: RewriteOptions, typed: string): Promise<number> {
+  // The flags are checked on the paths as typed (-o IN with --in-place), then both are the run's.
+  const output = ctx.at(outputOf(typed, opts));
+  const input = ctx.at(typed);
   const { outcome, warnings, progress } = await runRewrite(ctx, opts, input, output);
   if (outcome.refused) refuseRewrite(ctx, outcome, input, output);
   progress?.done();

@@ -117,13 +117,13 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
  * model.pt` in the same folder: the one program there. Two or none is a
  * usage error that lists what it found, never a guess.
  */
-async function soleProgramHere(): Promise<string> {
-  const found = (await readdir('.', { withFileTypes: true }))
+async function soleProgramHere(ctx: Ctx): Promise<string> {
+  const found = (await readdir(ctx.cwd, { withFileTypes: true }))
     .filter((e) => e.isFile() && e.name.endsWith('.pte'))
     .map((e) => e.name)
     .sort();
   const [only, ...others] = found;
-  if (only !== undefined && others.length === 0) return only;
+  if (only !== undefined && others.length === 0) return ctx.at(only);
   if (found.length === 0) throw usage('no file named and no .pte in the current folder', 'name the program: trtx verify FILE');
   throw usage(
     `no file named and ${found.length} .pte files in the current folder (${found.slice(0, 5).join(', ')}${found.length > 5 ? ', ...' : ''})`,
@@ -197,30 +197,33 @@ function defineVerify(program: Command): Command {
 
 /** The handler: the flags, then verifyProgram, then the result in the format asked. */
 async function verifyCommand(ctx: Ctx, opts: VerifyOptions, named: string | undefined): Promise<number> {
-  const file = named ?? (await soleProgramHere());
+  const file = named === undefined ? await soleProgramHere(ctx) : ctx.at(named);
   if (opts.json && opts.format !== undefined && opts.format !== 'json')
     throw usage(`--json and --format ${opts.format} ask for two outputs`, 'keep one of them');
   const started = new Date();
   const t0 = process.hrtime.bigint();
   const flags = verifyFlags(opts);
+  const backendLib = backendLibAsked(opts.backendLib, ctx.env);
   // zod and execa come with the runner: loaded only when verify runs.
   const { verifyProgram } = await import('../../verify/verify.js');
   const result = await verifyProgram(file, {
     ...flags,
     zeroCopyKv: opts.zeroCopyKv,
     strict: opts.strict,
-    reference: opts.reference,
+    reference: typeof opts.reference === 'string' ? ctx.at(opts.reference) : opts.reference,
     callerStream: opts.callerStream,
     device: opts.device,
     initDeviceBuffers: opts.initDeviceBuffers,
     sharedScratch: opts.sharedScratch,
     coldPool: opts.coldPool,
-    backendLib: backendLibAsked(opts.backendLib, ctx.env),
+    backendLib: backendLib === undefined ? undefined : ctx.at(backendLib),
     onProgress: (m) => ctx.log.debug(m),
     onRunnerBuild: runnerBuildProgress(ctx),
     // A prebuilt runner only as the run's environment names it.
     runnerBinary: ctx.env.TRTX_RUNNER_BIN ?? null,
     reportBudget: ctx.budget,
+    env: ctx.env,
+    signal: ctx.signal,
   });
   if (opts.format === 'junit')
     ctx.printDocument(toJunit(result, { started, seconds: Number(process.hrtime.bigint() - t0) / 1e9, hostname: hostname() }).trimEnd());
