@@ -97,10 +97,17 @@ for (const dtype of dtypes) {
   const verify = timed(trtx('verify', '--zero-copy-kv', pte, '--steps', steps, '--json'));
   let verdict: string;
   try {
-    const v = JSON.parse(verify.stdout) as { checks?: { ok: boolean }[]; reference?: unknown };
+    const v = JSON.parse(verify.stdout) as {
+      assertions?: { ok: boolean }[];
+      reference?: unknown;
+      runs?: { variant: string; caller_stream: boolean; fresh_state: boolean; staging: { step_median_us: number | null }[] }[];
+    };
     const worst = JSON.stringify(v.reference ?? {}).match(/"max_abs[^"]*":\s*([\d.e+-]+)/g) ?? [];
     const maxAbs = Math.max(...worst.map((w) => Number(w.split(':')[1])));
-    verdict = `${v.checks?.filter((c) => c.ok).length ?? '?'} of ${v.checks?.length ?? '?'} checks passed, max abs vs eager ${maxAbs.toExponential(2)}`;
+    const step = (variant: string) =>
+      v.runs?.find((r) => r.variant === variant && !r.caller_stream && !r.fresh_state)?.staging[0]?.step_median_us;
+    const ms = (us: number | null | undefined) => (us == null ? '?' : `${(us / 1000).toFixed(0)} ms`);
+    verdict = `${v.assertions?.filter((c) => c.ok).length ?? '?'} of ${v.assertions?.length ?? '?'} checks passed, max abs vs eager ${maxAbs.toExponential(2)}; median step staged ${ms(step('staged'))}, zero-copy ${ms(step('zero-copy'))} (CPU)`;
   } catch {
     verdict = last(verify, /verified|failed/);
   }
