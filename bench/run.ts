@@ -11,6 +11,8 @@ const BENCHES: Record<string, string> = {
   pte: 'inspect wall time and RSS at 40 MB vs 4 GiB of segments; rewrite throughput vs cp',
   check: 'check at 40 MB vs 4 GiB of engines; rewrite --in-place --budget on 4 GiB',
   'rewrite-copy': 'rewrite -o of a 3 GiB program vs cp --sparse=never',
+  'real-size':
+    'every command on Llama-3.2-shaped decoders (--shape ci|300m|1b|3b, --dtype): export peak RSS against 2.5x the weights + 2 GiB, inspect/check, rewrite vs cp, verify',
   'big-metadata': 'inspect and check time and RSS on 5 GB of version-3 engine weights vs 5 MB; rewrite -o --budget vs cp',
   'zero-copy': 'staging bytes per decode step at seed scale, staged vs zero-copy; rewrite time vs cp',
   hostile: 'check and inspect --json time and RSS per input byte on sound, shared and repeated programs',
