@@ -159,8 +159,10 @@ describe('the reference engines the Python lowering wrote', () => {
             location: r.location,
           });
           checkEngineBindings(engine, blob.metadata.io_bindings, { location: r.location });
-          // Version 2: the partition itself as an ExecuTorch program, its weights inside; no synthetic steps.
-          expect(engine.version).toBe(2);
+          // Version 3: the partition itself as an ExecuTorch program, its weights the outer program's named data; no synthetic steps.
+          expect(engine.version).toBe(3);
+          expect(engine.program!.externalWeights.length).toBeGreaterThan(0);
+          for (const w of engine.program!.externalWeights) expect(pte.program.namedData.map((n) => n.key)).toContain(w.key);
           expect(engine.steps).toEqual([]);
           const program = engine.program!;
           expect(program.methods).toContain('forward');
