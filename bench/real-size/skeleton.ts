@@ -69,7 +69,8 @@ for (const n of pte.program.namedData) {
   const width = r.dtype === 'float32' ? 4 : 2;
   for (let at = 0; at < seg.size; at += CHUNK * width) {
     const len = Math.min(CHUNK * width, seg.size - at);
-    if (!encode(fill(r.seed, at / width, len / width), r.dtype).equals(read(seg.offset + at, len))) throw new Error(`${n.key}: the fill differs at byte ${at}`);
+    if (!encode(fill(r.seed, at / width, len / width), r.dtype).equals(read(seg.offset + at, len)))
+      throw new Error(`${n.key}: the fill differs at byte ${at}`);
   }
   fills.push({ offset: seg.offset, size: seg.size, key: n.key ?? '', ...r });
 }
@@ -88,4 +89,6 @@ await pte.close();
 writeFileSync(join(outDir, `${name}.skeleton`), Buffer.concat(kept));
 writeFileSync(join(outDir, `${name}.recipe.json`), JSON.stringify({ size: pte.fileSize, sha256: hash.digest('hex'), fills }, null, 1));
 const filled = fills.reduce((s, f) => s + f.size, 0);
-console.log(`${name}: ${fills.length} weights (${(filled / 1e9).toFixed(2)} GB) left to the recipe, skeleton ${(pte.fileSize - filled) / 1e6} MB`);
+console.log(
+  `${name}: ${fills.length} weights (${(filled / 1e9).toFixed(2)} GB) left to the recipe, skeleton ${(pte.fileSize - filled) / 1e6} MB`,
+);

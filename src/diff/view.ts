@@ -129,8 +129,15 @@ function rolesOf(plan: ExecutionPlan, delegates: readonly DelegateView[]): Map<n
 /** The first place wins, and an input's over an output's: written last, walking each list backwards. */
 function ioOf(plan: ExecutionPlan): Map<number, string> {
   const io = new Map<number, string>();
-  for (let i = plan.outputs.length - 1; i >= 0; i--) if (described(plan, plan.outputs[i])) io.set(plan.outputs[i], `out#${i}`);
-  for (let i = plan.inputs.length - 1; i >= 0; i--) if (described(plan, plan.inputs[i])) io.set(plan.inputs[i], `in#${i}`);
+  // Index loops, not reversed copies: a hostile plan lists millions (test/report-amplification.test.ts).
+  for (let i = plan.outputs.length - 1; i >= 0; i--) {
+    const v = plan.outputs[i];
+    if (v !== undefined && described(plan, v)) io.set(v, `out#${i}`);
+  }
+  for (let i = plan.inputs.length - 1; i >= 0; i--) {
+    const v = plan.inputs[i];
+    if (v !== undefined && described(plan, v)) io.set(v, `in#${i}`);
+  }
   return io;
 }
 

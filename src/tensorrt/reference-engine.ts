@@ -354,7 +354,7 @@ function decodeEngineFrom(src: EngineSource, opts: EngineLocationOptions): Refer
       engineFail(
         'REF_ENGINE_PROGRAM',
         opts,
-        `program > ${program.externalWeights[0].where}`,
+        `program > ${program.externalWeights[0]?.where ?? 'values'}`,
         `a version-2 engine's program has ${program.externalWeights.length} EXTERNAL constant(s); only a version-3 engine's weights live outside it`,
       );
   }
