@@ -7,8 +7,8 @@ with a static cache (as python-bridge/zoo/models.py exports its decoders).
 
 Nothing is downloaded: the model is made from a config (``AutoConfig.for_model``)
 with ``from_config``, after ``torch.manual_seed(SEED)``, so every run makes the
-same weights. The dtype is the factory's (``make_model_bfloat16``...) or
-``TRTX_BENCH_DTYPE`` (float32, bfloat16, float16) for ``make_model``; the static
+same weights. Each factory (``make_1b``...) takes its dtype from
+``TRTX_BENCH_DTYPE`` (float32, bfloat16, float16); the static
 cache holds ``TRTX_BENCH_MAX_CACHE`` positions (default 1024).
 
 transformers is not in trtx's managed environment: it is imported from the
@@ -178,3 +178,21 @@ def build_decode_step(shape: str, dtype: str, max_cache: int | None = None, prep
 def export_decode_step(shape: str, dtype: str, max_cache: int | None = None, prepare: Any = None) -> Any:
     """The ``torch.export`` program of one decode step of ``shape`` in ``dtype`` (build_decode_step)."""
     return build_decode_step(shape, dtype, max_cache, prepare)[1]
+
+
+# The factories (`trtx export python-bridge/bench_models/llama_shapes.py:make_1b`), one per shape, the
+# dtype from TRTX_BENCH_DTYPE (float32 by default), the cache from TRTX_BENCH_MAX_CACHE.
+def make_1b() -> Any:
+    return export_decode_step("1b", dtype_from_env())
+
+
+def make_3b() -> Any:
+    return export_decode_step("3b", dtype_from_env())
+
+
+def make_300m() -> Any:
+    return export_decode_step("300m", dtype_from_env())
+
+
+def make_ci() -> Any:
+    return export_decode_step("ci", dtype_from_env())
