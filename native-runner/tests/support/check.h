@@ -98,8 +98,9 @@ inline int run_all(const char* filter = nullptr) {
 
 #define CHECK_EQ(a, b)                                                                                              \
   do {                                                                                                              \
-    const auto& trtx_a_ = (a);                                                                                      \
-    const auto& trtx_b_ = (b);                                                                                      \
+    /* copies: a reference into a temporary (fake.calls()[i].bytes) would dangle past the full-expression */        \
+    const auto trtx_a_ = (a);                                                                                       \
+    const auto trtx_b_ = (b);                                                                                       \
     if (!(trtx_a_ == trtx_b_)) {                                                                                    \
       ::trtx::test::report_failure(__FILE__, __LINE__, ::trtx::test::describe_not_equal(#a, #b, trtx_a_, trtx_b_)); \
     }                                                                                                               \
