@@ -8,8 +8,9 @@
 // set against its bound, 2.5x the weights + 2 GiB (src/export/memory-need.ts).
 // Prints one markdown row per command.
 //
-//   npx tsx bench/real-size.ts [--shape ci|300m|1b|3b] [--dtype float32,bfloat16] [--budget 1GiB]
+//   npx tsx bench/real-size.ts [--shape ci|300m|1b|3b] [--dtype float32,bfloat16,float16] [--budget 1GiB]
 //     [--steps 3] [--max-cache 1024] [--dir /work/big/real-size] [--keep]
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { exportMemoryNeed } from '../src/export/memory-need.js';
@@ -23,11 +24,13 @@ const steps = arg('--steps', '3');
 const maxCache = arg('--max-cache', '1024');
 const dir = resolve(arg('--dir', 'bench/out/real-size'));
 const keep = process.argv.includes('--keep');
-const PYTHON = arg('--python', join(process.env.HOME ?? '', '.cache/trtx/python/env-f666f7f92994c0c3/bin/python'));
 const trtx = (...args: string[]) => [process.execPath, 'bin/trtx', ...args];
 const GB = 1e9;
 
 ensureBundle();
+// The pinned environment `trtx env` makes (keyed by its lock's hash), unless --python names another.
+const [node, ...envArgs] = trtx('env', '--json');
+const PYTHON = arg('--python', '') || (JSON.parse(execFileSync(node!, envArgs, { encoding: 'utf8' })) as { python: string }).python;
 mkdirSync(dir, { recursive: true });
 const rows: string[] = ['| model | command | seconds | peak RSS | result |', '| --- | --- | --- | --- | --- |'];
 const gib = (kib: number) => `${(kib / 1024 / 1024).toFixed(2)} GiB`;

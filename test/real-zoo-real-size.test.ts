@@ -1,4 +1,4 @@
-// The zoo's Llama-3.2-shaped decoders at CI size, float32 and bfloat16, through the user's four steps (test/helpers/zoo-suite.ts says what is run and checked).
+// The zoo's Llama-3.2-shaped decoders at CI size, float32, bfloat16 and float16, through the user's four steps (test/helpers/zoo-suite.ts says what is run and checked).
 import { zooSuite } from './helpers/zoo-suite.js';
 
 zooSuite('real-size');

@@ -167,5 +167,6 @@ ZOO: list[ZooModel] = [
         _llama32_ci("float32"),
     ),
     ZooModel("llama32-ci-bf16", "the same in bfloat16 (torch_dtype), as Llama-3.2 is published", _llama32_ci("bfloat16")),
+    ZooModel("llama32-ci-fp16", "the same in float16 (torch_dtype), as half-precision GPU deployments run it", _llama32_ci("float16")),
     ZooModel("hf-resnet", "ResNetForImageClassification (vision), pixel_values", _resnet),
 ]

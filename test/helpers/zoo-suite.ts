@@ -27,8 +27,8 @@ export const ZOO_GROUPS = {
   'llama-like': ['hf-llama', 'hf-qwen3', 'hf-mistral', 'hf-phi3'],
   decoders: ['hf-olmo', 'hf-gemma3', 'hf-gpt2'],
   encoders: ['hf-qwen2-embeds', 'hf-bert', 'hf-resnet'],
-  // Llama-3.2-1B's structure at CI size (python-bridge/bench_models/), float32 and bfloat16: issue 36.
-  'real-size': ['llama32-ci', 'llama32-ci-bf16'],
+  // Llama-3.2-1B's structure at CI size (python-bridge/bench_models/), float32, bfloat16 and float16: issue 36.
+  'real-size': ['llama32-ci', 'llama32-ci-bf16', 'llama32-ci-fp16'],
 } as const;
 export type ZooGroup = keyof typeof ZOO_GROUPS;
 
