@@ -29,8 +29,9 @@ const GB = 1e9;
 
 ensureBundle();
 // The pinned environment `trtx env` makes (keyed by its lock's hash), unless --python names another.
-const [node, ...envArgs] = trtx('env', '--json');
-const PYTHON = arg('--python', '') || (JSON.parse(execFileSync(node!, envArgs, { encoding: 'utf8' })) as { python: string }).python;
+const PYTHON =
+  arg('--python', '') ||
+  (JSON.parse(execFileSync(process.execPath, ['bin/trtx', 'env', '--json'], { encoding: 'utf8' })) as { python: string }).python;
 mkdirSync(dir, { recursive: true });
 const rows: string[] = ['| model | command | seconds | peak RSS | result |', '| --- | --- | --- | --- | --- |'];
 const gib = (kib: number) => `${(kib / 1024 / 1024).toFixed(2)} GiB`;
