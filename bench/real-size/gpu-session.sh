@@ -23,7 +23,7 @@ inflating=$!
 t0=$(date +%s)
 cmake -S native-runner -B "$build" -DCMAKE_BUILD_TYPE=Release -DTRTX_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_PREFIX_PATH="$PWD/.device/sdk" -DTRTX_FLATBUFFERS_INCLUDE_DIR="$PWD/.device/include" -DTRTX_PTE_CORPUS=/nonexistent >"$out/configure.log" 2>&1 &&
-  cmake --build "$build" -j"$(nproc)" --target trtx-runner >"$out/build.log" 2>&1 || { tail -40 "$out/configure.log" "$out/build.log"; exit 1; }
+  cmake --build "$build" -j"$(nproc)" --target trtx-runner >"$out/build.log" 2>&1 || { kill "$inflating" 2>/dev/null; tail -40 "$out/configure.log" "$out/build.log"; exit 1; }
 echo "build $(($(date +%s) - t0)) s"
 wait "$inflating" || { cat "$out/inflate.log"; exit 1; }
 cat "$out/inflate.log"
