@@ -29,7 +29,8 @@ const LAYERS = {
   bridge: ['util', 'codes'],
   pyenv: ['bridge', 'util', 'codes'],
   sdk: ['util', 'codes'],
-  runner: ['sdk', 'util', 'codes'],
+  // runner also pyenv: the managed environment's torch is where the runner's ATen kernels come from (src/runner/libtorch.ts).
+  runner: ['sdk', 'pyenv', 'util', 'codes'],
   // Eager PyTorch's recorded outputs (the reference outputs file) and the comparison with them.
   reference: ['util', 'codes'],
   // The jobs the commands run.

@@ -48,6 +48,21 @@ LLAMA_3_2 = {
     "bos_token_id": 128000,
     "eos_token_id": 128001,
 }
+# Qwen2.5's structure (transformers' Qwen2ForCausalLM): biased q/k/v
+# projections, a tied head, rope theta 1e6. The biases are what ExecuTorch's
+# bfloat16 addmm rounds differently from eager (issue 40).
+QWEN_2_5 = {
+    "model_type": "qwen2",
+    "rope_theta": 1000000.0,
+    "rms_norm_eps": 1e-6,
+    "hidden_act": "silu",
+    "tie_word_embeddings": True,
+    "use_sliding_window": False,
+    "sliding_window": None,
+    "max_position_embeddings": 32768,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
+}
 SHAPES: dict[str, dict[str, Any]] = {
     "1b": {
         **LLAMA_3_2,
@@ -81,6 +96,28 @@ SHAPES: dict[str, dict[str, Any]] = {
         "eos_token_id": 2,
     },
     # CI size: the same structure (grouped KV heads, llama3 rope, tied head), ~10M parameters.
+    # Qwen2.5-0.5B's shape (its published config.json's sizes).
+    "qwen25-05b": {
+        **QWEN_2_5,
+        "vocab_size": 151936,
+        "hidden_size": 896,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 14,
+        "num_key_value_heads": 2,
+        "head_dim": 64,
+        "intermediate_size": 4864,
+    },
+    # Qwen2.5's structure at the size CI holds (the zoo's qwen2-ci models).
+    "qwen2-ci": {
+        **QWEN_2_5,
+        "vocab_size": 32000,
+        "hidden_size": 256,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 32,
+        "intermediate_size": 1024,
+    },
     "ci": {
         **LLAMA_3_2,
         "vocab_size": 32000,
@@ -134,7 +171,8 @@ def config(shape: str) -> Any:
     _import_transformers()
     from transformers import AutoConfig
 
-    return AutoConfig.for_model("llama", **SHAPES[shape])
+    params = dict(SHAPES[shape])
+    return AutoConfig.for_model(params.pop("model_type", "llama"), **params)
 
 
 def parameter_count(shape: str) -> int:
@@ -143,14 +181,22 @@ def parameter_count(shape: str) -> int:
     h, kv = s["hidden_size"], s["num_key_value_heads"] * s["head_dim"]
     q = s["num_attention_heads"] * s["head_dim"]
     layer = h * q + 2 * h * kv + q * h + 3 * h * s["intermediate_size"] + 2 * h
+    if s.get("model_type") == "qwen2":
+        layer += q + 2 * kv  # the q/k/v biases
     return s["vocab_size"] * h + s["num_hidden_layers"] * layer + h
 
 
-def build_decode_step(shape: str, dtype: str, max_cache: int | None = None, prepare: Any = None) -> tuple[Any, Any]:
+def build_decode_step(
+    shape: str, dtype: str, max_cache: int | None = None, prepare: Any = None, *, cast_from_float32: bool = False
+) -> tuple[Any, Any]:
     """The model of ``shape`` in ``dtype`` and the ``torch.export`` program of one decode step of it.
 
     ``prepare(wrapped)``, when given, sees the wrapped module before it is
     exported (bench/real-size/make_model.py sets its weights there).
+    ``cast_from_float32``: the float32 model's weights (transformers'
+    initialisation in float32) cast to ``dtype``, so the ``dtype`` model and
+    the float32 one of the same shape hold the same weights up to rounding:
+    eager float32 is then the yardstick of both (issue 40).
     """
     import torch
 
@@ -162,7 +208,10 @@ def build_decode_step(shape: str, dtype: str, max_cache: int | None = None, prep
         raise ValueError(f"dtype {dtype!r}: one of {', '.join(DTYPES)}")
     max_cache = max_cache or max_cache_from_env()
     torch.manual_seed(SEED)
-    model = AutoModelForCausalLM.from_config(config(shape), dtype=getattr(torch, dtype)).eval()
+    if cast_from_float32:
+        model = AutoModelForCausalLM.from_config(config(shape), dtype=torch.float32).eval().to(getattr(torch, dtype))
+    else:
+        model = AutoModelForCausalLM.from_config(config(shape), dtype=getattr(torch, dtype)).eval()
     # What TorchExportableModuleWithStaticCache checks: use_cache and cache_implementation "static".
     model.generation_config = GenerationConfig(
         use_cache=True, cache_implementation="static", cache_config={"batch_size": 1, "max_cache_len": max_cache}
@@ -196,3 +245,7 @@ def make_300m() -> Any:
 
 def make_ci() -> Any:
     return export_decode_step("ci", dtype_from_env())
+
+
+def make_qwen25_05b() -> Any:
+    return export_decode_step("qwen25-05b", dtype_from_env())

@@ -66,12 +66,15 @@ def _config(model_type: str, **overrides: Any) -> Any:
     return AutoConfig.for_model(model_type, **{**TINY, **overrides})
 
 
-def _decoder(config: Any, *, embeds: bool = False) -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
+def _decoder(config: Any, *, embeds: bool = False, dtype: torch.dtype | None = None) -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
     from transformers import AutoModelForCausalLM
     from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM
 
     torch.manual_seed(SEED)
     model = AutoModelForCausalLM.from_config(config).eval()
+    if dtype is not None:
+        # The float32 initialisation cast: the same weights as the float32 model, rounded.
+        model = model.to(dtype)
     _static_generation_config(model)
     wrapped = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1, max_cache_len=MAX_CACHE)
     position = torch.tensor([0], dtype=torch.long)
@@ -87,11 +90,12 @@ def _decoder_of(model_type: str, **overrides: Any) -> Callable[[], tuple[torch.n
     return lambda: _decoder(_config(model_type, **overrides))
 
 
-def _gpt2() -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
+def _gpt2(dtype: torch.dtype | None = None) -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
     # GPT-2's config names its sizes n_embd/n_layer/n_head/n_positions and has no grouped key/value heads.
     from transformers import GPT2Config
 
-    return _decoder(GPT2Config(n_embd=32, n_layer=2, n_head=4, n_inner=64, vocab_size=128, n_positions=64, bos_token_id=1, eos_token_id=2))
+    config = GPT2Config(n_embd=32, n_layer=2, n_head=4, n_inner=64, vocab_size=128, n_positions=64, bos_token_id=1, eos_token_id=2)
+    return _decoder(config, dtype=dtype)
 
 
 def _qwen2_embeds() -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
@@ -109,7 +113,7 @@ def _qwen2_embeds() -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
 # returns the logits tensor.
 
 
-def _bert() -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
+def _bert(dtype: torch.dtype | None = None) -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
     from transformers import BertConfig, BertForSequenceClassification
 
     config = BertConfig(
@@ -124,6 +128,8 @@ def _bert() -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
     )
     torch.manual_seed(SEED)
     model = BertForSequenceClassification(config).eval()
+    if dtype is not None:
+        model = model.to(dtype)
     ids = torch.arange(8, dtype=torch.long).reshape(1, 8)
     with torch.no_grad():
         ep = torch.export.export(model, args=(ids,), kwargs={"attention_mask": torch.ones_like(ids)})
@@ -142,6 +148,15 @@ def _resnet() -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
     return model, ep
 
 
+def _qwen2_ci(dtype: str) -> Callable[[], tuple[torch.nn.Module, torch.export.ExportedProgram]]:
+    # Qwen2.5's structure (biased q/k/v projections) at CI size, the float32
+    # initialisation cast to `dtype`: the float32 entry holds the same weights,
+    # so its eager outputs measure the half-precision program (issue 40).
+    from bench_models import llama_shapes
+
+    return lambda: llama_shapes.build_decode_step("qwen2-ci", dtype, max_cache=1024, cast_from_float32=True)
+
+
 def _llama32_ci(dtype: str) -> Callable[[], tuple[torch.nn.Module, torch.export.ExportedProgram]]:
     # Llama-3.2-1B's structure (grouped KV heads, llama3 rope scaling, tied head,
     # a 32,000-token vocabulary) at a size CI holds, with the 1,024-position
@@ -158,9 +173,9 @@ ZOO: list[ZooModel] = [
     ZooModel("hf-phi3", "Phi3ForCausalLM (fused qkv and gate/up), static cache", _decoder_of("phi3")),
     ZooModel("hf-olmo", "OlmoForCausalLM (non-parametric layer norm), static cache", _decoder_of("olmo")),
     ZooModel("hf-gemma3", "Gemma3ForCausalLM, sliding and full layers: the hybrid cache", _decoder_of("gemma3_text", sliding_window=16)),
-    ZooModel("hf-gpt2", "GPT2LMHeadModel (learned positions), static cache", _gpt2),
+    ZooModel("hf-gpt2", "GPT2LMHeadModel (learned positions), static cache", lambda: _gpt2()),
     ZooModel("hf-qwen2-embeds", "Qwen2ForCausalLM fed inputs_embeds instead of token ids", _qwen2_embeds),
-    ZooModel("hf-bert", "BertForSequenceClassification (encoder), input_ids + attention_mask", _bert),
+    ZooModel("hf-bert", "BertForSequenceClassification (encoder), input_ids + attention_mask", lambda: _bert()),
     ZooModel(
         "llama32-ci",
         "LlamaForCausalLM in Llama-3.2-1B's structure at CI size, 1,024-position static cache, float32",
@@ -169,4 +184,9 @@ ZOO: list[ZooModel] = [
     ZooModel("llama32-ci-bf16", "the same in bfloat16 (torch_dtype), as Llama-3.2 is published", _llama32_ci("bfloat16")),
     ZooModel("llama32-ci-fp16", "the same in float16 (torch_dtype), as half-precision GPU deployments run it", _llama32_ci("float16")),
     ZooModel("hf-resnet", "ResNetForImageClassification (vision), pixel_values", _resnet),
+    # Biased projections in half precision (issue 40): each with the float32 model of the same weights.
+    ZooModel("qwen2-ci", "Qwen2ForCausalLM in Qwen2.5's structure (biased q/k/v) at CI size, 1,024-position cache, float32", _qwen2_ci("float32")),
+    ZooModel("qwen2-ci-bf16", "the same weights cast to bfloat16", _qwen2_ci("bfloat16")),
+    ZooModel("hf-gpt2-bf16", "GPT2LMHeadModel (biased everywhere, layer norms) cast to bfloat16", lambda: _gpt2(torch.bfloat16)),
+    ZooModel("hf-bert-bf16", "BertForSequenceClassification (encoder, biased) cast to bfloat16", lambda: _bert(torch.bfloat16)),
 ]

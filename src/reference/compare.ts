@@ -105,6 +105,14 @@ class Accumulator {
 
 const label = (v: Value) => (v.kind === 'tensor' ? `${v.dtype} [${v.shape.join(', ')}]` : v.kind);
 
+/** The program's own floating type's tolerance when it differs from the reference's (a bfloat16 program against float32 outputs); null otherwise. */
+function widerReference(recorded: Value | undefined, produced: Value | undefined, override: Partial<Tolerance>): Tolerance | null {
+  if (recorded?.kind !== 'tensor' || produced?.kind !== 'tensor' || recorded.dtype === produced.dtype) return null;
+  return isFloating(recorded.dtype) && isFloating(produced.dtype) ? toleranceOf(produced.dtype, override) : null;
+}
+
+const coarser = (a: Tolerance, b: Tolerance | null): Tolerance => (b ? { atol: Math.max(a.atol, b.atol), rtol: Math.max(a.rtol, b.rtol) } : a);
+
 /** Compares output `index` of `method` over `steps` steps. */
 export function compareOutput(
   method: RecordedMethod,
@@ -115,7 +123,10 @@ export function compareOutput(
 ): OutputComparison {
   const first = method.steps[0]?.outputs[index];
   const dtype = first === undefined ? 'none' : first.kind === 'tensor' ? first.dtype : first.kind;
-  const tol = toleranceOf(first?.kind === 'tensor' ? first.dtype : first?.kind === 'float' ? 'float' : null, override);
+  const tol = coarser(
+    toleranceOf(first?.kind === 'tensor' ? first.dtype : first?.kind === 'float' ? 'float' : null, override),
+    widerReference(first, actual(method.name, 0, index), override),
+  );
   const acc = new Accumulator(tol);
   const result = (error: string | null): OutputComparison => ({
     method: method.name,
@@ -140,15 +151,17 @@ export function compareOutput(
     if (a === undefined) return result(`step ${s}: the program produced no output ${index}`);
     if (a.kind !== r.kind) return result(`step ${s}: the program's output is ${label(a)}, PyTorch's ${label(r)}`);
     if (a.kind === 'tensor' && r.kind === 'tensor') {
-      if (a.dtype !== r.dtype) return result(`step ${s}: the program's output is ${a.dtype}, PyTorch's ${r.dtype}`);
+      // Two floating types may differ: a bfloat16 program against a float32 model's outputs, compared in double, with the coarser type's tolerance.
+      if (a.dtype !== r.dtype && !(isFloating(a.dtype) && isFloating(r.dtype)))
+        return result(`step ${s}: the program's output is ${a.dtype}, PyTorch's ${r.dtype}`);
       if (a.shape.join(',') !== r.shape.join(','))
         return result(`step ${s}: the program's output has shape [${a.shape.join(', ')}], PyTorch's [${r.shape.join(', ')}]`);
-      if (a.data.length !== r.data.length) return result(`step ${s}: ${a.data.length} bytes against ${r.data.length}`);
+      const size = ITEM_SIZE[r.dtype];
+      const n = r.data.length / size;
+      if (a.data.length / ITEM_SIZE[a.dtype] !== n) return result(`step ${s}: ${a.data.length} bytes against ${r.data.length}`);
       const va = viewOf(a.data);
       const vr = viewOf(r.data);
       const exact = !isFloating(r.dtype);
-      const size = ITEM_SIZE[r.dtype];
-      const n = r.data.length / size;
       for (let i = 0; i < n; i++) {
         const differ = exact && !a.data.subarray(i * size, (i + 1) * size).every((b, k) => b === r.data[i * size + k]);
         acc.add(s, i, elementAt(va, a.dtype, i), elementAt(vr, r.dtype, i), differ);

@@ -20,6 +20,7 @@ import { TrtxError } from '../util/errors.js';
 import { trackPath } from '../util/cleanup.js';
 import { ownPid } from '../util/os-process.js';
 import { execaTracked } from '../util/tracked-child.js';
+import { findLibtorch, type Libtorch } from './libtorch.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
 import { childEnvOptions, settingsOf, type Env } from '../util/env.js';
@@ -71,6 +72,12 @@ export interface EnsureRunnerOptions {
   env?: Env;
   /** Aborting it stops the build's children (cmake, make, the compilers). */
   signal?: AbortSignal;
+  /**
+   * The torch package whose ATen kernels run the reference engines' programs
+   * (src/runner/libtorch.ts); null: none (ExecuTorch's CPU kernels). Default:
+   * $TRTX_LIBTORCH_DIR, else the managed Python environment's torch when it exists.
+   */
+  libtorch?: string | null;
 }
 
 /** What every child of a build gets of the run: its environment and its cancellation. */
@@ -84,6 +91,8 @@ export interface RunnerBinary {
   hash: string | null;
   /** True when this call compiled it. */
   built: boolean;
+  /** The libtorch it was built against (its ATen kernels run the reference engines); null: none, or unknown for a prebuilt binary. */
+  libtorch: Libtorch | null;
 }
 
 /** The checkout's native-runner folder, found by walking up from this module (bundled or not). */
@@ -308,7 +317,7 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
       throw new TrtxError('RUNNER_MISSING', prebuilt, 'the prebuilt native runner does not exist');
     }
     progress({ phase: 'prebuilt', message: `using the prebuilt native runner ${prebuilt}` });
-    return { path: resolve(prebuilt), dir: null, hash: null, built: false };
+    return { path: resolve(prebuilt), dir: null, hash: null, built: false, libtorch: null };
   }
   const sourceDir = options.sourceDir ?? defaultSourceDir();
   const asan = options.asan ?? settings.TRTX_RUNNER_ASAN === '1';
@@ -322,6 +331,13 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
       },
     }));
   const { cuda } = await decideCuda(cudaMode(options.cuda, settings), undefined, options);
+  const root = options.cacheDir ?? defaultCacheRoot(settings);
+  const libtorch =
+    options.libtorch === null
+      ? null
+      : options.libtorch !== undefined
+        ? await findLibtorch({ env: { TRTX_LIBTORCH_DIR: options.libtorch }, cacheDir: root })
+        : await findLibtorch({ env: options.env, cacheDir: root });
   const flags = [
     '-DCMAKE_BUILD_TYPE=Release',
     // -O1, not CMake's -O3: the first `trtx demo` waits for this build, and
@@ -335,16 +351,16 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
     `-DTRTX_ASAN=${asan ? 'ON' : 'OFF'}`,
     `-DCMAKE_PREFIX_PATH=${sdk.root}`,
     ...(options.backendPlugin ? ['-DTRTX_BACKEND_PLUGIN=ON'] : []),
+    ...(libtorch ? [`-DTRTX_LIBTORCH_DIR=${libtorch.dir}`] : []),
   ];
   // The SDK's path is in the flags; its version goes into the hash too, so a
   // reinstalled wheel at the same path rebuilds.
-  const hash = await sourceHash(sourceDir, [...flags, `executorch=${sdk.version}`]);
-  const root = options.cacheDir ?? defaultCacheRoot(settings);
+  const hash = await sourceHash(sourceDir, [...flags, `executorch=${sdk.version}`, `torch=${libtorch?.version ?? 'none'}`]);
   const dir = join(root, `runner-${hash}`);
   const binary = join(dir, RUNNER_BINARY_NAME);
   if (existsSync(binary)) {
     progress({ phase: 'cached', message: `using the cached native runner ${dir}` });
-    return { path: binary, dir, hash, built: false };
+    return { path: binary, dir, hash, built: false, libtorch };
   }
   await mkdir(root, { recursive: true });
   await requireCmake(options);
@@ -370,5 +386,5 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
     throw new TrtxError('RUNNER_BUILD_FAILED', dir, 'the native runner build left no binary behind');
   }
   progress({ phase: 'ready', message: `native runner ready: ${binary}` });
-  return { path: binary, dir, hash, built: built === true };
+  return { path: binary, dir, hash, built: built === true, libtorch };
 }

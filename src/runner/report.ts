@@ -46,11 +46,34 @@ export const BudgetResolution = z.strictObject({
 });
 export type BudgetResolution = z.infer<typeof BudgetResolution>;
 
+/**
+ * What computes a version-2/3 engine: ATen's kernels (libtorch's, on the CPU or the GPU the
+ * engine runs on) or ExecuTorch's CPU kernels; a version-1 engine's synthetic steps.
+ */
+export const EngineKernels = z.enum(['aten-cpu', 'aten-cuda', 'executorch-cpu', 'synthetic-cpu', 'synthetic-cuda']);
+export type EngineKernels = z.infer<typeof EngineKernels>;
+
+/** Where an engine's weights are (ATen's kernels): resident up to the budget, the rest streamed, counted. */
+export const WeightPlacement = z.strictObject({
+  total_bytes: u64Bytes,
+  resident_bytes: u64Bytes,
+  /** As placed: the bytes copied in per execute. */
+  streamed_bytes_per_execute: u64Bytes,
+  /** The device memory streamed weights are copied into. */
+  window_bytes: u64Bytes,
+  /** Counted: the bytes streaming copied, every execute since load. */
+  streamed_bytes: u64Bytes,
+  streamed_copies: count,
+});
+export type WeightPlacement = z.infer<typeof WeightPlacement>;
+
 export const DelegateReport = z.strictObject({
   index: count,
   backend: z.string(),
   // reference-program: a version-2 engine (the partition's ExecuTorch program); synthetic-*: version 1. reference-* is the name older runners gave version 1.
   engine: z.enum(['reference-program', 'synthetic-cpu', 'synthetic-cuda', 'reference-cpu', 'reference-cuda']),
+  /** Absent from runners before it. */
+  kernels: EngineKernels.optional(),
   target_device: z.string().regex(/^cuda:[0-9]+$/),
   elision,
   inputs: z.array(z.string()),
@@ -69,6 +92,8 @@ export const DelegateReport = z.strictObject({
   d2h_bytes: count,
   d2d_bytes: count,
   engine_stand_in_bytes: standInBytes.optional(),
+  /** null where the engine does not place weights (ExecuTorch's kernels, synthetic); absent from runners before it. */
+  weights: WeightPlacement.nullable().optional(),
 });
 export type DelegateReport = z.infer<typeof DelegateReport>;
 

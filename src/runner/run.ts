@@ -32,6 +32,8 @@ export interface RunRunnerOptions {
   sharedScratch?: boolean;
   /** Force the CPU or a CUDA device; default a GPU when the build and machine have one. */
   device?: 'cpu' | 'cuda';
+  /** What computes version-2/3 reference engines (`--engine-kernels`); default ATen's where the runner has libtorch for the device. */
+  engineKernels?: 'aten' | 'executorch';
   /** Device arenas: poison (0xFF, the runner's default) or none (as the allocator returns them, as ExecuTorch leaves them). */
   arenaFill?: 'poison' | 'none';
   /** Zero every named buffer in device memory after each method load, as a correct application does. */
@@ -48,7 +50,12 @@ export interface RunRunnerOptions {
   backendLib?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Called as each step finishes (the runner's `--progress` lines on stderr); the runner is asked for them only when given. */
+  onStep?: (step: number, steps: number) => void;
 }
+
+/** `trtx-runner progress: step N of S` (native-runner/src/cli/run_command.cpp, --progress). */
+const PROGRESS_LINE = /^trtx-runner progress: step (\d+) of (\d+)$/;
 
 export interface RunnerResult {
   /** 0 ok, 1 program invalid or execution failed, 3 the program cannot run here (a TensorRT plan, a missing backend, no GPU for --device cuda). */
@@ -69,6 +76,7 @@ export function runnerArgs(program: string, o: Omit<RunRunnerOptions, 'runner'>,
   if (o.coldPool) args.push('--cold-pool');
   if (o.sharedScratch) args.push('--shared-scratch');
   if (o.device !== undefined) args.push('--device', o.device);
+  if (o.engineKernels !== undefined) args.push('--engine-kernels', o.engineKernels);
   if (o.arenaFill !== undefined) args.push('--arena-fill', o.arenaFill);
   if (o.initDeviceBuffers) args.push('--init-device-buffers');
   if (o.shareArenas) args.push('--share-arenas');
@@ -76,6 +84,7 @@ export function runnerArgs(program: string, o: Omit<RunRunnerOptions, 'runner'>,
   if (o.inputsFile !== undefined) args.push('--inputs', o.inputsFile);
   if (o.outputsFile !== undefined) args.push('--outputs', o.outputsFile);
   if (o.backendLib !== undefined) args.push('--backend-lib', o.backendLib);
+  if (o.onStep) args.push('--progress');
   return args;
 }
 
@@ -85,7 +94,7 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
   const reportPath = join(dir, 'report.json');
   const argv = runnerArgs(program, options, reportPath);
   try {
-    const r = await execa(options.runner, argv, {
+    const child = execa(options.runner, argv, {
       reject: false,
       timeout: options.timeoutMs,
       cancelSignal: options.signal,
@@ -94,6 +103,8 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
       // come back as an allocation error, which is what the runner reports.
       ...childEnvOptions(options.env, { ASAN_OPTIONS: settingsOf(options.env).ASAN_OPTIONS ?? 'allocator_may_return_null=1' }),
     });
+    if (options.onStep) watchProgress(child.stderr, options.onStep);
+    const r = await child;
     const stderr = r.stderr ?? '';
     if (r.isCanceled || r.timedOut) {
       throw new TrtxError(
@@ -167,4 +178,19 @@ function backendLibRefusal(stderr: string): TrtxError | null {
 function lastLine(text: string): string {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   return lines[lines.length - 1] ?? '(no output)';
+}
+
+/** Calls `onStep` for each progress line the runner writes to `stream`, as it comes (execa still collects the whole stderr). */
+function watchProgress(stream: NodeJS.ReadableStream | null, onStep: (step: number, steps: number) => void): void {
+  if (!stream) return;
+  let pending = '';
+  stream.on('data', (chunk: Buffer | string) => {
+    pending += chunk.toString();
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      const m = PROGRESS_LINE.exec(line.trim());
+      if (m) onStep(Number(m[1]), Number(m[2]));
+    }
+  });
 }

@@ -6,7 +6,7 @@
 // version-2 or 3 reference engine) has weights that mean something: a
 // synthetic engine's are made up, so theirs are null.
 
-import type { BudgetResolution, DelegateReport } from '../runner/report.js';
+import type { BudgetResolution, DelegateReport, EngineKernels } from '../runner/report.js';
 
 export interface BudgetStreaming {
   /** Decimal strings, as the runner writes its budgets; null for an engine whose weights are made up. */
@@ -30,4 +30,39 @@ export function budgetStreaming(b: BudgetResolution, engine: DelegateReport['eng
   const effective = BigInt(b.effective);
   const resident = effective < weights ? effective : weights;
   return { streamable_weight_bytes: all, resident_bytes: resident.toString(), streamed_bytes_per_execute: (weights - resident).toString() };
+}
+
+/**
+ * What the engine's weights did in the run, as the runner counted it (ATen's
+ * kernels place them: resident up to the budget, the rest copied per execute
+ * into a window; src/aten/weights.h), beside the spec's arithmetic above.
+ */
+export interface MeasuredStreaming {
+  /** What computed the engine (the runner's report); null from a runner before it. */
+  kernels: EngineKernels | null;
+  /** null where the kernels place no weights (ExecuTorch's CPU kernels, synthetic engines). */
+  measured: {
+    resident_bytes: string;
+    streamed_bytes_per_execute: string;
+    window_bytes: string;
+    /** Counted over the run: every execute's copies. */
+    streamed_bytes: string;
+    executes: number;
+  } | null;
+}
+
+export function measuredStreaming(d: DelegateReport): MeasuredStreaming {
+  const w = d.weights ?? null;
+  return {
+    kernels: d.kernels ?? null,
+    measured: w
+      ? {
+          resident_bytes: w.resident_bytes,
+          streamed_bytes_per_execute: w.streamed_bytes_per_execute,
+          window_bytes: w.window_bytes,
+          streamed_bytes: w.streamed_bytes,
+          executes: d.executes,
+        }
+      : null,
+  };
 }

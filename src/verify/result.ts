@@ -5,7 +5,8 @@
 
 import type { Env } from '../util/env.js';
 import type { ReportBudget } from '../util/report-budget.js';
-import type { BudgetStreaming } from './budget-streaming.js';
+import type { BudgetStreaming, MeasuredStreaming } from './budget-streaming.js';
+import type { VerifyProgress } from './progress.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
 import type { CheckSummary } from '../checks/run.js';
 import type { RuntimeRules } from '../checks/runtime-rules.js';
@@ -26,6 +27,8 @@ export interface VerifyOptions extends ReferenceOptions {
   callerStream?: StreamMode;
   budget?: bigint;
   device?: 'cpu' | 'cuda';
+  /** What computes the reference engines' programs (the runner's --engine-kernels); default the runner's choice. */
+  kernels?: 'aten' | 'executorch';
   /** Whose runtime rules the check applies and the runner follows; default DEFAULT_RUNTIME. */
   runtime?: RuntimeRules;
   /** Zero device-resident buffers after each load, as a correct application does (default: they stay poisoned). */
@@ -51,6 +54,8 @@ export interface VerifyOptions extends ReferenceOptions {
   /** The command's report budget: every program verify opens adds to it (src/util/report-budget.ts); unbounded when absent. */
   reportBudget?: ReportBudget;
   onProgress?: (message: string) => void;
+  /** The plan, then each run's step and elapsed time (progress.ts). */
+  onRunProgress?: (p: VerifyProgress) => void;
   onRunnerBuild?: (p: RunnerProgress) => void;
 }
 
@@ -113,7 +118,8 @@ export interface VerifyResult {
     effective: string | null;
     clamped: boolean;
     ignored: string | null;
-  } & BudgetStreaming)[];
+  } & BudgetStreaming &
+    MeasuredStreaming)[];
   /** Device memory of the primary run (the last variant, no caller stream). */
   memory: VerifyMemory | null;
   /** The comparison with eager PyTorch's outputs (docs/reference-lowering.md §4). */

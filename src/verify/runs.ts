@@ -12,6 +12,7 @@ import type { RunnerReport } from '../runner/report.js';
 import { TrtxError } from '../util/errors.js';
 import { present } from '../util/present.js';
 import { environmentOf } from './environment.js';
+import { runLabel, trackRun } from './progress.js';
 import type { VerifyOptions, VerifyRun } from './result.js';
 import type { Variant } from './variants.js';
 
@@ -32,7 +33,9 @@ export interface RunSetup {
   sharedState: boolean;
   runtime: RuntimeRules;
   backendLib: string | undefined;
-  options: Pick<VerifyOptions, 'budget' | 'device' | 'sharedScratch' | 'coldPool' | 'onProgress' | 'env' | 'signal'>;
+  options: Pick<VerifyOptions, 'budget' | 'device' | 'kernels' | 'sharedScratch' | 'coldPool' | 'onProgress' | 'onRunProgress' | 'env' | 'signal'>;
+  /** How many runs the plan said (a conditional run may add one). */
+  plannedRuns: number;
 }
 
 /** A run's outputs file, for the comparison with eager PyTorch. */
@@ -63,6 +66,31 @@ export class VerifyRuns {
       `running ${v.name}${callerStream ? ' with a caller stream' : ''}${freshState ? ', fresh caches' : ''}${init ? ', device buffers initialised' : ''}`,
     );
     const key = this.key(v, callerStream, freshState, init);
+    const index = this.runs.length + 1;
+    const tracker = s.options.onRunProgress
+      ? trackRun(s.options.onRunProgress, {
+          index,
+          total: Math.max(index, s.plannedRuns),
+          label: runLabel(v.name, callerStream, freshState, init, s.initDeviceBuffers),
+          steps: s.steps,
+        })
+      : null;
+    try {
+      return await this.runOnce(v, callerStream, freshState, init, key, tracker);
+    } finally {
+      tracker?.stop();
+    }
+  }
+
+  private async runOnce(
+    v: Variant,
+    callerStream: boolean,
+    freshState: boolean,
+    init: boolean,
+    key: string,
+    tracker: { step: (n: number) => void } | null,
+  ): Promise<RunnerReport> {
+    const s = this.setup;
     const compared = s.comparesReference && !freshState && init === s.initDeviceBuffers;
     const outputsFile = compared ? join(s.dir, `outputs-${this.outputs.size}.trxt`) : undefined;
     const r = await runRunner(v.runPath ?? v.path, {
@@ -79,12 +107,14 @@ export class VerifyRuns {
       shareArenas: s.sharedState && !freshState,
       budget: s.options.budget,
       device: s.options.device,
+      engineKernels: s.options.kernels,
       arenaFill: 'poison',
       initDeviceBuffers: init,
       sharedScratch: s.options.sharedScratch,
       coldPool: s.options.coldPool,
       trtRuntime: s.runtime.delegate === 'stock-trt' ? 'stock' : 'zero-copy',
       backendLib: s.backendLib,
+      onStep: tracker ? (n) => tracker.step(n) : undefined,
     });
     if (r.exitCode === 3) throw cannotRunHere(v, r.report);
     this.reports.set(key, r.report);

@@ -28,7 +28,8 @@ import { TrtxError } from '../util/errors.js';
 import type { Assertion } from './assertions.js';
 import { pluginNotes, requireBackendLib } from './backend-lib.js';
 import { judgeRuns } from './judge.js';
-import { budgetStreaming } from './budget-streaming.js';
+import { budgetStreaming, measuredStreaming } from './budget-streaming.js';
+import { runLabel } from './progress.js';
 import { nameVariants } from './name-buffers.js';
 import {
   compareRunOutputs,
@@ -215,6 +216,12 @@ async function runAndJudge(
   const twinContract = p.mode === 'staged-vs-zero-copy' && !init;
   const runInit = init || twinContract;
   result.options.twin_contract = twinContract;
+  const modes: [boolean, ...boolean[]] = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
+  // The plan, as runAll runs it: every variant in every mode, the primary with fresh caches, and the primary at the other initialisation when its state turns out to be in device memory.
+  const planned = p.variants.flatMap((v) => modes.map((cs) => runLabel(v.name, cs, false, runInit, runInit)));
+  planned.push(runLabel(primary.name, false, true, runInit, runInit));
+  const conditional = init ? null : runLabel(primary.name, false, false, !runInit, runInit);
+  opts.onRunProgress?.({ kind: 'plan', runs: planned, conditional, steps: p.steps, methods: p.methods });
   const runs = new VerifyRuns({
     runner: runner.path,
     dir,
@@ -227,10 +234,10 @@ async function runAndJudge(
     runtime: result.runtime,
     backendLib,
     options: opts,
+    plannedRuns: planned.length,
   });
   // The result lists every run as it ran (an environment refusal mid-way throws, so it is never seen half-filled).
   result.runs = runs.runs;
-  const modes: [boolean, ...boolean[]] = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
   const ran = await runAll(runs, p.variants, modes, primary, init, runInit);
   const assertions = judgeRuns({ runs, variants: p.variants, modes, primary, ...ran, runInit, twinContract, caches, roles });
   if (runs.completed && p.reference) pushAll(assertions, await compareWithReference(result.reference, p.reference, p, runs, opts));
@@ -288,6 +295,7 @@ function finishResult(result: VerifyResult, first: RunnerReport, primaryReport: 
       clamped: d.budget.clamped,
       ignored: d.budget.ignored,
       ...budgetStreaming(d.budget, d.engine),
+      ...measuredStreaming(d),
     })),
   );
   result.backend = first.backend;

@@ -175,13 +175,16 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   // its merge with a .ptd file's), which lives as long as the method.
   if (ref.version != engine::kSyntheticVersion) {
     TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_program_executor(std::move(ref), handle->device, is_input, where,
-                                                                        context.get_named_data_map()));
+                                                                        context.get_named_data_map(),
+                                                                        config.aten_kernels));
   } else {
     TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_reference_executor(std::move(ref), handle->device));
   }
   if (budget.effective.has_value()) TRTX_CHECK_OK(handle->engine->set_weight_streaming_budget(*budget.effective));
   handle->info.budget = budget;
   handle->info.engine = handle->engine->kind();
+  handle->info.kernels = handle->engine->kernels();
+  handle->info.weights = handle->engine->weight_placement();
   TRTX_ASSIGN_OR_RETURN(handle->inflight, handle->device.create_event());
   TRTX_ASSIGN_OR_RETURN(handle->scratch_done, handle->device.create_event());
   handle->scratch = config.scratch_factory ? config.scratch_factory(handle->device, where) : nullptr;

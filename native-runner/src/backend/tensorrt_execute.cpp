@@ -300,6 +300,7 @@ Status enqueue(Call& c) {
   TRTX_CHECK_OK(enqueued);
   TRTX_CHECK_OK(recorded);
   handle.info.engine_stand_in = handle.engine->stand_in_copies();
+  handle.info.weights = handle.engine->weight_placement();
   handle.info.scratch_bytes = need;
   handle.info.scratch_capacity = handle.scratch->capacity();
   return ok_status();

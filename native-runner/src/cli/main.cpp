@@ -9,6 +9,7 @@
 
 #include "blob_vectors.h"
 #include "run_command.h"
+#include "trtx/aten/aten_program.h"
 #include "trtx/backend/compile_specs.h"
 #include "trtx/runtime/byte_count.h"
 #include "version.h"
@@ -23,6 +24,7 @@ const char kUsage[] =
     "                  [--share-arenas] [--trt-runtime zero-copy|stock] [--max-planned-bytes BYTES]\n"
     "                  [--verification internal|minimal] [--loader mmap|file] [--report FILE]\n"
     "                  [--inputs FILE] [--outputs FILE] [--backend-lib PATH]\n"
+    "                  [--engine-kernels aten|executorch] [--progress]\n"
     "  trtx-runner parse-blob-vectors FILE\n"
     "  trtx-runner --version\n"
     "  --inputs FILE: recorded step inputs (TRXT) instead of the pattern; --outputs FILE:\n"
@@ -115,6 +117,14 @@ std::string read_verification(RunOptions& o, const char* v) {
              : "--verification takes internal or minimal";
 }
 
+std::string read_engine_kernels(RunOptions& o, const char* v) {
+  bool aten = false;
+  if (!pick(v, "aten", true, "executorch", false, aten)) return "--engine-kernels takes aten or executorch";
+  if (aten && !trtx::aten_kernels::built()) return "--engine-kernels aten: this trtx-runner was built without libtorch";
+  o.aten_kernels = aten;
+  return "";
+}
+
 std::string read_loader(RunOptions& o, const char* v) {
   return pick(v, "mmap", false, "file", true, o.file_loader) ? "" : "--loader takes mmap or file";
 }
@@ -176,6 +186,12 @@ const Option kOptions[] = {
     {"--verification", true, read_verification},
     {"--max-planned-bytes", true, read_max_planned_bytes},
     {"--loader", true, read_loader},
+    {"--engine-kernels", true, read_engine_kernels},
+    {"--progress", false,
+     [](RunOptions& o, const char*) {
+       o.progress = true;
+       return std::string();
+     }},
     {"--report", true, [](RunOptions& o, const char* v) { return read_path(o.report_path, v, "--report needs FILE"); }},
     {"--backend-lib", true,
      [](RunOptions& o, const char* v) { return read_path(o.backend_lib, v, "--backend-lib needs PATH"); }},

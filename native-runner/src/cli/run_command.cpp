@@ -55,6 +55,12 @@ class Runner {
     if (setup()) {
       for (int step = 0; step < opts_.steps && report_.errors.empty(); ++step) {
         for (size_t i = 0; i < methods_.size() && report_.errors.empty(); ++i) run_step(i, step);
+        // --progress: one line per finished step on stderr, for a caller
+        // that shows a long run's progress (trtx verify).
+        if (opts_.progress && report_.errors.empty()) {
+          std::fprintf(stderr, "trtx-runner progress: step %d of %d\n", step + 1, opts_.steps);
+          std::fflush(stderr);
+        }
       }
     }
     finish();
@@ -178,7 +184,11 @@ class Runner {
       delegate_calls += meta->num_backends();
     }
     if (opts_.caller_stream && !set_caller_streams()) return false;
-    backend::configure_tensorrt_backend({target, memory_->scratch_factory(delegate_calls), opts_.contract});
+    // ATen's kernels where this runner has them for the target (a CPU-only
+    // libtorch cannot read device memory); the report says which ran.
+    const bool aten_default = aten_kernels::built() && (target == runtime::Target::Host || aten_kernels::cuda_built());
+    backend::configure_tensorrt_backend({target, memory_->scratch_factory(delegate_calls), opts_.contract,
+                                         opts_.aten_kernels.value_or(aten_default)});
     report_.methods.resize(methods_.size());
     for (size_t i = 0; i < methods_.size(); ++i) report_.methods[i].name = methods_[i];
     loaded_.assign(methods_.size(), false);

@@ -36,6 +36,10 @@ struct RunOptions {
   std::string inputs_path;   // --inputs FILE: recorded step inputs (TRXT) instead of the pattern
   std::string outputs_path;  // --outputs FILE: every output of every executed step (TRXT)
   std::string backend_lib;   // --backend-lib PATH: its TensorRTBackend instead of the runner's (backend_plugin.h)
+  // --engine-kernels aten|executorch: what computes a version-2/3 engine;
+  // default ATen's where the runner has libtorch.
+  std::optional<bool> aten_kernels;
+  bool progress = false;  // --progress: "trtx-runner progress: step N of S" on stderr after each step
 };
 
 /// Runs and writes the report; returns the process exit code.

@@ -80,11 +80,30 @@ void write_step_time(JsonWriter& w, const std::vector<StepRecord>& steps) {
   w.end_object();
 }
 
+// What the engine's weights did (ATen's kernels): resident and streamed as
+// placed by the budget, and the bytes streaming actually copied.
+void write_weights(JsonWriter& w, const std::optional<aten_kernels::WeightPlacement>& p) {
+  if (!p.has_value()) {
+    w.field_null("weights");
+    return;
+  }
+  w.key("weights");
+  w.begin_object();
+  w.field("total_bytes", std::to_string(p->total_bytes));
+  w.field("resident_bytes", std::to_string(p->resident_bytes));
+  w.field("streamed_bytes_per_execute", std::to_string(p->streamed_bytes_per_execute));
+  w.field("window_bytes", std::to_string(p->window_bytes));
+  w.field("streamed_bytes", std::to_string(p->streamed_bytes));
+  w.field("streamed_copies", p->streamed_copies);
+  w.end_object();
+}
+
 void write_delegate(JsonWriter& w, const backend::DelegateInfo& d) {
   w.begin_object();
   w.field("index", static_cast<uint64_t>(d.index));
   w.field("backend", d.backend_id);
   w.field("engine", d.engine);
+  w.field("kernels", d.kernels);
   w.field("target_device", "cuda:" + std::to_string(d.target_device));
   write_string_or_null(w, "elision", d.elision);
   w.field_strings("inputs", d.inputs);
@@ -116,6 +135,7 @@ void write_delegate(JsonWriter& w, const backend::DelegateInfo& d) {
   w.field("drains", d.drains);
   write_copies(w, d.copies);
   write_stand_in(w, d.engine_stand_in);
+  write_weights(w, d.weights);
   w.end_object();
 }
 

@@ -14,6 +14,7 @@
 #include <executorch/runtime/executor/program.h>
 
 #include "external_weights.h"
+#include "trtx/aten/aten_program.h"
 #include "trtx/et/failure.h"
 
 namespace trtx::engine {
@@ -66,10 +67,11 @@ struct Io {
 
 class ProgramExecutor final : public EngineExecutor {
  public:
-  ProgramExecutor(RefEngine e, runtime::DeviceContext device, const et::NamedDataMap* named_data)
+  ProgramExecutor(RefEngine e, runtime::DeviceContext device, const et::NamedDataMap* named_data, bool aten)
       : engine_(std::move(e)),
         device_(device),
         named_data_(named_data),
+        use_aten_(aten),
         loader_(engine_.program->data(), engine_.program->size()) {}
 
   Status init(const std::vector<bool>& is_input, const std::string& where) {
@@ -109,18 +111,29 @@ class ProgramExecutor final : public EngineExecutor {
     }
     TRTX_CHECK_OK(read_signature(*meta, true, at, in_));
     TRTX_CHECK_OK(read_signature(*meta, false, at, out_));
+    if (use_aten_) return load_aten(at);
     TRTX_CHECK_OK(plan_memory(*meta, at));
     return load_forward(at);
   }
 
   const char* kind() const override { return kProgramExecutorKind; }
+  const char* kernels() const override {
+    return aten_ ? aten_kernels::kernel_set(device_.target()) : "executorch-cpu";
+  }
+  std::optional<aten_kernels::WeightPlacement> weight_placement() const override {
+    if (!aten_) return std::nullopt;
+    return aten_->weights();
+  }
   uint64_t streamable_weight_bytes() const override { return engine_.streamable_weight_bytes; }
-  runtime::CopyCounters stand_in_copies() const override { return stand_in_; }
+  runtime::CopyCounters stand_in_copies() const override { return aten_ ? aten_->copies() : stand_in_; }
   bool weight_streaming() const override { return engine_.weight_streaming; }
   Status set_weight_streaming_budget(uint64_t bytes) override {
     // As TensorRT's setWeightStreamingBudgetV2 would take it; the program's
     // constants stay in host memory, so nothing streams.
     budget_ = bytes;
+    // On ATen's kernels the budget places the weights: resident up to it,
+    // the rest streamed per execute (aten_program.h).
+    if (aten_) return aten_->place_weights(bytes);
     return ok_status();
   }
 
@@ -140,9 +153,10 @@ class ProgramExecutor final : public EngineExecutor {
     return declared_scratch_bytes(engine_, b, where);
   }
 
-  Status enqueue(const std::vector<BindingView>& b, void*, uint64_t, runtime::StreamRef stream,
+  Status enqueue(const std::vector<BindingView>& b, void* scratch, uint64_t scratch_bytes, runtime::StreamRef stream,
                  const std::string& where) override {
     const std::string at = where + ".engine";
+    if (aten_) return enqueue_aten(b, scratch, scratch_bytes, stream, at);
     // The program runs on the host: whatever the stream still has to do
     // before the inputs are ready is done first.
     TRTX_CHECK_OK(device_.synchronize(stream));
@@ -192,6 +206,52 @@ class ProgramExecutor final : public EngineExecutor {
   Status check_deferred(const std::string&) override { return ok_status(); }
 
  private:
+  // ATen's kernels (aten_program.h) read the bindings where they are, on the
+  // device the engine runs on: nothing is copied to the host.
+  Status enqueue_aten(const std::vector<BindingView>& b, void* scratch, uint64_t scratch_bytes,
+                      runtime::StreamRef stream, const std::string& at) {
+    std::vector<void*> ins, outs;
+    for (size_t k = 0; k < inputs_.size(); ++k) {
+      if (b[inputs_[k]].nbytes != in_[k].nbytes) return size_error(b[inputs_[k]], in_[k], at);
+      ins.push_back(b[inputs_[k]].data);
+    }
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      if (b[outputs_[k]].nbytes != out_[k].nbytes) return size_error(b[outputs_[k]], out_[k], at);
+      outs.push_back(b[outputs_[k]].data);
+    }
+    return aten_->run(ins, outs, scratch, scratch_bytes, stream, at);
+  }
+
+  // The plan on ATen's kernels. Its constants are resolved as ExecuTorch's
+  // Method would (runtime/executor/method.cpp): inside the program by
+  // data_buffer_idx (Program::get_constant_buffer_data), EXTERNAL by key from
+  // the outer program's named data, each held as the loader gave it (mapped,
+  // not copied).
+  Status load_aten(const std::string& at) {
+    if (engine_.version == kExternalWeightsVersion) {
+      TRTX_ASSIGN_OR_RETURN(weights_, ExternalWeights::create(engine_.program->data(), engine_.program->size(),
+                                                              kMethodName, named_data_, at));
+    }
+    auto resolve = [this, &at](const aten_kernels::ConstantRef& c) -> Result<aten_kernels::ConstantBytes> {
+      if (!c.key.empty()) {
+        if (named_data_ == nullptr) return fail(Error::EngineFormat, at, "constant '" + c.key + "' is EXTERNAL and the program has no named data");
+        et::Result<et::FreeableBuffer> data = named_data_->get_data(c.key.c_str());
+        if (!data.ok()) return fail(Error::EngineFormat, at, "the program's named data has no entry '" + c.key + "'");
+        held_.push_back(std::move(data.get()));
+        return aten_kernels::ConstantBytes{held_.back().data(), held_.back().size()};
+      }
+      et::Result<const void*> data = program_->get_constant_buffer_data(c.buffer_index, c.nbytes);
+      if (!data.ok()) {
+        return fail(Error::EngineFormat, at, "constant buffer " + std::to_string(c.buffer_index) + " of " +
+                                                 std::to_string(c.nbytes) + " bytes is not in the engine's program");
+      }
+      return aten_kernels::ConstantBytes{data.get(), c.nbytes};
+    };
+    TRTX_ASSIGN_OR_RETURN(aten_, aten_kernels::load(engine_.program->data(), engine_.program->size(), kMethodName,
+                                                    device_, resolve, at));
+    return ok_status();
+  }
+
   // Memory of its own, as Module would give it (extension/module/
   // module.cpp): one host buffer per planned arena, sized from MethodMeta;
   // malloc'd method and temp allocators.
@@ -278,6 +338,7 @@ class ProgramExecutor final : public EngineExecutor {
   RefEngine engine_;
   runtime::DeviceContext device_;
   const et::NamedDataMap* named_data_;  // the outer program's (version 3); outlives the delegate
+  bool use_aten_ = false;
   executorch::extension::BufferDataLoader loader_;
   std::unique_ptr<ExternalWeights> weights_;  // version 3: read while forward loads
   std::unique_ptr<et::Program> program_;
@@ -290,6 +351,8 @@ class ProgramExecutor final : public EngineExecutor {
   executorch::extension::MallocMemoryAllocator temp_allocator_;
   std::unique_ptr<et::MemoryManager> memory_;
   std::unique_ptr<et::Method> method_;
+  std::vector<et::FreeableBuffer> held_;             // ATen: the named data entries its weights are read from
+  std::unique_ptr<aten_kernels::Program> aten_;      // ATen's kernels instead of method_
   uint64_t budget_ = 0;
   runtime::CopyCounters stand_in_;  // the bindings read to the host and written back, every enqueue
 };
@@ -299,11 +362,14 @@ class ProgramExecutor final : public EngineExecutor {
 Result<std::unique_ptr<EngineExecutor>> make_program_executor(RefEngine engine, const runtime::DeviceContext& device,
                                                               const std::vector<bool>& binding_is_input,
                                                               const std::string& where,
-                                                              const et::NamedDataMap* named_data) {
+                                                              const et::NamedDataMap* named_data, bool aten) {
   if ((engine.version != kProgramVersion && engine.version != kExternalWeightsVersion) || !engine.program) {
     return fail(Error::EngineFormat, where + ".engine", "not a version-2 or version-3 reference engine (no program)");
   }
-  auto ex = std::make_unique<ProgramExecutor>(std::move(engine), device, named_data);
+  if (aten && !aten_kernels::built()) {
+    return fail(Error::NotSupported, where + ".engine", "this trtx-runner was built without libtorch: ATen's kernels are not here");
+  }
+  auto ex = std::make_unique<ProgramExecutor>(std::move(engine), device, named_data, aten);
   TRTX_CHECK_OK(ex->init(binding_is_input, where));
   return std::unique_ptr<EngineExecutor>(std::move(ex));
 }

@@ -16,6 +16,8 @@ import type { CliSession } from '../session.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 import { styler } from '../style.js';
 import type { VerifyResult } from '../../verify/verify.js';
+import type { VerifyProgress } from '../../verify/progress.js';
+import { formatElapsed } from '../../util/ticker.js';
 import { backendLibAsked } from '../../verify/backend-lib.js';
 import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
 
@@ -29,6 +31,7 @@ interface VerifyOptions extends GlobalOptions {
   callerStream?: 'on' | 'off' | 'both';
   budget?: string;
   device?: 'cpu' | 'cuda';
+  kernels?: 'aten' | 'executorch';
   runtime?: string[];
   initDeviceBuffers?: boolean;
   sharedScratch?: boolean;
@@ -38,6 +41,44 @@ interface VerifyOptions extends GlobalOptions {
 }
 
 const bytes = (n: number) => formatIEC(BigInt(n));
+
+/** The plan, then a run's place, step and time: on stderr (the log), never under --json. */
+function sayProgress(ctx: Ctx, p: VerifyProgress): void {
+  if (p.kind === 'plan') {
+    const more = p.conditional ? `; then, if the caches are in device memory, ${p.conditional}` : '';
+    ctx.log.info(
+      `verify plan: ${p.runs.length}${p.conditional ? ' or ' + (p.runs.length + 1) : ''} runs of ${p.steps} steps of ${p.methods.join(', ')}: ${p.runs.join('; ')}${more}`,
+    );
+    return;
+  }
+  // A run that ends within the first second says nothing: the plan said it.
+  if (p.elapsedMs < 1000) return;
+  const where = `run ${p.index} of ${p.total} (${p.label})`;
+  ctx.log.info(
+    p.done
+      ? `${where}: ${p.step} of ${p.steps} steps in ${formatElapsed(p.elapsedMs)}`
+      : `${where}: step ${Math.min(p.step + 1, p.steps)} of ${p.steps}, ${formatElapsed(p.elapsedMs)}`,
+  );
+}
+
+/** Which kernels computed the engines: ATen's are eager PyTorch's own; ExecuTorch's CPU kernels round differently (docs/reference-lowering.md, "Kernel sets"). */
+function kernelsLine(all: (string | null)[]): string | null {
+  const sets = [...new Set(all.filter((k): k is string => k !== null && !k.startsWith('synthetic')))];
+  if (!sets.length) return null;
+  const say: Record<string, string> = {
+    'aten-cpu': "ATen's CPU kernels (libtorch's, as eager PyTorch runs them)",
+    'aten-cuda': "ATen's CUDA kernels on the GPU (libtorch's, as eager PyTorch runs them)",
+    'executorch-cpu': "ExecuTorch's CPU kernels (this runner has no libtorch for the target: the engines' bindings are copied to the host and back)",
+  };
+  return `engines computed by ${sets.map((k) => say[k] ?? k).join('; ')}`;
+}
+
+/** What streaming did, as the runner counted it, beside the spec's arithmetic. */
+function measuredLine(m: NonNullable<VerifyResult['budgets'][number]['measured']>): string {
+  const perStep = m.executes > 0 ? BigInt(m.streamed_bytes) / BigInt(m.executes) : 0n;
+  const window = BigInt(m.window_bytes) > 0n ? ` through a ${formatIEC(BigInt(m.window_bytes))} window` : '';
+  return `measured: ${formatIEC(BigInt(m.resident_bytes))} resident, ${formatIEC(perStep)} copied in per execute${window} (${formatIEC(BigInt(m.streamed_bytes))} over ${m.executes} executes)`;
+}
 
 export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[] {
   const s = styler(ctx);
@@ -74,6 +115,8 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   }
   lines.push(`  ran on ${where}`);
   for (const l of referenceEngineLines(r.engines)) lines.push(`  ${l}`);
+  const kernels = kernelsLine(r.budgets.map((b) => b.kernels));
+  if (kernels) lines.push(`  ${kernels}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
   if (r.options.twin_contract) {
     lines.push(
@@ -95,6 +138,7 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
       lines.push(
         `    weights ${formatIEC(BigInt(b.streamable_weight_bytes))}: ${formatIEC(BigInt(b.resident_bytes))} resident, ${formatIEC(BigInt(b.streamed_bytes_per_execute))} streamed per execute`,
       );
+    if (b.measured) lines.push(`    ${measuredLine(b.measured)}`);
   }
   if (r.memory) lines.push(...renderMemory(r.memory, r.options.init_device_buffers || r.options.twin_contract));
   lines.push(...renderReference(r.reference, s));
@@ -165,6 +209,12 @@ function defineVerify(program: Command): Command {
       )
       .option('--budget <size>', 'load-time weight-streaming budget (overrides the baked spec)')
       .addOption(new Option('--device <kind>', 'force the CPU or the GPU (default: the GPU when there is one)').choices(['cpu', 'cuda']))
+      .addOption(
+        new Option(
+          '--kernels <set>',
+          "what computes the reference engines' programs: aten (libtorch's kernels, as eager PyTorch runs them, on the engine's device) or executorch (ExecuTorch's CPU kernels) (default: aten where the runner has libtorch for the device)",
+        ).choices(['aten', 'executorch']),
+      )
       .option('--runtime <name...>', 'whose rules apply (as trtx check --runtime): zero-copy-trt|stock-trt, et-module|custom-memory')
       .option(
         '--init-device-buffers',
@@ -213,11 +263,13 @@ async function verifyCommand(ctx: Ctx, opts: VerifyOptions, named: string | unde
     reference: typeof opts.reference === 'string' ? ctx.at(opts.reference) : opts.reference,
     callerStream: opts.callerStream,
     device: opts.device,
+    kernels: opts.kernels,
     initDeviceBuffers: opts.initDeviceBuffers,
     sharedScratch: opts.sharedScratch,
     coldPool: opts.coldPool,
     backendLib: backendLib === undefined ? undefined : ctx.at(backendLib),
     onProgress: (m) => ctx.log.debug(m),
+    onRunProgress: ctx.json || ctx.quiet ? undefined : (p) => sayProgress(ctx, p),
     onRunnerBuild: runnerBuildProgress(ctx),
     // A prebuilt runner only as the run's environment names it.
     runnerBinary: ctx.env.TRTX_RUNNER_BIN ?? null,

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <optional>
+
+#include "trtx/aten/aten_program.h"
 #include <string>
 #include <vector>
 
@@ -39,7 +41,10 @@ struct DelegateInfo {
   std::string method;
   size_t index = 0;  // the delegate's place among its method's delegates
   std::string backend_id;
-  std::string engine;  // synthetic-cpu | synthetic-cuda | reference-program (EngineExecutor::kind)
+  std::string engine;   // synthetic-cpu | synthetic-cuda | reference-program (EngineExecutor::kind)
+  std::string kernels;  // aten-cpu | aten-cuda | executorch-cpu | synthetic-* (EngineExecutor::kernels)
+  // Where the engine's weights are and what streaming copied (ATen's kernels).
+  std::optional<aten_kernels::WeightPlacement> weights;
   int target_device = 0;
   std::string elision;  // staged | zero-copy | none; empty before the first execute
   std::vector<std::string> inputs;

@@ -32,6 +32,9 @@ struct TensorRTBackendConfig {
   runtime::Target target = runtime::Target::Host;
   runtime::ScratchProviderFactory scratch_factory;  // empty: private scratch per engine
   TrtContract contract = TrtContract::ZeroCopy;
+  // Version-2/3 engines on ATen's kernels (libtorch, the device's) instead of
+  // ExecuTorch's CPU kernels (trtx/aten/aten_program.h).
+  bool aten_kernels = false;
 };
 
 class TensorRTBackend final : public executorch::runtime::BackendInterface {

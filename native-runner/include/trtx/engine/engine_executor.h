@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "trtx/aten/aten_program.h"
 #include "trtx/runtime/device.h"
 #include "trtx/runtime/result.h"
 #include "trtx/runtime/scalar_type.h"
@@ -35,6 +37,14 @@ class EngineExecutor {
   /// reference engine, whose steps are not the model's) or
   /// "reference-program" (version 2: the partition's ExecuTorch program).
   virtual const char* kind() const = 0;
+
+  /// The kernels that compute it: "aten-cpu" / "aten-cuda" (libtorch's, as
+  /// eager PyTorch runs them), "executorch-cpu" (ExecuTorch's CPU kernels),
+  /// "synthetic-cpu" / "synthetic-cuda" (a version-1 engine's steps).
+  virtual const char* kernels() const { return kind(); }
+
+  /// Where its weights are and what streaming moved (ATen's kernels only).
+  virtual std::optional<aten_kernels::WeightPlacement> weight_placement() const { return std::nullopt; }
 
   /// Weight bytes streaming may keep off the device; a budget is clamped to it.
   virtual uint64_t streamable_weight_bytes() const = 0;

@@ -32,9 +32,11 @@ constexpr const char* kProgramExecutorKind = "reference-program";
 /// (an operator without a kernel is OperatorMissing), one whose forward's
 /// input or output count, or value kinds, differ from the bindings; version
 /// 3 without a named data map, a constant whose key the map lacks or whose
-/// entry is not its size (EngineFormat, naming the key).
+/// entry is not its size (EngineFormat, naming the key). With `aten` the
+/// program runs on ATen's kernels (trtx/aten/aten_program.h) on the device
+/// context's target; otherwise on ExecuTorch's CPU kernels.
 Result<std::unique_ptr<EngineExecutor>> make_program_executor(
     RefEngine engine, const runtime::DeviceContext& device, const std::vector<bool>& binding_is_input,
-    const std::string& where, const executorch::runtime::NamedDataMap* named_data = nullptr);
+    const std::string& where, const executorch::runtime::NamedDataMap* named_data = nullptr, bool aten = false);
 
 }  // namespace trtx::engine
