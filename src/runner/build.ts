@@ -332,12 +332,14 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
     }));
   const { cuda } = await decideCuda(cudaMode(options.cuda, settings), undefined, options);
   const root = options.cacheDir ?? defaultCacheRoot(settings);
+  // The managed environment lives in trtx's cache whatever folder the runner builds go to.
+  const envRoot = defaultCacheRoot(settings);
   const libtorch =
     options.libtorch === null
       ? null
       : options.libtorch !== undefined
-        ? await findLibtorch({ env: { TRTX_LIBTORCH_DIR: options.libtorch }, cacheDir: root })
-        : await findLibtorch({ env: options.env, cacheDir: root });
+        ? await findLibtorch({ env: { TRTX_LIBTORCH_DIR: options.libtorch }, cacheDir: envRoot })
+        : await findLibtorch({ env: options.env, cacheDir: envRoot });
   const flags = [
     '-DCMAKE_BUILD_TYPE=Release',
     // -O1, not CMake's -O3: the first `trtx demo` waits for this build, and

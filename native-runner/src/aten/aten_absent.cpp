@@ -9,7 +9,7 @@ bool cuda_built() { return false; }
 const char* kernel_set(runtime::Target) { return "none"; }
 
 Result<std::unique_ptr<Program>> load(const uint8_t*, size_t, const std::string&, const runtime::DeviceContext&,
-                                      const ConstantResolver&, const std::string& at) {
+                                      const ConstantResolver&, bool, const std::string& at) {
   return fail(Error::NotSupported, at, "this trtx-runner was built without libtorch: ATen's kernels are not here");
 }
 

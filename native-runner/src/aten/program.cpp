@@ -31,8 +31,8 @@ class AtenProgram final : public Program {
                        ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device.device_index()))
                        : at::Device(at::kCPU)) {}
 
-  Status init(std::vector<ConstantBytes> host, const std::string& at) {
-    TRTX_CHECK_OK(weights_.init(plan_, std::move(host), at_device_, at));
+  Status init(std::vector<ConstantBytes> host, bool internal_weights_stream, const std::string& at) {
+    TRTX_CHECK_OK(weights_.init(plan_, std::move(host), at_device_, internal_weights_stream, at));
     mentions_.assign(plan_.values.size(), {});
     for (size_t pc = 0; pc < plan_.instructions.size(); ++pc) {
       for (int32_t v : mentioned(plan_, plan_.instructions[pc])) mentions_[v].push_back(pc);
@@ -306,7 +306,7 @@ const char* kernel_set(runtime::Target target) { return target == runtime::Targe
 
 Result<std::unique_ptr<Program>> load(const uint8_t* pte, size_t size, const std::string& method,
                                       const runtime::DeviceContext& device, const ConstantResolver& constants,
-                                      const std::string& at) {
+                                      bool internal_weights_stream, const std::string& at) {
   TRTX_ASSIGN_OR_RETURN(Plan plan, read_plan(pte, size, method, at));
   TRTX_CHECK_OK(resolve_ops(plan, at));
   std::vector<ConstantBytes> host;
@@ -316,7 +316,7 @@ Result<std::unique_ptr<Program>> load(const uint8_t* pte, size_t size, const std
   }
   auto program = std::make_unique<AtenProgram>(std::move(plan), device);
   program->set_where(at);
-  TRTX_CHECK_OK(program->init(std::move(host), at));
+  TRTX_CHECK_OK(program->init(std::move(host), internal_weights_stream, at));
   return std::unique_ptr<Program>(std::move(program));
 }
 

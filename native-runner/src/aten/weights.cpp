@@ -29,7 +29,7 @@ std::vector<int32_t> mentioned(const Plan& plan, const Instruction& ins) {
 }
 
 Status Weights::init(const Plan& plan, std::vector<ConstantBytes> host, const at::Device& device,
-                     const std::string& at) {
+                     bool internal_stream, const std::string& at) {
   device_ = device;
   weight_of_value_.assign(plan.values.size(), -1);
   for (size_t i = 0; i < plan.constants.size(); ++i) {
@@ -41,8 +41,8 @@ Status Weights::init(const Plan& plan, std::vector<ConstantBytes> host, const at
                       std::to_string(c.nbytes));
     }
     weight_of_value_[c.value_index] = static_cast<int64_t>(weights_.size());
-    weights_.push_back(Weight{c.value_index, host[i], true, {}, {}});
-    placement_.total_bytes += c.nbytes;
+    weights_.push_back(Weight{c.value_index, host[i], true, internal_stream || !c.key.empty(), {}, {}, {}});
+    if (weights_.back().streamable) placement_.total_bytes += c.nbytes;
   }
   return ok_status();
 }
@@ -69,8 +69,8 @@ Status Weights::place(const Plan& plan, std::optional<uint64_t> budget, const st
   uint64_t used = 0;
   for (size_t w : order) {
     Weight& weight = weights_[w];
-    weight.resident = !budget.has_value() || used + weight.host.nbytes <= *budget;
-    if (weight.resident) used += weight.host.nbytes;
+    weight.resident = !budget.has_value() || !weight.streamable || used + weight.host.nbytes <= *budget;
+    if (weight.resident && weight.streamable) used += weight.host.nbytes;
   }
   try {
     const bool host = device_.is_cpu();
@@ -79,7 +79,7 @@ Status Weights::place(const Plan& plan, std::optional<uint64_t> budget, const st
       w.owner = at::Tensor();
       w.source = at::Tensor();
       if (w.resident) {
-        placement_.resident_bytes += w.host.nbytes;
+        if (w.streamable) placement_.resident_bytes += w.host.nbytes;
         // On the host target the weight is used where the loader mapped it;
         // on a GPU it is copied into device memory once.
         w.owner = host ? at::Tensor() : bytes_over(w.host.data, w.host.nbytes).to(device_, /*non_blocking=*/false);

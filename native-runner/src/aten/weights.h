@@ -18,7 +18,10 @@ namespace trtx::aten_kernels {
 class Weights {
  public:
   /// `host[i]` holds plan.constants[i]'s bytes (checked against its size).
-  Status init(const Plan& plan, std::vector<ConstantBytes> host, const at::Device& device, const std::string& at);
+  /// `internal_stream`: the program's own constants count against the budget
+  /// (version 2); otherwise only EXTERNAL ones do and the rest stay resident.
+  Status init(const Plan& plan, std::vector<ConstantBytes> host, const at::Device& device, bool internal_stream,
+              const std::string& at);
 
   /// Places every weight: in order of first use, each whole, resident while
   /// the running total stays within `budget` (no budget: all resident).
@@ -38,6 +41,7 @@ class Weights {
     size_t value = 0;
     ConstantBytes host;
     bool resident = true;
+    bool streamable = true;  // counts against the budget
     at::Tensor on_device;  // resident: the weight as the operators read it
     at::Tensor owner;      // resident on a GPU: the device bytes on_device views
     at::Tensor source;     // streamed: its host bytes (pinned on a GPU), as uint8

@@ -248,7 +248,7 @@ class ProgramExecutor final : public EngineExecutor {
       return aten_kernels::ConstantBytes{data.get(), c.nbytes};
     };
     TRTX_ASSIGN_OR_RETURN(aten_, aten_kernels::load(engine_.program->data(), engine_.program->size(), kMethodName,
-                                                    device_, resolve, at));
+                                                    device_, resolve, engine_.version == kProgramVersion, at));
     return ok_status();
   }
 

@@ -51,7 +51,10 @@ using ConstantResolver = std::function<Result<ConstantBytes>(const ConstantRef&)
 
 /// Where the weights are after place_weights, and what streaming moved.
 struct WeightPlacement {
-  uint64_t total_bytes = 0;                 // every constant's bytes, once
+  // Of the weights the budget covers (version 3: the EXTERNAL ones, the
+  // engine's streamable_weight_bytes; the program's own literals stay resident
+  // and are not counted):
+  uint64_t total_bytes = 0;                 // their bytes, once
   uint64_t resident_bytes = 0;              // kept in device memory (host target: in place)
   uint64_t streamed_bytes_per_execute = 0;  // copied in per execute, as placed
   uint64_t window_bytes = 0;                // the device memory the streamed weights are copied into
@@ -92,8 +95,12 @@ class Program {
 /// operator in ATen's dispatcher. Refused at `at`: a delegate call
 /// (EngineFormat), an operator neither ATen nor this interpreter has
 /// (OperatorMissing, named), a value kind it cannot hold.
+/// `internal_weights_stream`: the constants inside the program count against
+/// the budget (version 2, whose weights are all inside); otherwise only the
+/// EXTERNAL ones do (version 3: the engine's streamable_weight_bytes are
+/// theirs), and the program's own literals stay resident.
 Result<std::unique_ptr<Program>> load(const uint8_t* pte, size_t size, const std::string& method,
                                       const runtime::DeviceContext& device, const ConstantResolver& constants,
-                                      const std::string& at);
+                                      bool internal_weights_stream, const std::string& at);
 
 }  // namespace trtx::aten_kernels
