@@ -30,6 +30,8 @@ import { formatElapsed, startTicker } from '../util/ticker.js';
 export const RUNNER_BINARY_NAME = 'trtx-runner';
 /** trtx's own backend as a --backend-lib library, built beside the binary when asked (EnsureRunnerOptions.backendPlugin). */
 export const BACKEND_PLUGIN_NAME = 'libtrtx_backend_plugin.so';
+/** ATen's kernels, built beside the binary when the runner is built against libtorch (native-runner/src/engine/aten_loader.cpp). */
+export const ATEN_LIBRARY_NAME = 'libtrtx_aten.so';
 /** Bumped when what goes into a build changes in a way the sources do not show. */
 const BUILD_RECIPE = 'trtx-runner-build/2';
 /** The parts of native-runner/ the runner binary is built from. */
@@ -249,6 +251,8 @@ async function build(
     await copyFile(join(buildDir, RUNNER_BINARY_NAME), join(staged, RUNNER_BINARY_NAME));
     await chmod(join(staged, RUNNER_BINARY_NAME), 0o755);
     if (plugin) await copyFile(join(buildDir, BACKEND_PLUGIN_NAME), join(staged, BACKEND_PLUGIN_NAME));
+    // ATen's kernels (a build against libtorch): loaded from the runner's own folder when an engine needs them.
+    if (existsSync(join(buildDir, ATEN_LIBRARY_NAME))) await copyFile(join(buildDir, ATEN_LIBRARY_NAME), join(staged, ATEN_LIBRARY_NAME));
     await writeFile(join(staged, 'build.json'), `${JSON.stringify({ flags, cuda, built: new Date().toISOString() }, null, 2)}\n`);
     // A folder appears whole or not at all.
     try {

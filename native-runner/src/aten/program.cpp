@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "api.h"
 #include "plan.h"
 #include "stream_scope.h"
 #include "weights.h"
@@ -300,11 +301,9 @@ class AtenProgram final : public Program {
 
 }  // namespace
 
-bool built() { return true; }
+namespace {
 
-const char* kernel_set(runtime::Target target) { return target == runtime::Target::Cuda ? "aten-cuda" : "aten-cpu"; }
-
-Result<std::unique_ptr<Program>> load(const uint8_t* pte, size_t size, const std::string& method,
+Result<std::unique_ptr<Program>> load_program(const uint8_t* pte, size_t size, const std::string& method,
                                       const runtime::DeviceContext& device, const ConstantResolver& constants,
                                       bool internal_weights_stream, const std::string& at) {
   TRTX_ASSIGN_OR_RETURN(Plan plan, read_plan(pte, size, method, at));
@@ -320,4 +319,12 @@ Result<std::unique_ptr<Program>> load(const uint8_t* pte, size_t size, const std
   return std::unique_ptr<Program>(std::move(program));
 }
 
+const Api kApi{kApiVersion, load_program};
+
+}  // namespace
+
 }  // namespace trtx::aten_kernels
+
+extern "C" __attribute__((visibility("default"))) const trtx::aten_kernels::Api* trtx_aten_api() {
+  return &trtx::aten_kernels::kApi;
+}

@@ -20,7 +20,6 @@ class CudaScope final : public StreamScope {
 
 }  // namespace
 
-bool cuda_built() { return true; }
 
 Result<std::unique_ptr<StreamScope>> enter_stream(const runtime::DeviceContext& device, runtime::StreamRef stream,
                                                   const std::string& at) {

@@ -4,7 +4,6 @@
 
 namespace trtx::aten_kernels {
 
-bool cuda_built() { return false; }
 
 Result<std::unique_ptr<StreamScope>> enter_stream(const runtime::DeviceContext& device, runtime::StreamRef,
                                                   const std::string& at) {
