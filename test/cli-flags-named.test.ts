@@ -28,6 +28,8 @@ const OTHER_PROGRAMS: Record<string, string> = {
   '--max-planned-bytes': 'the native runner (trtx-runner run)',
   '--inputs': 'the native runner (trtx-runner run)',
   '--outputs': 'the native runner (trtx-runner run)',
+  '--engine-kernels': 'the native runner (trtx-runner run)',
+  '--progress': 'the native runner (trtx-runner run)',
 };
 
 /**

@@ -37,8 +37,8 @@ std::optional<std::string> prim_scalar(const std::string& name) {
   if (name.rfind(prefix, 0) != 0) return std::nullopt;
   const size_t dot = name.find('.', prefix.size());
   const std::string op = name.substr(prefix.size(), dot == std::string::npos ? std::string::npos : dot - prefix.size());
-  static const char* known[] = {"add", "sub", "mul", "floordiv", "truediv", "mod", "eq", "gt", "lt", "ge", "le",
-                                "neg", "sym_float", "sym_max", "sym_min", "ceil", "round", "trunc"};
+  static const char* known[] = {"add", "sub", "mul", "floordiv",  "truediv", "mod",     "eq",   "gt",    "lt",
+                                "ge",  "le",  "neg", "sym_float", "sym_max", "sym_min", "ceil", "round", "trunc"};
   for (const char* k : known) {
     if (op == k) return op;
   }
@@ -94,9 +94,9 @@ std::vector<int64_t> int_list(const Plan& plan, const std::vector<c10::IValue>& 
 
 Status need_args(const Instruction& ins, size_t n, const Op& op, const std::string& where) {
   if (ins.args.size() >= n) return ok_status();
-  return fail(Error::EngineFormat, where,
-              op.name + " is called with " + std::to_string(ins.args.size()) + " arguments; it takes " +
-                  std::to_string(n));
+  return fail(
+      Error::EngineFormat, where,
+      op.name + " is called with " + std::to_string(ins.args.size()) + " arguments; it takes " + std::to_string(n));
 }
 
 // aten::index_put.out whose out is its self: a KV cache updated where it lies
@@ -160,13 +160,27 @@ std::vector<int32_t> written(const Plan& plan, const Instruction& ins) {
   const auto& a = ins.args;
   size_t first_return = 0;
   switch (op.kind) {
-    case OpKind::View: first_return = 2; break;
-    case OpKind::CopyInto: first_return = 3; break;
-    case OpKind::EmptyInto: first_return = 2; break;
-    case OpKind::SymSize: first_return = 2; break;
-    case OpKind::SymNumel: first_return = 1; break;
-    case OpKind::PrimScalar: first_return = a.empty() ? 0 : a.size() - 1; break;
-    case OpKind::Dispatcher: first_return = op.num_arguments; break;
+    case OpKind::View:
+      first_return = 2;
+      break;
+    case OpKind::CopyInto:
+      first_return = 3;
+      break;
+    case OpKind::EmptyInto:
+      first_return = 2;
+      break;
+    case OpKind::SymSize:
+      first_return = 2;
+      break;
+    case OpKind::SymNumel:
+      first_return = 1;
+      break;
+    case OpKind::PrimScalar:
+      first_return = a.empty() ? 0 : a.size() - 1;
+      break;
+    case OpKind::Dispatcher:
+      first_return = op.num_arguments;
+      break;
   }
   std::vector<int32_t> out;
   auto add = [&](int32_t v) {
@@ -176,7 +190,8 @@ std::vector<int32_t> written(const Plan& plan, const Instruction& ins) {
     }
   };
   for (size_t i = 0; i < a.size(); ++i) {
-    const bool schema_write = op.kind == OpKind::Dispatcher && i < op.written_arguments.size() && op.written_arguments[i];
+    const bool schema_write =
+        op.kind == OpKind::Dispatcher && i < op.written_arguments.size() && op.written_arguments[i];
     if (i >= first_return || schema_write) add(a[i]);
   }
   return out;

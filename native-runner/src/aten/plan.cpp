@@ -186,7 +186,8 @@ Status read_instruction(Plan& plan, const fb::Instruction* ins, size_t pc, const
 
 Result<Plan> read_plan(const uint8_t* pte, size_t size, const std::string& method, const std::string& at) {
   flatbuffers::Verifier verifier(pte, size);
-  if (!fb::VerifyProgramBuffer(verifier)) return fail(Error::EngineFormat, at, "the engine's program fails verification");
+  if (!fb::VerifyProgramBuffer(verifier))
+    return fail(Error::EngineFormat, at, "the engine's program fails verification");
   const fb::Program* program = fb::GetProgram(pte);
   const fb::ExecutionPlan* ep = nullptr;
   if (program->execution_plan() != nullptr) {
@@ -199,13 +200,14 @@ Result<Plan> read_plan(const uint8_t* pte, size_t size, const std::string& metho
     return fail(Error::EngineFormat, at, "the engine's program is itself delegated; it must run on kernels only");
   }
   if (ep->chains() == nullptr || ep->chains()->size() != 1) {
-    return fail(Error::EngineFormat, at, "the engine's program's method has " +
-                                             std::to_string(ep->chains() ? ep->chains()->size() : 0) +
-                                             " chains; the lowering emits one");
+    return fail(Error::EngineFormat, at,
+                "the engine's program's method has " + std::to_string(ep->chains() ? ep->chains()->size() : 0) +
+                    " chains; the lowering emits one");
   }
   Plan plan;
   if (ep->non_const_buffer_sizes() != nullptr) {
-    for (int64_t s : *ep->non_const_buffer_sizes()) plan.arena_bytes.push_back(static_cast<uint64_t>(std::max<int64_t>(s, 0)));
+    for (int64_t s : *ep->non_const_buffer_sizes())
+      plan.arena_bytes.push_back(static_cast<uint64_t>(std::max<int64_t>(s, 0)));
   }
   if (plan.arena_bytes.empty()) plan.arena_bytes.push_back(0);
   const size_t n = ep->values() != nullptr ? ep->values()->size() : 0;
@@ -233,7 +235,8 @@ Result<Plan> read_plan(const uint8_t* pte, size_t size, const std::string& metho
   auto indices = [&](const flatbuffers::Vector<int32_t>* list, std::vector<int32_t>& out) -> Status {
     if (list == nullptr) return ok_status();
     for (int32_t v : *list) {
-      if (v < 0 || static_cast<size_t>(v) >= n) return fail(Error::EngineFormat, at, "a method input or output outside the values");
+      if (v < 0 || static_cast<size_t>(v) >= n)
+        return fail(Error::EngineFormat, at, "a method input or output outside the values");
       out.push_back(v);
     }
     return ok_status();

@@ -25,24 +25,24 @@ struct ListValue {
 
 /// How an operator is run.
 enum class OpKind {
-  Dispatcher,    // ATen's own operator, through c10::Dispatcher
-  View,          // executorch_prim::et_view: the output aliases the input
-  CopyInto,      // dim_order_ops::_to_dim_order_copy / _clone_dim_order: out.copy_(self)
-  EmptyInto,     // dim_order_ops::_empty_dim_order: the planned out as it is
-  SymSize,       // aten::sym_size.int
-  SymNumel,      // aten::sym_numel
-  PrimScalar,    // executorch_prim::<op>.Scalar: int/double arithmetic
+  Dispatcher,  // ATen's own operator, through c10::Dispatcher
+  View,        // executorch_prim::et_view: the output aliases the input
+  CopyInto,    // dim_order_ops::_to_dim_order_copy / _clone_dim_order: out.copy_(self)
+  EmptyInto,   // dim_order_ops::_empty_dim_order: the planned out as it is
+  SymSize,     // aten::sym_size.int
+  SymNumel,    // aten::sym_numel
+  PrimScalar,  // executorch_prim::<op>.Scalar: int/double arithmetic
 };
 
 struct Op {
   std::string name;  // "aten::addmm.out"
   OpKind kind = OpKind::Dispatcher;
   std::optional<c10::OperatorHandle> handle;
-  size_t num_arguments = 0;  // the schema's (Dispatcher)
-  std::vector<bool> float_arguments;  // schema argument i is a float (an int value is widened)
+  size_t num_arguments = 0;             // the schema's (Dispatcher)
+  std::vector<bool> float_arguments;    // schema argument i is a float (an int value is widened)
   std::vector<bool> written_arguments;  // schema argument i is written (Tensor(a!): an out= argument)
-  std::string prim;  // PrimScalar: "add", "floordiv", ...
-  bool index_put_out = false;  // aten::index_put.out: in place when out is self
+  std::string prim;                     // PrimScalar: "add", "floordiv", ...
+  bool index_put_out = false;           // aten::index_put.out: in place when out is self
 };
 
 struct Instruction {

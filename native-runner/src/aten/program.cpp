@@ -4,9 +4,6 @@
 // bound and its outputs written where they are bound.
 #include <c10/core/InferenceMode.h>
 
-#include <cstdio>
-#include <cstdlib>
-
 #include "api.h"
 #include "plan.h"
 #include "stream_scope.h"
@@ -53,8 +50,8 @@ class AtenProgram final : public Program {
 
   Status place_weights(std::optional<uint64_t> budget) override { return weights_.place(plan_, budget, where_); }
 
-  Status run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* scratch,
-             uint64_t scratch_bytes, runtime::StreamRef stream, const std::string& at) override {
+  Status run(const std::vector<void*>& inputs, const std::vector<void*>& outputs, void* scratch, uint64_t scratch_bytes,
+             runtime::StreamRef stream, const std::string& at) override {
     if (inputs.size() != plan_.inputs.size() || outputs.size() != plan_.outputs.size()) {
       return fail(Error::DelegateExecutionFailed, at, "the bindings do not match the method's inputs and outputs");
     }
@@ -78,7 +75,8 @@ class AtenProgram final : public Program {
       }
       for (const InputAlias& a : input_aliases_) {
         if (input_written_[a.input]) continue;
-        values[a.value] = c10::IValue(tensor_over(plan_, a.value, static_cast<uint8_t*>(inputs[a.input]) + a.offset, at_device_));
+        values[a.value] =
+            c10::IValue(tensor_over(plan_, a.value, static_cast<uint8_t*>(inputs[a.input]) + a.offset, at_device_));
       }
       std::vector<OutputWay> ways = output_ways(inputs, outputs);
       std::vector<at::Tensor> bound(outputs.size());
@@ -115,7 +113,8 @@ class AtenProgram final : public Program {
       base = static_cast<uint8_t*>(scratch);
     } else {
       if (!own_arenas_.defined() && arena_total_ > 0) {
-        own_arenas_ = at::empty({static_cast<int64_t>(arena_total_)}, at::TensorOptions().dtype(at::kByte).device(at_device_));
+        own_arenas_ =
+            at::empty({static_cast<int64_t>(arena_total_)}, at::TensorOptions().dtype(at::kByte).device(at_device_));
       }
       base = own_arenas_.defined() ? static_cast<uint8_t*>(own_arenas_.data_ptr()) : nullptr;
     }
@@ -191,7 +190,8 @@ class AtenProgram final : public Program {
     shares_slot_.assign(n, false);
     for (const PlannedTensor& a : plan_.planned) {
       for (const PlannedTensor& b : plan_.planned) {
-        if (a.value != b.value && a.arena == b.arena && a.offset == b.offset && nbytes(a.value) > 0) shares_slot_[a.value] = true;
+        if (a.value != b.value && a.arena == b.arena && a.offset == b.offset && nbytes(a.value) > 0)
+          shares_slot_[a.value] = true;
       }
     }
     // The first instruction that writes each planned value.
@@ -244,19 +244,6 @@ class AtenProgram final : public Program {
         case Instruction::Kind::Kernel:
           weights_.stream_for(plan_, pc, values);
           TRTX_CHECK_OK(call(plan_, values, ins, pc, at));
-          if (std::getenv("TRTX_ATEN_TRACE") != nullptr) {
-            std::string line = plan_.ops[ins.op].name;
-            for (int32_t v : ins.args) {
-              const c10::IValue& x = values[v];
-              if (x.isTensor()) {
-                const at::Tensor& t = x.toTensor();
-                line += " [" + std::to_string(v) + ":" + c10::toString(t.scalar_type()) + std::string(t.sizes().vec().empty() ? "" : "") + " " + (t.numel() && t.is_floating_point() ? std::to_string(t.to(at::kDouble).abs().sum().item<double>()) : std::string("-")) + " @" + std::to_string(reinterpret_cast<uintptr_t>(t.data_ptr())) + "]";
-              } else if (x.isInt()) {
-                line += " " + std::to_string(x.toInt());
-              }
-            }
-            std::fprintf(stderr, "%zu %s\n", pc, line.c_str());
-          }
           ++pc;
           break;
         case Instruction::Kind::Move:
@@ -304,8 +291,8 @@ class AtenProgram final : public Program {
 namespace {
 
 Result<std::unique_ptr<Program>> load_program(const uint8_t* pte, size_t size, const std::string& method,
-                                      const runtime::DeviceContext& device, const ConstantResolver& constants,
-                                      bool internal_weights_stream, const std::string& at) {
+                                              const runtime::DeviceContext& device, const ConstantResolver& constants,
+                                              bool internal_weights_stream, const std::string& at) {
   TRTX_ASSIGN_OR_RETURN(Plan plan, read_plan(pte, size, method, at));
   TRTX_CHECK_OK(resolve_ops(plan, at));
   std::vector<ConstantBytes> host;

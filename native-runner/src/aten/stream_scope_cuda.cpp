@@ -12,14 +12,14 @@ namespace {
 
 class CudaScope final : public StreamScope {
  public:
-  CudaScope(cudaStream_t s, int device) : guard_(c10::cuda::getStreamFromExternal(s, static_cast<c10::DeviceIndex>(device))) {}
+  CudaScope(cudaStream_t s, int device)
+      : guard_(c10::cuda::getStreamFromExternal(s, static_cast<c10::DeviceIndex>(device))) {}
 
  private:
   c10::cuda::CUDAStreamGuard guard_;
 };
 
 }  // namespace
-
 
 Result<std::unique_ptr<StreamScope>> enter_stream(const runtime::DeviceContext& device, runtime::StreamRef stream,
                                                   const std::string& at) {

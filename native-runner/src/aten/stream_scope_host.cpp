@@ -4,7 +4,6 @@
 
 namespace trtx::aten_kernels {
 
-
 Result<std::unique_ptr<StreamScope>> enter_stream(const runtime::DeviceContext& device, runtime::StreamRef,
                                                   const std::string& at) {
   if (device.target() != runtime::Target::Cuda) return std::unique_ptr<StreamScope>();

@@ -28,8 +28,8 @@ std::vector<int32_t> mentioned(const Plan& plan, const Instruction& ins) {
   return out;
 }
 
-Status Weights::init(const Plan& plan, std::vector<ConstantBytes> host, const at::Device& device,
-                     bool internal_stream, const std::string& at) {
+Status Weights::init(const Plan& plan, std::vector<ConstantBytes> host, const at::Device& device, bool internal_stream,
+                     const std::string& at) {
   device_ = device;
   weight_of_value_.assign(plan.values.size(), -1);
   for (size_t i = 0; i < plan.constants.size(); ++i) {
@@ -86,8 +86,7 @@ Status Weights::place(const Plan& plan, std::optional<uint64_t> budget, const st
         void* data = host ? const_cast<void*>(w.host.data) : w.owner.data_ptr();
         w.on_device = tensor_over(plan, w.value, data, device_);
       } else {
-        w.source = host ? bytes_over(w.host.data, w.host.nbytes)
-                        : bytes_over(w.host.data, w.host.nbytes).pin_memory();
+        w.source = host ? bytes_over(w.host.data, w.host.nbytes) : bytes_over(w.host.data, w.host.nbytes).pin_memory();
       }
     }
     streamed_.assign(plan.instructions.size(), {});
@@ -106,8 +105,9 @@ Status Weights::place(const Plan& plan, std::optional<uint64_t> budget, const st
       window = std::max(window, offset);
     }
     placement_.window_bytes = window;
-    window_ = window == 0 ? at::Tensor()
-                          : at::empty({static_cast<int64_t>(window)}, at::TensorOptions().dtype(at::kByte).device(device_));
+    window_ = window == 0
+                  ? at::Tensor()
+                  : at::empty({static_cast<int64_t>(window)}, at::TensorOptions().dtype(at::kByte).device(device_));
   } catch (const std::exception& e) {
     return fail(Error::MemoryAllocationFailed, at, std::string("placing the engine's weights failed: ") + e.what());
   }

@@ -42,9 +42,9 @@ class Weights {
     ConstantBytes host;
     bool resident = true;
     bool streamable = true;  // counts against the budget
-    at::Tensor on_device;  // resident: the weight as the operators read it
-    at::Tensor owner;      // resident on a GPU: the device bytes on_device views
-    at::Tensor source;     // streamed: its host bytes (pinned on a GPU), as uint8
+    at::Tensor on_device;    // resident: the weight as the operators read it
+    at::Tensor owner;        // resident on a GPU: the device bytes on_device views
+    at::Tensor source;       // streamed: its host bytes (pinned on a GPU), as uint8
   };
   at::Device device_{at::kCPU};
   std::vector<Weight> weights_;

@@ -174,9 +174,9 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   // (runtime/backend/backend_init_context.h; the program's PteDataMap, or
   // its merge with a .ptd file's), which lives as long as the method.
   if (ref.version != engine::kSyntheticVersion) {
-    TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_program_executor(std::move(ref), handle->device, is_input, where,
-                                                                        context.get_named_data_map(),
-                                                                        config.aten_kernels));
+    TRTX_ASSIGN_OR_RETURN(handle->engine,
+                          engine::make_program_executor(std::move(ref), handle->device, is_input, where,
+                                                        context.get_named_data_map(), config.aten_kernels));
   } else {
     TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_reference_executor(std::move(ref), handle->device));
   }

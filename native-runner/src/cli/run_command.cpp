@@ -17,6 +17,7 @@
 #include "et_platform.h"
 #include "guarded_loader.h"
 #include "load_limits.h"
+#include "progress.h"
 #include "run_report.h"
 #include "runner_memory.h"
 #include "runner_module.h"
@@ -55,12 +56,7 @@ class Runner {
     if (setup()) {
       for (int step = 0; step < opts_.steps && report_.errors.empty(); ++step) {
         for (size_t i = 0; i < methods_.size() && report_.errors.empty(); ++i) run_step(i, step);
-        // --progress: one line per finished step on stderr, for a caller
-        // that shows a long run's progress (trtx verify).
-        if (opts_.progress && report_.errors.empty()) {
-          std::fprintf(stderr, "trtx-runner progress: step %d of %d\n", step + 1, opts_.steps);
-          std::fflush(stderr);
-        }
+        if (opts_.progress && report_.errors.empty()) say_step_done(step + 1, opts_.steps);
       }
     }
     finish();
@@ -106,9 +102,8 @@ class Runner {
     const runtime::Target target = device_->target();
     memory_ = RunnerMemory::create(target, memory_options);
     RunnerMemory* memory = memory_.get();
-    // The warm pool is acquired when ExecuTorch allocates the first arena of
-    // a device, so every arena comes from the warm pool and it stays warm
-    // across --fresh-state reloads until teardown.
+    // The warm pool is acquired when ExecuTorch allocates the first arena of a device, so
+    // every arena comes from it and it stays warm across --fresh-state reloads until teardown.
     trtx::et::device_allocator().configure(
         {target, opts_.arena_fill, [memory](int device) { memory->program_loaded({device}); }});
     trtx::et::register_device_allocator();
@@ -144,10 +139,9 @@ class Runner {
       budget_options_ = budget;
       (void)backend_options_.set_options(backend::TensorRTBackend::kId, budget_options_.view());
     }
-    // InternalConsistency, not Module's default Minimal: Minimal skips the
-    // flatbuffer verifier (runtime/executor/program.cpp). The runner's own
-    // validation has run either way (integration::GuardedLoader), so Minimal
-    // (--verification minimal) only drops ExecuTorch's second look.
+    // InternalConsistency, not Module's default Minimal, which skips the flatbuffer verifier
+    // (runtime/executor/program.cpp); the runner's own validation runs either way
+    // (integration::GuardedLoader): --verification minimal drops ExecuTorch's second look.
     const auto level = opts_.minimal_verification ? et::Program::Verification::Minimal
                                                   : et::Program::Verification::InternalConsistency;
     const et::Error loaded = module_->load(backend_options_, level);
@@ -184,11 +178,8 @@ class Runner {
       delegate_calls += meta->num_backends();
     }
     if (opts_.caller_stream && !set_caller_streams()) return false;
-    // ATen's kernels where this runner has them for the target (a CPU-only
-    // libtorch cannot read device memory); the report says which ran.
-    const bool aten_default = aten_kernels::built() && (target == runtime::Target::Host || aten_kernels::cuda_built());
     backend::configure_tensorrt_backend({target, memory_->scratch_factory(delegate_calls), opts_.contract,
-                                         opts_.aten_kernels.value_or(aten_default)});
+                                         opts_.aten_kernels.value_or(aten_kernels::default_for(target))});
     report_.methods.resize(methods_.size());
     for (size_t i = 0; i < methods_.size(); ++i) report_.methods[i].name = methods_[i];
     loaded_.assign(methods_.size(), false);
@@ -196,11 +187,10 @@ class Runner {
     return true;
   }
 
-  // One caller stream per device the chosen methods plan memory on, and the
-  // run's own device: a CUDA stream serves one device only, so an
-  // application running a program across devices hands the runtime one per
-  // device (trtx/et/caller_stream.h). Set before any method is loaded, so
-  // the arenas' poison fill and every copy are ordered on them.
+  // One caller stream per device the chosen methods plan memory on, and the run's own
+  // device: a CUDA stream serves one device only, so an application running a program
+  // across devices hands the runtime one per device (trtx/et/caller_stream.h). Set before
+  // any method is loaded, so the arenas' poison fill and every copy are ordered on them.
   bool set_caller_streams() {
     std::vector<int> devices{device_->device_index()};
     for (const auto& name : methods_) {
@@ -242,8 +232,8 @@ class Runner {
     return ok_status();
   }
 
-  // Every method drained and unloaded, then the scratch freed and the pool
-  // handed back, in that order: the pool's trim can only return freed memory.
+  // Every method drained and unloaded, then the scratch freed and the pool handed back,
+  // in that order: the pool's trim can only return freed memory.
   void finish() {
     for (size_t i = 0; i < loaded_.size(); ++i) close(i);
     if (memory_) {

@@ -73,6 +73,8 @@ const Loaded& loaded() {
 bool built() { return TRTX_HAVE_ATEN != 0; }
 bool cuda_built() { return TRTX_ATEN_CUDA != 0; }
 
+bool default_for(runtime::Target target) { return built() && (target == runtime::Target::Host || cuda_built()); }
+
 const char* kernel_set(runtime::Target target) {
   if (!built()) return "none";
   return target == runtime::Target::Cuda ? "aten-cuda" : "aten-cpu";

@@ -117,9 +117,7 @@ class ProgramExecutor final : public EngineExecutor {
   }
 
   const char* kind() const override { return kProgramExecutorKind; }
-  const char* kernels() const override {
-    return aten_ ? aten_kernels::kernel_set(device_.target()) : "executorch-cpu";
-  }
+  const char* kernels() const override { return aten_ ? aten_kernels::kernel_set(device_.target()) : "executorch-cpu"; }
   std::optional<aten_kernels::WeightPlacement> weight_placement() const override {
     if (!aten_) return std::nullopt;
     return aten_->weights();
@@ -234,7 +232,9 @@ class ProgramExecutor final : public EngineExecutor {
     }
     auto resolve = [this, &at](const aten_kernels::ConstantRef& c) -> Result<aten_kernels::ConstantBytes> {
       if (!c.key.empty()) {
-        if (named_data_ == nullptr) return fail(Error::EngineFormat, at, "constant '" + c.key + "' is EXTERNAL and the program has no named data");
+        if (named_data_ == nullptr)
+          return fail(Error::EngineFormat, at,
+                      "constant '" + c.key + "' is EXTERNAL and the program has no named data");
         et::Result<et::FreeableBuffer> data = named_data_->get_data(c.key.c_str());
         if (!data.ok()) return fail(Error::EngineFormat, at, "the program's named data has no entry '" + c.key + "'");
         held_.push_back(std::move(data.get()));
@@ -242,8 +242,9 @@ class ProgramExecutor final : public EngineExecutor {
       }
       et::Result<const void*> data = program_->get_constant_buffer_data(c.buffer_index, c.nbytes);
       if (!data.ok()) {
-        return fail(Error::EngineFormat, at, "constant buffer " + std::to_string(c.buffer_index) + " of " +
-                                                 std::to_string(c.nbytes) + " bytes is not in the engine's program");
+        return fail(Error::EngineFormat, at,
+                    "constant buffer " + std::to_string(c.buffer_index) + " of " + std::to_string(c.nbytes) +
+                        " bytes is not in the engine's program");
       }
       return aten_kernels::ConstantBytes{data.get(), c.nbytes};
     };
@@ -351,8 +352,8 @@ class ProgramExecutor final : public EngineExecutor {
   executorch::extension::MallocMemoryAllocator temp_allocator_;
   std::unique_ptr<et::MemoryManager> memory_;
   std::unique_ptr<et::Method> method_;
-  std::vector<et::FreeableBuffer> held_;             // ATen: the named data entries its weights are read from
-  std::unique_ptr<aten_kernels::Program> aten_;      // ATen's kernels instead of method_
+  std::vector<et::FreeableBuffer> held_;         // ATen: the named data entries its weights are read from
+  std::unique_ptr<aten_kernels::Program> aten_;  // ATen's kernels instead of method_
   uint64_t budget_ = 0;
   runtime::CopyCounters stand_in_;  // the bindings read to the host and written back, every enqueue
 };
@@ -367,7 +368,8 @@ Result<std::unique_ptr<EngineExecutor>> make_program_executor(RefEngine engine, 
     return fail(Error::EngineFormat, where + ".engine", "not a version-2 or version-3 reference engine (no program)");
   }
   if (aten && !aten_kernels::built()) {
-    return fail(Error::NotSupported, where + ".engine", "this trtx-runner was built without libtorch: ATen's kernels are not here");
+    return fail(Error::NotSupported, where + ".engine",
+                "this trtx-runner was built without libtorch: ATen's kernels are not here");
   }
   auto ex = std::make_unique<ProgramExecutor>(std::move(engine), device, named_data, aten);
   TRTX_CHECK_OK(ex->init(binding_is_input, where));

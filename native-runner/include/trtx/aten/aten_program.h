@@ -32,6 +32,10 @@ bool built();
 /// True when that libtorch has CUDA and this runner its CUDA half.
 bool cuda_built();
 
+/// Whether a run on `target` uses ATen's kernels unless told otherwise: where
+/// this runner has them for it (a CPU-only libtorch cannot read device memory).
+bool default_for(runtime::Target target);
+
 /// The kernel set's name in reports: "aten-cpu" or "aten-cuda".
 const char* kernel_set(runtime::Target target);
 

@@ -6,11 +6,10 @@
 
 #include <cstdint>
 #include <optional>
-
-#include "trtx/aten/aten_program.h"
 #include <string>
 #include <vector>
 
+#include "trtx/aten/aten_program.h"
 #include "trtx/runtime/device.h"
 
 namespace trtx::backend {
