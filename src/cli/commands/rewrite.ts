@@ -12,6 +12,8 @@ import { findingsOf, runPipeline } from '../../pipeline/run.js';
 import type { RewriteRequest } from '../../pipeline/request.js';
 import type { PipelineOutcome } from '../../pipeline/run.js';
 import { journalPath, type RewriteWrite } from '../../pte/in-place.js';
+import { referencePathOf } from '../../reference/read.js';
+import type { SidecarOutcome } from '../../util/sidecar-copy.js';
 import type { StaleTemps } from '../../util/stale-temps.js';
 import { describeHolder } from '../../util/file-lock.js';
 import { TrtxError } from '../../util/errors.js';
@@ -94,6 +96,28 @@ function describeWrite(w: RewriteWrite, input: string, recovered: boolean): stri
   return [...lines, `wrote ${r.path} (${formatIEC(BigInt(r.fileSize))}), segments aligned to ${r.alignment}`];
 }
 
+/** The reference outputs beside the output: carried from the input's, or a stale one removed. */
+function referenceLines(sidecars: readonly SidecarOutcome[], input: string, output: string): string[] {
+  return sidecars.flatMap((s) => {
+    if (s.action === 'copied')
+      return [
+        `reference: ${s.target} (eager PyTorch's outputs, copied from ${s.source}: the rewrite leaves what the program computes unchanged)`,
+      ];
+    if (s.action === 'removed')
+      return [`removed ${s.target}: it belonged to the program ${output} held before; ${input} has no reference outputs beside it`];
+    return [];
+  });
+}
+
+/** The trtx.rewrite/1 document's reference members (schemas/rewrite.schema.json). */
+function referenceMembers(sidecars: readonly SidecarOutcome[]) {
+  const copied = sidecars.find((s) => s.action === 'copied');
+  return {
+    reference: copied ? { path: copied.target, source: copied.source } : null,
+    reference_removed: sidecars.find((s) => s.action === 'removed')?.target ?? null,
+  };
+}
+
 /** What the claim of the target did with killed writers' temporary files (src/util/stale-temps.ts). */
 function staleLines(stale: StaleTemps | null): string[] {
   if (!stale) return [];
@@ -165,6 +189,7 @@ async function rewriteCommand(ctx: Ctx, opts: RewriteOptions, typed: string): Pr
   if (reports.length === 0) ctx.print('canonical re-encoding, no transformation asked');
   for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
   for (const l of describeWrite(written, input, recovered)) ctx.print(l);
+  for (const l of referenceLines(outcome.sidecars, input, output)) ctx.print(l);
   return EXIT_OK;
 }
 
@@ -188,6 +213,9 @@ async function runRewrite(
       force: Boolean(opts.force),
       wait: opts.wait !== false,
       breakHardLinks: Boolean(opts.breakHardLinks),
+      // Eager PyTorch's outputs stay valid (no pass changes what the program computes): OUT gets IN's.
+      // In place, the reference already sits beside the program.
+      sidecars: opts.inPlace ? [] : [{ source: referencePathOf(input), target: referencePathOf(output) }],
       command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
       onWait: (holder) => ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
       onProgress: (done, total) => (progress ??= startProgress(ctx, `writing ${output}`, { bytes: true })).update(done, total),
@@ -248,5 +276,6 @@ function rewriteDocument(
     file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
     segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
     stale_temporary_files: outcome.stale ?? { removed: [], left: [] },
+    ...referenceMembers(outcome.sidecars),
   };
 }
