@@ -68,7 +68,8 @@ function kernelsLine(all: (string | null)[]): string | null {
   const say: Record<string, string> = {
     'aten-cpu': "ATen's CPU kernels (libtorch's, as eager PyTorch runs them)",
     'aten-cuda': "ATen's CUDA kernels on the GPU (libtorch's, as eager PyTorch runs them)",
-    'executorch-cpu': "ExecuTorch's CPU kernels (this runner has no libtorch for the target: the engines' bindings are copied to the host and back)",
+    'executorch-cpu':
+      "ExecuTorch's CPU kernels (this runner has no libtorch for the target: the engines' bindings are copied to the host and back)",
   };
   return `engines computed by ${sets.map((k) => say[k] ?? k).join('; ')}`;
 }
@@ -119,8 +120,9 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   if (kernels) lines.push(`  ${kernels}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
   if (r.options.twin_contract) {
+    const subject = r.mode === 'staged-vs-zero-copy' ? 'the zero-copy twin' : 'the program';
     lines.push(
-      '  the zero-copy twin keeps its caches in device memory, which ExecuTorch does not clear: it runs initialised after each load, as its contract makes the application do (docs/zero-copy-kv.md); one more run leaves them poisoned to show whether that is needed',
+      `  ${subject} keeps its caches in device memory, which ExecuTorch does not clear: it runs initialised after each load, as the zero-copy contract makes the application do (docs/zero-copy-kv.md); one more run leaves them poisoned to show whether that is needed${subject === 'the program' ? ' (--no-init-device-buffers: verify it as an application that does not initialise them)' : ''}`,
     );
   }
   const mainRun = (x: (typeof r.runs)[number]) => x.init_device_buffers === (r.options.init_device_buffers || r.options.twin_contract);
@@ -218,7 +220,11 @@ function defineVerify(program: Command): Command {
       .option('--runtime <name...>', 'whose rules apply (as trtx check --runtime): zero-copy-trt|stock-trt, et-module|custom-memory')
       .option(
         '--init-device-buffers',
-        'zero device-resident buffers after each load, as a correct application must (default: they stay poisoned)',
+        'zero device-resident buffers after each load, as a correct application must, and skip the poisoned run (default: a zero-copy program runs initialised as its contract says, and once more poisoned to show whether that is needed; any other runs poisoned)',
+      )
+      .option(
+        '--no-init-device-buffers',
+        'leave device-resident buffers poisoned in every run, as an application that does not initialise them: a program that reads its caches before writing them fails',
       )
       .option('--shared-scratch', 'one activation scratch buffer per device backs every engine (default: private per engine)')
       .option('--cold-pool', 'leave the device pool cold (default: its release threshold is raised while the program is loaded)')
