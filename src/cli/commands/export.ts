@@ -8,6 +8,7 @@ import { action, argAt } from '../action.js';
 import type { ExportSummary } from '../../export/export.js';
 import type { CliSession } from '../session.js';
 import { pythonEnvProgress } from '../python-env-progress.js';
+import { budgetWarnings } from '../budget-flag.js';
 import { startProgress } from '../progress.js';
 
 interface ExportCliOptions extends GlobalOptions {
@@ -102,6 +103,8 @@ function exportFlags(opts: ExportCliOptions): ExportFlags {
 /** The handler: the flags, then exportModel (which checks the model file, then OUT, then starts Python), then the report. */
 async function exportCommand(ctx: Ctx, opts: ExportCliOptions, model: string): Promise<number> {
   const { engine, budget, referenceSteps, timeoutMs } = exportFlags(opts);
+  // Before the long run, not in its summary: --budget 0, and a decimal unit with its binary equivalent.
+  if (opts.budget !== undefined && budget !== undefined) for (const w of budgetWarnings(opts.budget, budget, 'export')) ctx.log.warn(w);
   // OUT: -o as given (replaced atomically, as rewrite -o does), else
   // MODEL's name with .pte beside it, replaced only with --force.
   const output = opts.output ?? defaultOutput(model);
@@ -145,6 +148,15 @@ async function exportCommand(ctx: Ctx, opts: ExportCliOptions, model: string): P
   return EXIT_OK;
 }
 
+/** The checks on the written program in a word, each warning named by its code (`trtx check OUT` explains each): "1 warning (TRT_BUDGET_STREAMS_NOTHING)". */
+export function checksLine(diagnostics: ExportSummary['diagnostics']): string {
+  const counts = new Map<string, number>();
+  for (const d of diagnostics) if (d.severity === 'warning') counts.set(d.code, (counts.get(d.code) ?? 0) + 1);
+  const n = [...counts.values()].reduce((a, b) => a + b, 0);
+  if (n === 0) return 'clean';
+  return `${n} warning${n === 1 ? '' : 's'} (${[...counts].map(([c, k]) => (k > 1 ? `${c} x${k}` : c)).join(', ')})`;
+}
+
 /** What an export wrote, for people. */
 function printExport(ctx: Ctx, summary: ExportSummary, at: { model: string; output: string; referenceSteps: number }): void {
   ctx.print(`wrote ${at.output} (${formatIEC(BigInt(summary.file_size))}) from ${at.model}`);
@@ -165,7 +177,6 @@ function printExport(ctx: Ctx, summary: ExportSummary, at: { model: string; outp
   if (summary.bridge.zero_copy_kv_path === 'trtx')
     ctx.print('  zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
   for (const p of summary.passes) for (const l of p.lines) ctx.print(`  ${l}`);
-  const warnings = summary.diagnostics.filter((d) => d.severity === 'warning');
-  ctx.print(`  checks: ${warnings.length ? `${warnings.length} warning(s)` : 'clean'}`);
+  ctx.print(`  checks: ${checksLine(summary.diagnostics)}`);
   for (const w of summary.warnings) ctx.log.warn(w);
 }

@@ -24,6 +24,7 @@ import type { CliSession } from '../session.js';
 import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
 import { renderDiagnostics } from '../render-diagnostics.js';
 import { startProgress, type Progress } from '../progress.js';
+import { budgetWarnings } from '../budget-flag.js';
 
 interface RewriteOptions extends GlobalOptions {
   output?: string;
@@ -173,7 +174,11 @@ async function rewriteCommand(ctx: Ctx, opts: RewriteOptions, typed: string): Pr
   // The flags are checked on the paths as typed (-o IN with --in-place), then both are the run's.
   const output = ctx.at(outputOf(typed, opts));
   const input = ctx.at(typed);
-  const { outcome, warnings, progress } = await runRewrite(ctx, opts, input, output);
+  const request = requestOf(opts);
+  const budget = request.budget?.budget;
+  if (opts.budget !== undefined && typeof budget === 'bigint')
+    for (const w of budgetWarnings(opts.budget, budget, 'rewrite')) ctx.log.warn(w);
+  const { outcome, warnings, progress } = await runRewrite(ctx, request, opts, input, output);
   if (outcome.refused) refuseRewrite(ctx, outcome, input, output);
   progress?.done();
   const written = outcome.written;
@@ -196,6 +201,7 @@ async function rewriteCommand(ctx: Ctx, opts: RewriteOptions, typed: string): Pr
 /** Runs the pipeline on `input` into `output`: the warnings it logged, and the progress it showed while writing. */
 async function runRewrite(
   ctx: Ctx,
+  request: RewriteRequest,
   opts: RewriteOptions,
   input: string,
   output: string,
@@ -204,7 +210,7 @@ async function runRewrite(
   let progress: Progress | undefined;
   let warnings: string[] = [];
   const outcome = await runPipeline(input, {
-    request: requestOf(opts),
+    request,
     runtime: parseRuntimes(opts.runtime),
     reportBudget: ctx.budget,
     output: {

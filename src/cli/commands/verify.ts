@@ -14,6 +14,7 @@ import { action } from '../action.js';
 import type { VerifyOptions as VerifyJobOptions } from '../../verify/verify.js';
 import type { CliSession } from '../session.js';
 import { runnerBuildProgress } from '../runner-progress.js';
+import { budgetWarnings } from '../budget-flag.js';
 import { styler } from '../style.js';
 import type { VerifyResult } from '../../verify/verify.js';
 import type { VerifyProgress } from '../../verify/progress.js';
@@ -259,6 +260,8 @@ async function verifyCommand(ctx: Ctx, opts: VerifyOptions, named: string | unde
   const started = new Date();
   const t0 = process.hrtime.bigint();
   const flags = verifyFlags(opts);
+  if (opts.budget !== undefined && flags.budget !== undefined)
+    for (const w of budgetWarnings(opts.budget, flags.budget, 'verify')) ctx.log.warn(w);
   const backendLib = backendLibAsked(opts.backendLib, ctx.env);
   // zod and execa come with the runner: loaded only when verify runs.
   const { verifyProgram } = await import('../../verify/verify.js');
