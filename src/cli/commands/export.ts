@@ -9,6 +9,7 @@ import type { ExportSummary } from '../../export/export.js';
 import type { CliSession } from '../session.js';
 import { pythonEnvProgress } from '../python-env-progress.js';
 import { budgetWarnings } from '../budget-flag.js';
+import { helpAfter } from '../help.js';
 import { startProgress } from '../progress.js';
 
 interface ExportCliOptions extends GlobalOptions {
@@ -45,7 +46,7 @@ function defineExport(program: Command): Command {
     .argument('<model>', 'a torch.export archive (.pt2, .pt, .ep) or file.py:factory')
     .option('-o, --output <out>', "the .pte to write, atomically (default: the model's name with .pte, beside it)")
     .option('--force', 'replace the default output when it exists already')
-    .option('--budget <size>', 'weight-streaming budget per engine (8GiB, 512MiB, 8GB, 8589934592)')
+    .option('--budget <size>', 'weight-streaming budget per engine (8GiB, 512MiB, 8GB, 8589934592; 0 streams every weight)')
     .option('--zero-copy-kv', 'engines update their KV caches in place (no staging copies)')
     .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or methods share')
     .option('--method <name>', 'a method to export (repeat for prefill and decode)', collect)
@@ -63,10 +64,27 @@ function defineExport(program: Command): Command {
     .option('--timeout <seconds>', 'stop the export after this long')
     .option('--allow-pickle', 'accept a pickled nn.Module (runs its code: only for files you trust)')
     .option('--no-memory-check', 'export even when the model needs more memory than is available (2.5x its weights + 2 GiB)')
-    .option('--json', 'machine-readable output')
+    .option('--json', 'machine-readable output (schemas/export.schema.json)')
     .addHelpText(
       'after',
-      '\nExamples:\n  trtx export model.pt --budget 8GiB            (writes model.pte)\n  trtx export model.pt --engine reference       (no TensorRT: reference engines)\n  trtx export model.pt2 -o a100.pte --budget 30GiB\n  trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv\n  TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
+      helpAfter({
+        exit: [
+          [0, 'written (with OUT.reference.json, eager PyTorch\u2019s outputs for trtx verify)'],
+          [
+            1,
+            'the model is refused (not one export takes, or it fails to load, trace, compile or lower) or the result fails its check: nothing written',
+          ],
+          [2, 'usage or environment: no Torch-TensorRT, torch or executorch, too little memory, a --method the model lacks, a timeout'],
+        ],
+        schema: 'schemas/export.schema.json',
+        examples: [
+          'trtx export model.pt --budget 8GiB            (writes model.pte)',
+          'trtx export model.pt --engine reference       (no TensorRT: reference engines)',
+          'trtx export model.pt2 -o a100.pte --budget 30GiB',
+          'trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv',
+          'TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
+        ],
+      }),
     );
 }
 

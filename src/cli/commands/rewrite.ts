@@ -25,6 +25,7 @@ import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
 import { renderDiagnostics } from '../render-diagnostics.js';
 import { startProgress, type Progress } from '../progress.js';
 import { budgetWarnings } from '../budget-flag.js';
+import { helpAfter } from '../help.js';
 
 interface RewriteOptions extends GlobalOptions {
   output?: string;
@@ -148,7 +149,10 @@ function defineRewrite(program: Command): Command {
       'with --in-place: when the program no longer fits and the file is replaced by a full rewrite, allow it although the file has other hard links (they keep the old program)',
     )
     .option('--no-wait', 'fail at once (REWRITE_LOCKED) when another writer holds the target, instead of waiting')
-    .option('--budget <size>', 'set weight_streaming_budget on TensorRT delegates (8GiB, 512MiB, 1.5GiB, 8GB, 8589934592, 0)')
+    .option(
+      '--budget <size>',
+      'set weight_streaming_budget on TensorRT delegates (8GiB, 512MiB, 1.5GiB, 8GB, 8589934592; 0 streams every weight)',
+    )
     .option('--clear-budget', 'remove weight_streaming_budget (TensorRT sizes it automatically at load)')
     .option('--method <name>', 'only delegates of this method (with --budget/--clear-budget)')
     .option('--delegate <index>', 'only the delegate with this index (with --budget/--clear-budget)')
@@ -162,10 +166,26 @@ function defineRewrite(program: Command): Command {
       '--runtime <name...>',
       'whose rules the check after the rewrite applies (as trtx check --runtime); a cache shared between methods needs custom-memory',
     )
-    .option('--json', 'machine-readable output')
+    .option('--json', 'machine-readable output (schemas/rewrite.schema.json)')
     .addHelpText(
       'after',
-      '\nExamples:\n  trtx rewrite model.pte -o canonical.pte\n  trtx rewrite model.pte --in-place --budget 8GiB\n  trtx rewrite model.pte -o a100.pte --budget 30GiB --method decode --delegate 0\n  trtx rewrite model.pte --in-place --clear-budget\n  trtx rewrite model.pte -o zero-copy.pte --zero-copy-kv --budget 8GiB',
+      helpAfter({
+        about:
+          'With -o, eager PyTorch\u2019s outputs beside IN (IN.reference.json, from trtx export) are copied beside OUT: a\nrewrite does not change what the program computes, so trtx verify OUT compares with them.',
+        exit: [
+          [0, 'written, or nothing to change'],
+          [1, 'the input is refused (unsound, cut short) or the result fails its check: nothing written'],
+          [2, 'usage, an unreadable input, an output that cannot be written, another writer holds it (--no-wait)'],
+        ],
+        schema: 'schemas/rewrite.schema.json',
+        examples: [
+          'trtx rewrite model.pte -o canonical.pte',
+          'trtx rewrite model.pte --in-place --budget 8GiB',
+          'trtx rewrite model.pte -o a100.pte --budget 30GiB --method decode --delegate 0',
+          'trtx rewrite model.pte --in-place --clear-budget',
+          'trtx rewrite model.pte -o zero-copy.pte --zero-copy-kv --budget 8GiB',
+        ],
+      }),
     );
 }
 

@@ -15,6 +15,7 @@ import type { VerifyOptions as VerifyJobOptions } from '../../verify/verify.js';
 import type { CliSession } from '../session.js';
 import { runnerBuildProgress } from '../runner-progress.js';
 import { budgetWarnings } from '../budget-flag.js';
+import { helpAfter } from '../help.js';
 import { styler } from '../style.js';
 import type { VerifyResult } from '../../verify/verify.js';
 import type { VerifyProgress } from '../../verify/progress.js';
@@ -178,6 +179,34 @@ async function soleProgramHere(ctx: Ctx): Promise<string> {
   );
 }
 
+const VERIFY_HELP = helpAfter({
+  about: `Device arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a
+device buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them. A zero-copy
+program (derived by --zero-copy-kv, or given) runs initialised, as its contract makes the application do, and once more
+poisoned to show whether that is needed; --init-device-buffers and --no-init-device-buffers decide otherwise.
+
+With PROGRAM.reference.json beside the program (written by trtx export, carried by trtx rewrite -o), every persistent
+run is fed its recorded inputs and its outputs are compared with eager PyTorch\u2019s:
+|program - pytorch| <= atol + rtol * |pytorch| per element.`,
+  exit: [
+    [0, 'verified'],
+    [1, 'the check refused the program, or a runtime check failed (outputs over the tolerance against eager PyTorch included)'],
+    [
+      2,
+      'usage, or the program cannot run here (a TensorRT plan, a backend or kernel the runner lacks, --device cuda without a GPU, a GPU the program targets missing)',
+    ],
+  ],
+  schema: 'schemas/verify.schema.json',
+  examples: [
+    'trtx verify model.pte',
+    'trtx verify model.pte --steps 3 --atol 1e-3 --rtol 1e-3',
+    'trtx verify --zero-copy-kv                      (the one .pte in this folder)',
+    'trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6',
+    'trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json',
+    'trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
+  ],
+});
+
 export function registerVerify(program: Command, session: CliSession): void {
   defineVerify(program).action(action<VerifyOptions>(session, async (ctx, opts, args) => verifyCommand(ctx, opts, args[0])));
 }
@@ -194,7 +223,10 @@ function defineVerify(program: Command): Command {
         '--strict',
         'with --zero-copy-kv: refuse a program without KV caches (ZC_REWRITE_NO_ALIASED_CACHE) instead of running it as it is',
       )
-      .option('--steps <n>', "steps per run (default: the reference outputs' steps, else 4; at most the reference's)")
+      .option(
+        '--steps <n>',
+        "steps per run, at least 2 (a cache must persist from one step to the next); default the reference outputs' steps, else 4; at most the reference's",
+      )
       .option(
         '--reference <file>',
         'eager PyTorch outputs to compare with (default: PROGRAM.reference.json beside the program, when there)',
@@ -241,10 +273,7 @@ function defineVerify(program: Command): Command {
           'junit',
         ]),
       )
-      .addHelpText(
-        'after',
-        '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU, a GPU the program targets missing).\n\nWith PROGRAM.reference.json beside the program (written by trtx export), every persistent run is fed its recorded\ninputs and its outputs are compared with eager PyTorch\u2019s: |program - pytorch| <= atol + rtol * |pytorch| per element.\n\nExamples:\n  trtx verify model.pte\n  trtx verify model.pte --steps 3 --atol 1e-3 --rtol 1e-3\n  trtx verify --zero-copy-kv                      (the one .pte in this folder)\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
-      )
+      .addHelpText('after', VERIFY_HELP)
       // --format json is --json: the same document, and the error document on a refusal.
       .hook('preAction', (cmd) => {
         if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
