@@ -1,5 +1,5 @@
 // trtx verify FILE [--zero-copy-kv] [--steps N] [--reference FILE | --no-reference] [--atol X] [--rtol X] [--caller-stream on|off|both] [--budget SIZE] [--device cpu|cuda]
-//   [--runtime NAME ...] [--init-device-buffers] [--shared-scratch] [--cold-pool] [--json | --format text|json|junit]
+//   [--runtime NAME ...] [--init-device-buffers | --no-init-device-buffers] [--shared-scratch] [--cold-pool] [--json | --format text|json|junit]
 import { readdir } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { hostname } from 'node:os';
