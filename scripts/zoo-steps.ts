@@ -1,8 +1,10 @@
 // The four steps a user runs on a zoo model, each as its own `trtx` process
 // (bin/trtx, what a user runs): export --engine reference --budget 8GiB,
 // check, rewrite --zero-copy-kv (to a new file), verify --zero-copy-kv of the
-// staged program; plus verify of the rewritten program against the same
-// reference outputs. Shared by test/real-zoo-*.test.ts, scripts/zoo-table.ts and
+// staged program; plus the chain's last link, verify --zero-copy-kv of the
+// rewritten program as a user runs it, with no flag to help: rewrite -o
+// carried the reference outputs beside it, and a zero-copy program runs as
+// its contract says. Shared by test/real-zoo-*.test.ts, scripts/zoo-table.ts and
 // bench/zoo.ts. Nothing here asserts: it records exit codes, refusal codes,
 // times, and verify's comparison with eager PyTorch
 // (docs/reference-lowering.md section 4; `reference` in `verify --json`).
@@ -32,6 +34,9 @@ export interface StepResult {
 export interface ReferenceComparison {
   /** verify --json carried a `reference` member. */
   present: boolean;
+  /** Its status (`compared`: with eager PyTorch's outputs) and the file it compared with; null when absent. */
+  status: string | null;
+  file: string | null;
   /** The largest max absolute error anywhere under `reference` (keys named max_abs*), null when none. */
   maxAbs: number | null;
   /** How many comparisons (objects with a max_abs* number) it listed. */
@@ -64,10 +69,12 @@ export function referenceOf(stdout: string): ReferenceComparison {
   try {
     json = JSON.parse(stdout);
   } catch {
-    return { present: false, maxAbs: null, comparisons: 0 };
+    return { present: false, status: null, file: null, maxAbs: null, comparisons: 0 };
   }
   const reference = (json as { reference?: unknown } | null)?.reference;
-  if (reference === undefined || reference === null) return { present: false, maxAbs: null, comparisons: 0 };
+  if (typeof reference !== 'object' || reference === null)
+    return { present: false, status: null, file: null, maxAbs: null, comparisons: 0 };
+  const { status, file } = reference as { status?: unknown; file?: unknown };
   let maxAbs: number | null = null;
   let comparisons = 0;
   const walk = (v: unknown): void => {
@@ -83,7 +90,13 @@ export function referenceOf(stdout: string): ReferenceComparison {
     }
   };
   walk(reference);
-  return { present: true, maxAbs, comparisons };
+  return {
+    present: true,
+    status: typeof status === 'string' ? status : null,
+    file: typeof file === 'string' ? file : null,
+    maxAbs,
+    comparisons,
+  };
 }
 
 /** Runs the steps on one zoo model in `work` (made if missing); a step whose input was not written is not run. */
@@ -99,9 +112,8 @@ export async function runZooModel(zooDir: string, model: ZooModel, work: string)
   run.steps.verify = await trtx(['verify', '--zero-copy-kv', '--json', staged], work);
   run.reference = referenceOf(run.steps.verify.stdout);
   if (existsSync(join(work, zeroCopy))) {
-    const ref = `${staged}.reference.json`;
-    // The rewritten program keeps its caches in device memory: its application initialises them (docs/zero-copy-kv.md), as --init-device-buffers models.
-    run.steps.verifyRewritten = await trtx(['verify', '--json', '--init-device-buffers', '--reference', ref, zeroCopy], work);
+    // No --reference, no --init-device-buffers: the reference outputs came with the rewrite, and the contract is the program's (docs/zero-copy-kv.md).
+    run.steps.verifyRewritten = await trtx(['verify', '--zero-copy-kv', '--json', zeroCopy], work);
     run.referenceRewritten = referenceOf(run.steps.verifyRewritten.stdout);
   }
   return run;

@@ -122,15 +122,36 @@ describe('export: a missing, directory or non-model file exits 2 with an error l
 });
 
 describe('--help', () => {
-  it.concurrent.each(['inspect', 'check', 'rewrite', 'verify', 'diff', 'export', 'demo', 'fixtures'])(
-    '%s exits 0 and shows examples',
-    async (cmd) => {
-      const r = await runCli([cmd, '--help']);
-      expect(r.code).toBe(0);
-      expect(r.stdout).toContain('Examples:');
-      expect(r.stdout).toContain(`trtx ${cmd} `);
-    },
-  );
+  /** The commands in the order of the work, as the top-level help lists them. */
+  const COMMANDS = ['export', 'check', 'inspect', 'rewrite', 'diff', 'verify', 'demo', 'env', 'fixtures'];
+
+  it.concurrent.each(COMMANDS)('%s exits 0 and shows its exit codes, its --json schema and examples', async (cmd) => {
+    const r = await runCli([cmd, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Examples:');
+    expect(r.stdout).toContain(`trtx ${cmd}`);
+    const exit = r.stdout.slice(r.stdout.indexOf('Exit codes (docs/exit-codes.md):'));
+    expect(exit, r.stdout).toMatch(
+      /^Exit codes \(docs\/exit-codes\.md\):\n {2}0 {2}\S.*\n(?: {2}[12] {2}\S.*\n)+ {2}130, 143 {2}stopped by Ctrl-C/,
+    );
+    // The schema named is one that exists, and its own.
+    expect(r.stdout).toContain(`--json: schemas/${cmd}.schema.json (a refusal: schemas/error.schema.json)`);
+    expect(existsSync(join(REPO, 'schemas', `${cmd}.schema.json`))).toBe(true);
+  });
+
+  it('verify --steps says its minimum', async () => {
+    const r = await runCli(['verify', '--help']);
+    expect(r.stdout.replace(/\s+/g, ' ')).toMatch(/--steps <n> steps per run, at least 2 \(/);
+    expect((await runCli(['verify', 'x.pte', '--steps', '1'])).stderr).toMatch(
+      /^error: VERIFY_STEPS: --steps: 1 steps: verify needs at least 2/,
+    );
+  });
+
+  it('the top-level help lists the commands in the order of the work', async () => {
+    const r = await runCli(['--help']);
+    const listed = [...r.stdout.slice(r.stdout.indexOf('Commands:')).matchAll(/^ {2}([a-z]+) /gm)].map((m) => m[1]);
+    expect(listed).toEqual([...COMMANDS, 'help']);
+  });
 
   it('the top-level help documents the exit codes', async () => {
     const r = await runCli(['--help']);

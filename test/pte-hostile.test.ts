@@ -79,11 +79,21 @@ describe('extended header and segment table', () => {
       [24, 'PTE_SEGMENT_BASE'],
       [32, 'PTE_SEGMENT_DATA_SIZE'],
     ] as const) {
-      for (const v of [0xffffffffffffffffn, 0x8000000000000000n, BigInt(seg.length) + 1n]) {
+      for (const v of [0xffffffffffffffffn, 0x8000000000000000n]) {
         const b = seg.slice();
         u64(b, at, v);
         expectRefused(b, code);
       }
+    }
+    // Just past the end: a program size the segment base contradicts is the field's fault...
+    const past = seg.slice();
+    u64(past, 16, BigInt(seg.length) + 1n);
+    expectRefused(past, 'PTE_PROGRAM_SIZE');
+    // ...and segments a byte longer than the file, by a header that agrees with itself, are a file cut short.
+    for (const at of [24, 32]) {
+      const b = seg.slice();
+      u64(b, at, BigInt(seg.length) + 1n);
+      expect(expectRefused(b, 'PTE_TRUNCATED').message).toMatch(new RegExp(`^the file is ${seg.length} bytes .* says it is \\d+ bytes`));
     }
   });
 

@@ -66,23 +66,77 @@ describe('RT_DEVICE_STATE_UNINITIALIZED: device arenas are not cleared', () => {
   });
 
   it(
-    'verify of a zero-copy program shows a cache read before it is written, and passes with the application initialising it',
+    'verify of a zero-copy program runs it as its contract says (caches initialised), shows the duty with a poisoned run, and fails only as an application that does not initialise them',
     { timeout: BUILD_TIMEOUT_MS },
     async () => {
       const path = await file('kv-zc-given.pte', zeroCopy(DECODE));
-      const bare = await verifyProgram(path, { steps: 3, callerStream: 'off', runner });
+      // As the derived twin is judged: initialised runs, one more poisoned, and the duty an ok check with its evidence.
+      const given = await verifyProgram(path, { steps: 3, callerStream: 'off', runner });
+      expect(given.check.refused).toBe(false);
+      expect(given.check.diagnostics.map((d) => d.code)).toContain('RT_DEVICE_STATE_UNINITIALIZED');
+      expect(given.options).toMatchObject({ init_device_buffers: false, twin_contract: true });
+      expect(given.runs.filter((x) => !x.init_device_buffers)).toHaveLength(1);
+      expect(given.runs.filter((x) => x.init_device_buffers).length).toBeGreaterThan(1);
+      expect(given.assertions.filter((a) => !a.ok)).toEqual([]);
+      expect(given.assertions.map((a) => a.name)).toContain('as-is run (device buffers left poisoned) completes');
+      const duty = given.assertions.find((a) => a.name.startsWith('the application initialises the device-resident caches'))!;
+      expect(duty.ok).toBe(true);
+      expect(duty.detail).toMatch(/^required: .* reads layers\.0\.attn\.k_cache, .* before writing them/);
+      expect(given.ok).toBe(true);
+      expect(given.memory!.device_arenas.zeroed_bytes).toBeGreaterThan(0);
+
+      // --no-init-device-buffers: an application that leaves them as ExecuTorch does, every run poisoned.
+      const bare = await verifyProgram(path, { steps: 3, callerStream: 'off', initDeviceBuffers: false, runner });
       expect(bare.ok).toBe(false);
-      expect(bare.check.refused).toBe(false);
-      expect(bare.check.diagnostics.map((d) => d.code)).toContain('RT_DEVICE_STATE_UNINITIALIZED');
+      expect(bare.options).toMatchObject({ init_device_buffers: false, twin_contract: false });
       const written = bare.assertions.find((a) => a.name.startsWith('device-resident buffers are written before they are read'))!;
       expect(written.ok).toBe(false);
       expect(written.detail).toMatch(/reads layers\.0\.attn\.k_cache, .* before writing them/);
       expect(bare.memory!.device_arenas).toMatchObject({ fill: 'poison', zeroed_bytes: 0 });
 
+      // --init-device-buffers: the application initialises them; no poisoned run.
       const app = await verifyProgram(path, { steps: 3, callerStream: 'off', initDeviceBuffers: true, runner });
       expect(app.assertions.filter((a) => !a.ok)).toEqual([]);
+      expect(app.runs.every((x) => x.init_device_buffers)).toBe(true);
+      expect(app.options.twin_contract).toBe(false);
       expect(app.ok).toBe(true);
-      expect(app.memory!.device_arenas.zeroed_bytes).toBeGreaterThan(0);
+    },
+  );
+
+  it(
+    'the bytes rewrite --zero-copy-kv writes are judged as verify judges the twin it derives: ok, the duty shown',
+    { timeout: BUILD_TIMEOUT_MS },
+    async () => {
+      const stagedPath = await file('kv-staged-chain.pte', staged());
+      const zc = join(dir, 'kv-staged-chain.zc.pte');
+      const rewritten = await runCli(['rewrite', stagedPath, '-o', zc, '--zero-copy-kv']);
+      expect(rewritten.code, rewritten.stderr).toBe(0);
+      const duty = (r: Awaited<ReturnType<typeof verifyProgram>>) =>
+        r.assertions.find((a) => a.name.startsWith('the application initialises the device-resident caches'));
+      const twin = await verifyProgram(stagedPath, { zeroCopyKv: true, steps: 3, callerStream: 'off', runner });
+      for (const zeroCopyKv of [true, false]) {
+        const r = await verifyProgram(zc, { zeroCopyKv, steps: 3, callerStream: 'off', runner });
+        expect(r.mode).toBe(zeroCopyKv ? 'zero-copy' : 'as-is');
+        expect(r.options.twin_contract).toBe(true);
+        expect(r.assertions.filter((a) => !a.ok)).toEqual([]);
+        expect(r.ok).toBe(twin.ok);
+        expect(duty(r)?.ok).toBe(true);
+        expect(duty(r)?.detail.startsWith('required: ')).toBe(duty(twin)?.detail.startsWith('required: '));
+      }
+      expect(twin.ok).toBe(true);
+      // The command line: the contract said in a line, and --no-init-device-buffers judges an application that does not initialise them.
+      const env = { TRTX_RUNNER_BIN: runner };
+      const cli = await runCli(['verify', zc, '--steps', '3', '--caller-stream', 'off'], { env });
+      expect(cli.code, cli.stdout).toBe(0);
+      expect(cli.stdout).toContain(
+        '  the program keeps its caches in device memory, which ExecuTorch does not clear: it runs initialised after each load',
+      );
+      expect(cli.stdout).toMatch(
+        /^ {2}ok {3}the application initialises the device-resident caches, as the zero-copy contract requires: as-is/m,
+      );
+      const poisoned = await runCli(['verify', zc, '--steps', '3', '--caller-stream', 'off', '--no-init-device-buffers'], { env });
+      expect(poisoned.code, poisoned.stdout).toBe(1);
+      expect(poisoned.stdout).toMatch(/^ {2}FAIL device-resident buffers are written before they are read: as-is/m);
     },
   );
 

@@ -16,6 +16,7 @@ import { encodeTensorFile } from '../src/runner/tensor-file.js';
 import type { RunnerReport } from '../src/runner/report.js';
 import { verifyProgram } from '../src/verify/verify.js';
 import { encodePte } from './helpers/memory-pte.js';
+import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
@@ -272,6 +273,17 @@ describe('trtx verify against eager PyTorch', () => {
     const xml = toJunit(r, { started: new Date(0), seconds: 1, hostname: 'h' });
     expect(xml).toMatch(/<failure message="max abs 5\.00e-1/);
     expect((await verifyProgram(file, { runner: fakeRunner(outputsOf(3, 0.5)).path, atol: 1 })).ok).toBe(true);
+  });
+
+  it('trtx rewrite -o carries the reference along: verify of the rewritten program compares with eager PyTorch again', async () => {
+    const file = await program('chain.pte');
+    const out = join(dir, 'chain-rewritten.pte');
+    const rewritten = await runCli(['rewrite', file, '-o', out]);
+    expect(rewritten.code, rewritten.stderr).toBe(0);
+    const r = await verifyProgram(out, { runner: fakeRunner(outputsOf(3)).path });
+    expect(r.reference).toMatchObject({ status: 'compared', file: `${out}.reference.json`, ok: true });
+    expect(r.reference.comparisons).toHaveLength(2);
+    expect(r.ok).toBe(true);
   });
 
   it('--steps at most the file\u2019s; --no-reference and a missing file compare the program with itself', async () => {

@@ -47,6 +47,7 @@ describe("reading verify --json's comparison with eager PyTorch", () => {
     const json = {
       ok: true,
       reference: {
+        status: 'compared',
         file: 'm.pte.reference.json',
         runs: [
           { run: 'staged', outputs: [{ method: 'forward', output: 0, max_abs: 2e-6, max_rel: 1e-5 }] },
@@ -54,12 +55,25 @@ describe("reading verify --json's comparison with eager PyTorch", () => {
         ],
       },
     };
-    expect(referenceOf(JSON.stringify(json))).toEqual({ present: true, maxAbs: 3e-6, comparisons: 2 });
+    expect(referenceOf(JSON.stringify(json))).toEqual({
+      present: true,
+      status: 'compared',
+      file: 'm.pte.reference.json',
+      maxAbs: 3e-6,
+      comparisons: 2,
+    });
   });
 
   it('says absent for no reference member, and for output that is not JSON', () => {
-    expect(referenceOf('{"ok":true}')).toEqual({ present: false, maxAbs: null, comparisons: 0 });
-    expect(referenceOf('verified: 3 checks passed')).toEqual({ present: false, maxAbs: null, comparisons: 0 });
+    const absent = { present: false, status: null, file: null, maxAbs: null, comparisons: 0 };
+    expect(referenceOf('{"ok":true}')).toEqual(absent);
+    expect(referenceOf('verified: 3 checks passed')).toEqual(absent);
+    // Compared with nothing: the member is there, with no file.
+    expect(referenceOf('{"reference":{"status":"none","file":null,"comparisons":[]}}')).toMatchObject({
+      present: true,
+      status: 'none',
+      file: null,
+    });
   });
 
   it('renders a step as ok, its refusal code, its exit status, or not run', () => {

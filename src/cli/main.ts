@@ -63,15 +63,16 @@ export function buildProgram(session: CliSession = newSession(processIo())): Com
     getOutHasColors: () => false,
     getErrHasColors: () => false,
   });
-  registerInspect(program, session);
+  // In the order of the work: --help lists them so.
+  registerExport(program, session);
   registerCheck(program, session);
+  registerInspect(program, session);
   registerRewrite(program, session);
   registerDiff(program, session);
   registerVerify(program, session);
-  registerExport(program, session);
   registerDemo(program, session);
-  registerFixtures(program, session);
   registerEnv(program, session);
+  registerFixtures(program, session);
   return program;
 }
 

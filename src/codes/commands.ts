@@ -52,6 +52,14 @@ export const OUTPUT_CODES = {
   LOCK_FAILED: 'taking the writer lock failed',
 } as const;
 
+/** What a flag asks for that is likely not what was meant, said before the work starts (`export`, `rewrite`, `verify`): warnings, never refusals. */
+export const FLAG_WARNING_CODES = {
+  BUDGET_STREAMS_EVERYTHING:
+    '--budget 0 keeps no weight on the device: every weight streams in at every execute (TensorRT\u2019s automatic budget is --clear-budget, or no --budget)',
+  BUDGET_DECIMAL_UNIT:
+    '--budget in a decimal unit (8GB is 8,000,000,000 bytes, 7.45 GiB), said with its binary equivalent before the work starts',
+} as const;
+
 /** One command each. */
 export const COMMAND_CODES = {
   EXPORT_MODEL_FORMAT:

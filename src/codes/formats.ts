@@ -8,13 +8,18 @@
 export const PTE_CODES = {
   PTE_NOT_A_PROGRAM: 'the file is not an ExecuTorch program (empty, too short, or another format at bytes 4..7)',
   PTE_IDENTIFIER: 'the file identifier names a program format version trtx does not read (it reads ET12)',
-  PTE_TRUNCATED: 'the file ends before the bytes its header or program promise',
+  PTE_TRUNCATED:
+    'the file is shorter than its header or segment table says (an incomplete copy or download): the message gives the size it should have and the size it has',
   PTE_EXTENDED_HEADER: 'the extended header (eh00) is malformed or of an unknown version',
-  PTE_PROGRAM_SIZE: 'the extended header claims a program size outside the file',
+  PTE_PROGRAM_SIZE:
+    'the extended header claims a program size no program can have: smaller than the headers, larger than a FlatBuffer, or past the end where its other fields contradict it (a file merely cut short is PTE_TRUNCATED)',
   PTE_ROOT_OFFSET: 'the root table offset lies outside the program bytes',
-  PTE_SEGMENT_BASE: 'segments exist but the segment base offset is missing or outside the file',
-  PTE_SEGMENT_DATA_SIZE: 'the extended header claims more segment data than the file holds',
-  PTE_SEGMENT_EXTENT: 'a segment runs past the end of the file',
+  PTE_SEGMENT_BASE:
+    'segments exist but the segment base offset is missing, inside the program, or past any file (a file merely cut short is PTE_TRUNCATED)',
+  PTE_SEGMENT_DATA_SIZE:
+    'the extended header claims segment data without a segment base, or more than any file holds (a file merely cut short is PTE_TRUNCATED)',
+  PTE_SEGMENT_EXTENT:
+    'a segment runs past the end of the file, where the header\u2019s segment data size says the file is whole (a file merely cut short is PTE_TRUNCATED)',
   PTE_SEGMENT_ORDER: 'segments overlap or are out of order',
   PTE_FLATBUFFER:
     'the program FlatBuffer fails verification (an offset, vtable, vector or string outside the buffer, misaligned, or an unknown union member)',

@@ -6,7 +6,7 @@
 // This module imports nothing outside src/codes/: every layer may use it.
 
 import { CHECK_CODES, RT_CODES, STRUCT_CODES, TRT_CHECK_CODES, ZC_CHECK_CODES } from './checks.js';
-import { COMMAND_CODES, GENERAL_CODES, OUTPUT_CODES, REWRITE_CODES } from './commands.js';
+import { COMMAND_CODES, FLAG_WARNING_CODES, GENERAL_CODES, OUTPUT_CODES, REWRITE_CODES } from './commands.js';
 import { BRIDGE_CODES, BRIDGE_TYPE_CODES, BRIDGE_WARNING_CODES, PYENV_CODES, RUNNER_CODES, SDK_CODES } from './environment.js';
 import { BRIDGE_MODEL_REFUSALS, EXIT_REFUSED, EXIT_USAGE, RUNNER_ENVIRONMENT_RESULTS, type ExitStatus, type FamilyExit } from './exit.js';
 import { PTE_CODES, REF_ENGINE_CODES, REFERENCE_CODES, SPEC_CODES, TENSOR_FILE_CODES, TRT_BLOB_CODES } from './formats.js';
@@ -34,6 +34,7 @@ export type GeneralCode = keyof typeof GENERAL_CODES;
 export type RewriteCode = keyof typeof REWRITE_CODES;
 export type OutputCode = keyof typeof OUTPUT_CODES;
 export type CommandCode = keyof typeof COMMAND_CODES;
+export type FlagWarningCode = keyof typeof FLAG_WARNING_CODES;
 export type BridgeCode = keyof typeof BRIDGE_CODES | keyof typeof BRIDGE_TYPE_CODES;
 export type PyenvCode = keyof typeof PYENV_CODES;
 export type RunnerCode = keyof typeof RUNNER_CODES;
@@ -62,8 +63,8 @@ export type Code =
   | SdkCode
   | RunnerCode;
 
-/** Where a family's codes appear. */
-export type CodeSpace = 'error' | 'bridge warning' | 'runner report';
+/** Where a family's codes appear: refusals and findings (error), trtx's own logged warnings (warning), the bridge's warning events, the runner's report. */
+export type CodeSpace = 'error' | 'warning' | 'bridge warning' | 'runner report';
 
 export interface CodeFamily extends FamilyExit {
   title: string;
@@ -200,6 +201,14 @@ export const FAMILIES: readonly CodeFamily[] = [
       DEMO_CHECK_FAILED: 1,
     },
     about: 'Refusals particular to one command.',
+  },
+  {
+    title: 'Flag warnings',
+    space: 'warning',
+    codes: FLAG_WARNING_CODES,
+    exit: null,
+    about:
+      'Not refusals: what a flag asks for that is likely not what was meant, logged as `trtx warn: CODE: message` before the work starts; the command goes on.',
   },
   {
     title: 'The Python bridge',

@@ -9,7 +9,9 @@
 //   - passes follow the program's indices, so they run only on a program
 //     whose structure passes the checks (PASS_INPUT_UNSOUND, precondition.ts);
 //   - nothing is written when the result fails a check: the outcome says
-//     `refused` and the caller words the refusal with its own code.
+//     `refused` and the caller words the refusal with its own code;
+//   - files that travel with the program (rewrite -o carries the reference
+//     outputs) are staged before the write and put in place right after it.
 // Nothing here prints; progress goes through callbacks.
 
 import { runChecks, type CheckResult } from '../checks/run.js';
@@ -26,6 +28,7 @@ import { checkInPlaceTarget, checkOutputTarget } from '../util/target.js';
 import { unsoundInput } from './precondition.js';
 import { planPasses, type RewriteRequest } from './request.js';
 import type { ReportBudget } from '../util/report-budget.js';
+import { stageSidecar, type Sidecar, type SidecarOutcome, type StagedSidecar } from '../util/sidecar-copy.js';
 
 export interface OutputTarget {
   /** Where the result goes (the input itself with inPlace). */
@@ -47,6 +50,13 @@ export interface OutputTarget {
   skipUnchanged?: boolean;
   /** In place: a fallback to a full rewrite may replace a file that has other hard links. */
   breakHardLinks?: boolean;
+  /**
+   * Files that travel with the program (rewrite -o: IN.reference.json to
+   * OUT.reference.json): staged before the program is written, put in place
+   * right after it, and a stale target removed when the input has none
+   * (src/util/sidecar-copy.ts).
+   */
+  sidecars?: readonly Sidecar[];
 }
 
 /** A target validated and locked, held until `lock.release()`. */
@@ -88,8 +98,9 @@ export interface PipelineRun {
   stale: StaleTemps | null;
 }
 
-/** `refused`: the result failed a check and nothing was written. */
-export type PipelineOutcome = (PipelineRun & { refused: true }) | (PipelineRun & { refused: false; written: RewriteWrite | null });
+/** `refused`: the result failed a check and nothing was written; `sidecars`: what became of each the target asked to carry. */
+export type PipelineOutcome =
+  (PipelineRun & { refused: true }) | (PipelineRun & { refused: false; written: RewriteWrite | null; sidecars: SidecarOutcome[] });
 
 /** What a refusal carries: the findings behind it and the program they are about (its delegates name the headings). */
 export interface RefusalFindings {
@@ -127,7 +138,7 @@ export async function claimTarget(input: string, target: OutputTarget): Promise<
   // Under the lock no other trtx writes this target: what a killed one left
   // beside it (a whole temporary program, a journal's temporary) goes now.
   try {
-    const stale = await sweepStaleTemps([target.path, journalPath(target.path)]);
+    const stale = await sweepStaleTemps([target.path, journalPath(target.path), ...(target.sidecars ?? []).map((s) => s.target)]);
     return { ...target, lock, stale };
   } catch (e) {
     await lock.release();
@@ -186,16 +197,26 @@ async function rewriteOpened(
   const run: PipelineRun = { program, reports, changed, checked, recovered, inputSize: pte.fileSize, stale: target?.stale ?? null };
   if (checked.summary.errors > 0) return { ...run, refused: true };
   opts.onChecked?.(run);
-  if (target === null) return { ...run, refused: false, written: null };
-  if (target.skipUnchanged && !changed) return { ...run, refused: false, written: { mode: 'unchanged' } };
+  if (target === null) return { ...run, refused: false, written: null, sidecars: [] };
+  if (target.skipUnchanged && !changed) return { ...run, refused: false, written: { mode: 'unchanged' }, sidecars: [] };
   opts.onStep?.('write');
-  const written = await publishRewrite(pte, program, fileSegments, {
-    inPlace: Boolean(target.inPlace),
-    output: target.path,
-    changed,
-    onProgress: target.onProgress,
-    signal: target.signal,
-    breakHardLinks: target.breakHardLinks,
-  });
-  return { ...run, refused: false, written };
+  // Staged first: a sidecar that cannot be copied fails before the program is published.
+  const staged: StagedSidecar[] = [];
+  try {
+    for (const s of target.sidecars ?? []) staged.push(await stageSidecar(s));
+    const written = await publishRewrite(pte, program, fileSegments, {
+      inPlace: Boolean(target.inPlace),
+      output: target.path,
+      changed,
+      onProgress: target.onProgress,
+      signal: target.signal,
+      breakHardLinks: target.breakHardLinks,
+    });
+    const sidecars: SidecarOutcome[] = [];
+    for (const s of staged) sidecars.push(await s.publish());
+    return { ...run, refused: false, written, sidecars };
+  } finally {
+    // A staged copy that was not published (the program's write failed, or a rename before it) goes; a published one has nothing left to remove.
+    for (const s of staged) await s.discard();
+  }
 }

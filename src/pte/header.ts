@@ -6,11 +6,14 @@
 //   [24..31] u64 segment base offset (0 when there are no segments)
 //   [32..39] u64 segment data size (only when length >= 32)
 // Every 64-bit field is compared against the real file size before it is
-// turned into a number, so a hostile value cannot wrap or lose precision.
+// turned into a number, so a hostile value cannot wrap or lose precision. A
+// header that agrees with itself but promises more than the file holds is a
+// file cut short (PTE_TRUNCATED, truncated.ts), refused with both sizes.
 
 import type { PteCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 import { FLATBUFFERS_MAX_BUFFER_SIZE } from './verify.js';
+import { claimedFileSize, TRUNCATED_HINT, truncatedFile } from './truncated.js';
 
 export const FILE_IDENTIFIER = 'ET12';
 export const EXTENDED_MAGIC = 'eh00';
@@ -84,7 +87,9 @@ export function parseHeader(head: Uint8Array, fileSize: number): PteHeader {
 function refuseShortFile(head: Uint8Array, fileSize: number): never {
   const seen = ascii(head, 4, Math.max(0, Math.min(head.length, fileSize) - 4));
   if (seen.length > 0 && FILE_IDENTIFIER.startsWith(seen))
-    fail('PTE_TRUNCATED', 'header', `file is ${fileSize} bytes, too short for a program header (8)`);
+    throw new TrtxError('PTE_TRUNCATED', 'header', `the file is ${fileSize} bytes, too short for a program header (8)`, {
+      hint: TRUNCATED_HINT,
+    });
   throw new TrtxError(
     'PTE_NOT_A_PROGRAM',
     'header',
@@ -125,7 +130,15 @@ function parseExtendedHeader(head: Uint8Array, view: DataView, fileSize: number)
   const magic = ascii(head, 8, 4);
   if (magic !== EXTENDED_MAGIC)
     fail('PTE_EXTENDED_HEADER', 'header.extended.magic', `unsupported extended header "${magic}" (trtx reads ${EXTENDED_MAGIC})`);
-  if (head.length < 16) fail('PTE_TRUNCATED', 'header.extended', 'file ends inside the extended header');
+  if (head.length < 16)
+    throw new TrtxError(
+      'PTE_TRUNCATED',
+      'header.extended',
+      `the file is ${fileSize} bytes and ends inside its extended header (at byte 16 at least)`,
+      {
+        hint: TRUNCATED_HINT,
+      },
+    );
   const length = view.getUint32(12, true);
   if (length < MIN_EXTENDED_LENGTH || length > HEAD_BYTES - 8) {
     fail(
@@ -134,7 +147,8 @@ function parseExtendedHeader(head: Uint8Array, view: DataView, fileSize: number)
       `extended header length ${length} is outside [${MIN_EXTENDED_LENGTH}, ${HEAD_BYTES - 8}]`,
     );
   }
-  if (head.length < 8 + length) fail('PTE_TRUNCATED', 'header.extended', `file ends inside the ${length}-byte extended header`);
+  if (head.length < 8 + length) throw truncatedFile('header.extended', fileSize, BigInt(8 + length), `its ${length}-byte extended header`);
+  refuseCutShort(view, length, fileSize);
   const programSize = u64Within(view, 16, fileSize, 'PTE_PROGRAM_SIZE', 'header.extended.program_size', 'program size');
   if (programSize < 8 + length)
     fail('PTE_PROGRAM_SIZE', 'header.extended.program_size', `program size ${programSize} is smaller than the headers (${8 + length})`);
@@ -152,6 +166,21 @@ function parseExtendedHeader(head: Uint8Array, view: DataView, fileSize: number)
     segmentDataSize = u64Within(view, 32, room, 'PTE_SEGMENT_DATA_SIZE', 'header.extended.segment_data_size', 'segment data size');
   }
   return { magic, length, programSize, segmentBaseOffset, segmentDataSize };
+}
+
+/**
+ * A header whose fields agree with each other but promise a longer file than
+ * this one is a file cut short (truncated.ts): refused with both sizes before
+ * any field is refused for running past the end.
+ */
+function refuseCutShort(view: DataView, length: number, fileSize: number): void {
+  const claimed = claimedFileSize({
+    headerLength: length,
+    programSize: view.getBigUint64(16, true),
+    segmentBase: view.getBigUint64(24, true),
+    segmentDataSize: length >= 32 ? view.getBigUint64(32, true) : null,
+  });
+  if (claimed !== null && claimed.size > BigInt(fileSize)) throw truncatedFile('header.extended', fileSize, claimed.size, claimed.what);
 }
 
 /**

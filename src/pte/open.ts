@@ -4,6 +4,7 @@
 
 import { open, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
+import { TRUNCATED_HINT } from './truncated.js';
 import { TrtxError } from '../util/errors.js';
 import { ownPid } from '../util/os-process.js';
 import { parseHeader, HEAD_BYTES, type PteHeader } from './header.js';
@@ -52,7 +53,9 @@ async function readExactly(fh: FileHandle, offset: number, length: number, path:
   while (done < length) {
     const { bytesRead } = await fh.read(out, done, Math.min(READ_CHUNK, length - done), offset + done);
     if (bytesRead === 0)
-      throw new TrtxError('PTE_TRUNCATED', path, `file ended at byte ${offset + done}, expected ${length} bytes at ${offset}`);
+      throw new TrtxError('PTE_TRUNCATED', path, `file ended at byte ${offset + done}, expected ${length} bytes at ${offset}`, {
+        hint: TRUNCATED_HINT,
+      });
     done += bytesRead;
   }
   return out;

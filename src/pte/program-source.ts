@@ -6,6 +6,7 @@
 // touches), and only that prefix is then read whole.
 
 import { readSync } from 'node:fs';
+import { TRUNCATED_HINT } from './truncated.js';
 import { TrtxError } from '../util/errors.js';
 
 export interface ProgramSource {
@@ -45,7 +46,10 @@ export function pagedFileSource(fd: number, length: number, path: string): Progr
       let done = 0;
       while (done < buf.length) {
         const n = readSync(fd, buf, done, buf.length - done, start + done);
-        if (n === 0) throw new TrtxError('PTE_TRUNCATED', path, `file ended at byte ${start + done} inside the program (${length} bytes)`);
+        if (n === 0)
+          throw new TrtxError('PTE_TRUNCATED', path, `file ended at byte ${start + done} inside the program (${length} bytes)`, {
+            hint: TRUNCATED_HINT,
+          });
         done += n;
       }
       view = new DataView(buf.buffer);

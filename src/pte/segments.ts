@@ -6,6 +6,7 @@
 import { TrtxError } from '../util/errors.js';
 import type { PteHeader } from './header.js';
 import type { Program } from './model.js';
+import { segmentTableEnd, truncatedFile } from './truncated.js';
 
 export interface SegmentRange {
   index: number;
@@ -17,6 +18,10 @@ export interface SegmentRange {
 export function resolveSegments(program: Program, header: PteHeader, fileSize: number): SegmentRange[] {
   const base = header.extended?.segmentBaseOffset ?? 0;
   const programSize = header.extended?.programSize ?? fileSize;
+  // A header without a segment data size says nothing of where the file ends: the table does (truncated.ts).
+  const tableEnd = header.extended?.segmentDataSize === null && base !== 0 ? segmentTableEnd(base, program.segments) : null;
+  if (tableEnd !== null && tableEnd > BigInt(fileSize))
+    throw truncatedFile('program.segments', fileSize, tableEnd, `its segment table (segments from byte ${base} to byte ${tableEnd})`);
   const out: SegmentRange[] = [];
   let prevEnd = -1n;
   program.segments.forEach((s, index) => {

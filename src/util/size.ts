@@ -77,6 +77,19 @@ export function parseSize(text: string, opts: SizeOptions = {}): bigint {
   });
 }
 
+/**
+ * A size written in a decimal unit (8GB: 8,000,000,000 bytes), and the same
+ * number in the binary unit people often meant (8GiB), when that is whole
+ * bytes; null for bytes and binary units.
+ */
+export function decimalUnitOf(text: string): { unit: string; binary: string | null } | null {
+  const m = SIZE_RE.exec(text);
+  const unit = m?.[3];
+  if (!m || unit === undefined || !/^[kmgt]b$/i.test(unit)) return null;
+  const binary = `${text.slice(0, text.length - unit.length).trimEnd()}${unit[0]?.toUpperCase() ?? ''}iB`;
+  return { unit, binary: typeof readSize(binary) === 'bigint' ? binary : null };
+}
+
 const IEC = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
 
 /**

@@ -183,13 +183,14 @@ export function deviceStateWrittenFirst(poisoned: RunnerReport, initialised: Run
 }
 
 /**
- * For a zero-copy twin derived by verify, run as its contract says (caches
- * initialised by the application): whether that obligation is real for this
- * program. Not a failure of the twin, which is never deployed as it is, but
- * a finding the deployment must act on; it holds when the evidence agrees
- * with check's RT_DEVICE_STATE_UNINITIALIZED.
+ * For a zero-copy program (the twin verify derived, or one given), run as its
+ * contract says (caches initialised by the application, contract.ts):
+ * whether that obligation is real for this program. Not a failure of the
+ * program, whose contract puts the duty on the application, but a finding
+ * the deployment must act on; it holds when the evidence agrees with check's
+ * RT_DEVICE_STATE_UNINITIALIZED.
  */
-export function twinNeedsInitialisation(poisoned: RunnerReport, initialised: RunnerReport, label: string): Assertion {
+export function contractNeedsInitialisation(poisoned: RunnerReport, initialised: RunnerReport, label: string): Assertion {
   const name = `the application initialises the device-resident caches, as the zero-copy contract requires: ${label} (initialised vs poisoned)`;
   const cmp = compareRuns(initialised, poisoned, label);
   if (cmp.ok)

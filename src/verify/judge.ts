@@ -11,7 +11,7 @@ import {
   deviceStateWrittenFirst,
   persistentDiffersFromFresh,
   readsWhatWasWritten,
-  twinNeedsInitialisation,
+  contractNeedsInitialisation,
   type Assertion,
 } from './assertions.js';
 import type { VerifyRuns } from './runs.js';
@@ -35,8 +35,8 @@ export interface RunsToJudge {
   other: RunnerReport | null;
   /** Whether runs initialise device buffers unless told otherwise. */
   runInit: boolean;
-  /** A derived twin ran initialised, as its contract makes the application do. */
-  twinContract: boolean;
+  /** A zero-copy program (a derived twin, or one given) ran initialised, as its contract makes the application do (contract.ts). */
+  contract: boolean;
   caches: string[];
   roles: StateRoles;
 }
@@ -46,10 +46,10 @@ export function judgeRuns(j: RunsToJudge): Assertion[] {
   const assertions = completionAssertions(j);
   // Comparing runs that did not complete proves nothing: report the failures alone.
   if (!j.runs.completed) return assertions;
-  // The poisoned-vs-initialised comparison of a program run as deployed (not the twin's contract).
+  // Under the zero-copy contract the poisoned run shows the application's duty; otherwise, a program run poisoned must not read its device state before writing it.
   let writtenFirst: Assertion | null = null;
   if (j.other) {
-    if (j.twinContract) assertions.push(twinNeedsInitialisation(j.other, j.primaryReport, j.primary.name));
+    if (j.contract) assertions.push(contractNeedsInitialisation(j.other, j.primaryReport, j.primary.name));
     else assertions.push((writtenFirst = deviceStateWrittenFirst(j.primaryReport, j.other, j.primary.name)));
   }
   assertions.push(...agreementAssertions(j), ...cacheAssertions(j));

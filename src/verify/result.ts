@@ -31,7 +31,13 @@ export interface VerifyOptions extends ReferenceOptions {
   kernels?: 'aten' | 'executorch';
   /** Whose runtime rules the check applies and the runner follows; default DEFAULT_RUNTIME. */
   runtime?: RuntimeRules;
-  /** Zero device-resident buffers after each load, as a correct application does (default: they stay poisoned). */
+  /**
+   * true: zero device-resident buffers after each load, as a correct
+   * application does; false: leave them poisoned, as an application that
+   * does not; absent: as the program's contract says (contract.ts: a
+   * zero-copy program, derived or given, runs initialised, and once more
+   * poisoned to show whether that is needed; any other runs poisoned).
+   */
   initDeviceBuffers?: boolean;
   /** One activation scratch buffer per device for every engine. */
   sharedScratch?: boolean;
@@ -105,7 +111,11 @@ export interface VerifyResult {
   backend: VerifyBackend | null;
   caches: string[];
   runtime: RuntimeRules;
-  /** twin_contract: a derived zero-copy twin ran with its caches initialised, as its contract makes the application do. */
+  /**
+   * twin_contract: the zero-copy contract applied (named for its first case,
+   * a derived twin): the program's device-resident caches ran initialised, as
+   * the contract makes the application do, and once more poisoned (contract.ts).
+   */
   options: { init_device_buffers: boolean; twin_contract: boolean; arena_fill: 'poison'; shared_scratch: boolean; cold_pool: boolean };
   /** The check run first; `refused`: it found errors and nothing ran. */
   check: { refused: boolean; summary: CheckSummary; diagnostics: (Diagnostic & { file: string })[] };

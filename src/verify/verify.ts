@@ -9,7 +9,9 @@
 //   - a persistent run differs from a fresh-cache run;
 //   - device-resident buffers are written before they are read: device
 //     arenas are poisoned (0xFF) at allocation, and a run whose results
-//     change when the application initialises them read uninitialised memory.
+//     change when the application initialises them read uninitialised memory
+//     (a zero-copy program runs initialised, as its contract makes the
+//     application do, and the poisoned run shows that duty: contract.ts).
 // A program that cannot run here (a TensorRT plan, a backend the runner does
 // not have, --device cuda without a GPU) is an environment result (exit 2),
 // not a failed program.
@@ -27,6 +29,7 @@ import { makeTempDir, type TempDir } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import type { Assertion } from './assertions.js';
 import { pluginNotes, requireBackendLib } from './backend-lib.js';
+import { initPlan } from './contract.js';
 import { judgeRuns } from './judge.js';
 import { budgetStreaming, measuredStreaming } from './budget-streaming.js';
 import { runLabel } from './progress.js';
@@ -204,18 +207,12 @@ async function runAndJudge(
     result.notes.push(
       `${p.methods.join(', ')} share mutable buffers (planned with share_mutable_buffers): the persistent runs load them as ExecuTorch requires for that, Module(share_memory_arenas=true); the fresh run loads each method alone`,
     );
-  const init = Boolean(opts.initDeviceBuffers);
-  // A zero-copy twin derived here is not a file anyone deploys as it is: it
-  // stands for the program `rewrite --zero-copy-kv` writes, whose contract
-  // (docs/zero-copy-kv.md) makes the application initialise the caches it
-  // moved into device memory. So the twin runs initialised, and a second,
-  // poisoned run shows whether that obligation is real for this program
-  // (reported, with check's RT_DEVICE_STATE_UNINITIALIZED). A program given
-  // already zero-copy runs poisoned unless --init-device-buffers says its
-  // application initialises it.
-  const twinContract = p.mode === 'staged-vs-zero-copy' && !init;
-  const runInit = init || twinContract;
-  result.options.twin_contract = twinContract;
+  // A zero-copy program, the twin derived here or one given as it is, runs
+  // as its contract makes the application do (contract.ts): initialised, and
+  // once more poisoned to show whether that is needed.
+  const init = opts.initDeviceBuffers === true;
+  const { runInit, contract } = initPlan(p.mode, p.checked, opts.initDeviceBuffers);
+  result.options.twin_contract = contract;
   const modes: [boolean, ...boolean[]] = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
   // The plan, as runAll runs it: every variant in every mode, the primary with fresh caches, and the primary at the other initialisation when its state turns out to be in device memory.
   const planned = p.variants.flatMap((v) => modes.map((cs) => runLabel(v.name, cs, false, runInit, runInit)));
@@ -239,7 +236,7 @@ async function runAndJudge(
   // The result lists every run as it ran (an environment refusal mid-way throws, so it is never seen half-filled).
   result.runs = runs.runs;
   const ran = await runAll(runs, p.variants, modes, primary, init, runInit);
-  const assertions = judgeRuns({ runs, variants: p.variants, modes, primary, ...ran, runInit, twinContract, caches, roles });
+  const assertions = judgeRuns({ runs, variants: p.variants, modes, primary, ...ran, runInit, contract, caches, roles });
   if (runs.completed && p.reference) pushAll(assertions, await compareWithReference(result.reference, p.reference, p, runs, opts));
   finishResult(result, ran.first, ran.primaryReport, assertions);
 }

@@ -1,8 +1,9 @@
 // The model zoo's conformance suite (python-bridge/zoo/: tiny transformers
 // models exported as their authors document) through the user's four steps,
 // each model in its own `trtx` processes: export --engine reference --budget
-// 8GiB, check, rewrite --zero-copy-kv to a new file, verify --zero-copy-kv,
-// whose comparison with eager PyTorch (docs/reference-lowering.md section 4,
+// 8GiB, check, rewrite --zero-copy-kv to a new file, verify --zero-copy-kv of
+// the staged program and of the rewritten one (the reference outputs carried
+// by the rewrite, no flag to help), each of whose comparison with eager PyTorch (docs/reference-lowering.md section 4,
 // `reference` in verify --json) must stay within 1e-4 for these float32
 // models. The zoo is built on first use (npm run zoo); a zoo that cannot be
 // built fails, never skips.
@@ -139,8 +140,15 @@ export function zooSuite(group: ZooGroup): void {
       expect(run.reference?.present, `verify --json carried no reference comparison:\n${said(verify)}`).toBe(true);
       expect(run.reference?.comparisons).toBeGreaterThan(0);
       expect(run.reference?.maxAbs).toBeLessThanOrEqual(maxAbsOf(model));
+      // The chain holds: rewrite -o carried eager PyTorch's outputs beside the rewritten program, and its verify compared with them.
+      expect(existsSync(join(work, `${zeroCopy}.reference.json`)), said(rewrite)).toBe(true);
+      expect(rewrite?.stdout).toContain(
+        `reference: ${zeroCopy}.reference.json (eager PyTorch's outputs, copied from ${staged}.reference.json`,
+      );
+      expect(verifyRewritten?.args).toEqual(['verify', '--zero-copy-kv', '--json', zeroCopy]);
       expect(verifyRewritten?.exitCode, said(verifyRewritten)).toBe(0);
-      expect(run.referenceRewritten?.present).toBe(true);
+      expect(run.referenceRewritten, said(verifyRewritten)).toMatchObject({ status: 'compared', file: `${zeroCopy}.reference.json` });
+      expect(run.referenceRewritten?.comparisons).toBeGreaterThan(0);
       expect(run.referenceRewritten?.maxAbs).toBeLessThanOrEqual(maxAbsOf(model));
     });
   });
@@ -148,25 +156,31 @@ export function zooSuite(group: ZooGroup): void {
   for (const [half, float] of Object.entries(YARDSTICKS)) {
     if (!(MODELS as readonly string[]).includes(half)) continue;
     describe(`${half} against eager float32 (${float}: the same weights unrounded)`, () => {
-      it('the program is no further from eager float32 than 1.5x eager bfloat16 is, and ExecuTorch\u2019s CPU kernels are', { timeout: MODEL_MS }, async () => {
-        const work = join(dir, half);
-        const program = join(work, programs(entry(half)).staged);
-        const halfRef = `${program}.reference.json`;
-        const floatRef = join(dir, float, `${programs(entry(float)).staged}.reference.json`);
-        // describe.each runs the models first: both programs and their eager outputs are there.
-        expect(existsSync(program) && existsSync(halfRef) && existsSync(floatRef), 'the models were not exported').toBe(true);
-        const eager = maxAbsBetween(await readReference(halfRef), await readReference(floatRef));
-        const program32 = async (kernels: string) =>
-          referenceOf((await trtx(['verify', '--json', '--caller-stream', 'off', '--kernels', kernels, '--reference', floatRef, program], work)).stdout).maxAbs;
-        const aten = await program32('aten');
-        const executorch = await program32('executorch');
-        expect(eager).toBeGreaterThan(0);
-        expect(aten, `eager bfloat16 is ${eager} from eager float32`).not.toBeNull();
-        expect(aten ?? Infinity).toBeLessThanOrEqual(1.5 * eager);
-        // What ATen's kernels fix: ExecuTorch's bfloat16 addmm rounds the biased projections apart from eager.
-        expect(executorch ?? 0).toBeGreaterThan(1.5 * eager);
-      });
+      it(
+        'the program is no further from eager float32 than 1.5x eager bfloat16 is, and ExecuTorch\u2019s CPU kernels are',
+        { timeout: MODEL_MS },
+        async () => {
+          const work = join(dir, half);
+          const program = join(work, programs(entry(half)).staged);
+          const halfRef = `${program}.reference.json`;
+          const floatRef = join(dir, float, `${programs(entry(float)).staged}.reference.json`);
+          // describe.each runs the models first: both programs and their eager outputs are there.
+          expect(existsSync(program) && existsSync(halfRef) && existsSync(floatRef), 'the models were not exported').toBe(true);
+          const eager = maxAbsBetween(await readReference(halfRef), await readReference(floatRef));
+          const program32 = async (kernels: string) =>
+            referenceOf(
+              (await trtx(['verify', '--json', '--caller-stream', 'off', '--kernels', kernels, '--reference', floatRef, program], work))
+                .stdout,
+            ).maxAbs;
+          const aten = await program32('aten');
+          const executorch = await program32('executorch');
+          expect(eager).toBeGreaterThan(0);
+          expect(aten, `eager bfloat16 is ${eager} from eager float32`).not.toBeNull();
+          expect(aten ?? Infinity).toBeLessThanOrEqual(1.5 * eager);
+          // What ATen's kernels fix: ExecuTorch's bfloat16 addmm rounds the biased projections apart from eager.
+          expect(executorch ?? 0).toBeGreaterThan(1.5 * eager);
+        },
+      );
     });
   }
-
 }

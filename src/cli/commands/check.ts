@@ -24,6 +24,7 @@ import type { CliSession } from '../session.js';
 import { EXIT_CHECK, EXIT_OK, EXIT_USAGE, usage, type Ctx, type GlobalOptions } from '../context.js';
 import { renderDiagnostics } from '../render-diagnostics.js';
 import { styler } from '../style.js';
+import { helpAfter } from '../help.js';
 
 interface CheckOptions extends GlobalOptions {
   strict?: boolean;
@@ -125,7 +126,22 @@ export function registerCheck(program: Command, session: CliSession): void {
     )
     .addHelpText(
       'after',
-      '\nExit: 0 sound (warnings allowed unless --strict), 1 any error, 2 usage or unreadable input; with several files, the worst of them.\n\nExamples:\n  trtx check model.pte\n  trtx check model.pte --strict --json\n  trtx check out/*.pte\n  trtx check model.pte --format sarif > trtx.sarif\n  trtx check out/*.pte --format github\n  trtx check model.pte --runtime stock-trt --runtime custom-memory',
+      helpAfter({
+        exit: [
+          [0, 'sound (warnings allowed unless --strict)'],
+          [1, 'any error (a warning too under --strict); with several files, the worst of them'],
+          [2, 'usage or unreadable input (a missing file, not a program)'],
+        ],
+        schema: 'schemas/check.schema.json',
+        examples: [
+          'trtx check model.pte',
+          'trtx check model.pte --strict --json',
+          'trtx check out/*.pte',
+          'trtx check model.pte --format sarif > trtx.sarif',
+          'trtx check out/*.pte --format github',
+          'trtx check model.pte --runtime stock-trt --runtime custom-memory',
+        ],
+      }),
     )
     // --format json is --json: the same document, and the error document on a refusal.
     .hook('preAction', (cmd) => {

@@ -1,5 +1,6 @@
 // trtx demo [--out DIR] [--scale small|seed] [--from-pytorch] [--json]
 import { isAbsolute, relative } from 'node:path';
+import { helpAfter } from '../help.js';
 import { Option, type Command } from 'commander';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_CHECK, EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
@@ -100,8 +101,19 @@ export function registerDemo(program: Command, session: CliSession): void {
       '--from-pytorch',
       "start from the bundled PyTorch decoder: export it with ExecuTorch and the reference lowering (trtx's managed Python environment, made on first use), then rewrite, check and verify",
     )
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExamples:\n  npx trtx demo\n  npx trtx demo --scale seed --out /tmp/demo\n  npx trtx demo --from-pytorch')
+    .option('--json', 'machine-readable output (schemas/demo.schema.json)')
+    .addHelpText(
+      'after',
+      helpAfter({
+        exit: [
+          [0, 'done: the zero-copy program computes what the staged one does'],
+          [1, 'the rewritten program fails its check, or a verify assertion failed'],
+          [2, 'usage or environment: the SDK cannot be fetched, the runner cannot be built, --from-pytorch without Python'],
+        ],
+        schema: 'schemas/demo.schema.json',
+        examples: ['npx trtx demo', 'npx trtx demo --scale seed --out /tmp/demo', 'npx trtx demo --from-pytorch'],
+      }),
+    )
     .action(
       action<DemoCliOptions>(session, async (ctx, opts) => {
         const { runDemo } = await import('../../demo/demo.js');

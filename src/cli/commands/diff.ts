@@ -1,5 +1,6 @@
 // trtx diff A B [--method NAME] [--json] [--exit-code] [--html OUT.html]
 import type { Command } from 'commander';
+import { helpAfter } from '../help.js';
 import { openPte, type PteFile } from '../../pte/open.js';
 import { TrtxError, isTrtxError } from '../../util/errors.js';
 import { diffPte } from '../../diff/diff.js';
@@ -177,21 +178,23 @@ export function renderDiff(r: DiffReport, ctx: Pick<Ctx, 'color'>): string[] {
   return lines;
 }
 
-const DIFF_HELP = `
-Compares by meaning, not bytes: methods by name, instructions by operator and
+const DIFF_HELP = helpAfter({
+  about: `Compares by meaning, not bytes: methods by name, instructions by operator and
 arguments described by name or role (not value index), delegates by index and
-backend id, compile specs decoded. A canonical re-encoding diffs empty.
-
-Exit codes:
-  0  compared (whether or not the programs differ)
-  1  with --exit-code: the programs differ
-  2  usage or environment, or an input it cannot read (missing, unreadable, malformed or non-.pte file)
-
-Examples:
-  trtx diff kv-decode-staged.pte kv-decode-zero-copy.pte
-  trtx diff before.pte after.pte --method decode --json
-  trtx diff shipped.pte rebuilt.pte --exit-code
-  trtx diff kv-decode-staged.pte kv-decode-zero-copy.pte --html plan-diff.html`;
+backend id, compile specs decoded. A canonical re-encoding diffs empty.`,
+  exit: [
+    [0, 'compared (whether or not the programs differ)'],
+    [1, 'with --exit-code: the programs differ'],
+    [2, 'usage or environment, or an input it cannot read (missing, unreadable, malformed, cut short or non-.pte file)'],
+  ],
+  schema: 'schemas/diff.schema.json',
+  examples: [
+    'trtx diff kv-decode-staged.pte kv-decode-zero-copy.pte',
+    'trtx diff before.pte after.pte --method decode --json',
+    'trtx diff shipped.pte rebuilt.pte --exit-code',
+    'trtx diff kv-decode-staged.pte kv-decode-zero-copy.pte --html plan-diff.html',
+  ],
+});
 
 /**
  * Opens one side; a refusal names the file, since with two inputs a bare

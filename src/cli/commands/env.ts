@@ -4,6 +4,7 @@
 // environment on first use (with progress), so CI and a new user can
 // prepare everything in one visible step.
 import type { Command } from 'commander';
+import { helpAfter } from '../help.js';
 import { ensurePythonEnv, type PythonEnv } from '../../pyenv/index.js';
 import { ensureExecutorchSdk, type ExecutorchSdk } from '../../sdk/index.js';
 import { EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
@@ -65,17 +66,20 @@ export function registerEnv(program: Command, session: CliSession): void {
     .option('--json', 'machine-readable output (schemas/env.schema.json)')
     .addHelpText(
       'after',
-      `
-The SDK is the pinned executorch wheel (python-bridge/executorch-sdk.json,
+      helpAfter({
+        about: `The SDK is the pinned executorch wheel (python-bridge/executorch-sdk.json,
 about 19 MB) unpacked under $TRTX_CACHE_DIR or ~/.cache/trtx; trtx demo and
 verify need only it. The managed environment (about 1.5 GB) is made from
 python-bridge/requirements.lock (torch 2.13.0, executorch 1.5.1) in the same
 cache on first use and reused after; trtx export uses it unless --python or
-TRTX_PYTHON names another interpreter. docs/install.md says more.
-
-Examples:
-  trtx env
-  trtx env --json`,
+TRTX_PYTHON names another interpreter. docs/install.md says more.`,
+        exit: [
+          [0, 'shown'],
+          [2, 'any error: the SDK cannot be fetched, the environment cannot be made, an interpreter that does not run'],
+        ],
+        schema: 'schemas/env.schema.json',
+        examples: ['trtx env', 'trtx env --json'],
+      }),
     )
     .action(
       action<EnvOptions>(session, async (ctx: Ctx, opts) => {

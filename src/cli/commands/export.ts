@@ -8,6 +8,8 @@ import { action, argAt } from '../action.js';
 import type { ExportSummary } from '../../export/export.js';
 import type { CliSession } from '../session.js';
 import { pythonEnvProgress } from '../python-env-progress.js';
+import { budgetWarnings } from '../budget-flag.js';
+import { helpAfter } from '../help.js';
 import { startProgress } from '../progress.js';
 
 interface ExportCliOptions extends GlobalOptions {
@@ -44,7 +46,7 @@ function defineExport(program: Command): Command {
     .argument('<model>', 'a torch.export archive (.pt2, .pt, .ep) or file.py:factory')
     .option('-o, --output <out>', "the .pte to write, atomically (default: the model's name with .pte, beside it)")
     .option('--force', 'replace the default output when it exists already')
-    .option('--budget <size>', 'weight-streaming budget per engine (8GiB, 512MiB, 8GB, 8589934592)')
+    .option('--budget <size>', 'weight-streaming budget per engine (8GiB, 512MiB, 8GB, 8589934592; 0 streams every weight)')
     .option('--zero-copy-kv', 'engines update their KV caches in place (no staging copies)')
     .option('--share-cache', 'with --zero-copy-kv: allow a cache two engines or methods share')
     .option('--method <name>', 'a method to export (repeat for prefill and decode)', collect)
@@ -62,10 +64,27 @@ function defineExport(program: Command): Command {
     .option('--timeout <seconds>', 'stop the export after this long')
     .option('--allow-pickle', 'accept a pickled nn.Module (runs its code: only for files you trust)')
     .option('--no-memory-check', 'export even when the model needs more memory than is available (2.5x its weights + 2 GiB)')
-    .option('--json', 'machine-readable output')
+    .option('--json', 'machine-readable output (schemas/export.schema.json)')
     .addHelpText(
       'after',
-      '\nExamples:\n  trtx export model.pt --budget 8GiB            (writes model.pte)\n  trtx export model.pt --engine reference       (no TensorRT: reference engines)\n  trtx export model.pt2 -o a100.pte --budget 30GiB\n  trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv\n  TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
+      helpAfter({
+        exit: [
+          [0, 'written (with OUT.reference.json, eager PyTorch\u2019s outputs for trtx verify)'],
+          [
+            1,
+            'the model is refused (not one export takes, or it fails to load, trace, compile or lower) or the result fails its check: nothing written',
+          ],
+          [2, 'usage or environment: no Torch-TensorRT, torch or executorch, too little memory, a --method the model lacks, a timeout'],
+        ],
+        schema: 'schemas/export.schema.json',
+        examples: [
+          'trtx export model.pt --budget 8GiB            (writes model.pte)',
+          'trtx export model.pt --engine reference       (no TensorRT: reference engines)',
+          'trtx export model.pt2 -o a100.pte --budget 30GiB',
+          'trtx export llm.py:make_decoder -o llm.pte --method prefill --method decode --zero-copy-kv',
+          'TRTX_PYTHON=~/venvs/trt/bin/python trtx export model.pt2 -o model.pte --json',
+        ],
+      }),
     );
 }
 
@@ -102,6 +121,8 @@ function exportFlags(opts: ExportCliOptions): ExportFlags {
 /** The handler: the flags, then exportModel (which checks the model file, then OUT, then starts Python), then the report. */
 async function exportCommand(ctx: Ctx, opts: ExportCliOptions, model: string): Promise<number> {
   const { engine, budget, referenceSteps, timeoutMs } = exportFlags(opts);
+  // Before the long run, not in its summary: --budget 0, and a decimal unit with its binary equivalent.
+  if (opts.budget !== undefined && budget !== undefined) for (const w of budgetWarnings(opts.budget, budget, 'export')) ctx.log.warn(w);
   // OUT: -o as given (replaced atomically, as rewrite -o does), else
   // MODEL's name with .pte beside it, replaced only with --force.
   const output = opts.output ?? defaultOutput(model);
@@ -145,6 +166,15 @@ async function exportCommand(ctx: Ctx, opts: ExportCliOptions, model: string): P
   return EXIT_OK;
 }
 
+/** The checks on the written program in a word, each warning named by its code (`trtx check OUT` explains each): "1 warning (TRT_BUDGET_STREAMS_NOTHING)". */
+export function checksLine(diagnostics: ExportSummary['diagnostics']): string {
+  const counts = new Map<string, number>();
+  for (const d of diagnostics) if (d.severity === 'warning') counts.set(d.code, (counts.get(d.code) ?? 0) + 1);
+  const n = [...counts.values()].reduce((a, b) => a + b, 0);
+  if (n === 0) return 'clean';
+  return `${n} warning${n === 1 ? '' : 's'} (${[...counts].map(([c, k]) => (k > 1 ? `${c} x${k}` : c)).join(', ')})`;
+}
+
 /** What an export wrote, for people. */
 function printExport(ctx: Ctx, summary: ExportSummary, at: { model: string; output: string; referenceSteps: number }): void {
   ctx.print(`wrote ${at.output} (${formatIEC(BigInt(summary.file_size))}) from ${at.model}`);
@@ -165,7 +195,6 @@ function printExport(ctx: Ctx, summary: ExportSummary, at: { model: string; outp
   if (summary.bridge.zero_copy_kv_path === 'trtx')
     ctx.print('  zero-copy KV: exported staged (this Torch-TensorRT has no zero-copy export), un-staged by trtx');
   for (const p of summary.passes) for (const l of p.lines) ctx.print(`  ${l}`);
-  const warnings = summary.diagnostics.filter((d) => d.severity === 'warning');
-  ctx.print(`  checks: ${warnings.length ? `${warnings.length} warning(s)` : 'clean'}`);
+  ctx.print(`  checks: ${checksLine(summary.diagnostics)}`);
   for (const w of summary.warnings) ctx.log.warn(w);
 }

@@ -3,6 +3,7 @@
 // catalogue: sound programs laid out as ExecuTorch and Torch-TensorRT lay
 // them out, and one broken- program per fault a check must refuse) into DIR.
 import type { Command } from 'commander';
+import { helpAfter } from '../help.js';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, type GlobalOptions } from '../context.js';
 import { action, argAt } from '../action.js';
@@ -20,7 +21,17 @@ export function registerFixtures(program: Command, session: CliSession): void {
     .argument('<dir>', 'the folder to write them to (made when missing; files of the same names are replaced)')
     .option('--only <text>', 'only the files whose name contains <text>')
     .option('--json', 'machine-readable output (schemas/fixtures.schema.json)')
-    .addHelpText('after', '\nExamples:\n  trtx fixtures .\n  trtx fixtures examples --only kv-')
+    .addHelpText(
+      'after',
+      helpAfter({
+        exit: [
+          [0, 'written'],
+          [2, 'any error: a folder it cannot make or write, an --only that matches nothing'],
+        ],
+        schema: 'schemas/fixtures.schema.json',
+        examples: ['trtx fixtures .', 'trtx fixtures examples --only kv-'],
+      }),
+    )
     .action(
       action<FixturesOptions>(session, async (ctx, opts, args) => {
         const dir = ctx.at(argAt(args, 0, '<dir>'));

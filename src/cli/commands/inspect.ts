@@ -1,5 +1,6 @@
 // trtx inspect FILE [--method NAME] [--json] [--html OUT.html]
 import type { Command } from 'commander';
+import { helpAfter } from '../help.js';
 import { withPte } from '../../pte/open.js';
 import { summarize, type DelegateSummary, type InspectReport, type MethodSummary, type TensorSummary } from '../../inspect/summary.js';
 import { formatIEC } from '../../util/size.js';
@@ -126,7 +127,15 @@ export function registerInspect(program: Command, session: CliSession): void {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  trtx inspect model.pte\n  trtx inspect model.pte --method decode --json\n  trtx inspect model.pte --html model.html',
+      helpAfter({
+        exit: [
+          [0, 'described'],
+          [1, 'a program it cannot decode (cut short, corrupt), like check'],
+          [2, 'usage, a missing or unreadable file, not a program, an --html page it cannot write'],
+        ],
+        schema: 'schemas/inspect.schema.json',
+        examples: ['trtx inspect model.pte', 'trtx inspect model.pte --method decode --json', 'trtx inspect model.pte --html model.html'],
+      }),
     )
     .action(
       action<InspectOptions>(session, async (ctx, opts, args) => {

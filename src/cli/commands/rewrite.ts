@@ -12,6 +12,8 @@ import { findingsOf, runPipeline } from '../../pipeline/run.js';
 import type { RewriteRequest } from '../../pipeline/request.js';
 import type { PipelineOutcome } from '../../pipeline/run.js';
 import { journalPath, type RewriteWrite } from '../../pte/in-place.js';
+import { referencePathOf } from '../../reference/read.js';
+import type { SidecarOutcome } from '../../util/sidecar-copy.js';
 import type { StaleTemps } from '../../util/stale-temps.js';
 import { describeHolder } from '../../util/file-lock.js';
 import { TrtxError } from '../../util/errors.js';
@@ -22,6 +24,8 @@ import type { CliSession } from '../session.js';
 import { EXIT_OK, usage, type Ctx, type GlobalOptions } from '../context.js';
 import { renderDiagnostics } from '../render-diagnostics.js';
 import { startProgress, type Progress } from '../progress.js';
+import { budgetWarnings } from '../budget-flag.js';
+import { helpAfter } from '../help.js';
 
 interface RewriteOptions extends GlobalOptions {
   output?: string;
@@ -94,6 +98,28 @@ function describeWrite(w: RewriteWrite, input: string, recovered: boolean): stri
   return [...lines, `wrote ${r.path} (${formatIEC(BigInt(r.fileSize))}), segments aligned to ${r.alignment}`];
 }
 
+/** The reference outputs beside the output: carried from the input's, or a stale one removed. */
+function referenceLines(sidecars: readonly SidecarOutcome[], input: string, output: string): string[] {
+  return sidecars.flatMap((s) => {
+    if (s.action === 'copied')
+      return [
+        `reference: ${s.target} (eager PyTorch's outputs, copied from ${s.source}: the rewrite leaves what the program computes unchanged)`,
+      ];
+    if (s.action === 'removed')
+      return [`removed ${s.target}: it belonged to the program ${output} held before; ${input} has no reference outputs beside it`];
+    return [];
+  });
+}
+
+/** The trtx.rewrite/1 document's reference members (schemas/rewrite.schema.json). */
+function referenceMembers(sidecars: readonly SidecarOutcome[]) {
+  const copied = sidecars.find((s) => s.action === 'copied');
+  return {
+    reference: copied ? { path: copied.target, source: copied.source } : null,
+    reference_removed: sidecars.find((s) => s.action === 'removed')?.target ?? null,
+  };
+}
+
 /** What the claim of the target did with killed writers' temporary files (src/util/stale-temps.ts). */
 function staleLines(stale: StaleTemps | null): string[] {
   if (!stale) return [];
@@ -123,7 +149,10 @@ function defineRewrite(program: Command): Command {
       'with --in-place: when the program no longer fits and the file is replaced by a full rewrite, allow it although the file has other hard links (they keep the old program)',
     )
     .option('--no-wait', 'fail at once (REWRITE_LOCKED) when another writer holds the target, instead of waiting')
-    .option('--budget <size>', 'set weight_streaming_budget on TensorRT delegates (8GiB, 512MiB, 1.5GiB, 8GB, 8589934592, 0)')
+    .option(
+      '--budget <size>',
+      'set weight_streaming_budget on TensorRT delegates (8GiB, 512MiB, 1.5GiB, 8GB, 8589934592; 0 streams every weight)',
+    )
     .option('--clear-budget', 'remove weight_streaming_budget (TensorRT sizes it automatically at load)')
     .option('--method <name>', 'only delegates of this method (with --budget/--clear-budget)')
     .option('--delegate <index>', 'only the delegate with this index (with --budget/--clear-budget)')
@@ -137,10 +166,26 @@ function defineRewrite(program: Command): Command {
       '--runtime <name...>',
       'whose rules the check after the rewrite applies (as trtx check --runtime); a cache shared between methods needs custom-memory',
     )
-    .option('--json', 'machine-readable output')
+    .option('--json', 'machine-readable output (schemas/rewrite.schema.json)')
     .addHelpText(
       'after',
-      '\nExamples:\n  trtx rewrite model.pte -o canonical.pte\n  trtx rewrite model.pte --in-place --budget 8GiB\n  trtx rewrite model.pte -o a100.pte --budget 30GiB --method decode --delegate 0\n  trtx rewrite model.pte --in-place --clear-budget\n  trtx rewrite model.pte -o zero-copy.pte --zero-copy-kv --budget 8GiB',
+      helpAfter({
+        about:
+          'With -o, eager PyTorch\u2019s outputs beside IN (IN.reference.json, from trtx export) are copied beside OUT: a\nrewrite does not change what the program computes, so trtx verify OUT compares with them.',
+        exit: [
+          [0, 'written, or nothing to change'],
+          [1, 'the input is refused (unsound, cut short) or the result fails its check: nothing written'],
+          [2, 'usage, an unreadable input, an output that cannot be written, another writer holds it (--no-wait)'],
+        ],
+        schema: 'schemas/rewrite.schema.json',
+        examples: [
+          'trtx rewrite model.pte -o canonical.pte',
+          'trtx rewrite model.pte --in-place --budget 8GiB',
+          'trtx rewrite model.pte -o a100.pte --budget 30GiB --method decode --delegate 0',
+          'trtx rewrite model.pte --in-place --clear-budget',
+          'trtx rewrite model.pte -o zero-copy.pte --zero-copy-kv --budget 8GiB',
+        ],
+      }),
     );
 }
 
@@ -149,7 +194,11 @@ async function rewriteCommand(ctx: Ctx, opts: RewriteOptions, typed: string): Pr
   // The flags are checked on the paths as typed (-o IN with --in-place), then both are the run's.
   const output = ctx.at(outputOf(typed, opts));
   const input = ctx.at(typed);
-  const { outcome, warnings, progress } = await runRewrite(ctx, opts, input, output);
+  const request = requestOf(opts);
+  const budget = request.budget?.budget;
+  if (opts.budget !== undefined && typeof budget === 'bigint')
+    for (const w of budgetWarnings(opts.budget, budget, 'rewrite')) ctx.log.warn(w);
+  const { outcome, warnings, progress } = await runRewrite(ctx, request, opts, input, output);
   if (outcome.refused) refuseRewrite(ctx, outcome, input, output);
   progress?.done();
   const written = outcome.written;
@@ -165,12 +214,14 @@ async function rewriteCommand(ctx: Ctx, opts: RewriteOptions, typed: string): Pr
   if (reports.length === 0) ctx.print('canonical re-encoding, no transformation asked');
   for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
   for (const l of describeWrite(written, input, recovered)) ctx.print(l);
+  for (const l of referenceLines(outcome.sidecars, input, output)) ctx.print(l);
   return EXIT_OK;
 }
 
 /** Runs the pipeline on `input` into `output`: the warnings it logged, and the progress it showed while writing. */
 async function runRewrite(
   ctx: Ctx,
+  request: RewriteRequest,
   opts: RewriteOptions,
   input: string,
   output: string,
@@ -179,7 +230,7 @@ async function runRewrite(
   let progress: Progress | undefined;
   let warnings: string[] = [];
   const outcome = await runPipeline(input, {
-    request: requestOf(opts),
+    request,
     runtime: parseRuntimes(opts.runtime),
     reportBudget: ctx.budget,
     output: {
@@ -188,6 +239,9 @@ async function runRewrite(
       force: Boolean(opts.force),
       wait: opts.wait !== false,
       breakHardLinks: Boolean(opts.breakHardLinks),
+      // Eager PyTorch's outputs stay valid (no pass changes what the program computes): OUT gets IN's.
+      // In place, the reference already sits beside the program.
+      sidecars: opts.inPlace ? [] : [{ source: referencePathOf(input), target: referencePathOf(output) }],
       command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
       onWait: (holder) => ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
       onProgress: (done, total) => (progress ??= startProgress(ctx, `writing ${output}`, { bytes: true })).update(done, total),
@@ -248,5 +302,6 @@ function rewriteDocument(
     file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
     segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
     stale_temporary_files: outcome.stale ?? { removed: [], left: [] },
+    ...referenceMembers(outcome.sidecars),
   };
 }

@@ -1,5 +1,5 @@
 // trtx verify FILE [--zero-copy-kv] [--steps N] [--reference FILE | --no-reference] [--atol X] [--rtol X] [--caller-stream on|off|both] [--budget SIZE] [--device cpu|cuda]
-//   [--runtime NAME ...] [--init-device-buffers] [--shared-scratch] [--cold-pool] [--json | --format text|json|junit]
+//   [--runtime NAME ...] [--init-device-buffers | --no-init-device-buffers] [--shared-scratch] [--cold-pool] [--json | --format text|json|junit]
 import { readdir } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { hostname } from 'node:os';
@@ -14,6 +14,8 @@ import { action } from '../action.js';
 import type { VerifyOptions as VerifyJobOptions } from '../../verify/verify.js';
 import type { CliSession } from '../session.js';
 import { runnerBuildProgress } from '../runner-progress.js';
+import { budgetWarnings } from '../budget-flag.js';
+import { helpAfter } from '../help.js';
 import { styler } from '../style.js';
 import type { VerifyResult } from '../../verify/verify.js';
 import type { VerifyProgress } from '../../verify/progress.js';
@@ -68,7 +70,8 @@ function kernelsLine(all: (string | null)[]): string | null {
   const say: Record<string, string> = {
     'aten-cpu': "ATen's CPU kernels (libtorch's, as eager PyTorch runs them)",
     'aten-cuda': "ATen's CUDA kernels on the GPU (libtorch's, as eager PyTorch runs them)",
-    'executorch-cpu': "ExecuTorch's CPU kernels (this runner has no libtorch for the target: the engines' bindings are copied to the host and back)",
+    'executorch-cpu':
+      "ExecuTorch's CPU kernels (this runner has no libtorch for the target: the engines' bindings are copied to the host and back)",
   };
   return `engines computed by ${sets.map((k) => say[k] ?? k).join('; ')}`;
 }
@@ -119,8 +122,9 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   if (kernels) lines.push(`  ${kernels}`);
   if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
   if (r.options.twin_contract) {
+    const subject = r.mode === 'staged-vs-zero-copy' ? 'the zero-copy twin' : 'the program';
     lines.push(
-      '  the zero-copy twin keeps its caches in device memory, which ExecuTorch does not clear: it runs initialised after each load, as its contract makes the application do (docs/zero-copy-kv.md); one more run leaves them poisoned to show whether that is needed',
+      `  ${subject} keeps its caches in device memory, which ExecuTorch does not clear: it runs initialised after each load, as the zero-copy contract makes the application do (docs/zero-copy-kv.md); one more run leaves them poisoned to show whether that is needed${subject === 'the program' ? ' (--no-init-device-buffers: verify it as an application that does not initialise them)' : ''}`,
     );
   }
   const mainRun = (x: (typeof r.runs)[number]) => x.init_device_buffers === (r.options.init_device_buffers || r.options.twin_contract);
@@ -175,6 +179,34 @@ async function soleProgramHere(ctx: Ctx): Promise<string> {
   );
 }
 
+const VERIFY_HELP = helpAfter({
+  about: `Device arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a
+device buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them. A zero-copy
+program (derived by --zero-copy-kv, or given) runs initialised, as its contract makes the application do, and once more
+poisoned to show whether that is needed; --init-device-buffers and --no-init-device-buffers decide otherwise.
+
+With PROGRAM.reference.json beside the program (written by trtx export, carried by trtx rewrite -o), every persistent
+run is fed its recorded inputs and its outputs are compared with eager PyTorch\u2019s:
+|program - pytorch| <= atol + rtol * |pytorch| per element.`,
+  exit: [
+    [0, 'verified'],
+    [1, 'the check refused the program, or a runtime check failed (outputs over the tolerance against eager PyTorch included)'],
+    [
+      2,
+      'usage, or the program cannot run here (a TensorRT plan, a backend or kernel the runner lacks, --device cuda without a GPU, a GPU the program targets missing)',
+    ],
+  ],
+  schema: 'schemas/verify.schema.json',
+  examples: [
+    'trtx verify model.pte',
+    'trtx verify model.pte --steps 3 --atol 1e-3 --rtol 1e-3',
+    'trtx verify --zero-copy-kv                      (the one .pte in this folder)',
+    'trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6',
+    'trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json',
+    'trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
+  ],
+});
+
 export function registerVerify(program: Command, session: CliSession): void {
   defineVerify(program).action(action<VerifyOptions>(session, async (ctx, opts, args) => verifyCommand(ctx, opts, args[0])));
 }
@@ -191,7 +223,10 @@ function defineVerify(program: Command): Command {
         '--strict',
         'with --zero-copy-kv: refuse a program without KV caches (ZC_REWRITE_NO_ALIASED_CACHE) instead of running it as it is',
       )
-      .option('--steps <n>', "steps per run (default: the reference outputs' steps, else 4; at most the reference's)")
+      .option(
+        '--steps <n>',
+        "steps per run, at least 2 (a cache must persist from one step to the next); default the reference outputs' steps, else 4; at most the reference's",
+      )
       .option(
         '--reference <file>',
         'eager PyTorch outputs to compare with (default: PROGRAM.reference.json beside the program, when there)',
@@ -218,7 +253,11 @@ function defineVerify(program: Command): Command {
       .option('--runtime <name...>', 'whose rules apply (as trtx check --runtime): zero-copy-trt|stock-trt, et-module|custom-memory')
       .option(
         '--init-device-buffers',
-        'zero device-resident buffers after each load, as a correct application must (default: they stay poisoned)',
+        'zero device-resident buffers after each load, as a correct application must, and skip the poisoned run (default: a zero-copy program runs initialised as its contract says, and once more poisoned to show whether that is needed; any other runs poisoned)',
+      )
+      .option(
+        '--no-init-device-buffers',
+        'leave device-resident buffers poisoned in every run, as an application that does not initialise them: a program that reads its caches before writing them fails',
       )
       .option('--shared-scratch', 'one activation scratch buffer per device backs every engine (default: private per engine)')
       .option('--cold-pool', 'leave the device pool cold (default: its release threshold is raised while the program is loaded)')
@@ -234,10 +273,7 @@ function defineVerify(program: Command): Command {
           'junit',
         ]),
       )
-      .addHelpText(
-        'after',
-        '\nDevice arenas are filled with 0xFF (a NaN in every float type) when they are allocated, so a program that reads a\ndevice buffer before writing it fails visibly; ExecuTorch itself leaves them as cudaMalloc returns them.\nExit: 0 verified, 1 the check refused the program or a runtime check failed, 2 usage, or the program cannot run\nhere (a TensorRT plan, a backend the runner lacks, --device cuda without a GPU, a GPU the program targets missing).\n\nWith PROGRAM.reference.json beside the program (written by trtx export), every persistent run is fed its recorded\ninputs and its outputs are compared with eager PyTorch\u2019s: |program - pytorch| <= atol + rtol * |pytorch| per element.\n\nExamples:\n  trtx verify model.pte\n  trtx verify model.pte --steps 3 --atol 1e-3 --rtol 1e-3\n  trtx verify --zero-copy-kv                      (the one .pte in this folder)\n  trtx verify kv-decode-staged.pte --zero-copy-kv --init-device-buffers --steps 6\n  trtx verify model.pte --budget 8GiB --caller-stream on --shared-scratch --json\n  trtx verify kv-decode-staged.pte --zero-copy-kv --format junit > trtx-verify.xml',
-      )
+      .addHelpText('after', VERIFY_HELP)
       // --format json is --json: the same document, and the error document on a refusal.
       .hook('preAction', (cmd) => {
         if (cmd.opts().format === 'json') cmd.setOptionValue('json', true);
@@ -253,6 +289,8 @@ async function verifyCommand(ctx: Ctx, opts: VerifyOptions, named: string | unde
   const started = new Date();
   const t0 = process.hrtime.bigint();
   const flags = verifyFlags(opts);
+  if (opts.budget !== undefined && flags.budget !== undefined)
+    for (const w of budgetWarnings(opts.budget, flags.budget, 'verify')) ctx.log.warn(w);
   const backendLib = backendLibAsked(opts.backendLib, ctx.env);
   // zod and execa come with the runner: loaded only when verify runs.
   const { verifyProgram } = await import('../../verify/verify.js');
