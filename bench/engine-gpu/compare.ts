@@ -33,7 +33,9 @@ interface Run {
   outputs: Map<number, Uint8Array>;
 }
 const runs: Run[] = [];
-for (const f of readdirSync(dir).filter((x) => x.endsWith('.report.json')).sort()) {
+for (const f of readdirSync(dir)
+  .filter((x) => x.endsWith('.report.json'))
+  .sort()) {
   const tag = f.replace(/\.report\.json$/, '');
   const report = RunnerReport.parse(JSON.parse(readFileSync(join(dir, f), 'utf8')));
   const outputs = new Map<number, Uint8Array>();
@@ -63,13 +65,18 @@ function maxAbsVsEager(run: Run): number {
   return worst;
 }
 const identical = (a: Run, b: Run) =>
-  a.outputs.size > 0 && [...a.outputs].every(([s, d]) => Buffer.compare(Buffer.from(d), Buffer.from(b.outputs.get(s) ?? new Uint8Array())) === 0);
+  a.outputs.size > 0 &&
+  [...a.outputs].every(([s, d]) => Buffer.compare(Buffer.from(d), Buffer.from(b.outputs.get(s) ?? new Uint8Array())) === 0);
 
-console.log(`device ${eager.device}, torch ${eager.torch}; eager PyTorch CUDA step median ${ms(1000 * median(eager.step_s.slice(1)))} (steps after the first)`);
+console.log(
+  `device ${eager.device}, torch ${eager.torch}; eager PyTorch CUDA step median ${ms(1000 * median(eager.step_s.slice(1)))} (steps after the first)`,
+);
 console.log(
   `bandwidth: pinned h2d ${(eager.h2d_pinned_Bps / 1e9).toFixed(1)} GB/s, pageable h2d ${(eager.h2d_pageable_Bps / 1e9).toFixed(1)} GB/s, pageable d2h ${(eager.d2h_pageable_Bps / 1e9).toFixed(1)} GB/s\n`,
 );
-console.log('| run | kernels | staging h2d / d2h per step | stand-in copies per step | weights streamed per execute (counted) | median step | max abs vs eager |');
+console.log(
+  '| run | kernels | staging h2d / d2h per step | stand-in copies per step | weights streamed per execute (counted) | median step | max abs vs eager |',
+);
 console.log('| --- | --- | --- | --- | --- | --- | --- |');
 for (const r of runs) {
   const m = r.report.methods[0];

@@ -111,7 +111,8 @@ function widerReference(recorded: Value | undefined, produced: Value | undefined
   return isFloating(recorded.dtype) && isFloating(produced.dtype) ? toleranceOf(produced.dtype, override) : null;
 }
 
-const coarser = (a: Tolerance, b: Tolerance | null): Tolerance => (b ? { atol: Math.max(a.atol, b.atol), rtol: Math.max(a.rtol, b.rtol) } : a);
+const coarser = (a: Tolerance, b: Tolerance | null): Tolerance =>
+  b ? { atol: Math.max(a.atol, b.atol), rtol: Math.max(a.rtol, b.rtol) } : a;
 
 /** Compares output `index` of `method` over `steps` steps. */
 export function compareOutput(

@@ -33,7 +33,10 @@ export interface RunSetup {
   sharedState: boolean;
   runtime: RuntimeRules;
   backendLib: string | undefined;
-  options: Pick<VerifyOptions, 'budget' | 'device' | 'kernels' | 'sharedScratch' | 'coldPool' | 'onProgress' | 'onRunProgress' | 'env' | 'signal'>;
+  options: Pick<
+    VerifyOptions,
+    'budget' | 'device' | 'kernels' | 'sharedScratch' | 'coldPool' | 'onProgress' | 'onRunProgress' | 'env' | 'signal'
+  >;
   /** How many runs the plan said (a conditional run may add one). */
   plannedRuns: number;
 }
