@@ -66,7 +66,9 @@ def _config(model_type: str, **overrides: Any) -> Any:
     return AutoConfig.for_model(model_type, **{**TINY, **overrides})
 
 
-def _decoder(config: Any, *, embeds: bool = False, dtype: torch.dtype | None = None) -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
+def _decoder(
+    config: Any, *, embeds: bool = False, dtype: torch.dtype | None = None
+) -> tuple[torch.nn.Module, torch.export.ExportedProgram]:
     from transformers import AutoModelForCausalLM
     from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM
 
@@ -185,7 +187,9 @@ ZOO: list[ZooModel] = [
     ZooModel("llama32-ci-fp16", "the same in float16 (torch_dtype), as half-precision GPU deployments run it", _llama32_ci("float16")),
     ZooModel("hf-resnet", "ResNetForImageClassification (vision), pixel_values", _resnet),
     # Biased projections in half precision (issue 40): each with the float32 model of the same weights.
-    ZooModel("qwen2-ci", "Qwen2ForCausalLM in Qwen2.5's structure (biased q/k/v) at CI size, 1,024-position cache, float32", _qwen2_ci("float32")),
+    ZooModel(
+        "qwen2-ci", "Qwen2ForCausalLM in Qwen2.5's structure (biased q/k/v) at CI size, 1,024-position cache, float32", _qwen2_ci("float32")
+    ),
     ZooModel("qwen2-ci-bf16", "the same weights cast to bfloat16", _qwen2_ci("bfloat16")),
     ZooModel("hf-gpt2-bf16", "GPT2LMHeadModel (biased everywhere, layer norms) cast to bfloat16", lambda: _gpt2(torch.bfloat16)),
     ZooModel("hf-bert-bf16", "BertForSequenceClassification (encoder, biased) cast to bfloat16", lambda: _bert(torch.bfloat16)),
