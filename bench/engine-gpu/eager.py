@@ -25,8 +25,8 @@ import torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "real-size"))
 sys.path.insert(0, str(HERE.parent.parent / "python-bridge" / "bench_models"))
-import llama_shapes  # noqa: E402
-import make_model  # noqa: E402
+import llama_shapes
+import make_model
 
 
 def bandwidth(nbytes: int, pinned: bool, to_device: bool) -> float:

@@ -3,7 +3,8 @@
 import json
 import sys
 
-r = json.load(open(sys.argv[1]))
+with open(sys.argv[1]) as f:
+    r = json.load(f)
 for m in r["methods"]:
     st = m.get("step_time_us", {})
     s0 = m["steps"][0] if m["steps"] else {}
