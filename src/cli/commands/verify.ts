@@ -71,7 +71,7 @@ function kernelsLine(all: (string | null)[]): string | null {
     'aten-cpu': "ATen's CPU kernels (libtorch's, as eager PyTorch runs them)",
     'aten-cuda': "ATen's CUDA kernels on the GPU (libtorch's, as eager PyTorch runs them)",
     'executorch-cpu':
-      "ExecuTorch's CPU kernels (this runner has no libtorch for the target: the engines' bindings are copied to the host and back)",
+      "ExecuTorch's CPU kernels (--kernels executorch, or a runner without libtorch for the device: the engines' bindings are copied to the host and back)",
   };
   return `engines computed by ${sets.map((k) => say[k] ?? k).join('; ')}`;
 }
