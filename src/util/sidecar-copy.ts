@@ -41,9 +41,11 @@ export interface StagedSidecar {
   discard(): Promise<void>;
 }
 
+// A program whose name is near NAME_MAX has no room for `.reference.json`: such a sidecar cannot exist.
 const statOrNull = (path: string) =>
   stat(path).catch((e: unknown) => {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENAMETOOLONG') return null;
     throw new TrtxError('INPUT_UNREADABLE', path, `cannot read (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
   });
 
