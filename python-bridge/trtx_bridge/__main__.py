@@ -64,7 +64,7 @@ def main() -> int:
     log = logging.getLogger("trtx_bridge")
     channel.hello()
 
-    from .errors import BridgeError, describe_exception
+    from .errors import BridgeError, describe_exception, os_error_name
 
     try:
         # An older interpreter gets the bridge's own error, not a traceback.
@@ -91,7 +91,7 @@ def main() -> int:
         log.debug("bridge error %s", exc.type, exc_info=True)
         if exc.__cause__ is not None:
             _write_traceback(exc)
-        channel.error(exc.type, exc.message, exc.hint, exc.stage)
+        channel.error(exc.type, exc.message, exc.hint, exc.stage, os_error_name(exc))
         return 1
     except Exception as exc:
         log.exception("unexpected failure")
@@ -100,6 +100,7 @@ def main() -> int:
             "INTERNAL",
             describe_exception(exc),
             "This is a bug in trtx's Python bridge or an unexpected library failure.",
+            errno=os_error_name(exc),
         )
         return 1
 

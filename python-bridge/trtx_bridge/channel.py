@@ -156,10 +156,12 @@ class Channel:
         event.update(payload)
         self.close(event)
 
-    def error(self, type_: str, message: str, hint: str, stage: str | None = None) -> None:
+    def error(self, type_: str, message: str, hint: str, stage: str | None = None, errno: str | None = None) -> None:
         event: dict[str, Any] = {"event": "error", "type": type_, "message": message, "hint": hint}
         if stage:
             event["stage"] = stage
+        if errno:
+            event["errno"] = errno
         self.close(event)
 
 

@@ -19,6 +19,25 @@ class BridgeError(Exception):
         self.stage = stage
 
 
+def os_error_name(exc: BaseException) -> str | None:
+    """The errno name (``ENOSPC``) of the first ``OSError`` in ``exc``'s chain.
+
+    The error event carries it as ``errno``, so trtx can say what the
+    operating system refused, whichever stage or library met it: a full disk
+    (``ENOSPC``, ``EDQUOT``) is trtx's ``WRITE_NO_SPACE``, not a bridge bug.
+    """
+    import errno
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and isinstance(current.errno, int):
+            return errno.errorcode.get(current.errno)
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def describe_exception(exc: BaseException, limit: int = 600) -> str:
     """``Type: message`` on one line, cut to ``limit`` characters.
 

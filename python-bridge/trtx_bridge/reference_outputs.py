@@ -22,6 +22,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from .errors import BridgeError, describe_exception
+
 SCHEMA = "trtx.reference/1"
 INPUTS = "trtx-step-v1"
 DEFAULT_STEPS = 5
@@ -214,12 +216,21 @@ def record(programs: Mapping[str, Any], request: Any, channel: Any) -> str | Non
 def write_document(document: dict[str, Any], path: str) -> None:
     """Writes ``path``, or removes what it began. ``path`` is already the
     caller's temporary (trtx renames it beside the program and removes it on
-    any failure), so no second temporary is made that a kill could strand."""
+    any failure), so no second temporary is made that a kill could strand.
+    A file the system will not write (a full disk) is the bridge's ``WRITE``
+    error, as the program's is (write.py), never ``INTERNAL``."""
     try:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(document, f, separators=(",", ":"))
             f.write("\n")
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(path):
             os.remove(path)
+        if isinstance(exc, OSError):
+            raise BridgeError(
+                "WRITE",
+                f"writing {path} failed: {describe_exception(exc)}",
+                "Check free space and that the folder is writable.",
+                stage="reference",
+            ) from exc
         raise

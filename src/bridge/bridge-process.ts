@@ -145,8 +145,8 @@ export class BridgeProcess {
     this.graceTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), this.grace);
   }
 
-  /** A failure with what the process left so far (exit status, signal, log tail). */
-  bridgeFailure(code: BridgeCode, message: string, hint: string): BridgeFailure {
+  /** A failure with what the process left so far (exit status, signal, log tail); WRITE_NO_SPACE: the bridge's error event said the disk is full. */
+  bridgeFailure(code: BridgeCode | 'WRITE_NO_SPACE', message: string, hint: string): BridgeFailure {
     return new BridgeFailure(code, this.location, message, {
       hint,
       exitCode: this.exitCode,

@@ -118,6 +118,14 @@ export const ErrorEvent = z.strictObject({
   message: z.string(),
   hint: z.string(),
   stage: stageName.optional(),
+  errno: z
+    .string()
+    .regex(/^E[A-Z0-9]+$/)
+    .optional()
+    .meta({
+      description:
+        'The errno name of the operating-system error behind the failure, when there is one (ENOSPC); trtx reports ENOSPC and EDQUOT as WRITE_NO_SPACE.',
+    }),
 });
 export type ErrorEvent = z.infer<typeof ErrorEvent>;
 

@@ -146,7 +146,12 @@ function readLastLine(proc: BridgeProcess, leftover: string, onLine: (line: stri
   if (proc.failure !== undefined) throw proc.failure;
 }
 
-/** What the final event says: the result, the bridge's error as its code, or how the bridge died. */
+/** The errno names of a full disk or a spent quota (util/target.ts fileRefusal: WRITE_NO_SPACE). */
+const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
+const NO_SPACE_HINT =
+  'Free space (or raise the quota) on the device of the output folder, where the program and its reference file are written, and of TMPDIR, where the libraries write theirs; then run it again.';
+
+/** What the final event says: the result, the bridge's error as its code (WRITE_NO_SPACE for a full disk), or how the bridge died. */
 function verdict(proc: BridgeProcess, order: EventOrder): ResultEvent {
   const terminal = order.terminal;
   if (terminal?.event === 'error') {
@@ -159,6 +164,10 @@ function verdict(proc: BridgeProcess, order: EventOrder): ResultEvent {
         terminal.hint,
       );
     }
+    // A full disk, whichever stage met it (the program's write, the reference file's, a library's
+    // temporary): the machine's state, as a rewrite onto a full disk says, not a bridge failure.
+    if (terminal.errno !== undefined && NO_SPACE.has(terminal.errno))
+      throw proc.bridgeFailure('WRITE_NO_SPACE', `no space left on the device (${terminal.errno}): ${terminal.message}`, NO_SPACE_HINT);
     // Its exit status is the code's (src/codes/exit.ts: a refused model 1, usage or environment 2).
     throw proc.bridgeFailure(`BRIDGE_${type as BridgeErrorType}`, terminal.message, terminal.hint);
   }

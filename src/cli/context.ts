@@ -47,8 +47,8 @@ export interface Ctx {
   cwd: string;
   /** The run's cancellation (io.ts): passed on to the library's long work. */
   signal: AbortSignal | undefined;
-  /** A path the user gave, as the library is to open it (inRunFolder). */
-  at(path: string): string;
+  /** A path the user gave, as the library is to open it (inRunFolder); `-` is a usage error (namedPath). */
+  at(path: string, role?: PathRole): string;
   /** The command's report budget: what it opens adds to it, what it reports and prints is charged to it. */
   budget: ReportBudget;
 }
@@ -138,7 +138,7 @@ export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudge
     env: runEnv(io.env, io.cwd),
     cwd: io.cwd,
     signal: io.signal,
-    at: (path) => inRunFolder(path, io.cwd),
+    at: (path, role = 'input') => inRunFolder(namedPath(path, role), io.cwd),
     budget,
     // Everything a command writes to stdout is metered against the report
     // budget (src/util/report-budget.ts); the refusal is written apart.
@@ -155,6 +155,24 @@ export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudge
       terminal.writeStdout(budget.stringifyWithinBudget(value, 'the --json document') + '\n');
     },
   };
+}
+
+/** What a path names: a file or folder trtx reads, or one it writes. */
+export type PathRole = 'input' | 'output';
+
+/**
+ * A path the user gave, unless it is `-`: by convention standard input or
+ * output, which no command of trtx reads or writes (it would otherwise be a
+ * file named `-` in the run's folder: `rewrite f -o -` wrote `./-`). A file
+ * of that name is `./-`.
+ */
+export function namedPath(path: string, role: PathRole): string {
+  if (path !== '-') return path;
+  const stream = role === 'input' ? 'reading standard input' : 'writing to standard output';
+  throw usage(
+    `- as ${role === 'input' ? 'an input' : 'an output'}: ${stream} is not supported; trtx ${role === 'input' ? 'reads' : 'writes'} named files only`,
+    'name a file (./- for a file called -)',
+  );
 }
 
 /**

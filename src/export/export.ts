@@ -27,7 +27,7 @@ import type { Diagnostic } from '../checks/diagnostic.js';
 import { claimTarget, runPipeline, withDiagnostics, type ClaimedTarget, type PipelineRun } from '../pipeline/run.js';
 import { adoptTemporary, type AdoptWrite } from '../pte/adopt.js';
 import { openPte } from '../pte/open.js';
-import { sidecarPath } from '../util/target.js';
+import { fileRefusal, sidecarPath } from '../util/target.js';
 import { trackPath } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { availableMemory, refuseShortMemory } from './memory-need.js';
@@ -120,10 +120,12 @@ const ENV_FAILURES = new Set<string>([
 ]);
 
 /**
- * An environment failure of the bridge names the interpreter, not the model;
- * a missing Torch-TensorRT (default engine) gets the hint for this environment.
+ * An environment failure of the bridge names the interpreter, not the model,
+ * and a full disk (WRITE_NO_SPACE) OUT, beside which the bridge writes; a
+ * missing Torch-TensorRT (default engine) gets the hint for this environment.
  */
-function forEnvironment(e: unknown, engine: EngineKind, env: PythonEnv): unknown {
+function forEnvironment(e: unknown, engine: EngineKind, env: PythonEnv, output: string): unknown {
+  if (e instanceof TrtxError && e.code === 'WRITE_NO_SPACE') return new TrtxError(e.code, output, e.message, { hint: e.hint });
   if (!(e instanceof TrtxError) || !ENV_FAILURES.has(e.code)) return e;
   const tensorrt = e.code === 'BRIDGE_IMPORT_MISSING' && engine === 'tensorrt' && /\btorch_tensorrt\b/.test(e.message);
   return new TrtxError(e.code, env.python, e.message, { hint: tensorrt ? tensorrtHint(env, e.hint) : e.hint });
@@ -274,7 +276,7 @@ async function runExportBridge(
       },
     },
   ).catch((e: unknown) => {
-    throw withTraceback(forEnvironment(e, engine, env), files.traceback);
+    throw withTraceback(forEnvironment(e, engine, env, opts.output), files.traceback);
   });
   removeTracebackFile(files.traceback);
   if (result.mode !== 'export') throw new TrtxError('BRIDGE_PROTOCOL', opts.model, 'the bridge answered an export with a check result');
@@ -346,12 +348,15 @@ interface PlacedReference {
 /** OUT is in place: its reference follows it (a rename, atomic), or a stale one goes. */
 async function placeReference(output: string, files: BridgeFiles | null): Promise<PlacedReference> {
   const finalReference = referencePath(output);
+  const refused = (e: unknown) => {
+    throw fileRefusal(e, finalReference, files ? 'write it' : 'remove it');
+  };
   if (files !== null) {
-    await rename(files.tempReference, finalReference);
+    await rename(files.tempReference, finalReference).catch(refused);
     return { reference: { path: finalReference, steps: files.steps }, removed: null };
   }
   if (!existsSync(finalReference)) return { reference: null, removed: null };
-  await rm(finalReference, { force: true });
+  await rm(finalReference, { force: true }).catch(refused);
   return { reference: null, removed: finalReference };
 }
 

@@ -13,6 +13,7 @@
 import { realpathSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { shortName } from '../util/display.js';
 import { TrtxError } from '../util/errors.js';
 import type { Code } from '../codes/index.js';
 import { modelKind } from './model-kind.js';
@@ -85,7 +86,7 @@ export async function checkModelFile(model: string, opts: { allowPickle?: boolea
       if (opts.allowPickle) return { weightBytes: null };
       throw formatError(
         model,
-        `a pickled module (torch.save(model), naming ${found.classes.slice(0, 3).join(', ')}): loading it runs its code`,
+        `a pickled module (torch.save(model), naming ${found.classes.slice(0, 3).map(shortName).join(', ')}): loading it runs its code`,
         `save it with torch.export.save(torch.export.export(model, example_inputs), "model.pt2") and export that, or pass --allow-pickle if you trust the file`,
         'EXPORT_MODEL_PICKLE',
       );

@@ -20,7 +20,7 @@
 // record uncompressed under one top-level folder named after the file.
 
 import { open } from 'node:fs/promises';
-import { inflateRawSync } from 'node:zlib';
+import { createInflateRaw } from 'node:zlib';
 import {
   EOCD_SEARCH,
   LOCAL_HEADER_SIZE,
@@ -31,11 +31,31 @@ import {
   ZIP64_END_SIZE,
   type ZipDirectoryEntry,
 } from '../util/zip-format.js';
+import { pickleGlobals } from './pickle-globals.js';
 
 export type ModelKind = 'exported_program' | 'torchscript' | 'module' | 'state_dict' | 'pickle' | 'aoti_package' | 'program' | 'unknown';
 
-/** Pickle bytes read at most: a state dict's data.pkl is kilobytes; a module's rarely more than a few MiB. */
-const PICKLE_LIMIT = 16 * 1024 * 1024;
+/**
+ * Pickle bytes looked at, at most: the first 16 MiB of the pickle, however it
+ * is stored (a raw file, a stored or a deflated zip member). A state dict's
+ * data.pkl is kilobytes; a module's names its classes in its first bytes
+ * and is rarely more than a few MiB.
+ */
+export const PICKLE_LIMIT = 16 * 1024 * 1024;
+/**
+ * Compressed bytes read, at most, to inflate a member's first `limit` bytes:
+ * deflate never needs more than 5 bytes per 64 KiB block above its output
+ * (stored blocks); past this the stream is mostly empty blocks, and what it
+ * gave so far is its prefix.
+ */
+const compressedLimit = (limit: number) => limit + 1024 * 1024;
+/**
+ * Compressed bytes fed to zlib at a time. The ceiling is checked between
+ * chunks; output past it is dropped as it comes, so what one chunk inflates
+ * to past the ceiling (at most 1032 times the chunk, deflate's largest
+ * ratio) costs time, never memory.
+ */
+const INFLATE_CHUNK = 64 * 1024;
 
 type Reader = (offset: number, length: number) => Promise<Buffer>;
 
@@ -53,17 +73,56 @@ async function zipEntries(read: Reader, size: number): Promise<ZipDirectoryEntry
   return readCentralDirectory(await read(cdOffset, cdSize));
 }
 
-async function entryBytes(read: Reader, e: ZipDirectoryEntry, limit: number): Promise<Buffer | null> {
-  const start = localDataStart(await read(e.localOffset, LOCAL_HEADER_SIZE), e.localOffset);
-  if (start === null) return null;
-  const data = await read(start, Math.min(e.compressedSize, limit));
-  if (e.method === 0) return data;
-  if (e.method !== 8 || e.compressedSize > limit) return null;
+/**
+ * The first `limit` bytes a raw deflate stream of `compressed` bytes at
+ * `start` inflates to, fed to zlib INFLATE_CHUNK at a time: output past
+ * `limit` is dropped as it comes and no more input is read once it is
+ * reached, so a member that inflates to gigabytes (a deflate bomb: 1 MB of
+ * zeros' deflate is 1 GB) costs `limit` bytes and one chunk's inflating.
+ * Null when the stream is not deflate.
+ */
+export async function inflatePrefix(read: Reader, start: number, compressed: number, limit: number): Promise<Buffer | null> {
+  const inflate = createInflateRaw();
+  const kept: Buffer[] = [];
+  let seen = 0;
+  inflate.on('data', (piece: Buffer) => {
+    if (seen < limit) kept.push(piece.subarray(0, limit - seen));
+    seen += piece.length;
+  });
+  // zlib's refusal of the data destroys the stream: the write in flight never calls back, so each wait races it.
+  const failed = new Promise<never>((_, reject) => inflate.once('error', reject));
+  failed.catch(() => {});
+  const toRead = Math.min(compressed, compressedLimit(limit));
   try {
-    return inflateRawSync(data);
+    let fed = 0;
+    while (fed < toRead && seen <= limit) {
+      const asked = Math.min(INFLATE_CHUNK, toRead - fed);
+      const chunk = await read(start + fed, asked);
+      if (chunk.length < asked) return null; // the file ends inside the member: a damaged archive
+      await Promise.race([new Promise<void>((resolve, reject) => inflate.write(chunk, (e) => (e ? reject(e) : resolve()))), failed]);
+      fed += chunk.length;
+    }
+    if (fed === compressed && seen <= limit) {
+      // All of it was fed below the ceiling: what zlib still holds, and whether the stream was whole.
+      const ended = new Promise<void>((resolve) => inflate.once('end', resolve));
+      inflate.end();
+      await Promise.race([ended, failed]);
+    }
+    return Buffer.concat(kept);
   } catch {
     return null;
+  } finally {
+    inflate.destroy();
   }
+}
+
+/** A zip member's first `limit` bytes (stored or deflated), or null when it cannot be read as either. */
+async function entryPrefix(read: Reader, e: ZipDirectoryEntry, limit: number): Promise<Buffer | null> {
+  const start = localDataStart(await read(e.localOffset, LOCAL_HEADER_SIZE), e.localOffset);
+  if (start === null) return null;
+  if (e.method === 0) return read(start, Math.min(e.compressedSize, limit));
+  if (e.method !== 8) return null;
+  return inflatePrefix(read, start, e.compressedSize, limit);
 }
 
 // Globals a pickle of tensors names: containers, torch's tensor and storage
@@ -81,21 +140,6 @@ const DATA_GLOBAL = [
   /^numpy\.(core\.multiarray\._reconstruct|dtype|ndarray|core\.multiarray\.scalar)$/,
 ];
 const TENSOR_GLOBAL = /^torch\._utils\._rebuild_(tensor\w*|parameter\w*)$/;
-
-/**
- * The globals a pickle names: GLOBAL (`c module\nname\n`, protocols 0-3, what
- * torch.save writes at its default protocol 2) and STACK_GLOBAL (protocol 4+:
- * two SHORT_BINUNICODE strings, each maybe memoized, then 0x93). Read off the
- * bytes as patterns, not by running the pickle; a zip's data.pkl holds the
- * pickle alone (tensor data is in records of its own).
- */
-export function pickleGlobals(bytes: Buffer): string[] {
-  const text = bytes.toString('latin1');
-  const out = new Set<string>();
-  for (const m of text.matchAll(/c([A-Za-z_][\w.]*)\n([A-Za-z_][\w.]*)\n/g)) out.add(`${m[1]}.${m[2]}`);
-  for (const m of text.matchAll(/\x8c[\s\S]([A-Za-z_][\w.]*)\x94?\x8c[\s\S]([A-Za-z_][\w.]*)\x94?\x93/g)) out.add(`${m[1]}.${m[2]}`);
-  return [...out];
-}
 
 /** module, state_dict or pickle, from what the pickle names. */
 export function pickleKind(bytes: Buffer): { kind: 'module' | 'state_dict' | 'pickle'; classes: string[] } {
@@ -156,7 +200,7 @@ export async function modelKind(path: string, size: number): Promise<ModelKindRe
     const names = entries.map((e) => relative(e.name));
     const formatEntry = entries[names.indexOf('archive_format')];
     if (formatEntry) {
-      const format = await entryBytes(read, formatEntry, 64);
+      const format = await entryPrefix(read, formatEntry, 64);
       if (format?.toString('latin1').trim() === 'pt2') {
         const program = names.some((n) => n.startsWith('models/') && n.endsWith('.json'));
         return program
@@ -169,7 +213,7 @@ export async function modelKind(path: string, size: number): Promise<ModelKindRe
     if (names.includes('constants.pkl') || names.some((n) => n.startsWith('code/'))) return { kind: 'torchscript', ...none };
     const data = entries[names.indexOf('data.pkl')];
     if (data) {
-      const bytes = await entryBytes(read, data, PICKLE_LIMIT);
+      const bytes = await entryPrefix(read, data, PICKLE_LIMIT);
       return bytes ? { ...pickleKind(bytes), weightBytes: null } : { kind: 'pickle', ...none };
     }
     return { kind: 'unknown', ...none };

@@ -12,6 +12,7 @@
 import { open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { syncDir, writeAllAt } from '../util/file-io.js';
+import { fileRefusal } from '../util/target.js';
 import { writeFromSource } from './copy.js';
 import { planHead } from './in-place.js';
 import type { Program } from './model.js';
@@ -48,22 +49,27 @@ export async function adoptTemporary(
     return { mode: 'copied', path: opts.output, fileSize: result.fileSize, fallback: plan.reason, result };
   }
   opts.signal?.throwIfAborted();
-  const fh = await open(pte.path, 'r+');
   try {
-    if (plan?.fits) {
-      await writeAllAt(fh, plan.head, 0);
-      headBytes = plan.head.length;
+    const fh = await open(pte.path, 'r+');
+    try {
+      if (plan?.fits) {
+        await writeAllAt(fh, plan.head, 0);
+        headBytes = plan.head.length;
+      }
+      // Another process made the file: its mode follows trtx's own writes
+      // (0o644 under the umask), which the maker's 0o666 under the same umask
+      // becomes by dropping group and other write.
+      const { mode } = await fh.stat();
+      await fh.chmod(mode & 0o755);
+      await fh.sync();
+    } finally {
+      await fh.close();
     }
-    // Another process made the file: its mode follows trtx's own writes
-    // (0o644 under the umask), which the maker's 0o666 under the same umask
-    // becomes by dropping group and other write.
-    const { mode } = await fh.stat();
-    await fh.chmod(mode & 0o755);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    await rename(pte.path, opts.output);
+    await syncDir(dirname(opts.output));
+  } catch (e) {
+    // What the system refuses (a full disk at the sync, a folder gone) is the writer's refusal, as a rewrite's is.
+    throw fileRefusal(e, opts.output, 'write it');
   }
-  await rename(pte.path, opts.output);
-  await syncDir(dirname(opts.output));
   return { mode: 'renamed', path: opts.output, fileSize: pte.fileSize, headBytes };
 }

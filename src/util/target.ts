@@ -81,6 +81,7 @@ export function fileRefusal(e: unknown, path: string, doing: string): TrtxError 
     ENOENT: ['OUTPUT_DIR', 'no such file or directory'],
     ENOTDIR: ['OUTPUT_DIR', 'a component of the path is not a directory'],
     EISDIR: ['OUTPUT_NOT_REGULAR', 'is a directory'],
+    ERR_FS_EISDIR: ['OUTPUT_NOT_REGULAR', 'is a directory'], // node's rm of a directory
   };
   const [c, why]: [Code, string] = (code ? what[code] : undefined) ?? ['WRITE_FAILED', code ?? (e as Error)?.message ?? String(e)];
   return new TrtxError(c, path, `cannot ${doing}: ${why}`);

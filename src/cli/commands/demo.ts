@@ -118,7 +118,7 @@ export function registerDemo(program: Command, session: CliSession): void {
       action<DemoCliOptions>(session, async (ctx, opts) => {
         const { runDemo } = await import('../../demo/demo.js');
         const result = await runDemo({
-          out: ctx.at(opts.out),
+          out: ctx.at(opts.out, 'output'),
           scale: opts.scale,
           fromPytorch: opts.fromPytorch,
           onStage: (stage) => ctx.log.info(stage),

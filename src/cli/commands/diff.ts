@@ -256,7 +256,7 @@ export function registerDiff(program: Command, session: CliSession): void {
     .action(
       action<DiffOptions>(session, async (ctx, opts, args) => {
         const [a, b] = [ctx.at(argAt(args, 0, '<a>')), ctx.at(argAt(args, 1, '<b>'))];
-        const htmlOut = opts.html === undefined ? undefined : ctx.at(opts.html);
+        const htmlOut = opts.html === undefined ? undefined : ctx.at(opts.html, 'output');
         if (htmlOut !== undefined) await checkReportTarget(htmlOut, [a, b]);
         const { report, page } = await diffFiles(a, b, {
           method: opts.method,

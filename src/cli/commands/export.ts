@@ -130,7 +130,7 @@ async function exportCommand(ctx: Ctx, opts: ExportCliOptions, model: string): P
   const { exportModel } = await import('../../export/export.js');
   const summary = await exportModel({
     model: ctx.at(model),
-    output: ctx.at(output),
+    output: ctx.at(output, 'output'),
     refuseExisting: opts.output === undefined && !opts.force,
     budget,
     zeroCopyKv: opts.zeroCopyKv,

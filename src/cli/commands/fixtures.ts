@@ -34,7 +34,7 @@ export function registerFixtures(program: Command, session: CliSession): void {
     )
     .action(
       action<FixturesOptions>(session, async (ctx, opts, args) => {
-        const dir = ctx.at(argAt(args, 0, '<dir>'));
+        const dir = ctx.at(argAt(args, 0, '<dir>'), 'output');
         const { writeCatalogue } = await import('../../examples/write-catalogue.js');
         const s = styler(ctx);
         const files = await writeCatalogue(dir, { only: opts.only });

@@ -140,7 +140,7 @@ export function registerInspect(program: Command, session: CliSession): void {
     .action(
       action<InspectOptions>(session, async (ctx, opts, args) => {
         const file = ctx.at(argAt(args, 0, '<file>'));
-        const htmlOut = opts.html === undefined ? undefined : ctx.at(opts.html);
+        const htmlOut = opts.html === undefined ? undefined : ctx.at(opts.html, 'output');
         if (htmlOut !== undefined) await checkReportTarget(htmlOut, [file]);
         const { report, html } = await withPte(
           file,

@@ -192,8 +192,8 @@ function defineRewrite(program: Command): Command {
 /** The handler: the flags as a request, the pipeline, then the refusal or the report. */
 async function rewriteCommand(ctx: Ctx, opts: RewriteOptions, typed: string): Promise<number> {
   // The flags are checked on the paths as typed (-o IN with --in-place), then both are the run's.
-  const output = ctx.at(outputOf(typed, opts));
   const input = ctx.at(typed);
+  const output = ctx.at(outputOf(typed, opts), 'output');
   const request = requestOf(opts);
   const budget = request.budget?.budget;
   if (opts.budget !== undefined && typeof budget === 'bigint')

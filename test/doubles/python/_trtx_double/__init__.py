@@ -12,6 +12,7 @@ Environment knobs (all optional):
   TRTX_DOUBLE_FAULT     [stage:]mode[,mode...]; stage is load|compile|lower|finalize|write
                         (default compile); modes run in order:
                           raise   raise RuntimeError
+                          enospc  raise OSError ENOSPC (a full disk)
                           exit    os._exit(TRTX_DOUBLE_EXIT_CODE or 3)
                           kill    SIGKILL itself
                           stderr  write TRTX_DOUBLE_STDERR_BYTES (default 50 MiB) to stderr
@@ -88,6 +89,10 @@ def fault(stage: str) -> None:
 def _apply(mode: str, stage: str) -> None:
     if mode == "raise":
         raise RuntimeError(f"double: injected failure in {stage}")
+    if mode == "enospc":
+        import errno
+
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     if mode == "exit":
         sys.stderr.write(f"double: exiting during {stage}\n")
         sys.stderr.flush()
