@@ -12,6 +12,8 @@
 //   3. bytes 0..3 (root offset);
 //   4. bytes 4..7 become "ET12": the new program is live;
 //   5. the journal is removed.
+// The file is opened for the write first, and must still be the file the
+// program was read from, unchanged since (WRITE_SOURCE_CHANGED otherwise).
 // A crash before 1 leaves the old program (a journal left beside a valid
 // file is stale and ignored); after 4, the new one; in between, the marker,
 // and rerunning an in-place rewrite rolls forward from the journal.
@@ -33,11 +35,11 @@ import {
   parseHeader,
   HEAD_BYTES,
 } from './header.js';
-import { syncDir, writeAllAt } from '../util/file-io.js';
+import { syncDir, verifyUnchanged, writeAllAt } from '../util/file-io.js';
 import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { writeFromSource } from './copy.js';
-import { sidecarPath, tempPath } from '../util/target.js';
+import { fileRefusal, sidecarPath, tempPath } from '../util/target.js';
 import { sameSegments, type EncodedProgram, type WriteResult } from './write.js';
 
 export const journalPath = (path: string) => sidecarPath(path, IN_PLACE_JOURNAL_SUFFIX);
@@ -120,7 +122,7 @@ function decodeJournal(bytes: Uint8Array, where: string): { fileSize: number; he
 }
 
 /** Steps 1..5 over an open read-write handle; shared by a fresh write and a roll-forward. */
-async function applyHead(path: string, fh: FileHandle, head: Uint8Array, hooks: InPlaceHooks): Promise<void> {
+async function applyHead(journal: string, fh: FileHandle, head: Uint8Array, hooks: InPlaceHooks): Promise<void> {
   const step = async (name: InPlaceStep) => {
     await fh.sync();
     await hooks.afterStep?.(name);
@@ -133,8 +135,8 @@ async function applyHead(path: string, fh: FileHandle, head: Uint8Array, hooks: 
   await step('root');
   await writeAllAt(fh, new TextEncoder().encode(FILE_IDENTIFIER), 4);
   await step('identifier');
-  await rm(journalPath(path), { force: true });
-  await syncDir(dirname(path));
+  await rm(journal, { force: true });
+  await syncDir(dirname(journal));
   await hooks.afterStep?.('cleanup');
 }
 
@@ -156,34 +158,31 @@ export function writeHeadInPlace(pte: PteFile, plan: Extract<HeadPlan, { fits: t
   return withSignalsHeld(() => writeHead(pte, plan, hooks));
 }
 
+/** `path` open for writing, refused unless it is still the file `pte` was read from, as it was then. */
+async function openUnchanged(pte: PteFile, path: string): Promise<FileHandle> {
+  const fh = await open(path, 'r+');
+  try {
+    if (pte.opened) await verifyUnchanged(path, { handle: fh, identity: pte.opened.identity });
+    return fh;
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+}
+
 async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks): Promise<InPlaceResult> {
   const path = pte.path;
   const journal = journalPath(path);
-  const tmp = tempPath(journal);
-  const untrack = trackPath(tmp);
+  const fh = await openUnchanged(pte, path).catch((e: unknown) => {
+    throw fileRefusal(e, path, 'rewrite it in place');
+  });
   try {
-    const jf = await open(tmp, 'wx', 0o600);
-    try {
-      await writeAllAt(jf, encodeJournal(pte.fileSize, plan.head), 0);
-      await jf.sync();
-    } finally {
-      await jf.close();
-    }
-    await rename(tmp, journal);
-    await syncDir(dirname(path));
-  } catch (e) {
-    await rm(tmp, { force: true });
-    untrack();
-    throw new TrtxError('WRITE_FAILED', journal, `cannot write the in-place journal: ${(e as Error).message}; ${path} was left untouched`);
-  }
-  untrack();
-  await hooks.afterStep?.('journal');
-  const fh = await open(path, 'r+');
-  try {
-    await applyHead(path, fh, plan.head, hooks);
+    await writeJournal(journal, pte.fileSize, plan.head, path);
+    await hooks.afterStep?.('journal');
+    await applyHead(journal, fh, plan.head, hooks);
   } catch (e) {
     // Only I/O failures are explained here; anything else (a bug, a test's
-    // simulated crash) goes up as it is.
+    // simulated crash, a refusal) goes up as it is.
     if (e instanceof TrtxError || typeof (e as NodeJS.ErrnoException).code !== 'string') throw e;
     throw new TrtxError(
       'WRITE_FAILED',
@@ -197,6 +196,28 @@ async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, 
     await fh.close();
   }
   return { path, fileSize: pte.fileSize, programSize: plan.programSize, segmentBase: plan.segmentBase, bytesWritten: plan.head.length };
+}
+
+/** Step 0: the journal, written to a temporary name and renamed; `path` is left untouched when it fails. */
+async function writeJournal(journal: string, fileSize: number, head: Uint8Array, path: string): Promise<void> {
+  const tmp = tempPath(journal);
+  const untrack = trackPath(tmp);
+  try {
+    const jf = await open(tmp, 'wx', 0o600);
+    try {
+      await writeAllAt(jf, encodeJournal(fileSize, head), 0);
+      await jf.sync();
+    } finally {
+      await jf.close();
+    }
+    await rename(tmp, journal);
+    await syncDir(dirname(path));
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw new TrtxError('WRITE_FAILED', journal, `cannot write the in-place journal: ${(e as Error).message}; ${path} was left untouched`);
+  } finally {
+    untrack();
+  }
 }
 
 /**
@@ -247,7 +268,7 @@ async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> 
         },
       );
     }
-    await applyHead(path, fh, head, hooks);
+    await applyHead(journalPath(path), fh, head, hooks);
     return true;
   } finally {
     await fh.close();
