@@ -19,10 +19,10 @@
 // and rerunning an in-place rewrite rolls forward from the journal.
 // The segments are never written: the file keeps its size and segment table.
 
-import { open, rename, rm, readFile, stat } from 'node:fs/promises';
+import { lstat, open, readdir, rename, rm, readFile, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { trackPath, withSignalsHeld } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
@@ -150,12 +150,18 @@ export interface InPlaceResult {
 }
 
 /**
- * Writes `head` (from planHead) over the start of `pte`'s file by the
- * protocol above. SIGINT and SIGTERM wait until it has finished (a few
- * fsyncs): the journal is for crashes, an interrupt should not need it.
+ * Writes `head` (from planHead) over the start of `pte`'s file, at `path`
+ * (the file a symbolic link points to), by the protocol above. SIGINT and
+ * SIGTERM wait until it has finished (a few fsyncs): the journal is for
+ * crashes, an interrupt should not need it.
  */
-export function writeHeadInPlace(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks = {}): Promise<InPlaceResult> {
-  return withSignalsHeld(() => writeHead(pte, plan, hooks));
+export function writeHeadInPlace(
+  pte: PteFile,
+  plan: Extract<HeadPlan, { fits: true }>,
+  hooks: InPlaceHooks = {},
+  path: string = pte.path,
+): Promise<InPlaceResult> {
+  return withSignalsHeld(() => writeHead(pte, plan, hooks, path));
 }
 
 /** `path` open for writing, refused unless it is still the file `pte` was read from, as it was then. */
@@ -170,8 +176,7 @@ async function openUnchanged(pte: PteFile, path: string): Promise<FileHandle> {
   }
 }
 
-async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks): Promise<InPlaceResult> {
-  const path = pte.path;
+async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks, path: string): Promise<InPlaceResult> {
   const journal = journalPath(path);
   const fh = await openUnchanged(pte, path).catch((e: unknown) => {
     throw fileRefusal(e, path, 'rewrite it in place');
@@ -225,14 +230,38 @@ async function writeJournal(journal: string, fileSize: number, head: Uint8Array,
  * forward). Returns false when the file is not marked as interrupted (and
  * removes a stale journal beside it).
  */
-export function finishInterruptedInPlace(path: string, hooks: InPlaceHooks = {}): Promise<boolean> {
+export async function finishInterruptedInPlace(path: string, hooks: InPlaceHooks = {}): Promise<boolean> {
+  return (await recoverInPlace(path, hooks)) !== null;
+}
+
+/** finishInterruptedInPlace, saying which journal it finished from (null: the file was not marked). */
+export function recoverInPlace(path: string, hooks: InPlaceHooks = {}): Promise<string | null> {
   return withSignalsHeld(() => rollForward(path, hooks));
 }
 
-async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> {
+/**
+ * The journal of an interrupted rewrite of the file open as `fh`: beside
+ * `path`, or beside another name of the same file in its folder (a hard link
+ * the rewrite was given; one in another folder cannot be found from here).
+ */
+async function findJournal(path: string, fh: FileHandle): Promise<string | null> {
+  const own = journalPath(path);
+  if ((await lstat(own).catch(() => null)) !== null) return own;
+  const { dev, ino, nlink } = await fh.stat();
+  if (nlink <= 1) return null;
+  const dir = dirname(path);
+  for (const name of await readdir(dir).catch(() => [])) {
+    if (!name.endsWith(IN_PLACE_JOURNAL_SUFFIX) || name.length === IN_PLACE_JOURNAL_SUFFIX.length) continue;
+    const owner = await lstat(join(dir, name.slice(0, -IN_PLACE_JOURNAL_SUFFIX.length))).catch(() => null);
+    if (owner && owner.dev === dev && owner.ino === ino) return join(dir, name);
+  }
+  return null;
+}
+
+async function rollForward(path: string, hooks: InPlaceHooks): Promise<string | null> {
   const fh = await open(path, 'r+');
   try {
-    const { size } = await fh.stat();
+    const { size, nlink } = await fh.stat();
     const first = new Uint8Array(Math.min(HEAD_BYTES, size));
     await fh.read(first, 0, first.length, 0);
     try {
@@ -240,24 +269,26 @@ async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> 
       // A journal beside a file that is not marked is stale: its rewrite
       // either never marked the file or finished.
       await rm(journalPath(path), { force: true });
-      return false;
+      return null;
     } catch (e) {
-      if (!(e instanceof TrtxError) || e.code !== 'PTE_REWRITE_INTERRUPTED') return false;
+      if (!(e instanceof TrtxError) || e.code !== 'PTE_REWRITE_INTERRUPTED') return null;
     }
-    let bytes: Uint8Array;
-    try {
-      bytes = await readFile(journalPath(path));
-    } catch {
+    const journal = await findJournal(path, fh);
+    if (journal === null) {
+      const others =
+        nlink > 1
+          ? `; the file has ${nlink - 1} other name(s) (hard links): rerun through the one the rewrite was given, its journal is beside it`
+          : '';
       throw new TrtxError(
         'PTE_REWRITE_INTERRUPTED',
         path,
         `the file is marked as an interrupted in-place rewrite but its journal ${journalPath(path)} is missing`,
         {
-          hint: 'restore the file from its source (or re-export it); its segments are intact but its program is not',
+          hint: `restore the file from its source (or re-export it); its segments are intact but its program is not${others}`,
         },
       );
     }
-    const { fileSize, head } = decodeJournal(bytes, journalPath(path));
+    const { fileSize, head } = decodeJournal(await readFile(journal), journal);
     if (fileSize !== size) {
       throw new TrtxError(
         'PTE_REWRITE_INTERRUPTED',
@@ -268,8 +299,8 @@ async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> 
         },
       );
     }
-    await applyHead(journalPath(path), fh, head, hooks);
-    return true;
+    await applyHead(journal, fh, head, hooks);
+    return journal;
   } finally {
     await fh.close();
   }
@@ -287,11 +318,12 @@ export type RewriteWrite =
   | { mode: 'unchanged' };
 
 /**
- * Publishes `program` (`pte`'s, changed by passes). In place: the head alone
- * when it fits (nothing at all when `changed` is false), else a full atomic
- * rewrite of the same path, with the reason in `fallback`. Otherwise an
- * atomic write to `output`. `fileSegments` is the segment table as opened,
- * before passes.
+ * Publishes `program` (`pte`'s, changed by passes) to `output`. In place
+ * (`output` is then the file `pte` was read from, never a symbolic link to
+ * it: claimTarget resolves one): the head alone when it fits (nothing at all
+ * when `changed` is false), else a full atomic rewrite of the same path,
+ * with the reason in `fallback`. Otherwise an atomic write to `output`.
+ * `fileSegments` is the segment table as opened, before passes.
  */
 export async function publishRewrite(
   pte: PteFile,
@@ -314,12 +346,12 @@ export async function publishRewrite(
   if (opts.inPlace) {
     if (!opts.changed) return { mode: 'unchanged' };
     const plan = planHead(pte, program, fileSegments);
-    if (plan.fits) return { mode: 'in-place', result: await writeHeadInPlace(pte, plan, opts.hooks) };
+    if (plan.fits) return { mode: 'in-place', result: await writeHeadInPlace(pte, plan, opts.hooks, opts.output) };
     fallback = plan.reason;
     encoded = plan.encoded;
-    brokenLinks = await otherHardLinks(pte.path, plan.reason, Boolean(opts.breakHardLinks));
+    brokenLinks = await otherHardLinks(opts.output, plan.reason, Boolean(opts.breakHardLinks));
   }
-  const result = await writeFromSource(pte, program, opts.inPlace ? pte.path : opts.output, {
+  const result = await writeFromSource(pte, program, opts.output, {
     onProgress: opts.onProgress,
     signal: opts.signal,
     encoded,
