@@ -44,7 +44,9 @@ export const OUTPUT_CODES = {
   WRITE_ABORTED: 'the write was interrupted; the target was left untouched',
   WRITE_ALIGNMENT: 'a segment alignment is not a power of two',
   WRITE_SEGMENTS: 'the program and the segment sources given to the writer disagree in number',
-  WRITE_SOURCE_TRUNCATED: 'a segment\u2019s source ended before its size',
+  WRITE_SOURCE_TRUNCATED: 'a segment\u2019s source ended before its size, or shrank while it was copied',
+  WRITE_SOURCE_CHANGED:
+    'a source file changed while it was copied (written to, or another file written over it): nothing was written; write it again once nothing else writes it',
   REWRITE_LOCKED: 'another writer holds the output\u2019s lock (with --no-wait)',
   REWRITE_HARD_LINKS:
     'an --in-place rewrite would replace the file by a new one, and the file has other hard links that would keep the old program (--break-hard-links allows it)',

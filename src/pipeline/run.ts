@@ -18,7 +18,7 @@ import { runChecks, type CheckResult } from '../checks/run.js';
 import type { RuntimeRules } from '../checks/runtime-rules.js';
 import type { Diagnostic } from '../checks/diagnostic.js';
 import type { PassReport } from '../passes/pass.js';
-import { finishInterruptedInPlace, journalPath, publishRewrite, type RewriteWrite } from '../pte/in-place.js';
+import { journalPath, publishRewrite, recoverInPlace, type RewriteWrite } from '../pte/in-place.js';
 import { sweepStaleTemps, type StaleTemps } from '../util/stale-temps.js';
 import type { Program } from '../pte/model.js';
 import { openPte, type PteFile } from '../pte/open.js';
@@ -31,7 +31,7 @@ import type { ReportBudget } from '../util/report-budget.js';
 import { stageSidecar, type Sidecar, type SidecarOutcome, type StagedSidecar } from '../util/sidecar-copy.js';
 
 export interface OutputTarget {
-  /** Where the result goes (the input itself with inPlace). */
+  /** Where the result goes (the input itself with inPlace; once claimed, the file a symbolic link input points to). */
   path: string;
   /** Rewrite the input itself: only its head when the program still fits before the segments. */
   inPlace?: boolean;
@@ -43,7 +43,7 @@ export interface OutputTarget {
   isInputHint?: string;
   /** What this writer does, recorded in the lock for a waiter's message. */
   command: string;
-  onWait?: (holder: LockHolder | null) => void;
+  onWait?: (holder: LockHolder | null, otherName: boolean) => void;
   onProgress?: (done: number, total: number) => void;
   signal?: AbortSignal;
   /** Write nothing when no pass changed anything (in place, nothing is ever written then). */
@@ -92,6 +92,8 @@ export interface PipelineRun {
   checked: CheckResult;
   /** Whether an interrupted in-place rewrite of the input was finished first. */
   recovered: boolean;
+  /** The journal it was finished from (null: none was). */
+  recoveredFrom: string | null;
   /** The input's size, as opened. */
   inputSize: number;
   /** What the claim of the target found of killed writers' temporary files; null without a target. */
@@ -132,14 +134,16 @@ const isClaimed = (t: OutputTarget | ClaimedTarget): t is ClaimedTarget => 'lock
  * passes the claim to runPipeline.
  */
 export async function claimTarget(input: string, target: OutputTarget): Promise<ClaimedTarget> {
-  if (target.inPlace) await checkInPlaceTarget(input);
+  // In place, through a symbolic link: the file it points to is the target (its lock, its journal, what is written).
+  let path = target.path;
+  if (target.inPlace) path = await checkInPlaceTarget(input);
   else await checkOutputTarget(target.path, input, { force: Boolean(target.force), isInputHint: target.isInputHint });
-  const lock = await lockTarget(target.path, { wait: target.wait !== false, command: target.command, onWait: target.onWait });
+  const lock = await lockTarget(path, { wait: target.wait !== false, command: target.command, onWait: target.onWait });
   // Under the lock no other trtx writes this target: what a killed one left
   // beside it (a whole temporary program, a journal's temporary) goes now.
   try {
-    const stale = await sweepStaleTemps([target.path, journalPath(target.path), ...(target.sidecars ?? []).map((s) => s.target)]);
-    return { ...target, lock, stale };
+    const stale = await sweepStaleTemps([path, journalPath(path), ...(target.sidecars ?? []).map((s) => s.target)]);
+    return { ...target, path, lock, stale };
   } catch (e) {
     await lock.release();
     throw e;
@@ -157,12 +161,14 @@ export async function runPipeline(input: string | PteFile, opts: PipelineOptions
   try {
     if (typeof input !== 'string') {
       if (claimed?.inPlace) throw new Error('an in-place rewrite opens its input itself, under the writer lock');
-      return await rewriteOpened(input, claimed, opts, false);
+      return await rewriteOpened(input, claimed, opts, null);
     }
-    const recovered = claimed?.inPlace ? await finishInterruptedInPlace(input) : false;
-    const pte = await openPte(input, { reportBudget: opts.reportBudget });
+    // In place, the file the claim resolved and locked (the one a link points to) is read and written.
+    const at = claimed?.inPlace ? claimed.path : input;
+    const recoveredFrom = claimed?.inPlace ? await recoverInPlace(at) : null;
+    const pte = await openPte(at, { reportBudget: opts.reportBudget });
     try {
-      return await rewriteOpened(pte, claimed, opts, recovered);
+      return await rewriteOpened(pte, claimed, opts, recoveredFrom);
     } finally {
       await pte.close();
     }
@@ -175,7 +181,7 @@ async function rewriteOpened(
   pte: PteFile,
   target: ClaimedTarget | null,
   opts: PipelineOptions,
-  recovered: boolean,
+  recoveredFrom: string | null,
 ): Promise<PipelineOutcome> {
   const unsound = unsoundInput(pte);
   if (unsound) throw withDiagnostics(unsound.error, unsound.diagnostics, pte.program);
@@ -194,7 +200,17 @@ async function rewriteOpened(
   opts.onStep?.('checks');
   const result = program === pte.program ? pte : { ...pte, program };
   const checked = await runChecks(result, { requireZeroCopyKv: Boolean(opts.request.zeroCopyKv), runtime: opts.runtime, blobs });
-  const run: PipelineRun = { program, reports, changed, checked, recovered, inputSize: pte.fileSize, stale: target?.stale ?? null };
+  const recovered = recoveredFrom !== null;
+  const run: PipelineRun = {
+    program,
+    reports,
+    changed,
+    checked,
+    recovered,
+    recoveredFrom,
+    inputSize: pte.fileSize,
+    stale: target?.stale ?? null,
+  };
   if (checked.summary.errors > 0) return { ...run, refused: true };
   opts.onChecked?.(run);
   if (target === null) return { ...run, refused: false, written: null, sidecars: [] };

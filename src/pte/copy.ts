@@ -7,9 +7,9 @@ import type { PteFile } from './open.js';
 import { inferSegmentAlignment } from './segments.js';
 import { writePte, type SegmentSource, type WriteOptions, type WriteResult } from './write.js';
 
-/** Segment sources that copy every segment of `pte` from its file. */
+/** Segment sources that copy every segment of `pte` from the file it was read from (its open descriptor, when it has one). */
 export function sourcesFrom(pte: PteFile): SegmentSource[] {
-  return pte.segments.map((s) => ({ kind: 'file' as const, path: pte.path, offset: s.offset, size: s.size }));
+  return pte.segments.map((s) => ({ kind: 'file' as const, path: pte.path, offset: s.offset, size: s.size, opened: pte.opened }));
 }
 
 /**
@@ -31,5 +31,6 @@ export function writeFromSource(
     onProgress: opts.onProgress,
     signal: opts.signal,
     encoded: opts.encoded,
+    hooks: opts.hooks,
   });
 }

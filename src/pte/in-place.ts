@@ -12,15 +12,17 @@
 //   3. bytes 0..3 (root offset);
 //   4. bytes 4..7 become "ET12": the new program is live;
 //   5. the journal is removed.
+// The file is opened for the write first, and must still be the file the
+// program was read from, unchanged since (WRITE_SOURCE_CHANGED otherwise).
 // A crash before 1 leaves the old program (a journal left beside a valid
 // file is stale and ignored); after 4, the new one; in between, the marker,
 // and rerunning an in-place rewrite rolls forward from the journal.
 // The segments are never written: the file keeps its size and segment table.
 
-import { open, rename, rm, readFile, stat } from 'node:fs/promises';
+import { lstat, open, readdir, rename, rm, readFile, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { trackPath, withSignalsHeld } from '../util/cleanup.js';
 import { TrtxError } from '../util/errors.js';
 import { encodeProgram } from './encode.js';
@@ -33,11 +35,11 @@ import {
   parseHeader,
   HEAD_BYTES,
 } from './header.js';
-import { syncDir, writeAllAt } from '../util/file-io.js';
+import { syncDir, verifyUnchanged, writeAllAt } from '../util/file-io.js';
 import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { writeFromSource } from './copy.js';
-import { sidecarPath, tempPath } from '../util/target.js';
+import { fileRefusal, sidecarPath, tempPath } from '../util/target.js';
 import { sameSegments, type EncodedProgram, type WriteResult } from './write.js';
 
 export const journalPath = (path: string) => sidecarPath(path, IN_PLACE_JOURNAL_SUFFIX);
@@ -120,7 +122,7 @@ function decodeJournal(bytes: Uint8Array, where: string): { fileSize: number; he
 }
 
 /** Steps 1..5 over an open read-write handle; shared by a fresh write and a roll-forward. */
-async function applyHead(path: string, fh: FileHandle, head: Uint8Array, hooks: InPlaceHooks): Promise<void> {
+async function applyHead(journal: string, fh: FileHandle, head: Uint8Array, hooks: InPlaceHooks): Promise<void> {
   const step = async (name: InPlaceStep) => {
     await fh.sync();
     await hooks.afterStep?.(name);
@@ -133,8 +135,8 @@ async function applyHead(path: string, fh: FileHandle, head: Uint8Array, hooks: 
   await step('root');
   await writeAllAt(fh, new TextEncoder().encode(FILE_IDENTIFIER), 4);
   await step('identifier');
-  await rm(journalPath(path), { force: true });
-  await syncDir(dirname(path));
+  await rm(journal, { force: true });
+  await syncDir(dirname(journal));
   await hooks.afterStep?.('cleanup');
 }
 
@@ -148,42 +150,44 @@ export interface InPlaceResult {
 }
 
 /**
- * Writes `head` (from planHead) over the start of `pte`'s file by the
- * protocol above. SIGINT and SIGTERM wait until it has finished (a few
- * fsyncs): the journal is for crashes, an interrupt should not need it.
+ * Writes `head` (from planHead) over the start of `pte`'s file, at `path`
+ * (the file a symbolic link points to), by the protocol above. SIGINT and
+ * SIGTERM wait until it has finished (a few fsyncs): the journal is for
+ * crashes, an interrupt should not need it.
  */
-export function writeHeadInPlace(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks = {}): Promise<InPlaceResult> {
-  return withSignalsHeld(() => writeHead(pte, plan, hooks));
+export function writeHeadInPlace(
+  pte: PteFile,
+  plan: Extract<HeadPlan, { fits: true }>,
+  hooks: InPlaceHooks = {},
+  path: string = pte.path,
+): Promise<InPlaceResult> {
+  return withSignalsHeld(() => writeHead(pte, plan, hooks, path));
 }
 
-async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks): Promise<InPlaceResult> {
-  const path = pte.path;
-  const journal = journalPath(path);
-  const tmp = tempPath(journal);
-  const untrack = trackPath(tmp);
-  try {
-    const jf = await open(tmp, 'wx', 0o600);
-    try {
-      await writeAllAt(jf, encodeJournal(pte.fileSize, plan.head), 0);
-      await jf.sync();
-    } finally {
-      await jf.close();
-    }
-    await rename(tmp, journal);
-    await syncDir(dirname(path));
-  } catch (e) {
-    await rm(tmp, { force: true });
-    untrack();
-    throw new TrtxError('WRITE_FAILED', journal, `cannot write the in-place journal: ${(e as Error).message}; ${path} was left untouched`);
-  }
-  untrack();
-  await hooks.afterStep?.('journal');
+/** `path` open for writing, refused unless it is still the file `pte` was read from, as it was then. */
+async function openUnchanged(pte: PteFile, path: string): Promise<FileHandle> {
   const fh = await open(path, 'r+');
   try {
-    await applyHead(path, fh, plan.head, hooks);
+    if (pte.opened) await verifyUnchanged(path, { handle: fh, identity: pte.opened.identity });
+    return fh;
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+}
+
+async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, hooks: InPlaceHooks, path: string): Promise<InPlaceResult> {
+  const journal = journalPath(path);
+  const fh = await openUnchanged(pte, path).catch((e: unknown) => {
+    throw fileRefusal(e, path, 'rewrite it in place');
+  });
+  try {
+    await writeJournal(journal, pte.fileSize, plan.head, path);
+    await hooks.afterStep?.('journal');
+    await applyHead(journal, fh, plan.head, hooks);
   } catch (e) {
     // Only I/O failures are explained here; anything else (a bug, a test's
-    // simulated crash) goes up as it is.
+    // simulated crash, a refusal) goes up as it is.
     if (e instanceof TrtxError || typeof (e as NodeJS.ErrnoException).code !== 'string') throw e;
     throw new TrtxError(
       'WRITE_FAILED',
@@ -199,19 +203,65 @@ async function writeHead(pte: PteFile, plan: Extract<HeadPlan, { fits: true }>, 
   return { path, fileSize: pte.fileSize, programSize: plan.programSize, segmentBase: plan.segmentBase, bytesWritten: plan.head.length };
 }
 
+/** Step 0: the journal, written to a temporary name and renamed; `path` is left untouched when it fails. */
+async function writeJournal(journal: string, fileSize: number, head: Uint8Array, path: string): Promise<void> {
+  const tmp = tempPath(journal);
+  const untrack = trackPath(tmp);
+  try {
+    const jf = await open(tmp, 'wx', 0o600);
+    try {
+      await writeAllAt(jf, encodeJournal(fileSize, head), 0);
+      await jf.sync();
+    } finally {
+      await jf.close();
+    }
+    await rename(tmp, journal);
+    await syncDir(dirname(path));
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw new TrtxError('WRITE_FAILED', journal, `cannot write the in-place journal: ${(e as Error).message}; ${path} was left untouched`);
+  } finally {
+    untrack();
+  }
+}
+
 /**
  * Finishes an interrupted in-place rewrite of `path` from its journal (roll
  * forward). Returns false when the file is not marked as interrupted (and
  * removes a stale journal beside it).
  */
-export function finishInterruptedInPlace(path: string, hooks: InPlaceHooks = {}): Promise<boolean> {
+export async function finishInterruptedInPlace(path: string, hooks: InPlaceHooks = {}): Promise<boolean> {
+  return (await recoverInPlace(path, hooks)) !== null;
+}
+
+/** finishInterruptedInPlace, saying which journal it finished from (null: the file was not marked). */
+export function recoverInPlace(path: string, hooks: InPlaceHooks = {}): Promise<string | null> {
   return withSignalsHeld(() => rollForward(path, hooks));
 }
 
-async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> {
+/**
+ * The journal of an interrupted rewrite of the file open as `fh`: beside
+ * `path`, or beside another name of the same file in its folder (a hard link
+ * the rewrite was given; one in another folder cannot be found from here).
+ */
+async function findJournal(path: string, fh: FileHandle): Promise<string | null> {
+  const own = journalPath(path);
+  if ((await lstat(own).catch(() => null)) !== null) return own;
+  const { dev, ino, nlink } = await fh.stat();
+  if (nlink <= 1) return null;
+  const dir = dirname(path);
+  for (const name of await readdir(dir).catch(() => [])) {
+    if (!name.endsWith(IN_PLACE_JOURNAL_SUFFIX) || name.length === IN_PLACE_JOURNAL_SUFFIX.length) continue;
+    const owner = await lstat(join(dir, name.slice(0, -IN_PLACE_JOURNAL_SUFFIX.length))).catch(() => null);
+    if (owner && owner.dev === dev && owner.ino === ino) return join(dir, name);
+  }
+  return null;
+}
+
+async function rollForward(path: string, hooks: InPlaceHooks): Promise<string | null> {
   const fh = await open(path, 'r+');
   try {
-    const { size } = await fh.stat();
+    const { size, nlink } = await fh.stat();
     const first = new Uint8Array(Math.min(HEAD_BYTES, size));
     await fh.read(first, 0, first.length, 0);
     try {
@@ -219,24 +269,26 @@ async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> 
       // A journal beside a file that is not marked is stale: its rewrite
       // either never marked the file or finished.
       await rm(journalPath(path), { force: true });
-      return false;
+      return null;
     } catch (e) {
-      if (!(e instanceof TrtxError) || e.code !== 'PTE_REWRITE_INTERRUPTED') return false;
+      if (!(e instanceof TrtxError) || e.code !== 'PTE_REWRITE_INTERRUPTED') return null;
     }
-    let bytes: Uint8Array;
-    try {
-      bytes = await readFile(journalPath(path));
-    } catch {
+    const journal = await findJournal(path, fh);
+    if (journal === null) {
+      const others =
+        nlink > 1
+          ? `; the file has ${nlink - 1} other name(s) (hard links): rerun through the one the rewrite was given, its journal is beside it`
+          : '';
       throw new TrtxError(
         'PTE_REWRITE_INTERRUPTED',
         path,
         `the file is marked as an interrupted in-place rewrite but its journal ${journalPath(path)} is missing`,
         {
-          hint: 'restore the file from its source (or re-export it); its segments are intact but its program is not',
+          hint: `restore the file from its source (or re-export it); its segments are intact but its program is not${others}`,
         },
       );
     }
-    const { fileSize, head } = decodeJournal(bytes, journalPath(path));
+    const { fileSize, head } = decodeJournal(await readFile(journal), journal);
     if (fileSize !== size) {
       throw new TrtxError(
         'PTE_REWRITE_INTERRUPTED',
@@ -247,8 +299,8 @@ async function rollForward(path: string, hooks: InPlaceHooks): Promise<boolean> 
         },
       );
     }
-    await applyHead(path, fh, head, hooks);
-    return true;
+    await applyHead(journal, fh, head, hooks);
+    return journal;
   } finally {
     await fh.close();
   }
@@ -266,11 +318,12 @@ export type RewriteWrite =
   | { mode: 'unchanged' };
 
 /**
- * Publishes `program` (`pte`'s, changed by passes). In place: the head alone
- * when it fits (nothing at all when `changed` is false), else a full atomic
- * rewrite of the same path, with the reason in `fallback`. Otherwise an
- * atomic write to `output`. `fileSegments` is the segment table as opened,
- * before passes.
+ * Publishes `program` (`pte`'s, changed by passes) to `output`. In place
+ * (`output` is then the file `pte` was read from, never a symbolic link to
+ * it: claimTarget resolves one): the head alone when it fits (nothing at all
+ * when `changed` is false), else a full atomic rewrite of the same path,
+ * with the reason in `fallback`. Otherwise an atomic write to `output`.
+ * `fileSegments` is the segment table as opened, before passes.
  */
 export async function publishRewrite(
   pte: PteFile,
@@ -293,12 +346,12 @@ export async function publishRewrite(
   if (opts.inPlace) {
     if (!opts.changed) return { mode: 'unchanged' };
     const plan = planHead(pte, program, fileSegments);
-    if (plan.fits) return { mode: 'in-place', result: await writeHeadInPlace(pte, plan, opts.hooks) };
+    if (plan.fits) return { mode: 'in-place', result: await writeHeadInPlace(pte, plan, opts.hooks, opts.output) };
     fallback = plan.reason;
     encoded = plan.encoded;
-    brokenLinks = await otherHardLinks(pte.path, plan.reason, Boolean(opts.breakHardLinks));
+    brokenLinks = await otherHardLinks(opts.output, plan.reason, Boolean(opts.breakHardLinks));
   }
-  const result = await writeFromSource(pte, program, opts.inPlace ? pte.path : opts.output, {
+  const result = await writeFromSource(pte, program, opts.output, {
     onProgress: opts.onProgress,
     signal: opts.signal,
     encoded,

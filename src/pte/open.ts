@@ -6,6 +6,7 @@ import { open, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { TRUNCATED_HINT } from './truncated.js';
 import { TrtxError } from '../util/errors.js';
+import { identityOf, type OpenedFile } from '../util/file-io.js';
 import { ownPid } from '../util/os-process.js';
 import { parseHeader, HEAD_BYTES, type PteHeader } from './header.js';
 import { decodeProgram } from './decode.js';
@@ -33,6 +34,12 @@ export interface PteFile {
   /** Reads `length` bytes at absolute file offset `offset`. */
   readRange(offset: number, length: number): Promise<Uint8Array>;
   close(): Promise<void>;
+  /**
+   * The descriptor the program was read through and the file's identity
+   * then: a writer copies the segments from it and refuses the file if it
+   * changed since (src/pte/write.ts). Absent for a program not read from a file.
+   */
+  opened?: OpenedFile;
   /** What reports about this program charge (src/util/report-budget.ts): the command's, or an unbounded one. */
   reportBudget: ReportBudget;
 }
@@ -76,7 +83,7 @@ export async function statInput(path: string): Promise<number> {
 }
 
 export async function openPte(path: string, opts: OpenOptions = {}): Promise<PteFile> {
-  const fileSize = await statInput(path);
+  await statInput(path);
   let fh: FileHandle;
   try {
     fh = await open(path, 'r');
@@ -84,6 +91,9 @@ export async function openPte(path: string, opts: OpenOptions = {}): Promise<Pte
     throw new TrtxError('INPUT_UNREADABLE', path, `cannot open (${(e as NodeJS.ErrnoException).code})`);
   }
   try {
+    // The file as opened: what its segments are copied from, and what it must still be then.
+    const identity = await identityOf(fh);
+    const fileSize = Number(identity.size);
     const head = await readExactly(fh, 0, Math.min(HEAD_BYTES, fileSize), path);
     const header = parseHeaderOf(head, fileSize, path);
     const programSize = header.extended ? header.extended.programSize : fileSize;
@@ -112,6 +122,7 @@ export async function openPte(path: string, opts: OpenOptions = {}): Promise<Pte
         return readExactly(fh, offset, length, path);
       },
       close: () => fh.close(),
+      opened: { handle: fh, identity },
       reportBudget,
     };
   } catch (e) {

@@ -4,9 +4,18 @@
 // temporary file beside it, which is renamed over the target at the end.
 // Any failure (or an abort) removes the temporary file and leaves the target
 // as it was.
+//
+// A source file may change while it is copied (another program written
+// over it, a truncation). Every source is copied from an open descriptor
+// (the one the program was read through, when the caller has it: a path
+// replaced meanwhile does not matter), and its identity (which file, size,
+// last change: src/util/file-io.ts) is compared before the copy, while the
+// kernel copies it, and before the rename: a source that changed is refused
+// (WRITE_SOURCE_TRUNCATED when it shrank, WRITE_SOURCE_CHANGED otherwise)
+// and nothing is published. Every copy loop is bounded by the size it was
+// asked for: a read that ends early is a refusal, never a retry.
 
-import { constants } from 'node:fs';
-import { copyFile, open, rename, rm, stat } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { trackPath } from '../util/cleanup.js';
@@ -14,12 +23,24 @@ import { TrtxError } from '../util/errors.js';
 import { itemAt } from '../util/present.js';
 import { encodeProgram } from './encode.js';
 import { EXTENDED_HEADER_LENGTH, headWithExtendedHeader } from './header.js';
-import { syncDir, writeAllAt } from '../util/file-io.js';
+import { identityOf, syncDir, verifyUnchanged, writeAllAt, type OpenedFile } from '../util/file-io.js';
+import { kernelCopy } from '../util/kernel-copy.js';
 import { fileRefusal, tempPath } from '../util/target.js';
 import type { Program } from './model.js';
 
-/** Where a segment's bytes come from. */
-export type SegmentSource = { kind: 'file'; path: string; offset: number; size: number } | { kind: 'bytes'; bytes: Uint8Array };
+/**
+ * Where a segment's bytes come from. A file source with `opened` is copied
+ * from that descriptor and must still have that identity (the file the
+ * program was read from); without it the writer opens `path` itself.
+ */
+export type SegmentSource =
+  { kind: 'file'; path: string; offset: number; size: number; opened?: OpenedFile } | { kind: 'bytes'; bytes: Uint8Array };
+
+/** Test hooks: a step at which a test changes a source deterministically. */
+export interface WriteHooks {
+  /** After each chunk the writer copied from a source file, and after the kernel's copy of the whole file. */
+  afterCopy?: (bytes: number) => void | Promise<void>;
+}
 
 export interface WriteOptions {
   /** Segment alignment (a power of two); default 4096. */
@@ -34,6 +55,7 @@ export interface WriteOptions {
    * failed in-place attempt does not encode the program again (issue 28).
    */
   encoded?: EncodedProgram;
+  hooks?: WriteHooks;
 }
 
 /** A program's FlatBuffer and the segment table it was encoded with. */
@@ -103,31 +125,65 @@ export function layoutProgram(
   return { head, programSize, segmentBase, relative, segmentDataSize };
 }
 
+/** A source file held open, with the identity it must keep until the write is published. */
+type SourceFile = OpenedFile & { path: string };
+
+/** Refuses `src` when it is no longer what it was when it was opened. */
+const verifySource = (src: SourceFile) => verifyUnchanged(src.path, src);
+
+/**
+ * Every file source with bytes to give, opened once: the caller's descriptor
+ * when it passed one (refused if the file changed since), else opened here
+ * (added to `owned`, for the caller to close).
+ */
+async function openSources(sources: SegmentSource[], owned: FileHandle[]): Promise<Map<string, SourceFile>> {
+  const files = new Map<string, SourceFile>();
+  for (const s of sources) {
+    if (s.kind !== 'file' || s.size === 0 || files.has(s.path)) continue;
+    if (s.opened) {
+      const f = { ...s.opened, path: s.path };
+      await verifySource(f);
+      files.set(s.path, f);
+      continue;
+    }
+    const handle = await open(s.path, 'r');
+    owned.push(handle);
+    files.set(s.path, { handle, identity: await identityOf(handle), path: s.path });
+  }
+  return files;
+}
+
 /**
  * Streams `size` bytes from `src` at `from` to `dst` at `at`, reading the next
  * chunk while the previous one is being written (two buffers), so the disk
  * sees a read and a write in flight instead of alternating idle phases.
+ * Bounded by `size`: every read gives at least one byte, or the copy ends
+ * as a refusal (a source shorter than the segment it was to give).
  */
 async function copyRange(
-  src: FileHandle,
-  from: number,
-  size: number,
+  src: SourceFile,
+  range: { from: number; size: number; at: number },
   dst: FileHandle,
-  at: number,
   bufs: [Uint8Array, Uint8Array],
   progress: (n: number) => void,
-  signal?: AbortSignal,
+  opts: WriteOptions,
 ) {
+  const { from, size, at } = range;
   let done = 0;
   let pending: Promise<void> = Promise.resolve();
   let k: 0 | 1 = 0;
   while (done < size) {
-    signal?.throwIfAborted();
+    opts.signal?.throwIfAborted();
     const buf = bufs[k];
     const want = Math.min(buf.length, size - done);
-    const { bytesRead } = await src.read(buf, 0, want, from + done);
-    if (bytesRead === 0) throw new TrtxError('WRITE_SOURCE_TRUNCATED', `source byte ${from + done}`, 'segment source ended early');
+    const { bytesRead } = await src.handle.read(buf, 0, want, from + done);
+    if (bytesRead === 0) {
+      await pending.catch(() => {});
+      await verifySource(src);
+      throw new TrtxError('WRITE_SOURCE_TRUNCATED', src.path, `segment source ended at byte ${from + done}, before byte ${from + size}`);
+    }
     await pending;
+    await opts.hooks?.afterCopy?.(bytesRead);
     const offset = at + done;
     pending = writeAllAt(dst, buf, offset, bytesRead).then(() => progress(bytesRead));
     done += bytesRead;
@@ -140,26 +196,21 @@ async function copyRange(
  * The one source file whose segments already sit exactly where the new
  * layout puts them (a canonical or head-only rewrite), or null.
  */
-async function sameLayoutSource(
+function sameLayoutSource(
   sources: SegmentSource[],
-  segmentBase: number,
-  relative: number[],
-  fileSize: number,
-): Promise<string | null> {
+  files: Map<string, SourceFile>,
+  at: { segmentBase: number; relative: number[]; fileSize: number },
+): SourceFile | null {
   let path: string | null = null;
   for (const [i, s] of sources.entries()) {
     if (s.kind !== 'file') return null;
     if (s.size === 0) continue;
     if (path !== null && s.path !== path) return null;
-    if (s.offset !== segmentBase + itemAt(relative, i, 'segment offsets')) return null;
+    if (s.offset !== at.segmentBase + itemAt(at.relative, i, 'segment offsets')) return null;
     path = s.path;
   }
-  if (path === null) return null;
-  try {
-    return (await stat(path)).size === fileSize ? path : null;
-  } catch {
-    return null;
-  }
+  const file = path === null ? undefined : files.get(path);
+  return file !== undefined && file.identity.size === BigInt(at.fileSize) ? file : null;
 }
 
 /** Zeroes the padding between segments (a copied file's padding is not ours to keep). */
@@ -176,45 +227,67 @@ async function zeroGaps(out: FileHandle, sources: SegmentSource[], segmentBase: 
   }
 }
 
+/** Where the bytes go: the head, and each segment's offset past the segment base. */
+interface Layout {
+  head: Uint8Array;
+  segmentBase: number;
+  relative: number[];
+  fileSize: number;
+  segmentDataSize: number;
+}
+
+/**
+ * Every segment stays where it is in its source file: the kernel copies the
+ * file (src/util/kernel-copy.ts: a reflink where the filesystem shares
+ * extents, else copy_file_range, the copy `cp` makes; bench/rewrite-copy.ts
+ * measures it against cp), then the head is replaced and the padding between
+ * segments zeroed. False when the kernel copy could not run: `out` is empty
+ * again, for the streaming path.
+ */
+async function copySameLayout(out: FileHandle, src: SourceFile, sources: SegmentSource[], l: Layout, opts: WriteOptions): Promise<boolean> {
+  if (!(await kernelCopy(src.handle, out, { watch: () => verifySource(src), signal: opts.signal }))) {
+    await out.truncate(0);
+    return false;
+  }
+  await opts.hooks?.afterCopy?.(l.fileSize);
+  await verifySource(src);
+  const { size } = await out.stat();
+  if (size !== l.fileSize) throw new TrtxError('WRITE_FAILED', src.path, `the kernel copy gave ${size} of the file's ${l.fileSize} bytes`);
+  // As a copy of the file: its permissions too.
+  await out.chmod((await src.handle.stat()).mode & 0o777);
+  await writeAllAt(out, l.head, 0);
+  await zeroGaps(out, sources, l.segmentBase, l.relative);
+  opts.onProgress?.(l.fileSize, l.fileSize);
+  return true;
+}
+
 async function streamSegments(
   out: FileHandle,
-  head: Uint8Array,
   sources: SegmentSource[],
-  segmentBase: number,
-  relative: number[],
-  fileSize: number,
-  segmentDataSize: number,
-  opened: Map<string, FileHandle>,
+  files: Map<string, SourceFile>,
+  l: Layout,
   opts: WriteOptions,
 ): Promise<void> {
-  await writeAllAt(out, head, 0);
-  let written = head.length;
-  const report = () => opts.onProgress?.(written, fileSize);
+  await writeAllAt(out, l.head, 0);
+  let written = l.head.length;
+  const report = () => opts.onProgress?.(written, l.fileSize);
   report();
-  const chunk = Math.min(COPY_CHUNK, Math.max(segmentDataSize, 1));
+  const chunk = Math.min(COPY_CHUNK, Math.max(l.segmentDataSize, 1));
   const bufs: [Uint8Array, Uint8Array] = [new Uint8Array(chunk), new Uint8Array(chunk)];
   for (const [i, s] of sources.entries()) {
-    const at = segmentBase + itemAt(relative, i, 'segment offsets');
+    const at = l.segmentBase + itemAt(l.relative, i, 'segment offsets');
     if (s.kind === 'bytes') {
       await writeAllAt(out, s.bytes, at);
       written += s.bytes.length;
       report();
     } else if (s.size > 0) {
-      let src = opened.get(s.path);
-      if (!src) opened.set(s.path, (src = await open(s.path, 'r')));
-      await copyRange(
-        src,
-        s.offset,
-        s.size,
-        out,
-        at,
-        bufs,
-        (n) => {
-          written += n;
-          report();
-        },
-        opts.signal,
-      );
+      const src = files.get(s.path);
+      if (src === undefined) throw new Error(`writePte: segment source ${s.path} was not opened`);
+      const progress = (n: number) => {
+        written += n;
+        report();
+      };
+      await copyRange(src, { from: s.offset, size: s.size, at }, out, bufs, progress, opts);
     }
   }
 }
@@ -228,36 +301,26 @@ export async function writePte(target: string, program: Program, sources: Segmen
     encoded: opts.encoded,
   });
   const fileSize = segmentDataSize > 0 ? segmentBase + segmentDataSize : head.length;
+  const layout: Layout = { head, segmentBase, relative, fileSize, segmentDataSize };
   const tmp = tempPath(target);
   // Registered before it exists: an interrupt removes it (src/util/cleanup.ts).
   const untrack = trackPath(tmp);
   let out: FileHandle | undefined;
-  const opened = new Map<string, FileHandle>();
+  const owned: FileHandle[] = [];
   try {
-    const same = await sameLayoutSource(sources, segmentBase, relative, fileSize);
-    if (same) {
-      // Every segment stays where it is in its source file: let the kernel
-      // copy the file, then replace the head and zero the padding between
-      // segments. COPYFILE_FICLONE asks for a reflink (shared extents: no
-      // bytes copied on XFS, Btrfs, bcachefs) and falls back to libuv's
-      // copy_file_range loop (the in-kernel copy `cp` makes) where the file
-      // system has none, as on ext4 (Node's fs.copyFile docs; libuv
-      // uv_fs_copyfile). bench/rewrite-copy.ts measures it against cp.
-      await copyFile(same, tmp, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
-      out = await open(tmp, 'r+');
-      await writeAllAt(out, head, 0);
-      await zeroGaps(out, sources, segmentBase, relative);
-      opts.onProgress?.(fileSize, fileSize);
-    } else {
-      out = await open(tmp, 'wx', 0o644);
-      await streamSegments(out, head, sources, segmentBase, relative, fileSize, segmentDataSize, opened, opts);
-    }
+    const files = await openSources(sources, owned);
+    const same = sameLayoutSource(sources, files, layout);
+    out = await open(tmp, 'wx', 0o644);
+    const copied = same !== null && (await copySameLayout(out, same, sources, layout, opts));
+    if (!copied) await streamSegments(out, sources, files, layout, opts);
     // Padding is left as holes by the streaming path; truncate fixes the
     // length (and zero-fills) without writing padding bytes.
     await out.truncate(fileSize);
     await out.sync();
     await out.close();
     out = undefined;
+    // The last look before publishing: a source written to after its bytes were copied would make a file of two.
+    for (const f of files.values()) await verifySource(f);
     opts.signal?.throwIfAborted();
     await rename(tmp, target);
     await syncDir(dirname(target));
@@ -272,6 +335,6 @@ export async function writePte(target: string, program: Program, sources: Segmen
     throw new TrtxError(refusal.code, refusal.location, `${refusal.message}; the target was left untouched`);
   } finally {
     untrack();
-    for (const fh of opened.values()) await fh.close().catch(() => {});
+    for (const fh of owned) await fh.close().catch(() => {});
   }
 }

@@ -11,12 +11,12 @@
 // of the program OUT held before) goes, so a sidecar always belongs to the
 // program beside it.
 
-import { constants } from 'node:fs';
-import { copyFile, open, rename, rm, stat } from 'node:fs/promises';
+import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { trackPath } from './cleanup.js';
 import { TrtxError } from './errors.js';
-import { syncDir } from './file-io.js';
+import { copyBytes, identityOf, syncDir, verifyUnchanged } from './file-io.js';
+import { kernelCopy } from './kernel-copy.js';
 import { checkOutputTarget, fileRefusal, tempPath } from './target.js';
 
 export interface Sidecar {
@@ -49,23 +49,41 @@ const statOrNull = (path: string) =>
     throw new TrtxError('INPUT_UNREADABLE', path, `cannot read (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
   });
 
-/** Copies `source` to a fresh temporary file beside `target`, fsynced; the path, registered for cleanup until published or discarded. */
+/**
+ * Copies `source` to a fresh temporary file beside `target`, fsynced; the
+ * path, registered for cleanup until published or discarded. Copied from an
+ * open descriptor, by the kernel where it can (src/util/kernel-copy.ts),
+ * bounded by the size the source had when it was opened, and refused when
+ * the source changed meanwhile (WRITE_SOURCE_TRUNCATED, WRITE_SOURCE_CHANGED).
+ */
 async function stageCopy(s: Sidecar): Promise<{ tmp: string; untrack: () => void }> {
   const tmp = tempPath(s.target);
   const untrack = trackPath(tmp);
+  let src: FileHandle | undefined;
+  let out: FileHandle | undefined;
   try {
-    await copyFile(s.source, tmp, constants.COPYFILE_EXCL);
-    const fh = await open(tmp, 'r');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
+    src = await open(s.source, 'r');
+    const opened = { handle: src, identity: await identityOf(src) };
+    const size = Number(opened.identity.size);
+    out = await open(tmp, 'wx', (await src.stat()).mode & 0o777);
+    const check = () => verifyUnchanged(s.source, opened);
+    if (!(await kernelCopy(src, out, { watch: check }))) {
+      await out.truncate(0);
+      await copyBytes(src, out, size);
     }
+    await check();
+    if ((await out.stat()).size !== size) throw new TrtxError('WRITE_FAILED', s.target, `the copy of ${s.source} is not its size`);
+    await out.sync();
     return { tmp, untrack };
   } catch (e) {
+    await out?.close().catch(() => {});
+    out = undefined;
     await rm(tmp, { force: true });
     untrack();
     throw fileRefusal(e, s.target, 'write it (the target was left untouched)');
+  } finally {
+    await out?.close();
+    await src?.close();
   }
 }
 

@@ -5,7 +5,10 @@
 // node, a socket or a symbolic link would replace the node itself (`-o
 // /dev/null` would turn the null device into a file), and a directory cannot
 // be replaced at all. `-o` naming the input is almost always a slip for
-// `--in-place`; `--force` says it is meant.
+// `--in-place`; `--force` says it is meant. An in-place target must be a
+// regular file too (never `/dev/null` or `/dev/stdin`); given through a
+// symbolic link, the file it points to is the target (resolveTarget), so the
+// link stays a link and the file has one lock and one journal.
 //
 // Temporary files, the in-place journal and the writer lock live beside the
 // target (a rename is atomic only within one filesystem). Their names add a
@@ -16,7 +19,8 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, lstat, stat } from 'node:fs/promises';
+import { access, lstat, realpath, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Code } from '../codes/index.js';
 import { TrtxError } from './errors.js';
@@ -124,17 +128,8 @@ export async function checkOutputTarget(output: string, inputs: string | readonl
     return;
   }
   if (!st.isFile()) {
-    const kind = st.isSymbolicLink()
-      ? 'a symbolic link'
-      : st.isDirectory()
-        ? 'a directory'
-        : st.isFIFO()
-          ? 'a FIFO'
-          : st.isCharacterDevice() || st.isBlockDevice()
-            ? 'a device node'
-            : st.isSocket()
-              ? 'a socket'
-              : 'not a regular file';
+    const pointed = st.isSymbolicLink() ? await stat(output).catch(() => null) : null;
+    const kind = st.isSymbolicLink() ? `a symbolic link${pointed && !pointed.isFile() ? ` to ${kindOf(pointed)}` : ''}` : kindOf(st);
     throw new TrtxError(
       'OUTPUT_NOT_REGULAR',
       output,
@@ -160,12 +155,59 @@ export async function checkOutputTarget(output: string, inputs: string | readonl
   });
 }
 
-/** An in-place rewrite needs to write the file and to create its journal beside it. */
-export async function checkInPlaceTarget(path: string): Promise<void> {
-  await access(path, constants.W_OK).catch((err: unknown) => {
+/** What a file that is not a regular file is, in words. */
+function kindOf(st: Stats): string {
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device node';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+/**
+ * The path a writer of `path` writes: `path` itself, or, when it is a
+ * symbolic link, the file it points to (so a rewrite through a link changes
+ * the file, not the link; its lock and journal are the file's). Refuses a
+ * link whose file has no name of its own (a deleted file, a descriptor
+ * under /proc).
+ */
+export async function resolveTarget(path: string): Promise<string> {
+  const st = await lstat(path);
+  if (!st.isSymbolicLink()) return path;
+  const real = await realpath(path);
+  const [pointed, named] = await Promise.all([stat(path), lstat(real).catch(() => null)]);
+  if (named === null || named.dev !== pointed.dev || named.ino !== pointed.ino) {
+    throw new TrtxError('OUTPUT_NOT_REGULAR', path, 'is a link to a file that has no path of its own (a deleted file, a descriptor)', {
+      hint: 'give the path of the file itself',
+    });
+  }
+  return real;
+}
+
+/**
+ * An in-place rewrite needs a regular file (never a device, a FIFO or a
+ * socket: `/dev/stdin`, `/dev/null`), which it may write, and a folder to
+ * create its journal in. The path it writes: the file a symbolic link points
+ * to (resolveTarget).
+ */
+export async function checkInPlaceTarget(path: string): Promise<string> {
+  const st = await stat(path).catch((err: unknown) => {
     throw fileRefusal(err, path, 'rewrite it in place');
   });
-  await access(dirname(path), constants.W_OK).catch((err: unknown) => {
-    throw fileRefusal(err, dirname(path), 'create the in-place journal beside the file');
+  if (!st.isFile()) {
+    throw new TrtxError('OUTPUT_NOT_REGULAR', path, `is ${kindOf(st)}; --in-place rewrites a regular file`, {
+      hint: 'give a .pte file, or write the result elsewhere with -o OUT',
+    });
+  }
+  const real = await resolveTarget(path).catch((err: unknown) => {
+    throw fileRefusal(err, path, 'rewrite it in place');
   });
+  await access(real, constants.W_OK).catch((err: unknown) => {
+    throw fileRefusal(err, real, 'rewrite it in place');
+  });
+  await access(dirname(real), constants.W_OK).catch((err: unknown) => {
+    throw fileRefusal(err, dirname(real), 'create the in-place journal beside the file');
+  });
+  return real;
 }

@@ -209,7 +209,7 @@ async function rewriteCommand(ctx: Ctx, opts: RewriteOptions, typed: string): Pr
     return EXIT_OK;
   }
   const { reports, recovered } = outcome;
-  if (recovered) ctx.print(`finished an interrupted rewrite of ${input} from ${journalPath(input)}`);
+  if (recovered) ctx.print(`finished an interrupted rewrite of ${input} from ${outcome.recoveredFrom ?? journalPath(input)}`);
   for (const l of staleLines(outcome.stale)) ctx.print(l);
   if (reports.length === 0) ctx.print('canonical re-encoding, no transformation asked');
   for (const r of reports) for (const l of r.lines) ctx.print(`  ${l}`);
@@ -243,7 +243,8 @@ async function runRewrite(
       // In place, the reference already sits beside the program.
       sidecars: opts.inPlace ? [] : [{ source: referencePathOf(input), target: referencePathOf(output) }],
       command: opts.inPlace ? 'rewrite --in-place' : 'rewrite -o',
-      onWait: (holder) => ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder)} (--no-wait fails instead)`),
+      onWait: (holder, otherName) =>
+        ctx.log.warn(`waiting for the writer that holds ${output}: ${describeHolder(holder, otherName)} (--no-wait fails instead)`),
       onProgress: (done, total) => (progress ??= startProgress(ctx, `writing ${output}`, { bytes: true })).update(done, total),
     },
     onChecked: ({ reports, checked }) => {
