@@ -8,22 +8,11 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { trtx } from '../scripts/zoo-steps.js';
 import type { Zoo } from '../scripts/zoo-build.js';
+import type { VerifyResult } from '../src/verify/result.js';
 import { tempDir } from './helpers/temp.js';
 import { ZOO_TIMEOUT_MS, realZoo } from './helpers/zoo.js';
 
-interface Budget {
-  kernels: string | null;
-  streamable_weight_bytes: string | null;
-  resident_bytes: string | null;
-  streamed_bytes_per_execute: string | null;
-  measured: {
-    resident_bytes: string;
-    streamed_bytes_per_execute: string;
-    window_bytes: string;
-    streamed_bytes: string;
-    executes: number;
-  } | null;
-}
+type Budget = VerifyResult['budgets'][number];
 const MIB = 1 << 20;
 
 describe('weight streaming on ATen kernels (the qwen2-ci zoo model, 40 MB of float32 weights)', () => {

@@ -63,6 +63,16 @@ QWEN_2_5 = {
     "bos_token_id": 1,
     "eos_token_id": 2,
 }
+# The sizes CI holds: a 32,000-token vocabulary, two layers, grouped key/value heads.
+CI_SIZE = {
+    "vocab_size": 32000,
+    "hidden_size": 256,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 32,
+    "intermediate_size": 1024,
+}
 SHAPES: dict[str, dict[str, Any]] = {
     "1b": {
         **LLAMA_3_2,
@@ -108,28 +118,8 @@ SHAPES: dict[str, dict[str, Any]] = {
         "intermediate_size": 4864,
     },
     # Qwen2.5's structure at the size CI holds (the zoo's qwen2-ci models).
-    "qwen2-ci": {
-        **QWEN_2_5,
-        "vocab_size": 32000,
-        "hidden_size": 256,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 8,
-        "num_key_value_heads": 2,
-        "head_dim": 32,
-        "intermediate_size": 1024,
-    },
-    "ci": {
-        **LLAMA_3_2,
-        "vocab_size": 32000,
-        "hidden_size": 256,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 8,
-        "num_key_value_heads": 2,
-        "head_dim": 32,
-        "intermediate_size": 1024,
-        "bos_token_id": 1,
-        "eos_token_id": 2,
-    },
+    "qwen2-ci": {**QWEN_2_5, **CI_SIZE},
+    "ci": {**LLAMA_3_2, **CI_SIZE, "bos_token_id": 1, "eos_token_id": 2},
 }
 
 
