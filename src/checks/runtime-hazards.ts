@@ -27,6 +27,7 @@ import { specView } from '../tensorrt/delegate-view.js';
 import { callsOf } from '../tensorrt/delegates.js';
 import { atLabel, mutableBuffers, parseIndexPair, planAt, sharedAcrossMethods } from '../graph/dataflow.js';
 import { present } from '../util/present.js';
+import { shortList } from '../util/display.js';
 import type { CheckContext } from './context.js';
 import { inPlaceBuffers } from './zero-copy-scan.js';
 import { diag, type Diagnostic, type Severity } from './diagnostic.js';
@@ -118,7 +119,7 @@ function deviceStateHazards(ctx: CheckContext, rules: RuntimeRules, add: AddHaza
     }
     for (const [arena, buffers] of uninitialised) {
       const names = buffers.map((b) => b.name);
-      const shown = names.length > 4 ? `${names.slice(0, 4).join(', ')} and ${names.length - 4} more` : names.join(', ');
+      const shown = shortList(names);
       add(
         'warning',
         'RT_DEVICE_STATE_UNINITIALIZED',

@@ -32,3 +32,23 @@ export const shortNameOrNull = (name: string | null): string | null => (name ===
 export function boundedText(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}…(${text.length - max} more characters)`;
 }
+
+/**
+ * A list of names as reports show it: the first `keep`, then how many more
+ * ("a, b, c, d and 44 more"). `trtx check`'s findings and every text
+ * output's name lists read the same way; --json keeps the whole list.
+ */
+export function shortList(names: readonly string[], keep = 4): string {
+  return names.length > keep ? `${names.slice(0, keep).join(', ')} and ${names.length - keep} more` : names.join(', ');
+}
+
+// A run of at least five comma-separated names (no spaces, commas, brackets
+// or semicolons inside a name; a sentence's colon or full stop after the
+// last is left to the sentence): a list a library message spelled out whole.
+const NAME = String.raw`[^\s,;()]*[^\s,;():.]`;
+const NAME_RUN = new RegExp(`${NAME}(?:, ${NAME}){4,}`, 'g');
+
+/** Text with every long comma-separated name list in it shortened by shortList (text output only). */
+export function shortenNameLists(text: string, keep = 4): string {
+  return text.replace(NAME_RUN, (run) => shortList(run.split(', '), keep));
+}

@@ -5,6 +5,7 @@ import { Option, type Command } from 'commander';
 import { hostname } from 'node:os';
 import { parseRuntimes, describeRuntime } from '../../checks/runtime-rules.js';
 import { formatIEC, parseSize } from '../../util/size.js';
+import { shortList, shortenNameLists } from '../../util/display.js';
 import { toJunit } from '../../report/junit.js';
 import { renderDiagnostics } from '../render-diagnostics.js';
 import { renderMemory } from '../render-memory.js';
@@ -120,7 +121,7 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   for (const l of referenceEngineLines(r.engines)) lines.push(`  ${l}`);
   const kernels = kernelsLine(r.budgets.map((b) => b.kernels));
   if (kernels) lines.push(`  ${kernels}`);
-  if (r.caches.length) lines.push(`  caches: ${r.caches.join(', ')}`);
+  if (r.caches.length) lines.push(`  caches: ${shortList(r.caches)}`);
   if (r.options.twin_contract) {
     const subject = r.mode === 'staged-vs-zero-copy' ? 'the zero-copy twin' : 'the program';
     lines.push(
@@ -146,8 +147,11 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
   }
   if (r.memory) lines.push(...renderMemory(r.memory, r.options.init_device_buffers || r.options.twin_contract));
   lines.push(...renderReference(r.reference, s));
+  // The names and details spell out every buffer (--json keeps them whole); a line here names a few.
   for (const a of r.assertions)
-    lines.push(`  ${a.ok ? s('green', 'ok  ') : s('red', 'FAIL')} ${a.name}${a.detail ? s('dim', ` (${a.detail})`) : ''}`);
+    lines.push(
+      `  ${a.ok ? s('green', 'ok  ') : s('red', 'FAIL')} ${shortenNameLists(a.name)}${a.detail ? s('dim', ` (${shortenNameLists(a.detail)})`) : ''}`,
+    );
   const failed = r.assertions.filter((a) => !a.ok).length;
   lines.push(
     failed
