@@ -12,6 +12,8 @@ import { REPO } from './helpers/bridge.js';
 /** Flags of other programs, with the program they belong to. */
 const OTHER_PROGRAMS: Record<string, string> = {
   '--build': 'cmake',
+  '--reflink': 'cp (GNU coreutils: the kernel copy, src/util/kernel-copy.ts)',
+  '--sparse': 'cp (GNU coreutils: the kernel copy, src/util/kernel-copy.ts)',
   '--target': 'cmake',
   '--parallel': 'cmake',
   '--upgrade': 'pip',
