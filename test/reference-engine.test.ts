@@ -1,7 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as flatbuffers from 'flatbuffers';
 import fc from 'fast-check';
@@ -14,6 +11,7 @@ import { Op } from '../src/generated/trtx-ref/op.js';
 import { decodeEngine, encodeEngine, isReferenceEngine, type EngineInit } from '../src/tensorrt/reference-engine.js';
 import { checkEngineBindings, scratchBytes, type EngineBinding } from '../src/tensorrt/reference-engine-bindings.js';
 import { TrtxError } from '../src/util/errors.js';
+import { flatcDecode } from './helpers/flatc.js';
 
 const SCHEMA = resolve(fileURLToPath(new URL('../schemas/reference_engine.fbs', import.meta.url)));
 
@@ -94,21 +92,17 @@ describe('reference engine codec', () => {
   it('carries identifier TRXE and decodes with flatc against the schema', () => {
     const bytes = encodeEngine(SAMPLE);
     expect(isReferenceEngine(bytes)).toBe(true);
-    const dir = mkdtempSync(join(tmpdir(), 'trtx-ref-'));
-    try {
-      writeFileSync(join(dir, 'e.bin'), bytes);
-      execFileSync('flatc', ['--json', '--strict-json', '--defaults-json', '--raw-binary', '-o', dir, SCHEMA, '--', join(dir, 'e.bin')], {
-        stdio: 'pipe',
-      });
-      const j = JSON.parse(readFileSync(join(dir, 'e.json'), 'utf8'));
-      expect(j.version).toBe(1);
-      expect(j.steps.map((s: { op_type: string }) => s.op_type)).toEqual(['KvWrite', 'KvWrite', 'Attend', 'Affine', 'RingShift']);
-      expect(j.steps[0].op).toEqual({ cache: 0, position: 3, source: 2, seq_dim: 2, salt: 0.25 });
-      expect(j.scratch).toEqual({ base_bytes: 65536, per_unit_bytes: 32, unit_binding: 2, unit_dim: 1 });
-      expect(j.weight_streaming).toBe(true);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const j = flatcDecode(bytes, SCHEMA) as {
+      version: number;
+      steps: { op_type: string; op: unknown }[];
+      scratch: unknown;
+      weight_streaming: boolean;
+    };
+    expect(j.version).toBe(1);
+    expect(j.steps.map((s: { op_type: string }) => s.op_type)).toEqual(['KvWrite', 'KvWrite', 'Attend', 'Affine', 'RingShift']);
+    expect(j.steps[0].op).toEqual({ cache: 0, position: 3, source: 2, seq_dim: 2, salt: 0.25 });
+    expect(j.scratch).toEqual({ base_bytes: 65536, per_unit_bytes: 32, unit_binding: 2, unit_dim: 1 });
+    expect(j.weight_streaming).toBe(true);
   });
 
   it('writes defaults explicitly (version present on the wire)', () => {
