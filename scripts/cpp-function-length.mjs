@@ -1,10 +1,13 @@
 // The 80-line function rule for the runner's C++ (issue 28), the C++ twin of
 // eslint's max-lines-per-function (eslint.config.js: max 80, blank and
 // comment-only lines skipped). The code is clang-formatted (Google style,
-// native-runner/.clang-format), so a top-level definition's body opens on its
-// signature's last line and closes with a `}` at column 0; the body counts from
-// that `{` line to that `}` line. Comments, string and character literals and
-// preprocessor lines are read past so their braces do not count.
+// native-runner/.clang-format), so a definition's body opens on its signature's
+// last line; the body counts from that `{` line to its matching `}` line. A
+// definition is any function body that no other function encloses: at
+// namespace scope or inside a class body (a member defined in place), so a
+// lambda or block inside a function counts toward that function. Comments,
+// string and character literals and preprocessor lines are read past so their
+// braces do not count.
 
 export const MAX_FUNCTION_LINES = 80;
 /** Where the rule applies: the runner's own C++ and CUDA sources. */
@@ -13,6 +16,11 @@ export const FUNCTION_RULE_EXTENSIONS = ['cpp', 'cu', 'h'];
 
 // A brace whose head starts with one of these opens a scope, not a function body.
 const SCOPE_KEYWORDS = /^(?:template\s*<[^]*>\s*)?(?:namespace|struct|class|enum|union|extern|typedef)\b/;
+
+/** Whether a head opens a scope; a class body's access label (`public:`) before it is read past. */
+function isScopeHead(head) {
+  return SCOPE_KEYWORDS.test(head.trim().replace(/^(?:(?:public|protected|private)\s*:\s*)+/, ''));
+}
 
 /** Whether the function rule applies to this repository-relative path. */
 export function holdsFunctionRule(path) {
@@ -39,14 +47,15 @@ function isFunctionHead(head) {
 }
 
 /**
- * The top-level functions of a clang-formatted C++ text: name, the 1-based line
- * of the body's `{`, and its length in non-blank, non-comment lines from that
- * line to the `}` at column 0.
+ * The functions of a clang-formatted C++ text that no function encloses (at
+ * namespace scope or in a class body): name, the 1-based line of the body's
+ * `{`, and its length in non-blank, non-comment lines from that line to the
+ * matching `}`.
  */
 export function cppFunctions(text) {
   const lines = text.split('\n');
   const hasCode = new Array(lines.length).fill(false);
-  const stack = []; // open braces: { line, head, isFunction }
+  const stack = []; // open braces: { line, head, isFunction, isScope, outer }
   const heads = ['']; // per depth, the code since the last `;`, `{` or block `}`
   const found = [];
   let inBlockComment = false;
@@ -86,19 +95,22 @@ export function cppFunctions(text) {
         i = j;
       } else if (c === '{') {
         const head = heads[stack.length];
-        stack.push({ line: ln, head, isFunction: isFunctionHead(head) });
+        const isScope = isScopeHead(head);
+        // Outer: every enclosing brace is a namespace, class or other scope, none a function or initializer.
+        const outer = stack.every((s) => s.isScope);
+        stack.push({ line: ln, head, isFunction: !isScope && isFunctionHead(head), isScope, outer });
         heads[stack.length] = '';
       } else if (c === '}') {
         const open = stack.pop();
         if (!open) continue; // unbalanced: not ours to judge, the compiler is
         const atColumn0 = i === 0;
-        if (open.isFunction && atColumn0) {
+        if (open.isFunction && open.outer) {
           let n = 0;
           for (let k = open.line; k <= ln; k++) if (hasCode[k]) n++;
           found.push({ name: declaredName(open.head) ?? 'a lambda', line: open.line + 1, lines: n });
         }
         // A block's end starts a new declaration; a brace initializer (`x_{x}`) stays part of its head.
-        if (open.isFunction || SCOPE_KEYWORDS.test(open.head.trim()) || atColumn0) heads[stack.length] = '';
+        if (open.isFunction || open.isScope || atColumn0) heads[stack.length] = '';
         else heads[stack.length] += '{}';
       } else if (c === ';') {
         heads[stack.length] = '';

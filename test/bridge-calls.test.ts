@@ -4,8 +4,18 @@
 
 import { describe, expect, it } from 'vitest';
 import type { BridgeEvent } from '../src/bridge/protocol.js';
-import { BridgeFailure, runBridge } from '../src/bridge/run.js';
-import { doubleEnv, exportRequest, MODELS_DIR, PYTHON, readCalls, workspace, type Call, type Workspace } from './helpers/bridge.js';
+import { runBridge } from '../src/bridge/run.js';
+import {
+  type Call,
+  doubleEnv,
+  exportRequest,
+  failure,
+  MODELS_DIR,
+  PYTHON,
+  readCalls,
+  type Workspace,
+  workspace,
+} from './helpers/bridge.js';
 
 const FACTORY = `${MODELS_DIR}/prefill_decode.py`;
 const LINEAGE = 'executorch.exir.passes.insert_write_back_for_buffers_pass._inplace_lineage';
@@ -15,16 +25,6 @@ async function exportWith(ws: Workspace, over: Parameters<typeof exportRequest>[
   const result = await runBridge(exportRequest(ws, over), { python: PYTHON, env: doubleEnv(ws, knobs), onEvent: (e) => events.push(e) });
   if (result.mode !== 'export') throw new Error('expected an export result');
   return { result: result, events, calls: readCalls(ws) };
-}
-
-async function failure(p: Promise<unknown>): Promise<BridgeFailure> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(BridgeFailure);
-    return e as BridgeFailure;
-  }
-  throw new Error('expected the bridge to fail');
 }
 
 const named = (calls: Call[], name: string) => calls.filter((c) => c.call === name);

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { bridgeEnv, bridgePackageDir } from '../src/bridge/env.js';
 import { PROTOCOL_VERSION, type BridgeRequest, type CheckResult, type EngineKind } from '../src/bridge/protocol.js';
 import { BridgeFailure, runBridge, type RunBridgeOptions } from '../src/bridge/run.js';
-import { DOUBLES_DIR, PYTHON, REPO } from './helpers/bridge.js';
+import { DOUBLES_DIR, failure, PYTHON, REPO } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
 
 const doubles = (knobs: Record<string, string> = {}) => ({ PYTHONPATH: DOUBLES_DIR, ...knobs });
@@ -26,16 +26,6 @@ async function checkPython(opts: RunBridgeOptions & { engine?: EngineKind }): Pr
   const result = await runBridge(request, opts);
   if (result.mode !== 'check') throw new Error(`the import check answered with a ${result.mode} result`);
   return result;
-}
-
-async function failure(p: Promise<unknown>): Promise<BridgeFailure> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(BridgeFailure);
-    return e as BridgeFailure;
-  }
-  throw new Error('expected the bridge to fail');
 }
 
 describe('bridgeEnv', () => {

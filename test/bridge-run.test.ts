@@ -7,21 +7,11 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION, type BridgeEvent } from '../src/bridge/protocol.js';
-import { BridgeFailure, runBridge } from '../src/bridge/run.js';
-import { alive, doubleEnv, eventually, exportRequest, FIXTURE_PTE, PYTHON, readCalls, REPO, workspace } from './helpers/bridge.js';
+import { runBridge } from '../src/bridge/run.js';
+import { alive, doubleEnv, eventually, exportRequest, failure, FIXTURE_PTE, PYTHON, readCalls, REPO, workspace } from './helpers/bridge.js';
 import { validate } from './helpers/json-schema.js';
 
 const schema = JSON.parse(readFileSync(join(REPO, 'schemas', 'bridge-protocol.schema.json'), 'utf8')) as Record<string, unknown>;
-
-async function failure(p: Promise<unknown>): Promise<BridgeFailure> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(BridgeFailure);
-    return e as BridgeFailure;
-  }
-  throw new Error('expected the bridge to fail');
-}
 
 describe('runBridge: the protocol round trip', () => {
   it('sends the request, validates every event, and resolves with the result', async () => {

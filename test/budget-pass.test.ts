@@ -8,22 +8,12 @@ import { buildProgram } from '../src/examples/builder.js';
 import type { ProgramSpec } from '../src/examples/spec.js';
 import { applyBudget, budgetPass, selectBudgetTargets } from '../src/passes/budget.js';
 import type { Program } from '../src/pte/model.js';
-import { TrtxError } from '../src/util/errors.js';
+import { refusal } from './helpers/refusal.js';
 
 const GiB = 1n << 30n;
 const text = (v: Uint8Array) => new TextDecoder().decode(v);
 const program = (spec: ProgramSpec): Program => buildProgram(spec).program;
 const specsOf = (p: Program, plan = 0) => p.executionPlan[plan].delegates.map((d) => d.compileSpecs.map((s) => [s.key, text(s.value)]));
-
-function refusal(f: () => unknown): TrtxError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof TrtxError) return e;
-    throw e;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('setting a budget', () => {
   it('sets it on every TensorRT delegate, replacing in place and keeping every other spec in order', () => {

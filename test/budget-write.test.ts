@@ -2,10 +2,9 @@
 // other byte of meaning the same; in place when the program fits before the
 // segments, with the crash-safety protocol exercised by stopping after each
 // of its steps and by tearing its writes.
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { buildProgram, writeFixture } from '../src/examples/builder.js';
 import { multiEngine, trtBesideCuda } from '../src/examples/programs.js';
 import type { ProgramSpec } from '../src/examples/spec.js';
@@ -18,10 +17,10 @@ import { openPte, withPte } from '../src/pte/open.js';
 import { writePte } from '../src/pte/write.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { TrtxError } from '../src/util/errors.js';
+import { tempDir } from './helpers/temp.js';
 
 const GiB = 1n << 30n;
-const dir = mkdtempSync(join(tmpdir(), 'trtx-budget-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('budget');
 
 let n = 0;
 const fresh = (name: string) => join(dir, `${n++}-${name}`);

@@ -1,11 +1,10 @@
 // `trtx check`: grouped human output, the summary line, --json, --strict,
 // --zero-copy-kv, and the exit-code contract (0 clean, 1 errors or --strict
 // warnings, 2 usage or unreadable input).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { writeFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { buildProgram, writeFixture } from '../src/examples/builder.js';
 import { multiEngine, trtSingle } from '../src/examples/programs.js';
@@ -17,9 +16,9 @@ import { CHECKS } from '../src/checks/run.js';
 import type { Check } from '../src/checks/context.js';
 import { diag } from '../src/checks/diagnostic.js';
 import type { Code } from '../src/codes/index.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-cli-check-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('cli-check');
 
 async function file(name: string, spec: ProgramSpec, edit?: (p: Program) => void): Promise<string> {
   const path = join(dir, name);

@@ -3,17 +3,17 @@
 // `error:` line and at most one `hint:`, before any Python runs); every
 // command's --help exits 0 with examples; human output carries no ANSI
 // escape off a terminal or with NO_COLOR, whatever the terminal.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry, kvDecoder } from '../src/examples/catalogue.js';
 import { DOUBLE_PYTHON, REPO } from './helpers/bridge.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-cli-errors-'));
+const dir = tempDir('cli-errors');
 const good = join(dir, 'kv-decode-staged.pte');
 const broken = join(dir, 'broken-arity.pte');
 const zeroCopy = join(dir, 'kv-decode-zero-copy.pte');
@@ -25,7 +25,6 @@ beforeAll(async () => {
   await writeFixture(zeroCopy, catalogueEntry('kv-decode-zero-copy.pte').build());
   runner = await testRunner();
 }, BUILD_TIMEOUT_MS);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const empty = join(dir, 'empty.pte');
 const text = join(dir, 'notes.pte');

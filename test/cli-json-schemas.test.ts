@@ -6,16 +6,16 @@
 // (test/helpers/json-schema.ts): a keyword it does not know is an error,
 // so a schema cannot lean on an unchecked one. verify and demo run the prebuilt test runner; export
 // runs the explicitly named double interpreter (no torch here).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry, kvDecoder, multiEngine } from '../src/examples/catalogue.js';
 import { DOUBLE_PYTHON, REPO, workspace } from './helpers/bridge.js';
 import { runCli } from './helpers/cli.js';
 import { validate } from './helpers/json-schema.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
 // Documents are walked and damaged by key path; the schemas, not the types, hold their shape.
 type Doc = Record<string, any>;
@@ -26,7 +26,7 @@ const SCHEMAS = Object.fromEntries(
   ['inspect', 'check', 'rewrite', 'verify', 'diff', 'demo', 'export', 'fixtures', 'env', 'error'].map((n) => [n, schema(n)]),
 );
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-json-schemas-'));
+const dir = tempDir('json-schemas');
 const staged = join(dir, 'kv-decode-staged.pte');
 const zeroCopy = join(dir, 'kv-decode-zero-copy.pte');
 const engines = join(dir, 'multi-engine.pte');
@@ -93,8 +93,6 @@ beforeAll(async () => {
     { TRTX_DOUBLE_CALLS: ws.calls, TRTX_DOUBLE_PROGRAM: program },
   );
 }, BUILD_TIMEOUT_MS);
-
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('--json documents validate against their schemas', () => {
   it.each([

@@ -1,10 +1,9 @@
 // `trtx rewrite` with --budget / --clear-budget / --method / --delegate /
 // --in-place: what it prints, what it writes (decoded again), its refusals
 // and exit codes.
-import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { existsSync, linkSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { buildProgram, writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import { multiEngine, trtBesideCuda } from '../src/examples/programs.js';
@@ -15,9 +14,9 @@ import { budgetPass } from '../src/passes/budget.js';
 import { writePte } from '../src/pte/write.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-cli-rewrite-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('cli-rewrite');
 let n = 0;
 
 async function fixture(spec: ProgramSpec, alignment = 4096): Promise<string> {

@@ -4,23 +4,22 @@
 // are not vacuous (a damaged document fails). The validator is Ajv in strict
 // mode (test/helpers/json-schema.ts), which refuses a keyword it does not
 // know, so a schema cannot lean on an unchecked one.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../src/examples/builder.js';
 import { CATALOGUE } from '../src/examples/catalogue.js';
 import { runCli } from './helpers/cli.js';
 import { CORPUS_DIR } from './helpers/corpus.js';
 import { validate } from './helpers/json-schema.js';
+import { tempDir } from './helpers/temp.js';
 
 const schema = (name: string) =>
   JSON.parse(readFileSync(new URL(`../schemas/${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;
 const CHECK = schema('check.schema.json');
 const INSPECT = schema('inspect.schema.json');
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-schemas-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('schemas');
 
 // Small programs of every kind the catalogue has: sound, zero-copy, broken
 // specs, broken blobs (seed-scale twins left out: same shapes, more bytes).

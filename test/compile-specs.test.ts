@@ -16,7 +16,7 @@ import {
   setSpec,
   type CompileSpecEntry,
 } from '../src/tensorrt/compile-specs.js';
-import { TrtxError } from '../src/util/errors.js';
+import { refusal } from './helpers/refusal.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -24,16 +24,6 @@ const spec = (key: string | null, value: string | Uint8Array): CompileSpecEntry 
   key,
   value: typeof value === 'string' ? enc.encode(value) : value,
 });
-
-function thrown(f: () => unknown): TrtxError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof TrtxError) return e;
-    throw e;
-  }
-  throw new Error('expected a TrtxError');
-}
 
 describe('weight_streaming_budget', () => {
   it.each([
@@ -69,7 +59,7 @@ describe('weight_streaming_budget', () => {
     ['word', 'auto'],
     ['full-width digit', '\uff18'],
   ])('refuses %s', (_what, text) => {
-    const e = thrown(() => decodeBudget(enc.encode(text), 'here'));
+    const e = refusal(() => decodeBudget(enc.encode(text), 'here'));
     expect(e.code).toBe('SPEC_BUDGET_INVALID');
     expect(e.location).toBe('here');
     expect(e.kind).toBe('check');
@@ -88,7 +78,7 @@ describe('weight_streaming_budget', () => {
 
   it('refuses to encode a value outside [0, 2^63), with the status of its code (flags are checked before: SIZE_INVALID)', () => {
     for (const n of [-1n, 1n << 63n]) {
-      const e = thrown(() => encodeBudget(n));
+      const e = refusal(() => encodeBudget(n));
       expect(e.code).toBe('SPEC_BUDGET_INVALID');
       expect(e.kind).toBe('check');
     }
@@ -132,17 +122,17 @@ describe('target_device', () => {
     ['huge', 'cuda:99999999999999999'],
     ['non-ASCII digit (ExecuTorch takes it; trtx does not)', 'cuda:\u0661'],
   ])('refuses %s', (_what, text) => {
-    expect(thrown(() => decodeTargetDevice(enc.encode(text))).code).toBe('SPEC_TARGET_DEVICE_INVALID');
+    expect(refusal(() => decodeTargetDevice(enc.encode(text))).code).toBe('SPEC_TARGET_DEVICE_INVALID');
   });
 
   it('refuses a huge value without building a string from it', () => {
-    expect(thrown(() => decodeTargetDevice(new Uint8Array(1 << 20).fill(0x31))).code).toBe('SPEC_TARGET_DEVICE_INVALID');
+    expect(refusal(() => decodeTargetDevice(new Uint8Array(1 << 20).fill(0x31))).code).toBe('SPEC_TARGET_DEVICE_INVALID');
   });
 
   it('encodes and round-trips', () => {
     expect(dec.decode(encodeTargetDevice(3))).toBe('cuda:3');
     expect(decodeTargetDevice(encodeTargetDevice(12))).toEqual({ type: 'cuda', index: 12, canonical: true });
-    for (const bad of [-1, 1.5, 128, NaN]) expect(thrown(() => encodeTargetDevice(bad)).code).toBe('SPEC_TARGET_DEVICE_INVALID');
+    for (const bad of [-1, 1.5, 128, NaN]) expect(refusal(() => encodeTargetDevice(bad)).code).toBe('SPEC_TARGET_DEVICE_INVALID');
   });
 });
 
@@ -165,7 +155,7 @@ describe('zero_copy_kv', () => {
     ['trailing bytes', '["k_out"]x'],
     ['invalid UTF-8', new Uint8Array([0x5b, 0x22, 0xff, 0x22, 0x5d])],
   ])('refuses %s', (_what, value) => {
-    const e = thrown(() => decodeZeroCopyKv(typeof value === 'string' ? enc.encode(value) : value, 'loc'));
+    const e = refusal(() => decodeZeroCopyKv(typeof value === 'string' ? enc.encode(value) : value, 'loc'));
     expect(e.code).toBe('SPEC_ZERO_COPY_KV_INVALID');
     expect(e.location).toBe('loc');
   });
@@ -175,7 +165,7 @@ describe('zero_copy_kv', () => {
     expect(dec.decode(encodeZeroCopyKv(['café']))).toBe('["caf\\u00e9"]');
     expect(decodeZeroCopyKv(encodeZeroCopyKv(['a"b', 'c\\d', '出']))).toEqual(['a"b', 'c\\d', '出']);
     for (const bad of [[], [''], ['a', 'a'], ['a\0'], ['\ud800']]) {
-      const e = thrown(() => encodeZeroCopyKv(bad));
+      const e = refusal(() => encodeZeroCopyKv(bad));
       expect(e.code).toBe('SPEC_ZERO_COPY_KV_INVALID');
       // Names come from the program's bindings: a bad one is the program's (exit 1).
       expect(e.kind).toBe('check');

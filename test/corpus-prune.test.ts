@@ -1,14 +1,13 @@
 // The corpus cache keeps one corpus per lock: a build removes the corpora of
 // its own lock built from older sources, and leaves another lock's (another
 // trtx checkout sharing the cache folder) and one being built.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pruneOlder } from '../scripts/corpus/build.js';
+import { tempDir } from './helpers/temp.js';
 
-const parent = mkdtempSync(join(tmpdir(), 'trtx-corpus-prune-'));
-afterAll(() => rmSync(parent, { recursive: true, force: true }));
+const parent = tempDir('corpus-prune');
 
 describe('pruning the corpus cache', () => {
   it('removes older sources of this lock only', async () => {

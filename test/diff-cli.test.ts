@@ -3,21 +3,20 @@
 // or not the programs differ, 1 with --exit-code when they do, and one line
 // with exit 2 for a missing file, a directory or a file that is not a .pte.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import { runCli } from './helpers/cli.js';
 import { validate } from './helpers/json-schema.js';
+import { tempDir } from './helpers/temp.js';
 
 const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const schema = JSON.parse(readFileSync(join(REPO, 'schemas', 'diff.schema.json'), 'utf8')) as Record<string, unknown>;
-const dir = mkdtempSync(join(tmpdir(), 'trtx-diff-cli-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('diff-cli');
 
 const staged = join(dir, 'kv-decode-staged.pte');
 const zeroCopy = join(dir, 'kv-decode-zero-copy.pte');

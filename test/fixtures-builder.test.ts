@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildProgram, writeFixture } from '../src/examples/builder.js';
 import { copyBack, d2h, h2d, outVariant } from '../src/examples/ops.js';
 import { freezePlan, planMethod } from '../src/examples/plan.js';
@@ -13,9 +11,9 @@ import { parseBlob, engineBytes } from '../src/tensorrt/blob.js';
 import { decodeEngine } from '../src/tensorrt/reference-engine.js';
 import { flatcDecode } from './helpers/flatc.js';
 import { viewMethod } from './helpers/fixture-view.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-builder-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('builder');
 
 // One method in a few lines: the shape the builder exists for.
 function smallSpec(): ProgramSpec {

@@ -3,10 +3,8 @@
 // carries a blob that parses, a reference engine that agrees with its
 // bindings, and compile specs that decode clean; a broken file with a known
 // refusal code gets exactly that refusal.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeFixture } from '../src/examples/builder.js';
 import { BLOB_FAULTS } from '../src/examples/broken.js';
 import { CATALOGUE } from '../src/examples/catalogue.js';
@@ -18,9 +16,9 @@ import { decodeEngine } from '../src/tensorrt/reference-engine.js';
 import { checkEngineBindings } from '../src/tensorrt/reference-engine-bindings.js';
 import { TrtxError } from '../src/util/errors.js';
 import { flatcDecode } from './helpers/flatc.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-catalogue-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('catalogue');
 
 const REQUIRED = [
   'trt-single.pte',

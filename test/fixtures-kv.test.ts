@@ -2,8 +2,6 @@
 // decode, instruction by instruction"), the zero-copy form against what
 // docs/zero-copy-kv.md says changes, and the seed-scale numbers (the 30-layer
 // model of pytorch/TensorRT#4667).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, writeFixture } from '../src/examples/builder.js';
@@ -15,6 +13,7 @@ import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { decodeEngine } from '../src/tensorrt/reference-engine.js';
 import { scratchBytes } from '../src/tensorrt/reference-engine-bindings.js';
 import { blobMeta, callArgSizes, lineDiff, viewMethod, type MethodView } from './helpers/fixture-view.js';
+import { tempDir } from './helpers/temp.js';
 
 const H2D = 'et_copy::_h2d_copy.out';
 const D2H = 'et_copy::_d2h_copy.out';
@@ -60,18 +59,14 @@ describe('staged KV decoder', () => {
   });
 
   it('the file on disk holds exactly that stream', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'trtx-kv-'));
-    try {
-      const { built: b } = await writeFixture(join(dir, 'kv-decode-staged.pte'), kvDecoder({ mode: 'staged' }));
-      const pte = await openPte(join(dir, 'kv-decode-staged.pte'));
-      const [onDisk, inMemory] = [pte.program.executionPlan[0], b.program.executionPlan[0]];
-      expect(onDisk.chains[0].instructions).toEqual(inMemory.chains[0].instructions);
-      expect(onDisk.operators).toEqual(inMemory.operators);
-      expect(onDisk.values).toEqual(inMemory.values);
-      await pte.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const dir = tempDir('kv');
+    const { built: b } = await writeFixture(join(dir, 'kv-decode-staged.pte'), kvDecoder({ mode: 'staged' }));
+    const pte = await openPte(join(dir, 'kv-decode-staged.pte'));
+    const [onDisk, inMemory] = [pte.program.executionPlan[0], b.program.executionPlan[0]];
+    expect(onDisk.chains[0].instructions).toEqual(inMemory.chains[0].instructions);
+    expect(onDisk.operators).toEqual(inMemory.operators);
+    expect(onDisk.values).toEqual(inMemory.values);
+    await pte.close();
   });
 
   it('the same shape holds for any layer count', () => {

@@ -2,19 +2,17 @@
 // never spread into call arguments, so inspect, diff and their HTML pages
 // work on a program with 150,000 planned buffers or 130,000 out-of-range
 // method inputs instead of dying with "Maximum call stack size exceeded".
-import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import type { Program } from '../src/pte/model.js';
 import { maxOf, pushAll, bytesToLatin1 } from '../src/util/arrays.js';
 import { runCli } from './helpers/cli.js';
 import { rewrite } from './helpers/diff-files.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-hostile-structure-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('hostile-structure');
 const N = 150_000;
 
 async function base(): Promise<string> {

@@ -5,10 +5,9 @@
 // "an in-place write that does not fit encodes the program twice"). The
 // encoder is wrapped in a counting spy; the file must read the same as one
 // written from a fresh encode.
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { describe, expect, it, vi } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { buildProgram } from '../src/examples/builder.js';
 import { trtBesideCuda } from '../src/examples/programs.js';
 import * as encode from '../src/pte/encode.js';
@@ -16,6 +15,7 @@ import { publishRewrite } from '../src/pte/in-place.js';
 import { openPte } from '../src/pte/open.js';
 import { writePte } from '../src/pte/write.js';
 import { budgetPass } from '../src/passes/budget.js';
+import { tempDir } from './helpers/temp.js';
 
 vi.mock('../src/pte/encode.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../src/pte/encode.js')>();
@@ -23,8 +23,7 @@ vi.mock('../src/pte/encode.js', async (importOriginal) => {
 });
 const encodes = vi.mocked(encode.encodeProgram);
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-encode-once-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('encode-once');
 
 /** A program whose segments start right after its head (alignment 16): any growth of the head does not fit. */
 async function tightProgram(name: string): Promise<string> {

@@ -75,7 +75,7 @@ function cppFunction(name: string, n: number): string {
 }
 
 describe('the 80-line rule for the runner C++ functions', () => {
-  it('counts a body from its `{` line to its `}` at column 0, past blank and comment lines, braces in literals and scopes', () => {
+  it('counts a body from its `{` line to its matching `}`, past blank and comment lines, braces in literals and scopes', () => {
     const text = [
       '#include <string>',
       'namespace trtx {',
@@ -93,8 +93,33 @@ describe('the 80-line rule for the runner C++ functions', () => {
       '}  // namespace trtx',
     ].join('\n');
     expect(cppFunctions(text)).toEqual([
+      { name: 'y', line: 5, lines: 3 },
       { name: 'Reader::read', line: 10, lines: 5 },
+      { name: 'braces', line: 24, lines: 1 },
       { name: 'Foo::Foo', line: 25, lines: 3 },
+    ]);
+  });
+
+  it('measures a member defined in its class body, with its lambdas and blocks, past access labels and nested classes', () => {
+    const indent = (text: string) => text.replace(/^(?=.)/gm, '  ');
+    const text = [
+      'namespace trtx {',
+      'class Executor final : public Base {',
+      ' public:',
+      indent(cppFunction('enqueue', 90)).replace(
+        '  int v0 = 0;',
+        '  auto f = [&](int i) {\n    if (i) {\n      return i;\n    }\n    return 0;\n  };',
+      ),
+      ' private:',
+      '  struct Slot {',
+      indent(indent(cppFunction('size', 3))),
+      '  };',
+      '};',
+      '}  // namespace trtx',
+    ].join('\n');
+    expect(cppFunctions(text)).toEqual([
+      { name: 'enqueue', line: 5, lines: 95 },
+      { name: 'size', line: 282, lines: 3 },
     ]);
   });
 

@@ -3,16 +3,15 @@
 // (what its header, or an older header's segment table, says) and the size it
 // has, with a hint about an incomplete copy; never as the field that first
 // runs past the end (PTE_SEGMENT_DATA_SIZE, PTE_SEGMENT_BASE, PTE_SEGMENT_EXTENT).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-pte-truncated-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('pte-truncated');
 const whole = join(dir, 'whole.pte');
 let bytes: Buffer;
 let segmentBase = 0;

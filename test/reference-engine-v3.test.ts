@@ -24,6 +24,7 @@ import { readFileSync } from 'node:fs';
 import { budgetStreaming } from '../src/verify/budget-streaming.js';
 import type { BudgetResolution } from '../src/runner/report.js';
 import { join } from 'node:path';
+import { refusal } from './helpers/refusal.js';
 
 const WEIGHTS: ExternalWeightsOptions['weights'] = [
   { key: 'layers.0.weight', elements: 256 },
@@ -36,16 +37,6 @@ function heavyPartition(bytes: number): Uint8Array {
   spec.namedData = [{ key: 'w', bytes: new Uint8Array(bytes).fill(7) }];
   const built = buildProgram(spec);
   return pteBytes(built.program, built.segments);
-}
-
-function refusal(f: () => unknown): TrtxError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof TrtxError) return e;
-    throw e;
-  }
-  throw new Error('accepted');
 }
 
 const codes = async (opts: ExternalWeightsOptions) => (await runChecks(pteOf(externalWeightsSpec(opts)))).diagnostics;

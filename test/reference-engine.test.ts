@@ -1,7 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as flatbuffers from 'flatbuffers';
 import fc from 'fast-check';
@@ -14,6 +11,8 @@ import { Op } from '../src/generated/trtx-ref/op.js';
 import { decodeEngine, encodeEngine, isReferenceEngine, type EngineInit } from '../src/tensorrt/reference-engine.js';
 import { checkEngineBindings, scratchBytes, type EngineBinding } from '../src/tensorrt/reference-engine-bindings.js';
 import { TrtxError } from '../src/util/errors.js';
+import { flatcDecode } from './helpers/flatc.js';
+import { codeOf, refusal } from './helpers/refusal.js';
 
 const SCHEMA = resolve(fileURLToPath(new URL('../schemas/reference_engine.fbs', import.meta.url)));
 
@@ -42,27 +41,6 @@ const BINDINGS: EngineBinding[] = [
   { name: 'b_conv', is_input: true, dtype: 'float32', shape: [1, 4, 3] },
   { name: 'output4', is_input: false, dtype: 'float32', shape: [1, 4, 3] },
 ];
-
-function codeOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof TrtxError) return e.code;
-    throw e;
-  }
-  return 'ok';
-}
-
-/** The TrtxError `f` throws; anything else it throws (a RangeError from a read past the end) fails the test. */
-function errorOf(f: () => unknown): TrtxError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof TrtxError) return e;
-    throw e;
-  }
-  throw new Error('no error');
-}
 
 describe('reference engine codec', () => {
   it('round-trips every op, the scratch need and the streaming fields', () => {
@@ -94,21 +72,17 @@ describe('reference engine codec', () => {
   it('carries identifier TRXE and decodes with flatc against the schema', () => {
     const bytes = encodeEngine(SAMPLE);
     expect(isReferenceEngine(bytes)).toBe(true);
-    const dir = mkdtempSync(join(tmpdir(), 'trtx-ref-'));
-    try {
-      writeFileSync(join(dir, 'e.bin'), bytes);
-      execFileSync('flatc', ['--json', '--strict-json', '--defaults-json', '--raw-binary', '-o', dir, SCHEMA, '--', join(dir, 'e.bin')], {
-        stdio: 'pipe',
-      });
-      const j = JSON.parse(readFileSync(join(dir, 'e.json'), 'utf8'));
-      expect(j.version).toBe(1);
-      expect(j.steps.map((s: { op_type: string }) => s.op_type)).toEqual(['KvWrite', 'KvWrite', 'Attend', 'Affine', 'RingShift']);
-      expect(j.steps[0].op).toEqual({ cache: 0, position: 3, source: 2, seq_dim: 2, salt: 0.25 });
-      expect(j.scratch).toEqual({ base_bytes: 65536, per_unit_bytes: 32, unit_binding: 2, unit_dim: 1 });
-      expect(j.weight_streaming).toBe(true);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const j = flatcDecode(bytes, SCHEMA) as {
+      version: number;
+      steps: { op_type: string; op: unknown }[];
+      scratch: unknown;
+      weight_streaming: boolean;
+    };
+    expect(j.version).toBe(1);
+    expect(j.steps.map((s: { op_type: string }) => s.op_type)).toEqual(['KvWrite', 'KvWrite', 'Attend', 'Affine', 'RingShift']);
+    expect(j.steps[0].op).toEqual({ cache: 0, position: 3, source: 2, seq_dim: 2, salt: 0.25 });
+    expect(j.scratch).toEqual({ base_bytes: 65536, per_unit_bytes: 32, unit_binding: 2, unit_dim: 1 });
+    expect(j.weight_streaming).toBe(true);
   });
 
   it('writes defaults explicitly (version present on the wire)', () => {
@@ -164,7 +138,7 @@ describe('reference engine refusals', () => {
     // The caches offset now points 2 bytes before the end: no room for the vector's length.
     const bad = bytes.slice();
     new DataView(bad.buffer).setUint32(field, bad.length - 2 - field, true);
-    const err = errorOf(() => decodeEngine(bad, { location: 'decode > delegate 0 (TensorRTBackend) > engine' }));
+    const err = refusal(() => decodeEngine(bad, { location: 'decode > delegate 0 (TensorRTBackend) > engine' }));
     expect(err.code).toBe('REF_ENGINE_MALFORMED');
     expect(err.location).toBe('decode > delegate 0 (TensorRTBackend) > engine > engine.steps[0].op(Attend).caches');
     expect(err.message).toMatch(/run past the end of the engine/);
@@ -176,7 +150,7 @@ describe('reference engine refusals', () => {
     const field = attend.bb_pos + attend.bb!.__offset(attend.bb_pos, 4);
     const zero = bytes.slice();
     new DataView(zero.buffer).setUint32(field, 0, true);
-    expect(errorOf(() => decodeEngine(zero)).message).toMatch(/may not point to itself/);
+    expect(refusal(() => decodeEngine(zero)).message).toMatch(/may not point to itself/);
     // 4096 steps, each the same table: a few KiB that would decode as a hundred times more.
     const b = new flatbuffers.Builder(64);
     const one = FbStep.createStep(b, Op.Affine, FbAffine.createAffine(b, 0, 1, 1, 0));
@@ -188,7 +162,7 @@ describe('reference engine refusals', () => {
     FbEngine.addVersion(b, 1);
     FbEngine.addSteps(b, steps);
     FbEngine.finishEngineBuffer(b, FbEngine.endEngine(b));
-    const shared = errorOf(() => decodeEngine(b.asUint8Array()));
+    const shared = refusal(() => decodeEngine(b.asUint8Array()));
     expect([shared.code, shared.message]).toEqual([
       'REF_ENGINE_MALFORMED',
       expect.stringMatching(/^decoding would materialise more than \d+ bytes, 2x the \d+-byte engine/),

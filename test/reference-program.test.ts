@@ -13,6 +13,7 @@ import { countEngines, engineCensus, referenceEngineLines } from '../src/tensorr
 import { decodeEngine, encodeEngine, type EngineInit } from '../src/tensorrt/reference-engine.js';
 import { TrtxError } from '../src/util/errors.js';
 import { encodePte, pteOf } from './helpers/memory-pte.js';
+import { refusal } from './helpers/refusal.js';
 
 /** The .pte bytes of trtSingle's program (method forward: 1 input, 1 output), changed by `edit`. */
 function partition(edit?: (p: Program) => void): Uint8Array {
@@ -21,14 +22,8 @@ function partition(edit?: (p: Program) => void): Uint8Array {
   return encodePte(built.program, built.segments);
 }
 
-function refusal(init: EngineInit): TrtxError {
-  try {
-    decodeEngine(encodeEngine(init), { location: 'engine' });
-  } catch (e) {
-    if (e instanceof TrtxError) return e;
-    throw e;
-  }
-  throw new Error('decoded');
+function refusalOf(init: EngineInit): TrtxError {
+  return refusal(() => decodeEngine(encodeEngine(init), { location: 'engine' }), 'decoded');
 }
 
 /** trtSingle whose engine is `engine`. */
@@ -72,14 +67,14 @@ describe('decoding version 2', () => {
       /has no method forward \(it has "main"\)/,
     ],
   ])('refuses %s (REF_ENGINE_PROGRAM)', (_, init, message) => {
-    const e = refusal(init());
+    const e = refusalOf(init());
     expect(e.code).toBe('REF_ENGINE_PROGRAM');
     expect(e.message).toMatch(message);
     expect(e.location).toMatch(/^engine > (program|steps)/);
   });
 
   it('refuses a version it does not know (REF_ENGINE_VERSION)', () => {
-    expect(refusal({ steps: [], version: 4 }).code).toBe('REF_ENGINE_VERSION');
+    expect(refusalOf({ steps: [], version: 4 }).code).toBe('REF_ENGINE_VERSION');
   });
 });
 

@@ -5,10 +5,9 @@
 // --in-place there is nothing to carry; an input without one removes OUT's
 // stale one; a write that fails or is interrupted leaves neither the copy nor
 // its temporary file.
-import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/catalogue.js';
@@ -16,9 +15,9 @@ import { runPipeline } from '../src/pipeline/run.js';
 import { tracked } from '../src/util/cleanup.js';
 import { stageSidecar } from '../src/util/sidecar-copy.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/temp.js';
 
-const root = mkdtempSync(join(tmpdir(), 'trtx-rewrite-reference-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('rewrite-reference');
 let n = 0;
 
 /** A folder of its own holding a staged KV decoder and, unless `reference` is null, a reference file beside it. */

@@ -6,19 +6,19 @@
 // first use, else the build a `trtx demo` of these sources left. In CI that is
 // the installed tarball's demo (.ci/run), whose sources hash the same as this
 // checkout's, so npm test does not compile the runner a second time (issue 26).
-import { afterAll, describe, expect, it } from 'vitest';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { cpSync, readFileSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { decideCuda, defaultCacheRoot, defaultSourceDir, ensureRunner, sourceHash, type RunnerProgress } from '../src/runner/build.js';
 import { isTrtxError } from '../src/util/errors.js';
 import { BUILD_TIMEOUT_MS } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
-const work = mkdtempSync(join(tmpdir(), 'trtx-runner-build-'));
+const work = tempDir('runner-build');
 /** The stand-in projects do not link ExecuTorch; any SDK path will do. */
 const sdk = { root: join(work, 'no-sdk'), version: '0.0.0' };
-afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** A CMake project whose trtx-runner prints `greeting`. */
 function standIn(dir: string, greeting: string): string {

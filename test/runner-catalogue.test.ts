@@ -4,17 +4,15 @@
 // codec gives; no program crashes the runner (in CI the binary is an
 // AddressSanitizer build); and the broken programs a runtime cannot refuse
 // show their fault in the digests, as `trtx verify` reads them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { CATALOGUE, type CatalogueEntry } from '../src/examples/catalogue.js';
 import { runRunner, type RunnerResult } from '../src/runner/run.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-runner-catalogue-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('runner-catalogue');
 
 const entries = CATALOGUE.filter((e) => !e.file.includes('-seed-'));
 const results = new Map<string, RunnerResult>();

@@ -4,9 +4,8 @@
 // reloads; the report's memory section passes the JSON schema; and with no
 // device pool (a CPU run) the pool is "unavailable" with no pool call, under
 // --cold-pool too, never "failed".
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { kvDecoder } from '../src/examples/kv-decoder.js';
@@ -15,13 +14,13 @@ import type { RunnerReport } from '../src/runner/report.js';
 import { runRunner, type RunRunnerOptions } from '../src/runner/run.js';
 import { validate } from './helpers/json-schema.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
 const SCHEMA = JSON.parse(readFileSync(new URL('../schemas/runner-report.schema.json', import.meta.url), 'utf8')) as Record<
   string,
   unknown
 >;
-const dir = mkdtempSync(join(tmpdir(), 'trtx-runner-memory-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('runner-memory');
 
 let runner = '';
 let multi = '';

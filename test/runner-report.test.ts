@@ -3,9 +3,8 @@
 // exit 3, caller stream, budgets, fresh state, the corpus) passes both, and
 // each damaged copy fails both. The validator is the project's JSON Schema
 // subset, which refuses any keyword it does not implement.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderBlob, writeFixture } from '../src/examples/builder.js';
 import { brokenBlob, cloneSpec, delegateOf, methodOf } from '../src/examples/broken.js';
@@ -16,13 +15,13 @@ import { runRunner } from '../src/runner/run.js';
 import { corpusPath } from './helpers/corpus.js';
 import { validate } from './helpers/json-schema.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
 const SCHEMA = JSON.parse(readFileSync(new URL('../schemas/runner-report.schema.json', import.meta.url), 'utf8')) as Record<
   string,
   unknown
 >;
-const dir = mkdtempSync(join(tmpdir(), 'trtx-runner-report-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('runner-report');
 
 const reports = new Map<string, unknown>();
 

@@ -7,9 +7,7 @@
 // follow the caller-stream rules, budgets resolve per engine, what the real
 // runtime refuses is refused, and the ExecuTorch corpus runs (or names what
 // it cannot run).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { renderBlob, writeFixture } from '../src/examples/builder.js';
 import { cloneSpec, delegateOf, methodOf } from '../src/examples/broken.js';
@@ -22,9 +20,9 @@ import type { RunnerReport } from '../src/runner/report.js';
 import { isTrtxError } from '../src/util/errors.js';
 import { corpusPath } from './helpers/corpus.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-runner-run-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('runner-run');
 let runner = '';
 
 async function file(name: string, spec: ProgramSpec): Promise<string> {

@@ -4,17 +4,16 @@
 // appears whole or not at all, and a second call reuses it. Wheels here are
 // small stand-ins made with Python's zipfile (the real one is fetched by the
 // runner builds of test/runner-build.test.ts).
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureExecutorchSdk, readSdkPin, wheelFor, zipEntries, type SdkPin, type SdkProgress } from '../src/sdk/index.js';
 import { readPythonLock } from '../src/pyenv/index.js';
+import { tempDir } from './helpers/temp.js';
 
-const work = mkdtempSync(join(tmpdir(), 'trtx-sdk-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const work = tempDir('sdk');
 
 const CONFIG = 'executorch/share/cmake/executorch-config.cmake';
 const SOUND: Record<string, string> = {

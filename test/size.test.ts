@@ -2,17 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SIZE_FORMS, formatIEC, parseSize } from '../src/util/size.js';
 import { TrtxError } from '../src/util/errors.js';
+import { refusal } from './helpers/refusal.js';
 
 const GiB = 1n << 30n;
 
-function refusal(text: string): TrtxError {
-  try {
-    parseSize(text, { location: '--budget' });
-  } catch (e) {
-    if (e instanceof TrtxError) return e;
-    throw e;
-  }
-  throw new Error(`${JSON.stringify(text)} was accepted`);
+function sizeRefusal(text: string): TrtxError {
+  return refusal(() => parseSize(text, { location: '--budget' }), `${JSON.stringify(text)} was accepted`);
 }
 
 describe('parseSize', () => {
@@ -77,7 +72,7 @@ describe('parseSize', () => {
     ['full-width digit', '\uff18GiB'],
     ['very long', '1'.repeat(200)],
   ])('refuses %s', (_what, text) => {
-    const e = refusal(text);
+    const e = sizeRefusal(text);
     expect(e.code).toBe('SIZE_INVALID');
     expect(e.kind).toBe('usage');
     expect(e.location).toBe('--budget');

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeTensorFile, encodeTensorFile, type TensorRecord } from '../src/runner/tensor-file.js';
 import { dtypeOfScalarType, SCALAR_TYPE_CODE } from '../src/util/dtype.js';
 import { ScalarType } from '../src/generated/executorch-flatbuffer/scalar-type.js';
-import { TrtxError } from '../src/util/errors.js';
+import { codeOf } from './helpers/refusal.js';
 
 const RECORDS: TensorRecord[] = [
   { method: 'forward', step: 0, index: 0, value: { kind: 'tensor', dtype: 'float32', shape: [1, 2], data: new Uint8Array(8).fill(3) } },
@@ -18,15 +18,7 @@ const RECORDS: TensorRecord[] = [
   { method: 'forward', step: 0, index: 7, value: { kind: 'tensor', dtype: 'int64', shape: [0, 4], data: new Uint8Array(0) } },
 ];
 
-const code = (bytes: Uint8Array) => {
-  try {
-    decodeTensorFile(bytes);
-  } catch (e) {
-    if (e instanceof TrtxError) return e.code;
-    throw e;
-  }
-  return 'ok';
-};
+const code = (bytes: Uint8Array) => codeOf(() => decodeTensorFile(bytes));
 
 describe('TRXT', () => {
   it('round-trips every kind', () => {

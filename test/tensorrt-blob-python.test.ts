@@ -11,10 +11,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeBlobMetadata, inputs, layoutBlobHead, outputs, parseBlob, writeBlob, type MetadataInit } from '../src/tensorrt/blob.js';
 import { readLikeUpstream } from '../src/tensorrt/upstream-reading.js';
-import { TrtxError } from '../src/util/errors.js';
 import { PYTHON, REPO } from './helpers/bridge.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 import { tempDir } from './helpers/temp.js';
+import { codeOf } from './helpers/refusal.js';
 
 interface Case {
   io_bindings: { name: string; is_input: boolean; dtype?: string; shape?: number[] }[];
@@ -50,16 +50,6 @@ function runnerVerdicts(runner: string, blobs: Uint8Array[]): string[] {
   // Exit 1 only says some verdict differs from "ok"; the report has each one.
   expect([0, 1], run.stderr).toContain(run.status);
   return (JSON.parse(run.stdout) as { vectors: { actual: string }[] }).vectors.map((v) => v.actual);
-}
-
-function verdict(f: () => unknown): string {
-  try {
-    f();
-    return 'ok';
-  } catch (e) {
-    if (e instanceof TrtxError) return e.code;
-    throw e;
-  }
 }
 
 // Names: plain identifiers like the real export's, and anything else a
@@ -135,10 +125,10 @@ describe('blobs from the Python serializer', () => {
           expect(Buffer.from(py).equals(Buffer.concat([head, engine])), `case ${k}: layout`).toBe(true);
 
           // Reader, writer and runner reach one verdict.
-          const read = verdict(() => parseBlob(py));
+          const read = codeOf(() => parseBlob(py));
           expect(native[k], `case ${k}: C++ parser vs TypeScript reader`).toBe(read);
           expect(
-            verdict(() => writeBlob({ metadata: meta, engine })),
+            codeOf(() => writeBlob({ metadata: meta, engine })),
             `case ${k}: TypeScript writer`,
           ).toBe(read);
 
@@ -186,7 +176,7 @@ describe('blobs from the Python serializer', () => {
         engine_hex: '66747274',
       };
       const [py] = pythonBlobs([c]);
-      expect(verdict(() => parseBlob(py))).toBe('ok');
+      expect(codeOf(() => parseBlob(py))).toBe('ok');
       expect(runnerVerdicts(await testRunner(), [py])).toEqual(['ok']);
       expect(
         Buffer.from(writeBlob({ metadata: metadataOf(c), engine: new Uint8Array([0x66, 0x74, 0x72, 0x74]) })).equals(Buffer.from(py)),

@@ -19,11 +19,11 @@ import { ScalarType } from '../src/pte/model.js';
 import { exportModel } from '../src/export/export.js';
 import { parseBlob } from '../src/tensorrt/blob.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
-import { TrtxError } from '../src/util/errors.js';
 import { doubleEnv, exportRequest, MODELS_DIR, PYTHON, readCalls, REPO, workspace } from './helpers/bridge.js';
 import { pteOf } from './helpers/memory-pte.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 import { tempDir } from './helpers/temp.js';
+import { codeOf } from './helpers/refusal.js';
 
 interface Verdict {
   verdict: 'accepts' | 'warns' | 'refuses';
@@ -100,13 +100,7 @@ const BLOB_ROWS: Record<string, string[]> = {
 };
 
 function tsVerdict(hex: string): string {
-  try {
-    parseBlob(new Uint8Array(Buffer.from(hex, 'hex')));
-    return 'ok';
-  } catch (e) {
-    if (e instanceof TrtxError) return e.code;
-    throw e;
-  }
+  return codeOf(() => parseBlob(new Uint8Array(Buffer.from(hex, 'hex'))));
 }
 
 /** One runner process for every blob row's vectors. */

@@ -1,10 +1,9 @@
 // `trtx rewrite --zero-copy-kv [--share-cache]` and `trtx check
 // --zero-copy-kv` on files: what they print and write, the no-op second
 // run, one rewrite with --budget, the refusals and their exit codes.
-import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import type { ProgramSpec } from '../src/examples/spec.js';
@@ -13,9 +12,9 @@ import { stagingBytes } from '../src/graph/staging.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { runCli } from './helpers/cli.js';
 import { sharedLayout, staged } from './helpers/zero-copy-shapes.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-zero-copy-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('zero-copy');
 let n = 0;
 async function fixture(spec: ProgramSpec): Promise<string> {
   const path = join(dir, `${n++}.pte`);

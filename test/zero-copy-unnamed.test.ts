@@ -3,10 +3,8 @@
 // fully_qualified_name on their mutable buffers. The zero-copy rewrite and its
 // checks find the caches by structure (write-backs in the staged program, the
 // engines' in-place updates in the zero-copy one), not by name.
-import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { writeFixture } from '../src/examples/builder.js';
 import type { Program } from '../src/pte/model.js';
 import { withPte } from '../src/pte/open.js';
@@ -18,9 +16,9 @@ import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 import { verifyProgram } from '../src/verify/verify.js';
 import { rewrite } from './helpers/diff-files.js';
 import { staged } from './helpers/zero-copy-shapes.js';
+import { tempDir } from './helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'trtx-zero-copy-unnamed-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('zero-copy-unnamed');
 
 /** Drops every fully_qualified_name, as ExecuTorch writes without emit_mutable_buffer_names; `to` '' writes the field empty instead. */
 function unnameAs(to: string | null): (p: Program) => void {

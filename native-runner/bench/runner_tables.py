@@ -66,11 +66,8 @@ def per_step_bytes(r, warmup):
     return (med([s["h2d_bytes"] for s in ss]), med([s["d2h_bytes"] for s in ss]), med([s["d2d_bytes"] for s in ss]))
 
 
-def main():
-    d, warmup = sys.argv[1], int(sys.argv[2])
-    summary = {"warmup": warmup}
-    out = []
-
+def seed_tables(d, warmup, out):
+    """Staged vs zero-copy: appends its tables to out, returns summary.json's "seed"."""
     # Staged vs zero-copy per decode step at seed scale (the 30-layer model of pytorch/TensorRT#4667).
     out.append("### Staged vs zero-copy per decode step (kv-decode-seed, method decode)\n")
     out.append("| caller stream | program | status | steps timed | median step us | p10 | p90 | H2D B/step | D2H B/step | D2D B/step |")
@@ -101,7 +98,7 @@ def main():
         "| caller stream | step time staged / zero-copy | H2D+D2H bytes staged / zero-copy | staged and zero-copy digests identical at every step |"
     )
     out.append("|---|---:|---:|---|")
-    summary["seed"] = {}
+    result = {}
     for cs in ("off", "on"):
         a, b = seed[("staged", cs)], seed[("zero-copy", cs)]
         ratio = a["median_us"] / b["median_us"] if b["median_us"] and b["median_us"] == b["median_us"] else float("nan")
@@ -111,52 +108,54 @@ def main():
             "| %s | %.1fx | %d / %d (%.0fx) | %s |"
             % (cs, ratio, bytes_a, bytes_b, bytes_a / bytes_b if bytes_b else float("nan"), "yes" if same else "NO")
         )
-        summary["seed"][cs] = {k: {kk: vv for kk, vv in v.items() if kk != "report"} for k, v in (("staged", a), ("zero-copy", b))}
-        summary["seed"][cs]["time_ratio"] = ratio
-        summary["seed"][cs]["identical"] = same
+        result[cs] = {k: {kk: vv for kk, vv in v.items() if kk != "report"} for k, v in (("staged", a), ("zero-copy", b))}
+        result[cs]["time_ratio"] = ratio
+        result[cs]["identical"] = same
     out.append("")
+    return result
 
-    # Shared scratch: six engines with equal scratch, and multi-engine.pte: private vs shared.
-    def scratch_table(title, prefix, variants):
-        out.append(f"### {title}\n")
-        out.append("| variant | status | scratch mode | peak scratch B | buffers | median step us | outputs identical to private |")
-        out.append("|---|---|---|---:|---:|---:|---|")
-        rows = {}
-        for v in variants:
-            rp = load(d, f"{prefix}.private{v}.json")
-            rs = load(d, f"{prefix}.shared{v}.json")
-            for mode, r in (("private", rp), ("shared", rs)):
-                sc = r["memory"]["scratch"] if r else {"peak_bytes": 0, "peak_buffers": 0}
-                same = "-" if mode == "private" else ("yes" if rp and rs and digests(rp) == digests(rs) else "NO")
-                out.append(
-                    "| %s | %s | %s | %d | %d | %.1f | %s |"
-                    % (v.strip(".") or "-", status(r), mode, sc["peak_bytes"], sc["peak_buffers"], med(timed(r, warmup)), same)
-                )
-                rows[f"{mode}{v}"] = {
-                    "status": status(r),
-                    "peak_bytes": sc["peak_bytes"],
-                    "peak_buffers": sc["peak_buffers"],
-                    "median_us": med(timed(r, warmup)),
-                    "identical": same,
-                    "capacity_events": r["memory"]["scratch"]["capacity_events"] if r else None,
-                }
-            if rp and rs and rp["memory"]["scratch"]["peak_bytes"]:
-                frac = 1 - rs["memory"]["scratch"]["peak_bytes"] / rp["memory"]["scratch"]["peak_bytes"]
-                out.append("| {} | reclaimed | | {:.4f} of private | | | |".format(v.strip(".") or "-", frac))
-                rows[f"reclaimed{v}"] = frac
-        out.append("")
-        return rows
 
-    summary["six"] = scratch_table("Six engines, 281,018,368 B scratch each: private vs shared", "six", (".off", ".on"))
-    summary["multi3"] = scratch_table("multi-engine.pte (3 engines, 1/2/3 MiB): private vs shared", "multi3", ("",))
+def scratch_table(d, warmup, out, title, prefix, variants):
+    """Private vs shared scratch: appends its table to out, returns its summary.json entry."""
+    out.append(f"### {title}\n")
+    out.append("| variant | status | scratch mode | peak scratch B | buffers | median step us | outputs identical to private |")
+    out.append("|---|---|---|---:|---:|---:|---|")
+    rows = {}
+    for v in variants:
+        rp = load(d, f"{prefix}.private{v}.json")
+        rs = load(d, f"{prefix}.shared{v}.json")
+        for mode, r in (("private", rp), ("shared", rs)):
+            sc = r["memory"]["scratch"] if r else {"peak_bytes": 0, "peak_buffers": 0}
+            same = "-" if mode == "private" else ("yes" if rp and rs and digests(rp) == digests(rs) else "NO")
+            out.append(
+                "| %s | %s | %s | %d | %d | %.1f | %s |"
+                % (v.strip(".") or "-", status(r), mode, sc["peak_bytes"], sc["peak_buffers"], med(timed(r, warmup)), same)
+            )
+            rows[f"{mode}{v}"] = {
+                "status": status(r),
+                "peak_bytes": sc["peak_bytes"],
+                "peak_buffers": sc["peak_buffers"],
+                "median_us": med(timed(r, warmup)),
+                "identical": same,
+                "capacity_events": r["memory"]["scratch"]["capacity_events"] if r else None,
+            }
+        if rp and rs and rp["memory"]["scratch"]["peak_bytes"]:
+            frac = 1 - rs["memory"]["scratch"]["peak_bytes"] / rp["memory"]["scratch"]["peak_bytes"]
+            out.append("| {} | reclaimed | | {:.4f} of private | | | |".format(v.strip(".") or "-", frac))
+            rows[f"reclaimed{v}"] = frac
+    out.append("")
+    return rows
 
+
+def m25_table(d, warmup, out):
+    """Cold vs warm pool: appends its table to out, returns summary.json's "m25"."""
     # Warm pool: 25 delegates, cold vs warm pool.
     out.append("### 25 delegates (multiEngine(25)): cold vs warm pool\n")
     out.append(
         "| scratch | methods | pass | warm median step us | cold median step us | cold / warm | warm p90 | cold p90 | pool at load (warm run) | pool api calls warm / cold | allocations | allocation call us warm / cold (median, registered allocator) | outputs identical |"
     )
     out.append("|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|")
-    summary["m25"] = []
+    rows = []
     for scratch in ("private", "shared"):
         for state in ("persistent", "fresh"):
             for p in ("1", "2"):
@@ -195,7 +194,7 @@ def main():
                         same,
                     )
                 )
-                summary["m25"].append(
+                rows.append(
                     {
                         "scratch": scratch,
                         "state": state,
@@ -214,6 +213,18 @@ def main():
                     }
                 )
     out.append("")
+    return rows
+
+
+def main():
+    d, warmup = sys.argv[1], int(sys.argv[2])
+    summary = {"warmup": warmup}
+    out = []
+    summary["seed"] = seed_tables(d, warmup, out)
+    # Shared scratch: six engines with equal scratch, and multi-engine.pte: private vs shared.
+    summary["six"] = scratch_table(d, warmup, out, "Six engines, 281,018,368 B scratch each: private vs shared", "six", (".off", ".on"))
+    summary["multi3"] = scratch_table(d, warmup, out, "multi-engine.pte (3 engines, 1/2/3 MiB): private vs shared", "multi3", ("",))
+    summary["m25"] = m25_table(d, warmup, out)
     print("\n".join(out))
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1, default=str)

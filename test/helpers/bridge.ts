@@ -6,7 +6,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import type { BridgeRequest } from '../../src/bridge/protocol.js';
+import { BridgeFailure } from '../../src/bridge/run.js';
 import { tempDir } from './temp.js';
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -97,4 +99,15 @@ export async function eventually(check: () => boolean, limitMs = 10_000, everyMs
     await new Promise((r) => setTimeout(r, everyMs));
   }
   return check();
+}
+
+/** The BridgeFailure `p` rejects with; any other rejection, or none, fails the test. */
+export async function failure(p: Promise<unknown>): Promise<BridgeFailure> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(BridgeFailure);
+    return e as BridgeFailure;
+  }
+  throw new Error('expected the bridge to fail');
 }

@@ -3,13 +3,13 @@
 // files in parallel), reused after. A corpus that cannot be built fails the
 // suite; it is never skipped.
 import { execa } from 'execa';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bridgeEnv, bridgePackageDir } from '../../src/bridge/env.js';
 import { ensureRealCorpus, type RealCorpus } from '../../scripts/corpus/build.js';
 import type { CorpusModel } from '../../scripts/corpus/manifest.js';
 import { testRunner } from './runner.js';
+import { tempDir } from './temp.js';
 
 /** Building the environment and the corpus takes minutes the first time. */
 export const CORPUS_TIMEOUT_MS = 900_000;
@@ -67,25 +67,21 @@ export interface RuntimeJob {
  * come back per job, in the jobs' order.
  */
 export async function runJobsInExecuTorch(corpus: RealCorpus, jobs: RuntimeJob[]): Promise<RuntimeRun[][]> {
-  const dir = mkdtempSync(join(tmpdir(), 'trtx-runtime-jobs-'));
-  try {
-    const list = join(dir, 'jobs.json');
-    writeFileSync(list, JSON.stringify(jobs.map((j) => ({ model: j.model, ptes: j.ptes, steps: j.steps ?? 3, methods: j.methods ?? [] }))));
-    const r = await execa(corpus.python, ['-m', 'corpus.run', '--jobs', list], {
-      cwd: bridgePackageDir(),
-      env: bridgeEnv({ base: process.env }),
-      extendEnv: false,
-      reject: false,
-    });
-    if (r.exitCode !== 0)
-      throw new Error(
-        `ExecuTorch's runtime failed on ${jobs.flatMap((j) => j.ptes).join(', ')} (exit ${r.exitCode}):\n${String(r.stderr).split('\n').slice(-15).join('\n')}`,
-      );
-    const out = JSON.parse(String(r.stdout).trim().split('\n').pop()!) as { jobs: { model: string; runs: RuntimeRun[] }[] };
-    return out.jobs.map((j) => j.runs);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const dir = tempDir('runtime-jobs');
+  const list = join(dir, 'jobs.json');
+  writeFileSync(list, JSON.stringify(jobs.map((j) => ({ model: j.model, ptes: j.ptes, steps: j.steps ?? 3, methods: j.methods ?? [] }))));
+  const r = await execa(corpus.python, ['-m', 'corpus.run', '--jobs', list], {
+    cwd: bridgePackageDir(),
+    env: bridgeEnv({ base: process.env }),
+    extendEnv: false,
+    reject: false,
+  });
+  if (r.exitCode !== 0)
+    throw new Error(
+      `ExecuTorch's runtime failed on ${jobs.flatMap((j) => j.ptes).join(', ')} (exit ${r.exitCode}):\n${String(r.stderr).split('\n').slice(-15).join('\n')}`,
+    );
+  const out = JSON.parse(String(r.stdout).trim().split('\n').pop()!) as { jobs: { model: string; runs: RuntimeRun[] }[] };
+  return out.jobs.map((j) => j.runs);
 }
 
 /** Runs one model's programs in ExecuTorch's own runtime with the model's inputs, one interpreter for all. */

@@ -127,102 +127,22 @@ class ReferenceExecutor final : public EngineExecutor {
 
   Status enqueue(const std::vector<BindingView>& b, void* scratch, uint64_t scratch_bytes, runtime::StreamRef stream,
                  const std::string& where) override {
-    const bool cuda = device_.target() == runtime::Target::Cuda;
     for (size_t i = 0; i < engine_.steps.size(); ++i) {
       const RefStep& s = engine_.steps[i];
       std::string at = where + ".engine.steps[" + std::to_string(i) + "]";
       switch (s.kind) {
-        case RefStep::Kind::Affine: {
-          AffinePlan p{b[s.a].data, b[s.a].dtype, b[s.b].data, b[s.b].dtype, b[s.b].numel, s.scale, s.bias};
-          if (cuda) {
-            TRTX_CHECK_OK(cuda_kernels::affine(p, stream.handle));
-          } else {
-            for (uint64_t k = 0; k < p.n; ++k) {
-              store_elem(p.out, p.tout, k, ref_add(ref_mul(load_elem(p.in, p.tin, k), p.scale), p.bias));
-            }
-          }
+        case RefStep::Kind::Affine:
+          TRTX_CHECK_OK(enqueue_affine(s, b, stream));
           break;
-        }
-        case RefStep::Kind::KvWrite: {
-          const BindingView& cache = b[s.a];
-          uint64_t outer = 1, inner = 1;
-          for (size_t d = 0; d < s.seq_dim; ++d) outer *= static_cast<uint64_t>(cache.sizes[d]);
-          for (size_t d = s.seq_dim + 1; d < cache.sizes.size(); ++d) inner *= static_cast<uint64_t>(cache.sizes[d]);
-          KvWritePlan p{cache.data,   cache.dtype, b[s.b].data,
-                        b[s.b].dtype, b[s.c].data, b[s.c].dtype,
-                        b[s.c].numel, outer,       static_cast<uint64_t>(cache.sizes[s.seq_dim]),
-                        inner,        s.salt};
-          if (cuda) {
-            TRTX_CHECK_OK(cuda_kernels::kv_write(p, fault_, stream.handle));
-          } else {
-            int64_t pos = load_position(p.position, p.tposition);
-            if (pos < 0 || static_cast<uint64_t>(pos) >= p.seq) {
-              return exec_error(at, "KvWrite position " + std::to_string(pos) +
-                                        " is outside the cache's sequence [0, " + std::to_string(p.seq) + ")");
-            }
-            for (uint64_t o = 0; o < p.outer; ++o) {
-              float factor = ref_add(1.0f, ref_mul(p.salt, static_cast<float>(o)));
-              for (uint64_t k = 0; k < p.inner; ++k) {
-                float v = ref_mul(load_elem(p.source, p.tsource, (o * p.inner + k) % p.n_source), factor);
-                store_elem(p.cache, p.tcache, (o * p.seq + static_cast<uint64_t>(pos)) * p.inner + k, v);
-              }
-            }
-          }
+        case RefStep::Kind::KvWrite:
+          TRTX_CHECK_OK(enqueue_kv_write(s, b, stream, at));
           break;
-        }
-        case RefStep::Kind::Attend: {
-          AttendPlan p{};
-          p.n_caches = static_cast<int>(s.caches.size());
-          uint64_t offset = 0;
-          for (size_t c = 0; c < s.caches.size(); ++c) {
-            const BindingView& cb = b[s.caches[c]];
-            p.caches[c] = AttendCache{cb.data, cb.dtype, cb.numel, offset};
-            offset += cb.numel;
-          }
-          p.query = b[s.a].data;
-          p.tquery = b[s.a].dtype;
-          p.n_query = b[s.a].numel;
-          p.out = b[s.b].data;
-          p.tout = b[s.b].dtype;
-          p.n = b[s.b].numel;
-          uint64_t need = uint64_t(p.n_caches) * p.n * sizeof(float);
-          if (scratch == nullptr || scratch_bytes < need) {
-            return exec_error(
-                at, "Attend needs " + std::to_string(need) + " bytes of scratch, got " + std::to_string(scratch_bytes));
-          }
-          auto* partial = static_cast<float*>(scratch);
-          if (cuda) {
-            TRTX_CHECK_OK(cuda_kernels::attend(p, partial, stream.handle));
-          } else {
-            for (int c = 0; c < p.n_caches; ++c) {
-              for (uint64_t j = 0; j < p.n; ++j) partial[uint64_t(c) * p.n + j] = attend_partial(p.caches[c], p.n, j);
-            }
-            for (uint64_t j = 0; j < p.n; ++j) {
-              float sum = 0.0f;
-              for (int c = 0; c < p.n_caches; ++c) sum = ref_add(sum, partial[uint64_t(c) * p.n + j]);
-              store_elem(p.out, p.tout, j, ref_add(load_elem(p.query, p.tquery, j % p.n_query), sum));
-            }
-          }
+        case RefStep::Kind::Attend:
+          TRTX_CHECK_OK(enqueue_attend(s, b, scratch, scratch_bytes, stream, at));
           break;
-        }
-        case RefStep::Kind::RingShift: {
-          const BindingView& in = b[s.a];
-          auto width = static_cast<uint64_t>(in.sizes.back());
-          RingShiftPlan p{in.data,     in.dtype,     b[s.b].data,      b[s.b].dtype, b[s.b].numel,
-                          b[s.c].data, b[s.c].dtype, in.numel / width, width};
-          if (cuda) {
-            TRTX_CHECK_OK(cuda_kernels::ring_shift(p, stream.handle));
-          } else {
-            for (uint64_t r = 0; r < p.rows; ++r) {
-              for (uint64_t t = 0; t < p.width; ++t) {
-                float v = t + 1 < p.width ? load_elem(p.in, p.tin, r * p.width + t + 1)
-                                          : load_elem(p.source, p.tsource, r % p.n_source);
-                store_elem(p.out, p.tout, r * p.width + t, v);
-              }
-            }
-          }
+        case RefStep::Kind::RingShift:
+          TRTX_CHECK_OK(enqueue_ring_shift(s, b, stream));
           break;
-        }
       }
     }
     return ok_status();
@@ -239,6 +159,106 @@ class ReferenceExecutor final : public EngineExecutor {
   }
 
  private:
+  bool on_cuda() const { return device_.target() == runtime::Target::Cuda; }
+
+  // One step of enqueue each: on the device's stream through reference_cuda.cu, else on the host.
+  Status enqueue_affine(const RefStep& s, const std::vector<BindingView>& b, runtime::StreamRef stream) {
+    AffinePlan p{b[s.a].data, b[s.a].dtype, b[s.b].data, b[s.b].dtype, b[s.b].numel, s.scale, s.bias};
+    if (on_cuda()) {
+      TRTX_CHECK_OK(cuda_kernels::affine(p, stream.handle));
+    } else {
+      for (uint64_t k = 0; k < p.n; ++k) {
+        store_elem(p.out, p.tout, k, ref_add(ref_mul(load_elem(p.in, p.tin, k), p.scale), p.bias));
+      }
+    }
+    return ok_status();
+  }
+
+  Status enqueue_kv_write(const RefStep& s, const std::vector<BindingView>& b, runtime::StreamRef stream,
+                          const std::string& at) {
+    const BindingView& cache = b[s.a];
+    uint64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < s.seq_dim; ++d) outer *= static_cast<uint64_t>(cache.sizes[d]);
+    for (size_t d = s.seq_dim + 1; d < cache.sizes.size(); ++d) inner *= static_cast<uint64_t>(cache.sizes[d]);
+    KvWritePlan p{cache.data,   cache.dtype, b[s.b].data,
+                  b[s.b].dtype, b[s.c].data, b[s.c].dtype,
+                  b[s.c].numel, outer,       static_cast<uint64_t>(cache.sizes[s.seq_dim]),
+                  inner,        s.salt};
+    if (on_cuda()) {
+      TRTX_CHECK_OK(cuda_kernels::kv_write(p, fault_, stream.handle));
+    } else {
+      int64_t pos = load_position(p.position, p.tposition);
+      if (pos < 0 || static_cast<uint64_t>(pos) >= p.seq) {
+        return exec_error(at, "KvWrite position " + std::to_string(pos) + " is outside the cache's sequence [0, " +
+                                  std::to_string(p.seq) + ")");
+      }
+      for (uint64_t o = 0; o < p.outer; ++o) {
+        float factor = ref_add(1.0f, ref_mul(p.salt, static_cast<float>(o)));
+        for (uint64_t k = 0; k < p.inner; ++k) {
+          float v = ref_mul(load_elem(p.source, p.tsource, (o * p.inner + k) % p.n_source), factor);
+          store_elem(p.cache, p.tcache, (o * p.seq + static_cast<uint64_t>(pos)) * p.inner + k, v);
+        }
+      }
+    }
+    return ok_status();
+  }
+
+  Status enqueue_attend(const RefStep& s, const std::vector<BindingView>& b, void* scratch, uint64_t scratch_bytes,
+                        runtime::StreamRef stream, const std::string& at) {
+    AttendPlan p{};
+    p.n_caches = static_cast<int>(s.caches.size());
+    uint64_t offset = 0;
+    for (size_t c = 0; c < s.caches.size(); ++c) {
+      const BindingView& cb = b[s.caches[c]];
+      p.caches[c] = AttendCache{cb.data, cb.dtype, cb.numel, offset};
+      offset += cb.numel;
+    }
+    p.query = b[s.a].data;
+    p.tquery = b[s.a].dtype;
+    p.n_query = b[s.a].numel;
+    p.out = b[s.b].data;
+    p.tout = b[s.b].dtype;
+    p.n = b[s.b].numel;
+    uint64_t need = uint64_t(p.n_caches) * p.n * sizeof(float);
+    if (scratch == nullptr || scratch_bytes < need) {
+      return exec_error(
+          at, "Attend needs " + std::to_string(need) + " bytes of scratch, got " + std::to_string(scratch_bytes));
+    }
+    auto* partial = static_cast<float*>(scratch);
+    if (on_cuda()) {
+      TRTX_CHECK_OK(cuda_kernels::attend(p, partial, stream.handle));
+    } else {
+      for (int c = 0; c < p.n_caches; ++c) {
+        for (uint64_t j = 0; j < p.n; ++j) partial[uint64_t(c) * p.n + j] = attend_partial(p.caches[c], p.n, j);
+      }
+      for (uint64_t j = 0; j < p.n; ++j) {
+        float sum = 0.0f;
+        for (int c = 0; c < p.n_caches; ++c) sum = ref_add(sum, partial[uint64_t(c) * p.n + j]);
+        store_elem(p.out, p.tout, j, ref_add(load_elem(p.query, p.tquery, j % p.n_query), sum));
+      }
+    }
+    return ok_status();
+  }
+
+  Status enqueue_ring_shift(const RefStep& s, const std::vector<BindingView>& b, runtime::StreamRef stream) {
+    const BindingView& in = b[s.a];
+    auto width = static_cast<uint64_t>(in.sizes.back());
+    RingShiftPlan p{in.data,     in.dtype,     b[s.b].data,      b[s.b].dtype, b[s.b].numel,
+                    b[s.c].data, b[s.c].dtype, in.numel / width, width};
+    if (on_cuda()) {
+      TRTX_CHECK_OK(cuda_kernels::ring_shift(p, stream.handle));
+    } else {
+      for (uint64_t r = 0; r < p.rows; ++r) {
+        for (uint64_t t = 0; t < p.width; ++t) {
+          float v = t + 1 < p.width ? load_elem(p.in, p.tin, r * p.width + t + 1)
+                                    : load_elem(p.source, p.tsource, r % p.n_source);
+          store_elem(p.out, p.tout, r * p.width + t, v);
+        }
+      }
+    }
+    return ok_status();
+  }
+
   RefEngine engine_;
   runtime::DeviceContext device_;
   void* fault_;
