@@ -20,15 +20,7 @@ import { deflateBomb, pickleNaming, zipArchive } from '../fixtures/model-zip.js'
 import { modelKind } from '../src/export/model-kind.js';
 import { pickleGlobals } from '../src/export/pickle-globals.js';
 import { arg, MiB, timed } from './lib.js';
-
-/** The expressions the sniff used before issue 43, as they were. */
-function regexGlobals(bytes: Buffer): string[] {
-  const text = bytes.toString('latin1');
-  const out = new Set<string>();
-  for (const m of text.matchAll(/c([A-Za-z_][\w.]*)\n([A-Za-z_][\w.]*)\n/g)) out.add(`${m[1]}.${m[2]}`);
-  for (const m of text.matchAll(/\x8c[\s\S]([A-Za-z_][\w.]*)\x94?\x8c[\s\S]([A-Za-z_][\w.]*)\x94?\x93/g)) out.add(`${m[1]}.${m[2]}`);
-  return [...out];
-}
+import { regexGlobals } from '../fixtures/pickle-regex-oracle.js';
 
 function seconds(f: () => unknown): number {
   const t0 = process.hrtime.bigint();

@@ -9,29 +9,10 @@ import { ESLint } from 'eslint';
 import { pickleGlobals } from '../src/export/pickle-globals.js';
 import { pickleKind } from '../src/export/model-kind.js';
 import { REPO } from './helpers/bridge.js';
-
-/** The expressions pickleGlobals replaced, as they were: the oracle for short inputs only. */
-function regexGlobals(bytes: Buffer): string[] {
-  const text = bytes.toString('latin1');
-  const out = new Set<string>();
-  for (const m of text.matchAll(/c([A-Za-z_][\w.]*)\n([A-Za-z_][\w.]*)\n/g)) out.add(`${m[1]}.${m[2]}`);
-  for (const m of text.matchAll(/\x8c[\s\S]([A-Za-z_][\w.]*)\x94?\x8c[\s\S]([A-Za-z_][\w.]*)\x94?\x93/g)) out.add(`${m[1]}.${m[2]}`);
-  return [...out];
-}
+import { regexGlobals } from '../fixtures/pickle-regex-oracle.js';
+import { rngOf } from './helpers/fuzz.js';
 
 const latin1 = (s: string) => Buffer.from(s, 'latin1');
-
-/** A seeded generator (mulberry32), so a failure names an input that reproduces. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('pickleGlobals finds what the regular expressions found', () => {
   // Every byte class the expressions tell apart: `c`, other name starts,
@@ -62,7 +43,7 @@ describe('pickleGlobals finds what the regular expressions found', () => {
   });
 
   it('on 20,000 seeded inputs of up to 60 bytes, built of globals, their pieces and noise', () => {
-    const next = random(43);
+    const next = rngOf(43);
     const pieces = [
       ...ALPHABET,
       'ctorch._utils\n',
