@@ -9,7 +9,8 @@
 # and zero-copy on ExecuTorch's CPU kernels (the engine before ATen) for two steps; then eager
 # PyTorch's CUDA step for the same model (eager.py). Everything goes to $OUT/engine-gpu.tgz.
 set -uo pipefail
-dir=$1 steps=$2 build=native-runner/build-gpu work=/tmp/engine-gpu out=$OUT/runs
+# Raw files stay in /tmp: only the archive goes to $OUT (the device returns at most 8 files).
+dir=$1 steps=$2 build=native-runner/build-gpu work=/tmp/engine-gpu out=/tmp/engine-gpu/runs
 mkdir -p "$work" "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 torchdir=$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))')
@@ -35,7 +36,7 @@ run() { # TAG PROGRAM STEPS ARGS...
   shift 3
   local name=${pte##*/}
   name=${name%%.*}
-  /usr/bin/time -f "%e s %M KiB" "$build/trtx-runner" run "$pte" --device cuda --steps "$n" --init-device-buffers \
+  /usr/bin/time -f "%e s %M KiB" timeout 240 "$build/trtx-runner" run "$pte" --device cuda --steps "$n" --init-device-buffers \
     --inputs "$dir/$name.inputs.trxt" --outputs "$out/$tag.trxt" --report "$out/$tag.report.json" "$@" 2>"$out/$tag.err"
   echo "$tag exit $? $(tail -1 "$out/$tag.err")"
   python3 bench/engine-gpu/summary.py "$out/$tag.report.json"

@@ -4,7 +4,8 @@
 # with its recorded inputs; outputs and reports to $OUT/smoke.tgz for `scripts/gpu-reference.ts compare`.
 #   bash bench/engine-gpu/smoke.sh SDKDIR DIR
 set -uo pipefail
-sdk=$1 dir=$2 build=native-runner/build-gpu out=$OUT/runs
+# Raw files stay in /tmp: only the archive goes to $OUT (the device returns at most 8 files).
+sdk=$1 dir=$2 build=native-runner/build-gpu out=/tmp/engine-smoke/runs
 mkdir -p "$out"
 torchdir=$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))')
 t0=$(date +%s)
@@ -17,7 +18,7 @@ echo "build $(($(date +%s) - t0)) s"
 for pte in "$dir"/*.pte; do
   base=$(basename "$pte" .pte) name=${base%.*}
   tag="$base.cuda.stream-off"
-  "$build/trtx-runner" run "$pte" --device cuda --steps "$(cat "$dir/$name.steps")" --init-device-buffers \
+  timeout 180 "$build/trtx-runner" run "$pte" --device cuda --steps "$(cat "$dir/$name.steps")" --init-device-buffers \
     --inputs "$dir/$name.inputs.trxt" --outputs "$out/$tag.trxt" --report "$out/$tag.report.json" 2>"$out/$tag.err"
   echo "$tag exit $?"
   python3 bench/engine-gpu/summary.py "$out/$tag.report.json"
