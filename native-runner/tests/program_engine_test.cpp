@@ -249,7 +249,7 @@ TEST(the_backend_runs_a_version_2_blob_with_the_program_executor) {
   trtx::et::register_device_allocator();
   trtx::et::device_allocator().configure({rt::Target::Host, trtx::et::ArenaFill::Poison, {}});
   CHECK(trtx::backend::register_tensorrt_backend() == et::Error::Ok);
-  trtx::backend::configure_tensorrt_backend({rt::Target::Host, {}, trtx::backend::TrtContract::ZeroCopy});
+  trtx::backend::default_program_state().configure({rt::Target::Host, {}, trtx::backend::TrtContract::ZeroCopy});
   et::BackendInterface* backend = et::get_backend_class("TensorRTBackend");
   CHECK(backend != nullptr);
   if (backend == nullptr) return;
@@ -266,7 +266,7 @@ TEST(the_backend_runs_a_version_2_blob_with_the_program_executor) {
   auto h = backend->init(ctx, &processed, {});
   CHECK(h.ok());
   if (!h.ok()) return;
-  const auto infos = trtx::backend::delegate_infos("v2method");
+  const auto infos = trtx::backend::default_program_state().delegate_infos("v2method");
   CHECK(infos.size() == 1 && infos[0].engine == "reference-program");
   float x = 3.0f, y = 0.5f, out = 0.0f;
   int32_t sizes[1] = {1};

@@ -169,7 +169,7 @@ TEST(the_backend_hands_a_version_3_engine_the_named_data_map) {
   trtx::et::register_device_allocator();
   trtx::et::device_allocator().configure({rt::Target::Host, trtx::et::ArenaFill::Poison, {}});
   CHECK(trtx::backend::register_tensorrt_backend() == et::Error::Ok);
-  trtx::backend::configure_tensorrt_backend({rt::Target::Host, {}, trtx::backend::TrtContract::ZeroCopy});
+  trtx::backend::default_program_state().configure({rt::Target::Host, {}, trtx::backend::TrtContract::ZeroCopy});
   et::BackendInterface* backend = et::get_backend_class("TensorRTBackend");
   CHECK(backend != nullptr);
   if (backend == nullptr) return;
@@ -206,7 +206,7 @@ TEST(the_backend_hands_a_version_3_engine_the_named_data_map) {
   CHECK_EQ(out[0], 1.5f);
   CHECK_EQ(out[1], 2.25f);
   // The delegate reports what the stand-in moved apart from its staging.
-  const auto infos = trtx::backend::delegate_infos("v3method");
+  const auto infos = trtx::backend::default_program_state().delegate_infos("v3method");
   CHECK(infos.size() == 1);
   if (infos.size() == 1) {
     CHECK_EQ(infos[0].engine_stand_in.d2h_bytes, uint64_t{8});

@@ -92,7 +92,7 @@ std::unique_ptr<Loaded> init(const std::string& method, std::vector<Spec> specs,
                              std::vector<et::BackendOption> runtime_specs = {}) {
   auto l = std::make_unique<Loaded>();
   l->backend = backend();
-  trtx::backend::configure_tensorrt_backend({trtx::runtime::Target::Host, {}, contract});
+  trtx::backend::default_program_state().configure({trtx::runtime::Target::Host, {}, contract});
   static uint8_t arena[4096];
   et::MemoryAllocator runtime_allocator(sizeof arena, arena);
   et::BackendInitContext ctx(&runtime_allocator, nullptr, method.c_str(), nullptr,
@@ -193,7 +193,7 @@ TEST(staged_and_zero_copy_agree_step_by_step) {
     CHECK(a.cache_now() == b.cache_now());
   }
   CHECK(a.cache_now() != std::vector<float>(32, 0.0f));
-  const auto infos = trtx::backend::delegate_infos("decode");
+  const auto infos = trtx::backend::default_program_state().delegate_infos("decode");
   CHECK_EQ(infos.size(), size_t{2});
   if (infos.size() == 2) {
     CHECK_EQ(infos[0].elision, std::string("staged"));
@@ -252,7 +252,7 @@ TEST(load_time_budget_option_wins_over_the_spec_and_is_clamped) {
   et::BackendOptions<1> opts;
   CHECK(opts.set_option("weight_streaming_budget", "1000000") == et::Error::Ok);
   auto l = init("budget", {{"weight_streaming_budget", "100"}}, kv_blob(), TrtContract::ZeroCopy, {opts.view()[0]});
-  auto infos = trtx::backend::delegate_infos("budget");
+  auto infos = trtx::backend::default_program_state().delegate_infos("budget");
   CHECK_EQ(infos.size(), size_t{1});
   if (!infos.empty()) {
     CHECK_EQ(infos[0].budget.source, std::string("option"));
@@ -298,14 +298,14 @@ TEST(caller_stream_skips_the_sync_waits_next_time_and_drains) {
     CHECK(zc.step(*l, 0) == et::Error::Ok);
     CHECK(zc.step(*l, 1) == et::Error::Ok);
   }
-  auto infos = trtx::backend::delegate_infos("stream");
+  auto infos = trtx::backend::default_program_state().delegate_infos("stream");
   CHECK(!infos.empty() && infos[0].syncs_skipped == 2 && infos[0].waits == 1 && infos[0].syncs_performed == 0);
-  CHECK_OK(trtx::backend::drain("stream"));
-  infos = trtx::backend::delegate_infos("stream");
+  CHECK_OK(trtx::backend::default_program_state().drain("stream"));
+  infos = trtx::backend::default_program_state().delegate_infos("stream");
   CHECK(!infos.empty() && infos[0].drains == 1);
   // Without a caller stream it synchronizes.
   CHECK(zc.step(*l, 2) == et::Error::Ok);
-  infos = trtx::backend::delegate_infos("stream");
+  infos = trtx::backend::default_program_state().delegate_infos("stream");
   CHECK(!infos.empty() && infos[0].syncs_performed == 1);
   host.destroy_stream(stream.get());
 }
@@ -364,9 +364,9 @@ TEST(caller_streams_are_per_device) {
     CHECK(trtx::et::caller_stream(0)->handle == s0.get().handle);
   }
   CHECK(!trtx::et::any_caller_stream());
-  auto infos = trtx::backend::delegate_infos("per_device");
+  auto infos = trtx::backend::default_program_state().delegate_infos("per_device");
   CHECK(!infos.empty() && infos[0].syncs_performed == 1 && infos[0].syncs_skipped == 1);
-  CHECK_OK(trtx::backend::drain("per_device"));
+  CHECK_OK(trtx::backend::default_program_state().drain("per_device"));
   host0.destroy_stream(s0.get());
   host1.destroy_stream(s1.get());
 }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "trt_handle.h"
@@ -17,15 +19,37 @@ namespace et = executorch::runtime;
 
 namespace {
 
-struct Registry {
+using Shared = ProgramState::Shared;
+
+// The live program states by id: how init() finds the state its program
+// was bound to (the backend is one registered object, its handles are not
+// one program's). The states themselves hold the handles.
+struct ProgramTable {
   std::mutex mutex;
-  TensorRTBackendConfig config;
-  std::vector<TrtHandle*> live;  // init order
+  int next_id = 1;
+  std::unordered_map<int, std::weak_ptr<Shared>> states;
 };
 
-Registry& registry() {
-  static Registry r;
-  return r;
+ProgramTable& program_table() {
+  static ProgramTable t;
+  return t;
+}
+
+// The state init() creates its handle in: the one kOption names, else the default.
+Result<std::shared_ptr<Shared>> program_of(et::BackendInitContext& context) {
+  auto option = context.get_runtime_spec<int>(ProgramState::kOption);
+  const std::string where = std::string("backend option ") + ProgramState::kOption;
+  if (!option.ok() && option.error() != et::Error::NotFound) {
+    return fail(Error::InvalidArgument, where, "must be an int (a ProgramState's id)");
+  }
+  // Before the lock: the default state enters the table when first made.
+  const int id = option.ok() ? option.get() : default_program_state().id();
+  ProgramTable& table = program_table();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  auto it = table.states.find(id);
+  std::shared_ptr<Shared> state = it == table.states.end() ? nullptr : it->second.lock();
+  if (!state) return fail(Error::InvalidArgument, where, "no program state " + std::to_string(id) + " is live");
+  return state;
 }
 
 // The delegate's compile specs; a zero_copy_kv stamp must name aliased
@@ -120,15 +144,14 @@ Result<int> engine_device(const TrtBlob& blob, const TrtCompileSpecs& parsed_spe
 
 Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuffer* processed,
                                et::ArrayRef<et::CompileSpec> compile_specs) {
-  const TensorRTBackendConfig config = [] {
-    std::lock_guard<std::mutex> lock(registry().mutex);
-    return registry().config;
-  }();
+  TRTX_ASSIGN_OR_RETURN(std::shared_ptr<Shared> program, program_of(context));
   const std::string method = context.get_method_name() != nullptr ? context.get_method_name() : "?";
+  TensorRTBackendConfig config;
   size_t index = 0;
   {
-    std::lock_guard<std::mutex> lock(registry().mutex);
-    for (const TrtHandle* h : registry().live) index += h->info.method == method ? 1 : 0;
+    std::lock_guard<std::mutex> lock(program->mutex);
+    config = program->config;
+    for (const TrtHandle* h : program->live) index += h->info.method == method ? 1 : 0;
   }
   const std::string where = method + ".delegates[" + std::to_string(index) + "]";
   const std::string blob_where = where + ".blob";
@@ -197,8 +220,9 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
   handle->stamp_is_all_aliased = stamp_is_all_aliased;
   handle->blob = std::move(blob);
   handle->specs = std::move(parsed_specs);
-  std::lock_guard<std::mutex> lock(registry().mutex);
-  registry().live.push_back(handle.get());
+  handle->program = program;
+  std::lock_guard<std::mutex> lock(program->mutex);
+  program->live.push_back(handle.get());
   return handle.release();
 }
 
@@ -211,10 +235,10 @@ Status drain_handle(TrtHandle& h) {
   return h.engine->check_deferred(h.where);
 }
 
-std::vector<TrtHandle*> handles_of(const std::string& method) {
-  std::lock_guard<std::mutex> lock(registry().mutex);
+std::vector<TrtHandle*> handles_of(const Shared& program, const std::string& method) {
+  std::lock_guard<std::mutex> lock(program.mutex);
   std::vector<TrtHandle*> out;
-  for (TrtHandle* h : registry().live) {
+  for (TrtHandle* h : program.live) {
     if (h->info.method == method) out.push_back(h);
   }
   return out;
@@ -260,17 +284,40 @@ void TensorRTBackend::destroy(et::DelegateHandle* handle) const {
   // A runner drains before unloading; an application that did not still
   // must not free memory an enqueue is reading.
   (void)drain_handle(*h);
+  // The state outlives the handle's removal: the handle holds it.
+  std::shared_ptr<Shared> program = h->program;
   {
-    std::lock_guard<std::mutex> lock(registry().mutex);
-    auto& live = registry().live;
+    std::lock_guard<std::mutex> lock(program->mutex);
+    auto& live = program->live;
     live.erase(std::remove(live.begin(), live.end(), h), live.end());
   }
   delete h;
 }
 
-void configure_tensorrt_backend(TensorRTBackendConfig config) {
-  std::lock_guard<std::mutex> lock(registry().mutex);
-  registry().config = std::move(config);
+ProgramState::ProgramState(TensorRTBackendConfig config) : shared_(std::make_shared<Shared>()) {
+  shared_->config = std::move(config);
+  ProgramTable& table = program_table();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  shared_->id = table.next_id++;
+  table.states.emplace(shared_->id, shared_);
+}
+
+ProgramState::~ProgramState() {
+  ProgramTable& table = program_table();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  table.states.erase(shared_->id);
+}
+
+int ProgramState::id() const { return shared_->id; }
+
+void ProgramState::configure(TensorRTBackendConfig config) {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  shared_->config = std::move(config);
+}
+
+ProgramState& default_program_state() {
+  static ProgramState state;
+  return state;
 }
 
 et::Error register_tensorrt_backend() {
@@ -279,20 +326,20 @@ et::Error register_tensorrt_backend() {
   return registered;
 }
 
-std::vector<DelegateInfo> delegate_infos(const std::string& method) {
+std::vector<DelegateInfo> ProgramState::delegate_infos(const std::string& method) const {
   std::vector<DelegateInfo> out;
-  for (const TrtHandle* h : handles_of(method)) out.push_back(h->info);
+  for (const TrtHandle* h : handles_of(*shared_, method)) out.push_back(h->info);
   return out;
 }
 
-Status check_deferred(const std::string& method) {
-  for (TrtHandle* h : handles_of(method)) TRTX_CHECK_OK(h->engine->check_deferred(h->where));
+Status ProgramState::check_deferred(const std::string& method) const {
+  for (TrtHandle* h : handles_of(*shared_, method)) TRTX_CHECK_OK(h->engine->check_deferred(h->where));
   return ok_status();
 }
 
-Status drain(const std::string& method) {
+Status ProgramState::drain(const std::string& method) const {
   Status first = ok_status();
-  for (TrtHandle* h : handles_of(method)) {
+  for (TrtHandle* h : handles_of(*shared_, method)) {
     Status s = drain_handle(*h);
     if (!s.ok() && first.ok()) first = std::move(s);
   }

@@ -1,9 +1,10 @@
-// A TensorRT delegate handle and the registry of live ones (internal to the
-// backend): ExecuTorch owns the handles' lifetime, the runner reads what
-// they did through delegate_infos() / drain().
+// A TensorRT delegate handle and the program state it belongs to (internal
+// to the backend): ExecuTorch owns the handles' lifetime, the runner reads
+// what they did through its ProgramState's delegate_infos() / drain().
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,15 @@ namespace trtx::backend {
 struct Staging {
   void* ptr = nullptr;
   uint64_t size = 0;
+};
+
+struct TrtHandle;
+
+struct ProgramState::Shared {
+  int id = 0;
+  mutable std::mutex mutex;
+  TensorRTBackendConfig config;
+  std::vector<TrtHandle*> live;  // init order
 };
 
 struct TrtHandle {
@@ -41,6 +51,7 @@ struct TrtHandle {
   runtime::EventRef scratch_done;
   std::vector<Staging> staging;  // per binding
   DelegateInfo info;
+  std::shared_ptr<ProgramState::Shared> program;  // listed in its live handles until destroy()
 };
 
 /// The delegate-call logic of TensorRTBackend::execute (tensorrt_execute.cpp).

@@ -2,8 +2,8 @@
 // --backend-lib` (docs/backend-plugin.md): the shape a third-party backend
 // such as Torch-TensorRT's takes. It registers "TensorRTBackend" from a
 // static initializer when loaded, as Torch-TensorRT's TensorRTBackend.cpp
-// does, and exports trtx_backend_abi(). Its backend, engines and delegate
-// registry are its own copy (linked -Bsymbolic), never configured by the
+// does, and exports trtx_backend_abi(). Its backend, engines and
+// program states are its own copy (linked -Bsymbolic), never configured by the
 // runner: like a third-party backend it takes where its engines run from the
 // process's registered device allocator (CUDA memory when the runner runs
 // on a GPU, the host stand-in otherwise), with its other defaults (private
@@ -49,7 +49,7 @@ class TracedTensorRTBackend final : public et::BackendInterface {
     std::call_once(configured_, [] {
       trtx::backend::TensorRTBackendConfig config;
       config.target = trtx::et::device_allocator().target();
-      trtx::backend::configure_tensorrt_backend(std::move(config));
+      trtx::backend::default_program_state().configure(std::move(config));
     });
     return inner_.init(context, processed, compile_specs);
   }

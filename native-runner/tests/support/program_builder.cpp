@@ -98,4 +98,39 @@ std::vector<uint8_t> add_constant_program(const std::string& key,
   return file;
 }
 
+std::vector<uint8_t> delegate_program(const std::string& method, const std::vector<uint8_t>& blob) {
+  namespace fb = trtx_pte;
+  flatbuffers::FlatBufferBuilder b;
+  auto planned = [&](uint32_t offset) {
+    auto alloc = fb::CreateAllocationDetails(b, 1, offset, 0);
+    auto t = fb::CreateTensor(b, fb::ScalarType::FLOAT, 0, b.CreateVector(std::vector<int32_t>{2}),
+                              b.CreateVector(std::vector<uint8_t>{0}), false, 0, alloc);
+    return fb::CreateEValue(b, fb::KernelTypes::Tensor, t.Union());
+  };
+  std::vector<flatbuffers::Offset<fb::EValue>> values = {planned(0), planned(16)};
+  std::vector<int32_t> args = {0, 1}, in = {0}, out = {1};
+  std::vector<flatbuffers::Offset<fb::Instruction>> instructions = {fb::CreateInstruction(
+      b, fb::InstructionArguments::DelegateCall, fb::CreateDelegateCallDirect(b, 0, &args).Union())};
+  auto chain = fb::CreateChainDirect(b, &in, &out, &instructions);
+  auto delegate = fb::CreateBackendDelegate(b, b.CreateString("TensorRTBackend"),
+                                            fb::CreateBackendDelegateDataReference(b, fb::DataLocation::INLINE, 0),
+                                            b.CreateVector(std::vector<flatbuffers::Offset<fb::CompileSpec>>{}));
+  auto plan =
+      fb::CreateExecutionPlan(b, b.CreateString(method), 0, b.CreateVector(values), b.CreateVector(in),
+                              b.CreateVector(out), b.CreateVector(std::vector<flatbuffers::Offset<fb::Chain>>{chain}),
+                              b.CreateVector(std::vector<flatbuffers::Offset<fb::Operator>>{}),
+                              b.CreateVector(std::vector<flatbuffers::Offset<fb::BackendDelegate>>{delegate}),
+                              b.CreateVector(std::vector<int64_t>{0, 32}));
+  // The schema's force_align: 16 for inline delegate data.
+  b.ForceVectorAlignment(blob.size(), sizeof(uint8_t), 16);
+  auto data = fb::CreateBackendDelegateInlineData(b, b.CreateVector(blob));
+  std::vector<uint64_t> no_constants = {0};
+  auto program =
+      fb::CreateProgram(b, 0, b.CreateVector(std::vector<flatbuffers::Offset<fb::ExecutionPlan>>{plan}), 0,
+                        b.CreateVector(std::vector<flatbuffers::Offset<fb::BackendDelegateInlineData>>{data}), 0,
+                        fb::CreateSubsegmentOffsetsDirect(b, 0, &no_constants));
+  fb::FinishProgramBuffer(b, program);
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
 }  // namespace trtx::test

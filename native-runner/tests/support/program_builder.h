@@ -24,4 +24,9 @@ std::vector<uint8_t> add_constant_program(const std::string& key,
                                           const std::vector<std::pair<std::string, std::vector<uint8_t>>>& named = {},
                                           uint64_t base = 4096);
 
+// A program whose method `method` (float32[2] x -> float32[2]) is one call
+// of a TensorRTBackend delegate, `blob` inline (no compile specs): the shape
+// trtx writes, built here for tests that run it through ExecuTorch.
+std::vector<uint8_t> delegate_program(const std::string& method, const std::vector<uint8_t>& blob);
+
 }  // namespace trtx::test

@@ -16,6 +16,7 @@
 
 #include <executorch/runtime/backend/interface.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,21 +52,54 @@ class TensorRTBackend final : public executorch::runtime::BackendInterface {
   void destroy(executorch::runtime::DelegateHandle* handle) const override;
 };
 
-/// Applies to the handles init() creates from now on.
-void configure_tensorrt_backend(TensorRTBackendConfig config);
+/// What one loaded program's TensorRT delegates share: the configuration
+/// init() creates them with, and the handles that are live, which the
+/// runner reads back. A program is bound to a state when it is loaded,
+/// through the backend option ProgramState::kOption (an int: the state's
+/// id()) in the LoadBackendOptionsMap given to Module::load; a program
+/// loaded without it shares default_program_state() (an application that
+/// loads one program and knows nothing of trtx). Two programs that both have
+/// `forward`, each bound to its own state, keep their own handles, delegate
+/// indices and counters; an id that names no live state is refused at init
+/// (InvalidArgument). Each handle holds its state, so destroying the
+/// ProgramState before the program is unloaded is safe.
+class ProgramState {
+ public:
+  static constexpr char kOption[] = "trtx_program";
+
+  explicit ProgramState(TensorRTBackendConfig config = {});
+  ~ProgramState();
+  ProgramState(const ProgramState&) = delete;
+  ProgramState& operator=(const ProgramState&) = delete;
+
+  /// The value of kOption that binds a program to this state.
+  int id() const;
+
+  /// Applies to the handles init() creates from now on.
+  void configure(TensorRTBackendConfig config);
+
+  /// The live handles of `method`, in delegate order.
+  std::vector<DelegateInfo> delegate_infos(const std::string& method) const;
+
+  /// Faults an earlier execute of `method` left on the device; valid once
+  /// the streams it used are known complete (the caller synchronized them).
+  Status check_deferred(const std::string& method) const;
+
+  /// Teardown of `method`'s handles before ExecuTorch destroys them: waits
+  /// for any enqueue still in flight (counted as a drain), then
+  /// check_deferred.
+  Status drain(const std::string& method) const;
+
+  struct Shared;  // what the handles hold (trt_handle.h)
+
+ private:
+  std::shared_ptr<Shared> shared_;
+};
+
+/// The state of programs loaded without ProgramState::kOption.
+ProgramState& default_program_state();
 
 /// Registers the backend with ExecuTorch under kId, once.
 executorch::runtime::Error register_tensorrt_backend();
-
-/// The live handles of `method`, in delegate order.
-std::vector<DelegateInfo> delegate_infos(const std::string& method);
-
-/// Faults an earlier execute of `method` left on the device; valid once the
-/// streams it used are known complete (the caller synchronized them).
-Status check_deferred(const std::string& method);
-
-/// Teardown of `method`'s handles before ExecuTorch destroys them: waits for
-/// any enqueue still in flight (counted as a drain), then check_deferred.
-Status drain(const std::string& method);
 
 }  // namespace trtx::backend
