@@ -217,7 +217,7 @@ TEST(the_backend_hands_a_version_3_engine_the_named_data_map) {
 
 TEST(a_weight_past_4_gib_of_a_5_gib_program_reaches_the_engine_through_the_runners_loader) {
   // The runner opens a program as GuardedLoader over MmapDataLoader
-  // (run_command.cpp): a 5 GiB file whose one named entry lies past 4 GiB
+  // (loaded_program.cpp): a 5 GiB file whose one named entry lies past 4 GiB
   // (sparse: the hole costs no disk) passes the load limits, and the entry
   // reaches a version-3 engine through u64 segment offsets, unread until
   // ExecuTorch asks for it.

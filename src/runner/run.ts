@@ -54,7 +54,7 @@ export interface RunRunnerOptions {
   onStep?: (step: number, steps: number) => void;
 }
 
-/** `trtx-runner progress: step N of S` (native-runner/src/cli/run_command.cpp, --progress). */
+/** `trtx-runner progress: step N of S` (native-runner/src/cli/step_loop.cpp, --progress). */
 const PROGRESS_LINE = /^trtx-runner progress: step (\d+) of (\d+)$/;
 
 export interface RunnerResult {
