@@ -79,13 +79,20 @@ export function pagedFileSource(
       pages.set(index, view);
     } else {
       const start = index * PAGE;
-      const buf = new Uint8Array(Math.min(PAGE, length - start));
+      const size = Math.min(PAGE, length - start);
+      // The page dropped is the one read into: a walk over every page makes no garbage for the collector to find.
+      let buf: Uint8Array | undefined;
+      if (pages.size >= maxPages) {
+        const [oldest, old] = pages.entries().next().value!;
+        pages.delete(oldest);
+        if (old.byteLength === size) buf = new Uint8Array(old.buffer, old.byteOffset, size);
+      }
+      buf ??= new Uint8Array(size);
       readFully(fd, buf, base + start, path, length);
       reads += 1;
       readBytes += buf.length;
-      view = new DataView(buf.buffer);
+      view = new DataView(buf.buffer, buf.byteOffset, size);
       pages.set(index, view);
-      if (pages.size > maxPages) pages.delete(pages.keys().next().value!);
     }
     return [view, at - index * PAGE];
   };
