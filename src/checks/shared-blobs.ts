@@ -42,8 +42,8 @@ export function sharedBlobChecks(pte: PteFile, budget: ReportBudget): Diagnostic
   }
   const out: Diagnostic[] = [];
   for (const [key, refs] of byBlob) {
-    if (refs.length <= SHARED_BLOB_WARN_OVER) continue;
-    const first = refs[0];
+    const [first] = refs;
+    if (first === undefined || refs.length <= SHARED_BLOB_WARN_OVER) continue;
     const methods = new Set(refs.map((r) => planName(r.plan, r.planIndex)));
     out.push(
       diag(
