@@ -26,7 +26,10 @@ const LONG_FILES: Record<string, number> = {
   'structure-fuzz': 38,
   pyenv: 29,
   'runner-fuzz': 27,
+  // Issue 43's real-size hostile shapes (child processes over sparse giants), timed alone on 2 cores.
+  'giant-fuzz': 31,
   'report-amplification': 19,
+  'reference-engine-extents': 15,
   'hostile-structure': 16,
   'real-runtime': 11,
   'runner-build': 9,

@@ -16,6 +16,8 @@ const BENCHES: Record<string, string> = {
   'big-metadata': 'inspect and check time and RSS on 5 GB of version-3 engine weights vs 5 MB; rewrite -o --budget vs cp',
   'zero-copy': 'staging bytes per decode step at seed scale, staged vs zero-copy; rewrite time vs cp',
   hostile: 'check and inspect --json time and RSS per input byte on sound, shared and repeated programs',
+  giants:
+    'check and inspect --json peak RSS on the real-size hostile shapes: many delegates on one segment, 2 GiB engines and FlatBuffers (sparse); --bin for a before checkout',
   'pickle-scan':
     "export's model-file sniff on hostile pickles: the old regular expressions vs the linear scan of a pickle's globals, a deflate bomb inflated whole vs to the 16 MiB ceiling",
   html: 'inspect --html write time and headless-Chromium open time at 40 MB vs 4 GiB of engines',

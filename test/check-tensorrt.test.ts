@@ -354,6 +354,9 @@ it('every TensorRT code has a test above', () => {
       'TRT_REFERENCE_PROGRAM_ARITY',
       // test/reference-engine-v3.test.ts
       'TRT_REFERENCE_EXTERNAL_WEIGHT',
+      // test/shared-segment.test.ts
+      'TRT_SHARED_SEGMENT',
+      'TRT_METADATA_FILE_LIMIT',
       'TRT_BUDGET_STREAMS_NOTHING',
     ]),
   );

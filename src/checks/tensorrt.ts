@@ -17,6 +17,8 @@ import { callsOf, delegatesOf, isTensorRT, type DelegateRef } from '../tensorrt/
 import { canonicalTargetDevice, type TargetDevice } from '../tensorrt/target-device.js';
 import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
+import { METADATA_FILE_LIMIT_HINT } from '../tensorrt/blob-once.js';
+import { SHARED_SEGMENT_HINT, sharedBlobChecks } from './shared-blobs.js';
 import { BUDGET_STREAMS_NOTHING_HINT, REFERENCE_EXTERNAL_WEIGHT_HINT, REFERENCE_PROGRAM_ARITY_HINT } from './reference-engines.js';
 import { SCALAR_TYPE_CODE } from '../util/dtype.js';
 import { itemAt } from '../util/present.js';
@@ -37,6 +39,8 @@ const HINTS = {
   TRT_REFERENCE_PROGRAM_ARITY: REFERENCE_PROGRAM_ARITY_HINT,
   TRT_REFERENCE_EXTERNAL_WEIGHT: REFERENCE_EXTERNAL_WEIGHT_HINT,
   TRT_BUDGET_STREAMS_NOTHING: BUDGET_STREAMS_NOTHING_HINT,
+  TRT_SHARED_SEGMENT: SHARED_SEGMENT_HINT,
+  TRT_METADATA_FILE_LIMIT: METADATA_FILE_LIMIT_HINT,
 } as const satisfies Record<TrtCheckCode, string>;
 
 export type TensorRTCode = keyof typeof HINTS;
@@ -264,6 +268,7 @@ export function checkTensorRT(ctx: Pick<CheckContext, 'pte' | 'trt'>): Diagnosti
     deviceIdCheck(d, target, out, ctx.pte.reportBudget);
     callChecks(d, target, out, ctx.pte.reportBudget);
   }
+  out.push(...sharedBlobChecks(ctx.pte, ctx.pte.reportBudget));
   const { resident: r } = programBudgets(ctx.pte.program);
   if (r !== null) {
     out.push(

@@ -59,6 +59,10 @@ export const TRT_CHECK_CODES = {
     'a reference engine\u2019s program (version 2) takes another number of inputs or returns another number of outputs than the blob\u2019s bindings',
   TRT_REFERENCE_EXTERNAL_WEIGHT:
     'a version-3 reference engine\u2019s external weight has no key, is not in the program\u2019s named data, or its named data is another size than the tensor',
+  TRT_SHARED_SEGMENT:
+    'many TensorRT delegates name one blob (a segment or an inline entry): it is read once, but the runtime loads its engine once per delegate (a warning)',
+  TRT_METADATA_FILE_LIMIT:
+    'the TensorRT metadata of one file, every distinct blob counted once, passes the per-file limit (64 MiB): the blob past it is refused unread',
   TRT_BUDGET_STREAMS_NOTHING:
     'a delegate\u2019s weight-streaming budget is at least its engine\u2019s streamable weights: every weight stays resident and nothing streams (a warning)',
 } as const;

@@ -68,6 +68,45 @@ async function readExactly(fh: FileHandle, offset: number, length: number, path:
   return out;
 }
 
+const ZERO_BLOCK = new Uint8Array(4096);
+
+/**
+ * The extent of a large program, its blocks of zeros left untouched: a large
+ * buffer is allocated zero-filled and the system commits its pages only
+ * when written, so a FlatBuffer whose tables are spread over 2 GiB of zeros
+ * (one table a page) holds the blocks its tables are in, not 2 GiB. A dense
+ * program is held whole, as decoding it needs. Read in chunks through one
+ * scratch buffer.
+ */
+async function readKeepingZeros(fh: FileHandle, length: number, path: string): Promise<Uint8Array> {
+  const out = new Uint8Array(length);
+  const scratch = new Uint8Array(Math.min(length, 4 * 1024 * 1024));
+  for (let at = 0; at < length; at += scratch.length) {
+    const n = Math.min(scratch.length, length - at);
+    let done = 0;
+    while (done < n) {
+      const { bytesRead } = await fh.read(scratch, done, n - done, at + done);
+      if (bytesRead === 0)
+        throw new TrtxError('PTE_TRUNCATED', path, `file ended at byte ${at + done}, expected ${length} bytes at 0`, {
+          hint: TRUNCATED_HINT,
+        });
+      done += bytesRead;
+    }
+    for (let b = 0; b < n; b += ZERO_BLOCK.length) {
+      const block = scratch.subarray(b, Math.min(n, b + ZERO_BLOCK.length));
+      if (Buffer.compare(block, ZERO_BLOCK.subarray(0, block.length)) === 0) continue;
+      // Only the span from its first to its last non-zero byte: the buffer need not start on a page, so a
+      // whole block written would commit the two pages it straddles.
+      let first = 0;
+      while (block[first] === 0) first++;
+      let last = block.length - 1;
+      while (block[last] === 0) last--;
+      out.set(block.subarray(first, last + 1), at + b + first);
+    }
+  }
+  return out;
+}
+
 /** Refuses what is not a readable regular file, as a usage error (exit 2). */
 export async function statInput(path: string): Promise<number> {
   let st;
@@ -97,11 +136,17 @@ export async function openPte(path: string, opts: OpenOptions = {}): Promise<Pte
     const head = await readExactly(fh, 0, Math.min(HEAD_BYTES, fileSize), path);
     const header = parseHeaderOf(head, fileSize, path);
     const programSize = header.extended ? header.extended.programSize : fileSize;
-    // A large claimed program is verified from pages first; only the prefix
-    // its tables, vectors and strings reach is then read and decoded.
+    // A large claimed program is verified from pages first (a bounded
+    // number kept); only the prefix its tables, vectors and strings reach is
+    // then read, its zeros left uncommitted, and decoded.
     const needed =
       programSize <= EAGER_PROGRAM_BYTES ? programSize : verifyProgram(pagedFileSource(fh.fd, programSize, path), header.rootOffset).extent;
-    const programBytes = needed <= head.length ? head.subarray(0, needed) : await readExactly(fh, 0, needed, path);
+    const programBytes =
+      needed <= head.length
+        ? head.subarray(0, needed)
+        : needed <= EAGER_PROGRAM_BYTES
+          ? await readExactly(fh, 0, needed, path)
+          : await readKeepingZeros(fh, needed, path);
     const program = decodeProgram(programBytes, header.rootOffset);
     const segmentBase = header.extended?.segmentBaseOffset ?? 0;
     const segments = resolveSegments(program, header, fileSize);

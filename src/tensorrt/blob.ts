@@ -61,6 +61,8 @@ export function parseBlob(headAndMetadata: Uint8Array, blobSize?: number | bigin
 export interface ReadRangeOptions extends BlobLocationOptions {
   /** Refuse metadata larger than this before reading it (default 64 MiB). */
   maxMetadataBytes?: number;
+  /** Called with the metadata's size once the header is read, before the metadata is: may refuse (throw) or charge it. */
+  admitMetadata?: (bytes: number) => void;
 }
 
 /**
@@ -90,6 +92,7 @@ export async function readBlobFromRange(
       `metadata of ${header.metadataSize} bytes exceeds the ${limit}-byte limit`,
     );
   }
+  opts.admitMetadata?.(header.metadataSize);
   const json = header.metadataSize === 0 ? new Uint8Array(0) : await read(header.metadataOffset, header.metadataSize);
   if (json.length < header.metadataSize) {
     throw blobError('TRT_BLOB_TRUNCATED', opts, 'metadata', `read ${json.length} metadata bytes of ${header.metadataSize}`);

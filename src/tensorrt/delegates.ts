@@ -5,7 +5,8 @@
 import { DataLocation, type BackendDelegate, type ExecutionPlan, type Instruction } from '../pte/model.js';
 import type { PteFile } from '../pte/open.js';
 import { TrtxError } from '../util/errors.js';
-import { readBlobFromRange, TRT_BACKEND_ID, type ParsedBlob } from './blob.js';
+import { TRT_BACKEND_ID, type ParsedBlob } from './blob.js';
+import { blobOnce } from './blob-once.js';
 import { itemAt } from '../util/present.js';
 
 export interface DelegateRef {
@@ -69,17 +70,17 @@ export function blobPlace(pte: PteFile, ref: DelegateRef): BlobPlace {
   throw new TrtxError('PTE_DELEGATE_DATA', `${ref.location} > processed.location`, `unknown data location ${String(p.location)}`);
 }
 
-/** Reads a TensorRT blob's header and metadata (two small reads for a segment). */
+/** Reads a TensorRT blob's header and metadata (two small reads for a segment), once per blob of the file (blob-once.ts). */
 export async function readDelegateBlob(pte: PteFile, ref: DelegateRef): Promise<ParsedBlob> {
   const place = blobPlace(pte, ref);
-  const read =
-    place.location === 'inline'
-      ? (offset: number, length: number) =>
-          Promise.resolve(
-            itemAt(pte.program.backendDelegateData, place.index, 'backend_delegate_data').data.subarray(offset, offset + length),
-          )
-      : (offset: number, length: number) => pte.readRange(place.fileOffset! + offset, length);
-  return readBlobFromRange(read, place.size, { location: ref.location });
+  if (place.location === 'inline') {
+    const bytes = itemAt(pte.program.backendDelegateData, place.index, 'backend_delegate_data').data;
+    const read = (offset: number, length: number) => Promise.resolve(bytes.subarray(offset, offset + length));
+    return blobOnce(pte, { key: `inline ${place.index}`, size: place.size, bytes, read }, ref.location);
+  }
+  const at = place.fileOffset!;
+  const read = (offset: number, length: number) => pte.readRange(at + offset, length);
+  return blobOnce(pte, { key: `segment ${at}+${place.size}`, size: place.size, bytes: null, read }, ref.location);
 }
 
 /** The DelegateCall instructions of a method that call `delegateIndex`. */

@@ -9,7 +9,9 @@
 import type { PteFile } from '../pte/open.js';
 import type { ParsedBlob } from './blob.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob, type DelegateRef } from './delegates.js';
-import { isReferenceEngine, readEngine, type ReferenceEngine } from './reference-engine.js';
+import { decodeEngineFromSource, isReferenceEngine, readEngine, type ReferenceEngine } from './reference-engine.js';
+import { engineOnce, relocated, settle } from './engine-once.js';
+import { pagedFileSource } from '../pte/program-source.js';
 import type { EngineReadCost } from './reference-engine-read.js';
 import { describeReferenceProgram, SYNTHETIC_ENGINE } from './reference-program.js';
 import { isTrtxError } from '../util/errors.js';
@@ -70,7 +72,12 @@ export async function readEngineKind(pte: PteFile, ref: DelegateRef, blob: Parse
  * Reads a reference engine by its metadata: its table, its program's header
  * and flatbuffer, never the program's segments nor a version-3 engine's
  * weights (refusals are REF_ENGINE_* TrtxErrors). A version-3 engine's weight
- * bytes are the sizes of its keys' named-data segments in `pte`.
+ * bytes are the sizes of its keys' named-data segments in `pte`. An engine
+ * in a segment of an opened file is walked once through a bounded page cache
+ * (pagedFileSource); one held in memory (inline, or a file read into memory)
+ * through readBounded. Each engine is read once per opened file, whatever
+ * number of delegates name its blob (engine-once.ts); `cost` asks for a read
+ * of its own, counted.
  */
 export async function readReferenceEngine(
   pte: PteFile,
@@ -79,15 +86,38 @@ export async function readReferenceEngine(
   cost?: EngineReadCost,
 ): Promise<ReferenceEngine> {
   const place = blobPlace(pte, ref);
+  const key = `${place.location} ${place.location === 'segment' ? `${place.fileOffset}+${place.size}` : place.index} engine ${blob.engineOffset}+${blob.engineSize}`;
+  const inline = place.location === 'inline' ? itemAt(pte.program.backendDelegateData, place.index, 'backend_delegate_data').data : null;
+  const read = () => readEngineOf(pte, place, inline, blob, cost);
+  return cost ? relocated(await settle(read()), ref.location) : engineOnce(pte, key, inline, read, ref.location);
+}
+
+async function readEngineOf(
+  pte: PteFile,
+  place: ReturnType<typeof blobPlace>,
+  inline: Uint8Array | null,
+  blob: ParsedBlob,
+  cost: EngineReadCost | undefined,
+): Promise<ReferenceEngine> {
   const at = blob.engineOffset;
-  const read =
-    place.location === 'inline'
-      ? (offset: number, length: number) => {
-          const data = itemAt(pte.program.backendDelegateData, place.index, 'backend_delegate_data').data;
-          return Promise.resolve(data.subarray(at + offset, at + offset + length));
-        }
-      : (offset: number, length: number) => pte.readRange(place.fileOffset! + at + offset, length);
-  const engine = await readEngine(Number(blob.engineSize), read, { location: `${ref.location} > engine` }, cost);
+  const size = Number(blob.engineSize);
+  const opts = { location: 'engine' };
+  let engine: ReferenceEngine;
+  const fd = pte.opened?.handle.fd;
+  if (inline === null && fd !== undefined) {
+    const src = pagedFileSource(fd, size, pte.path, { base: place.fileOffset! + at });
+    engine = decodeEngineFromSource(src, opts);
+    if (cost) {
+      cost.bytesRead += src.bytesRead();
+      cost.reads += src.pagesRead();
+    }
+  } else {
+    const read =
+      inline !== null
+        ? (offset: number, length: number) => Promise.resolve(inline.subarray(at + offset, at + offset + length))
+        : (offset: number, length: number) => pte.readRange(place.fileOffset! + at + offset, length);
+    engine = await readEngine(size, read, opts, cost);
+  }
   const p = engine.program;
   if (p && p.externalWeights.length) {
     const sizes = namedDataSizes(pte);

@@ -29,6 +29,7 @@ import {
   type EngineReadCost,
   type EngineSource,
 } from './reference-engine-read.js';
+import { readSteps, type RefStep } from './reference-engine-steps.js';
 import { engineFail, engineWhere as where, ENGINE_HINT as HINT, type EngineLocationOptions } from './reference-engine-errors.js';
 
 export type { EngineLocationOptions } from './reference-engine-errors.js';
@@ -46,13 +47,7 @@ export const REFERENCE_ENGINE_PROGRAM_VERSION = 2;
 /** Version 3: version 2 with the weights outside the engine, in the outer program's named data (EXTERNAL constants). */
 export const REFERENCE_ENGINE_EXTERNAL_VERSION = 3;
 
-export type RefStep =
-  | { op: 'Affine'; input: number; output: number; scale: number; bias: number }
-  | { op: 'KvWrite'; cache: number; position: number; source: number; seqDim: number; salt: number }
-  | { op: 'Attend'; caches: number[]; query: number; output: number }
-  | { op: 'RingShift'; stateIn: number; source: number; stateOut: number };
-
-export type RefOp = RefStep['op'];
+export type { RefOp, RefStep } from './reference-engine-steps.js';
 
 /** Step as written by a caller: the float knobs may take their schema defaults. */
 export type RefStepInit =
@@ -222,31 +217,6 @@ export function isReferenceEngine(bytes: Uint8Array): boolean {
   return bytes.length >= 8 && String.fromCharCode(...bytes.subarray(4, 8)) === REFERENCE_ENGINE_IDENTIFIER;
 }
 
-function readStep(s: FbStep, i: number, opts: EngineLocationOptions | undefined): RefStep {
-  switch (s.opType()) {
-    case Op.Affine: {
-      const a = s.op(new FbAffine()) as FbAffine;
-      return { op: 'Affine', input: a.input(), output: a.output(), scale: a.scale(), bias: a.bias() };
-    }
-    case Op.KvWrite: {
-      const k = s.op(new FbKvWrite()) as FbKvWrite;
-      return { op: 'KvWrite', cache: k.cache(), position: k.position(), source: k.source(), seqDim: k.seqDim(), salt: k.salt() };
-    }
-    case Op.Attend: {
-      const a = s.op(new FbAttend()) as FbAttend;
-      const caches: number[] = [];
-      for (let k = 0; k < a.cachesLength(); k++) caches.push(a.caches(k)!);
-      return { op: 'Attend', caches, query: a.query(), output: a.output() };
-    }
-    case Op.RingShift: {
-      const r = s.op(new FbRingShift()) as FbRingShift;
-      return { op: 'RingShift', stateIn: r.stateIn(), source: r.source(), stateOut: r.stateOut() };
-    }
-    default:
-      return engineFail('REF_ENGINE_OP', opts, `steps[${i}]`, 'step has no op');
-  }
-}
-
 /** Decodes engine bytes held in memory; refuses anything but a well-formed reference engine of a known version. */
 export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}): ReferenceEngine {
   return decodeEngineFrom(memoryEngineSource(bytes), opts);
@@ -265,6 +235,15 @@ export function readEngine(
   cost?: EngineReadCost,
 ): Promise<ReferenceEngine> {
   return readBounded(size, read, (src) => decodeEngineFrom(src, opts), cost);
+}
+
+/**
+ * Decodes an engine from a source that reads what it is asked for
+ * synchronously (an open file, pagedFileSource): the verifier walks it once,
+ * holding a bounded number of pages, however many pages its tables touch.
+ */
+export function decodeEngineFromSource(src: EngineSource, opts: EngineLocationOptions = {}): ReferenceEngine {
+  return decodeEngineFrom(src, opts);
 }
 
 function checkIdentifier(src: EngineSource, opts: EngineLocationOptions): void {
@@ -315,7 +294,7 @@ function engineFields(src: EngineSource, root: number) {
 function decodeEngineFrom(src: EngineSource, opts: EngineLocationOptions): ReferenceEngine {
   checkIdentifier(src, opts);
   const root = src.u32(0);
-  const { extent } = verifyFlatBuffer(src, root, engineFormat(opts));
+  verifyFlatBuffer(src, root, engineFormat(opts));
   const fields = engineFields(src, root);
   const { version } = fields;
   if (!REFERENCE_ENGINE_VERSIONS.includes(version)) {
@@ -331,9 +310,8 @@ function decodeEngineFrom(src: EngineSource, opts: EngineLocationOptions): Refer
   if (version === REFERENCE_ENGINE_VERSION) {
     if (fields.program !== null)
       engineFail('REF_ENGINE_PROGRAM', opts, 'program', 'a version-1 (synthetic) engine carries a program; only versions 2 and 3 may');
-    // A synthetic engine is its steps: the bytes the verifier reached, read whole.
-    const e = FbEngine.getRootAsEngine(new flatbuffers.ByteBuffer(src.bytes(0, extent)));
-    for (let i = 0; i < e.stepsLength(); i++) steps.push(readStep(e.steps(i)!, i, opts));
+    // A synthetic engine is its steps, read a field at a time: never the whole extent they lie in.
+    steps.push(...readSteps(src, root, opts));
   } else {
     if (fields.steps)
       engineFail(
