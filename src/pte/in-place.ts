@@ -40,6 +40,7 @@ import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { writeFromSource } from './copy.js';
 import { fileRefusal, sidecarPath, tempPath } from '../util/target.js';
+import type { FreeSpaceReader } from '../util/free-space.js';
 import { sameSegments, type EncodedProgram, type WriteResult } from './write.js';
 
 export const journalPath = (path: string) => sidecarPath(path, IN_PLACE_JOURNAL_SUFFIX);
@@ -338,6 +339,8 @@ export async function publishRewrite(
     hooks?: InPlaceHooks;
     /** A fallback may replace a file that has other hard links (they keep the old program). */
     breakHardLinks?: boolean;
+    /** The output folder's free space (default statfs(2)), asked before a full write. */
+    freeSpace?: FreeSpaceReader;
   },
 ): Promise<RewriteWrite> {
   let fallback: string | null = null;
@@ -355,6 +358,7 @@ export async function publishRewrite(
     onProgress: opts.onProgress,
     signal: opts.signal,
     encoded,
+    freeSpace: opts.freeSpace,
   });
   return { mode: 'atomic', result, fallback, brokenLinks };
 }
