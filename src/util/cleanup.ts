@@ -32,7 +32,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sendSignal } from './os-process.js';
+import { ownPid, sendSignal } from './os-process.js';
 
 const paths = new Map<string, number>();
 const groups = new Map<number, number>();
@@ -69,12 +69,14 @@ export interface TempDir {
 }
 
 /**
- * A fresh folder `$TMPDIR/<prefix>XXXXXXXXXXXX` (`root`: the run's
+ * A fresh folder `$TMPDIR/<prefix><pid>-XXXXXXXXXXXX` (`root`: the run's
  * temporary folder, util/env.ts's tempRootOf), registered before it is
- * created, so there is no moment at which it exists unregistered.
+ * created, so there is no moment at which it exists unregistered. The
+ * process id names its owner: after a kill -9 the next command sweeps it
+ * (stale-temp-dirs.ts).
  */
 export async function makeTempDir(prefix: string, root: string = tmpdir()): Promise<TempDir> {
-  const path = join(root, `${prefix}${randomBytes(6).toString('hex')}`);
+  const path = join(root, `${prefix}${ownPid}-${randomBytes(6).toString('hex')}`);
   const untrack = trackPath(path);
   try {
     await mkdir(path, { mode: 0o700 });
