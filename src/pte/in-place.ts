@@ -162,7 +162,34 @@ export function writeHeadInPlace(
   hooks: InPlaceHooks = {},
   path: string = pte.path,
 ): Promise<InPlaceResult> {
-  return withSignalsHeld(() => writeHead(pte, plan, hooks, path));
+  // The last step that became durable: what a signal's exit message says the file holds.
+  let reached: InPlaceStep | null = null;
+  const tracked: InPlaceHooks = {
+    afterStep: async (step) => {
+      reached = step;
+      await hooks.afterStep?.(step);
+    },
+  };
+  return withSignalsHeld(
+    () => writeHead(pte, plan, tracked, path),
+    (outcome) => headWriteNote(path, outcome.ok ? 'cleanup' : reached),
+  );
+}
+
+/** What a head write that got as far as `reached` left in `path`, for the message of a signal that came meanwhile. */
+export function headWriteNote(path: string, reached: InPlaceStep | null): string {
+  switch (reached) {
+    case null:
+    case 'journal':
+      return `${path} was left as it was (the old program): the in-place write had not begun`;
+    case 'marker':
+    case 'body':
+    case 'root':
+      return `${path} is marked as an interrupted in-place rewrite: rerun \`trtx rewrite ${path} --in-place\` to finish it from ${journalPath(path)}`;
+    case 'identifier':
+    case 'cleanup':
+      return `${path} was changed: it holds the new program (the in-place write had finished when the signal came)`;
+  }
 }
 
 /** `path` open for writing, refused unless it is still the file `pte` was read from, as it was then. */
@@ -237,7 +264,13 @@ export async function finishInterruptedInPlace(path: string, hooks: InPlaceHooks
 
 /** finishInterruptedInPlace, saying which journal it finished from (null: the file was not marked). */
 export function recoverInPlace(path: string, hooks: InPlaceHooks = {}): Promise<string | null> {
-  return withSignalsHeld(() => rollForward(path, hooks));
+  return withSignalsHeld(
+    () => rollForward(path, hooks),
+    (outcome) =>
+      outcome.ok && outcome.value !== null
+        ? `${path} was changed: the interrupted in-place rewrite was finished from ${outcome.value}, the file holds its program`
+        : null,
+  );
 }
 
 /**
