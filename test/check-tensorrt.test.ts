@@ -352,8 +352,9 @@ it('every TensorRT code has a test above', () => {
       'TRT_BUDGET_MULTI_ENGINE',
       // test/reference-program.test.ts
       'TRT_REFERENCE_PROGRAM_ARITY',
-      // test/reference-engine-v3.test.ts
+      // test/reference-engine-v3.test.ts (and reference-program.test.ts)
       'TRT_REFERENCE_EXTERNAL_WEIGHT',
+      'TRT_REFERENCE_PROGRAM_DELEGATED',
       'TRT_BUDGET_STREAMS_NOTHING',
     ]),
   );

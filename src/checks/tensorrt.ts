@@ -17,7 +17,12 @@ import { callsOf, delegatesOf, isTensorRT, type DelegateRef } from '../tensorrt/
 import { canonicalTargetDevice, type TargetDevice } from '../tensorrt/target-device.js';
 import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
-import { BUDGET_STREAMS_NOTHING_HINT, REFERENCE_EXTERNAL_WEIGHT_HINT, REFERENCE_PROGRAM_ARITY_HINT } from './reference-engines.js';
+import {
+  BUDGET_STREAMS_NOTHING_HINT,
+  REFERENCE_EXTERNAL_WEIGHT_HINT,
+  REFERENCE_PROGRAM_ARITY_HINT,
+  REFERENCE_PROGRAM_DELEGATED_HINT,
+} from './reference-engines.js';
 import { SCALAR_TYPE_CODE } from '../util/dtype.js';
 import { itemAt } from '../util/present.js';
 import type { ReportBudget } from '../util/report-budget.js';
@@ -36,6 +41,7 @@ const HINTS = {
     'each engine may hold its own budget: make the total fit the GPU (`trtx rewrite --budget SIZE`) or leave it automatic (`--clear-budget`)',
   TRT_REFERENCE_PROGRAM_ARITY: REFERENCE_PROGRAM_ARITY_HINT,
   TRT_REFERENCE_EXTERNAL_WEIGHT: REFERENCE_EXTERNAL_WEIGHT_HINT,
+  TRT_REFERENCE_PROGRAM_DELEGATED: REFERENCE_PROGRAM_DELEGATED_HINT,
   TRT_BUDGET_STREAMS_NOTHING: BUDGET_STREAMS_NOTHING_HINT,
 } as const satisfies Record<TrtCheckCode, string>;
 

@@ -59,6 +59,8 @@ export const TRT_CHECK_CODES = {
     'a reference engine\u2019s program (version 2) takes another number of inputs or returns another number of outputs than the blob\u2019s bindings',
   TRT_REFERENCE_EXTERNAL_WEIGHT:
     'a version-3 reference engine\u2019s external weight has no key, is not in the program\u2019s named data, or its named data is another size than the tensor',
+  TRT_REFERENCE_PROGRAM_DELEGATED:
+    'a reference engine\u2019s program (version 2 or 3) is itself delegated: the runtime runs an engine\u2019s partition on kernels only and refuses it at load',
   TRT_BUDGET_STREAMS_NOTHING:
     'a delegate\u2019s weight-streaming budget is at least its engine\u2019s streamable weights: every weight stays resident and nothing streams (a warning)',
 } as const;
