@@ -156,7 +156,8 @@ describe('the memory an export needs', () => {
     mkdirSync(join(root, 'memory'));
     writeFileSync(join(root, 'memory', 'memory.limit_in_bytes'), `${4 * 1024 ** 3}\n`);
     writeFileSync(join(root, 'memory', 'memory.usage_in_bytes'), '0\n');
-    const read = (p: string) => (p === '/proc/meminfo' ? 'MemAvailable:   200000000 kB\n' : p === '/proc/self/cgroup' ? '4:memory:/\n' : readText(p));
+    const read = (p: string) =>
+      p === '/proc/meminfo' ? 'MemAvailable:   200000000 kB\n' : p === '/proc/self/cgroup' ? '4:memory:/\n' : readText(p);
     expect(() => refuseShortMemory('m.pt2', 2 * 1024 ** 3, availableMemory(read, root))).toThrow(/this machine has 4 GiB available/);
   });
 

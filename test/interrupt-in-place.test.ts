@@ -48,7 +48,7 @@ function rewriteInterrupted(file: string, signalAt: string, crashAt: string | nu
 
 const budgetOf = (file: string) =>
   withPte(file, (pte) => {
-    const d = pte.program.executionPlan[0]!.delegates.find((x) => x.id === 'TensorRTBackend')!;
+    const d = pte.program.executionPlan[0].delegates.find((x) => x.id === 'TensorRTBackend')!;
     return Promise.resolve(decodeCompileSpecs(d.compileSpecs).specs.weightStreamingBudget ?? null);
   });
 

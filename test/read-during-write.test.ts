@@ -33,7 +33,9 @@ beforeAll(async () => {
 
 const budgetsOf = (pte: Awaited<ReturnType<typeof openPte>>) =>
   pte.program.executionPlan.flatMap((p) =>
-    p.delegates.map((d) => new TextDecoder().decode(d.compileSpecs.find((c) => c.key === 'weight_streaming_budget')?.value ?? new Uint8Array())),
+    p.delegates.map((d) =>
+      new TextDecoder().decode(d.compileSpecs.find((c) => c.key === 'weight_streaming_budget')?.value ?? new Uint8Array()),
+    ),
   );
 
 /** A process of its own that holds `file`'s writer lock, as an in-place writer does, until killed. */
@@ -56,7 +58,7 @@ async function holdLock(file: string): Promise<{ holder: ResultPromise }> {
   return { holder };
 }
 
-let holders: ResultPromise[] = [];
+const holders: ResultPromise[] = [];
 afterEach(async () => {
   for (const h of holders.splice(0)) {
     h.kill('SIGKILL');
@@ -104,17 +106,21 @@ describe('a reader racing an in-place writer', () => {
     }
   });
 
-  it('a marker whose writer keeps the lock past the wait is PTE_REWRITE_IN_PROGRESS; without a writer, INTERRUPTED', { timeout: 60_000 }, async () => {
-    const file = join(dir, 'held.pte');
-    const marked = new Uint8Array(staged);
-    marked.set(new TextEncoder().encode('TXIP'), 4);
-    writeFileSync(file, marked);
-    holders.push((await holdLock(file)).holder);
-    await expect(openPte(file)).rejects.toMatchObject({ code: 'PTE_REWRITE_IN_PROGRESS' });
-    for (const h of holders.splice(0)) {
-      h.kill('SIGKILL');
-      await h;
-    }
-    await expect(openPte(file)).rejects.toMatchObject({ code: 'PTE_REWRITE_INTERRUPTED' });
-  });
+  it(
+    'a marker whose writer keeps the lock past the wait is PTE_REWRITE_IN_PROGRESS; without a writer, INTERRUPTED',
+    { timeout: 60_000 },
+    async () => {
+      const file = join(dir, 'held.pte');
+      const marked = new Uint8Array(staged);
+      marked.set(new TextEncoder().encode('TXIP'), 4);
+      writeFileSync(file, marked);
+      holders.push((await holdLock(file)).holder);
+      await expect(openPte(file)).rejects.toMatchObject({ code: 'PTE_REWRITE_IN_PROGRESS' });
+      for (const h of holders.splice(0)) {
+        h.kill('SIGKILL');
+        await h;
+      }
+      await expect(openPte(file)).rejects.toMatchObject({ code: 'PTE_REWRITE_INTERRUPTED' });
+    },
+  );
 });

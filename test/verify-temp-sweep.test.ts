@@ -41,32 +41,36 @@ describe('verify sweeps what a killed verify left in TMPDIR', () => {
     }
   });
 
-  it('removes a killed owner\u2019s twin folder and the runner\u2019s, keeps a live one\u2019s and other names', { timeout: 60_000 }, async () => {
-    const tmp = tempDir('sweep-tmp');
-    const dead = owner();
-    const live = owner();
-    try {
-      const killedTwin = folderOf(tmp, 'trtx-verify-', dead.pid);
-      const killedRunner = folderOf(tmp, 'trtx-runner-', dead.pid);
-      await dead.kill9();
-      const liveTwin = folderOf(tmp, 'trtx-verify-', live.pid);
-      const other = folderOf(tmp, 'trtx-verify-keep-', dead.pid);
-      const unnamed = join(tmp, 'trtx-verify-0123456789ab'); // an earlier trtx's name, no owner recorded
-      mkdirSync(unnamed);
-      const file = join(tmp, `trtx-verify-${dead.pid}-ba9876543210`);
-      writeFileSync(file, 'not a folder');
+  it(
+    'removes a killed owner\u2019s twin folder and the runner\u2019s, keeps a live one\u2019s and other names',
+    { timeout: 60_000 },
+    async () => {
+      const tmp = tempDir('sweep-tmp');
+      const dead = owner();
+      const live = owner();
+      try {
+        const killedTwin = folderOf(tmp, 'trtx-verify-', dead.pid);
+        const killedRunner = folderOf(tmp, 'trtx-runner-', dead.pid);
+        await dead.kill9();
+        const liveTwin = folderOf(tmp, 'trtx-verify-', live.pid);
+        const other = folderOf(tmp, 'trtx-verify-keep-', dead.pid);
+        const unnamed = join(tmp, 'trtx-verify-0123456789ab'); // an earlier trtx's name, no owner recorded
+        mkdirSync(unnamed);
+        const file = join(tmp, `trtx-verify-${dead.pid}-ba9876543210`);
+        writeFileSync(file, 'not a folder');
 
-      const work = tempDir('sweep-work');
-      const pte = join(work, 'broken.pte');
-      await writeFixture(pte, catalogueEntry('broken-host-planned-arena.pte').build());
-      // Check refuses this program before anything runs: the sweep comes first all the same.
-      const r = await runCli(['verify', pte, '--zero-copy-kv'], { env: { TMPDIR: tmp } });
-      expect(r.code, r.stderr).not.toBe(0);
-      expect(existsSync(killedTwin)).toBe(false);
-      expect(existsSync(killedRunner)).toBe(false);
-      expect(readdirSync(tmp).sort()).toEqual([basename(liveTwin), basename(other), basename(unnamed), basename(file)].sort());
-    } finally {
-      await live.kill9();
-    }
-  });
+        const work = tempDir('sweep-work');
+        const pte = join(work, 'broken.pte');
+        await writeFixture(pte, catalogueEntry('broken-host-planned-arena.pte').build());
+        // Check refuses this program before anything runs: the sweep comes first all the same.
+        const r = await runCli(['verify', pte, '--zero-copy-kv'], { env: { TMPDIR: tmp } });
+        expect(r.code, r.stderr).not.toBe(0);
+        expect(existsSync(killedTwin)).toBe(false);
+        expect(existsSync(killedRunner)).toBe(false);
+        expect(readdirSync(tmp).sort()).toEqual([basename(liveTwin), basename(other), basename(unnamed), basename(file)].sort());
+      } finally {
+        await live.kill9();
+      }
+    },
+  );
 });

@@ -22,7 +22,10 @@ import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 const MiB = 1024 * 1024;
-const small = (bytes: bigint): FreeSpaceReader => () => Promise.resolve({ available: bytes, blockSize: 4096n });
+const small =
+  (bytes: bigint): FreeSpaceReader =>
+  () =>
+    Promise.resolve({ available: bytes, blockSize: 4096n });
 
 /** Whether the file system of `dir` clones files (a reflink takes no new blocks: the one write a full folder still allows). */
 function clones(dir: string): boolean {
@@ -51,7 +54,9 @@ describe('the free-space pre-flight', () => {
       expect(e).toBeInstanceOf(TrtxError);
       expect((e as TrtxError).code).toBe('WRITE_NO_SPACE');
       expect((e as TrtxError).location).toBe(s.target);
-      expect((e as TrtxError).message).toMatch(new RegExp(`needs 32\\.\\d+ MiB \\(\\d+ bytes\\) but ${s.out} has 1 MiB \\(1048576 bytes\\) free`));
+      expect((e as TrtxError).message).toMatch(
+        new RegExp(`needs 32\\.\\d+ MiB \\(\\d+ bytes\\) but ${s.out} has 1 MiB \\(1048576 bytes\\) free`),
+      );
       expect(readdirSync(s.out)).toEqual([]);
     } finally {
       await pte.close();
@@ -78,20 +83,26 @@ describe('the free-space pre-flight', () => {
     expect(statSync(s.target).size).toBe(s.fileSize);
   });
 
-  it('trtx rewrite -o of a sparse program larger than the disk\u2019s free space: WRITE_NO_SPACE at once, nothing left', { timeout: 60_000 }, async () => {
-    const dir = tempDir('free-giant');
-    const { bavail, bsize } = statfsSync(dir, { bigint: true });
-    const free = bavail * bsize;
-    // Twice what is free, at least 200 GB; ext4 files end at 16 TiB.
-    const want = free * 2n > 200_000_000_000n ? free * 2n : 200_000_000_000n;
-    if (want > 8n << 40n || clones(dir)) return; // a disk this large, or one that clones: nothing to show here
-    const input = join(dir, 'giant.pte');
-    writeSparsePte(input, multiEngine(2), Number(want / 2n));
-    const out = join(dir, 'out');
-    mkdirSync(out);
-    const r = await runCli(['rewrite', input, '-o', join(out, 'giant.pte'), '--budget', '16TiB']);
-    expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/^error: WRITE_NO_SPACE: .*giant\.pte: not enough free space: the file needs .* but .* free; nothing was written/m);
-    expect(readdirSync(out)).toEqual([]);
-  });
+  it(
+    'trtx rewrite -o of a sparse program larger than the disk\u2019s free space: WRITE_NO_SPACE at once, nothing left',
+    { timeout: 60_000 },
+    async () => {
+      const dir = tempDir('free-giant');
+      const { bavail, bsize } = statfsSync(dir, { bigint: true });
+      const free = bavail * bsize;
+      // Twice what is free, at least 200 GB; ext4 files end at 16 TiB.
+      const want = free * 2n > 200_000_000_000n ? free * 2n : 200_000_000_000n;
+      if (want > 8n << 40n || clones(dir)) return; // a disk this large, or one that clones: nothing to show here
+      const input = join(dir, 'giant.pte');
+      writeSparsePte(input, multiEngine(2), Number(want / 2n));
+      const out = join(dir, 'out');
+      mkdirSync(out);
+      const r = await runCli(['rewrite', input, '-o', join(out, 'giant.pte'), '--budget', '16TiB']);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(
+        /^error: WRITE_NO_SPACE: .*giant\.pte: not enough free space: the file needs .* but .* free; nothing was written/m,
+      );
+      expect(readdirSync(out)).toEqual([]);
+    },
+  );
 });

@@ -39,16 +39,17 @@ import { syncDir, verifyUnchanged, writeAllAt } from '../util/file-io.js';
 import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { writeFromSource } from './copy.js';
-import { fileRefusal, sidecarPath, tempPath } from '../util/target.js';
+import { fileRefusal, tempPath } from '../util/target.js';
 import type { FreeSpaceReader } from '../util/free-space.js';
+import { headWriteNote, journalPath, rolledForwardNote, type InPlaceStep } from './in-place-messages.js';
 import { sameSegments, type EncodedProgram, type WriteResult } from './write.js';
 
-export const journalPath = (path: string) => sidecarPath(path, IN_PLACE_JOURNAL_SUFFIX);
+export { journalPath };
 
 const JOURNAL_MAGIC = 'TRTXJNL1';
 const JOURNAL_FIXED = 8 + 8 + 8 + 32;
 
-export type InPlaceStep = 'journal' | 'marker' | 'body' | 'root' | 'identifier' | 'cleanup';
+export type { InPlaceStep };
 export const IN_PLACE_STEPS: readonly InPlaceStep[] = ['journal', 'marker', 'body', 'root', 'identifier', 'cleanup'];
 
 export interface InPlaceHooks {
@@ -176,22 +177,6 @@ export function writeHeadInPlace(
   );
 }
 
-/** What a head write that got as far as `reached` left in `path`, for the message of a signal that came meanwhile. */
-export function headWriteNote(path: string, reached: InPlaceStep | null): string {
-  switch (reached) {
-    case null:
-    case 'journal':
-      return `${path} was left as it was (the old program): the in-place write had not begun`;
-    case 'marker':
-    case 'body':
-    case 'root':
-      return `${path} is marked as an interrupted in-place rewrite: rerun \`trtx rewrite ${path} --in-place\` to finish it from ${journalPath(path)}`;
-    case 'identifier':
-    case 'cleanup':
-      return `${path} was changed: it holds the new program (the in-place write had finished when the signal came)`;
-  }
-}
-
 /** `path` open for writing, refused unless it is still the file `pte` was read from, as it was then. */
 async function openUnchanged(pte: PteFile, path: string): Promise<FileHandle> {
   const fh = await open(path, 'r+');
@@ -266,10 +251,7 @@ export async function finishInterruptedInPlace(path: string, hooks: InPlaceHooks
 export function recoverInPlace(path: string, hooks: InPlaceHooks = {}): Promise<string | null> {
   return withSignalsHeld(
     () => rollForward(path, hooks),
-    (outcome) =>
-      outcome.ok && outcome.value !== null
-        ? `${path} was changed: the interrupted in-place rewrite was finished from ${outcome.value}, the file holds its program`
-        : null,
+    (outcome) => (outcome.ok && outcome.value !== null ? rolledForwardNote(path, outcome.value) : null),
   );
 }
 
