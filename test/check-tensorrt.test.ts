@@ -352,11 +352,12 @@ it('every TensorRT code has a test above', () => {
       'TRT_BUDGET_MULTI_ENGINE',
       // test/reference-program.test.ts
       'TRT_REFERENCE_PROGRAM_ARITY',
-      // test/reference-engine-v3.test.ts
+      // test/reference-engine-v3.test.ts (and reference-program.test.ts)
       'TRT_REFERENCE_EXTERNAL_WEIGHT',
       // test/shared-segment.test.ts
       'TRT_SHARED_SEGMENT',
       'TRT_METADATA_FILE_LIMIT',
+      'TRT_REFERENCE_PROGRAM_DELEGATED',
       'TRT_BUDGET_STREAMS_NOTHING',
     ]),
   );

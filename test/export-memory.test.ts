@@ -5,12 +5,12 @@
 // sizes only: a PT2 layout whose weight records claim 4 GB each, so the
 // file stays a few hundred bytes.
 import { describe, expect, it } from 'vitest';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from './helpers/cli.js';
 import { DOUBLE_PYTHON } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
-import { availableMemory, exportMemoryNeed, refuseShortMemory } from '../src/export/memory-need.js';
+import { availableMemory, cgroupMemoryLeft, exportMemoryNeed, readText, refuseShortMemory } from '../src/export/memory-need.js';
 import { archiveWeightBytes } from '../src/export/model-kind.js';
 import type { ZipDirectoryEntry } from '../src/util/zip-format.js';
 
@@ -116,6 +116,49 @@ describe('the memory an export needs', () => {
     files['/sys/fs/cgroup/memory.max'] = 'max\n';
     expect(availableMemory((p) => files[p] ?? null)).toBe(20000000 * 1024);
     expect(availableMemory(() => null)).toBeNull();
+  });
+
+  it('reads cgroup v1 as well as v2: the least any group from its own up to the root leaves; v1\u2019s huge value is no limit', () => {
+    // A fake /sys/fs/cgroup: v1's memory controller with the process in /job/step, under a limited /job.
+    const root = tempDir('cgroup-v1');
+    const group = (dir: string, files: Record<string, string>) => {
+      mkdirSync(join(root, dir), { recursive: true });
+      for (const [name, text] of Object.entries(files)) writeFileSync(join(root, dir, name), text);
+    };
+    const UNLIMITED = '9223372036854771712\n';
+    group('memory', { 'memory.limit_in_bytes': UNLIMITED, 'memory.usage_in_bytes': '50000000000\n' });
+    group('memory/job', { 'memory.limit_in_bytes': `${6 * 1024 ** 3}\n`, 'memory.usage_in_bytes': `${1024 ** 3}\n` });
+    group('memory/job/step', { 'memory.limit_in_bytes': UNLIMITED, 'memory.usage_in_bytes': `${512 * 1024 ** 2}\n` });
+    const meminfo = 'MemAvailable:   20000000 kB\n';
+    const proc: Record<string, string> = { '/proc/meminfo': meminfo, '/proc/self/cgroup': '5:cpu:/\n4:memory:/job/step\n0::/\n' };
+    const read = (p: string) => proc[p] ?? readText(p);
+    expect(cgroupMemoryLeft(read, root)).toBe(5 * 1024 ** 3);
+    expect(availableMemory(read, root)).toBe(5 * 1024 ** 3);
+    // A v1 group alone, at the mount's root (a container with its own namespace).
+    proc['/proc/self/cgroup'] = '4:memory:/\n';
+    writeFileSync(join(root, 'memory', 'memory.limit_in_bytes'), `${3 * 1024 ** 3}\n`);
+    expect(availableMemory(read, root)).toBe(0); // its usage is past its limit
+    writeFileSync(join(root, 'memory', 'memory.usage_in_bytes'), `${1024 ** 3}\n`);
+    expect(availableMemory(read, root)).toBe(2 * 1024 ** 3);
+    // Unlimited everywhere: MemAvailable decides.
+    writeFileSync(join(root, 'memory', 'memory.limit_in_bytes'), UNLIMITED);
+    expect(cgroupMemoryLeft(read, root)).toBeNull();
+    expect(availableMemory(read, root)).toBe(20000000 * 1024);
+    // v2 and v1 both mounted (hybrid): the smaller.
+    group('', { 'memory.max': `${4 * 1024 ** 3}\n`, 'memory.current': '0\n' });
+    writeFileSync(join(root, 'memory', 'memory.limit_in_bytes'), `${1024 ** 3}\n`);
+    writeFileSync(join(root, 'memory', 'memory.usage_in_bytes'), '0\n');
+    expect(cgroupMemoryLeft(read, root)).toBe(1024 ** 3);
+  });
+
+  it('refuses an export a cgroup v1 limit cannot hold, before Python', () => {
+    const root = tempDir('cgroup-v1-refuse');
+    mkdirSync(join(root, 'memory'));
+    writeFileSync(join(root, 'memory', 'memory.limit_in_bytes'), `${4 * 1024 ** 3}\n`);
+    writeFileSync(join(root, 'memory', 'memory.usage_in_bytes'), '0\n');
+    const read = (p: string) =>
+      p === '/proc/meminfo' ? 'MemAvailable:   200000000 kB\n' : p === '/proc/self/cgroup' ? '4:memory:/\n' : readText(p);
+    expect(() => refuseShortMemory('m.pt2', 2 * 1024 ** 3, availableMemory(read, root))).toThrow(/this machine has 4 GiB available/);
   });
 
   it('refuses only what does not fit, and says how much it needs and has', () => {

@@ -131,6 +131,14 @@ describe('version 3: weights in the outer program', () => {
     expect(found).toEqual([]);
   });
 
+  it('TRT_REFERENCE_PROGRAM_DELEGATED: a partition that is itself delegated, as the runner refuses it (EngineFormat)', async () => {
+    // The fixture as it was before issue 43: trt-single's program, TensorRT delegate and all, as the partition.
+    const found = (await codes({ weights: WEIGHTS, delegated: true })).filter((d) => d.severity === 'error');
+    expect(found.map((d) => d.code)).toEqual(['TRT_REFERENCE_PROGRAM_DELEGATED']);
+    expect(found[0].location).toMatch(/engine > program$/);
+    expect(found[0].message).toMatch(/is itself delegated \(2 delegate\(s\) and delegate calls in method forward\)/);
+  });
+
   it.each<[string, Partial<ExternalWeightsOptions>, RegExp]>([
     ['a key missing from the named data', { missing: ['layers.1.weight'] }, /"layers\.1\.weight" .* is not in the program's named data/],
     [

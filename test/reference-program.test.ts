@@ -13,11 +13,12 @@ import { countEngines, engineCensus, referenceEngineLines } from '../src/tensorr
 import { decodeEngine, encodeEngine, type EngineInit } from '../src/tensorrt/reference-engine.js';
 import { TrtxError } from '../src/util/errors.js';
 import { encodePte, pteOf } from './helpers/memory-pte.js';
+import { kernelPartition, withoutDelegates } from '../fixtures/partition.js';
 import { refusal } from './helpers/refusal.js';
 
-/** The .pte bytes of trtSingle's program (method forward: 1 input, 1 output), changed by `edit`. */
+/** The .pte bytes of trtSingle's program (method forward: 1 input, 1 output) on kernels only, changed by `edit`. */
 function partition(edit?: (p: Program) => void): Uint8Array {
-  const built = buildProgram(trtSingle());
+  const built = kernelPartition();
   edit?.(built.program);
   return encodePte(built.program, built.segments);
 }
@@ -82,6 +83,23 @@ describe('the check against the bindings', () => {
   it('a program that takes the input bindings and returns the output bindings passes', async () => {
     const { diagnostics } = await runChecks(pteOf(withEngine({ steps: [], program: partition() })));
     expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+  });
+
+  it('TRT_REFERENCE_PROGRAM_DELEGATED: a partition with a delegate or a delegate call (the runtime runs it on kernels only)', async () => {
+    const delegated = () => {
+      const built = buildProgram(trtSingle());
+      return encodePte(built.program, built.segments);
+    };
+    const codesOf = async (program: Uint8Array) =>
+      (await runChecks(pteOf(withEngine({ steps: [], program })))).diagnostics.filter((d) => d.severity === 'error').map((d) => d.code);
+    expect(await codesOf(delegated())).toEqual(['TRT_REFERENCE_PROGRAM_DELEGATED']);
+    // A delegate listed but never called is refused all the same: ExecuTorch initialises it when it loads the method.
+    const listed = buildProgram(trtSingle());
+    const plan = listed.program.executionPlan[0];
+    const kept = plan.delegates;
+    withoutDelegates(listed.program);
+    plan.delegates = kept;
+    expect(await codesOf(encodePte(listed.program, listed.segments))).toEqual(['TRT_REFERENCE_PROGRAM_DELEGATED']);
   });
 
   it('TRT_REFERENCE_PROGRAM_ARITY: another number of inputs than input bindings', async () => {

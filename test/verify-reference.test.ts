@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeFixture } from '../src/examples/builder.js';
 import { cloneSpec, delegateOf, methodOf } from '../src/examples/broken.js';
-import { buildProgram } from '../src/examples/builder.js';
+import { kernelPartition } from '../fixtures/partition.js';
 import { trtSingle } from '../src/examples/programs.js';
 import { renderVerify } from '../src/cli/commands/verify.js';
 import { toJunit } from '../src/report/junit.js';
@@ -116,12 +116,12 @@ if (at('--outputs')) copyFileSync(${JSON.stringify(out)}, at('--outputs'));
   return { path, log };
 }
 
-/** trtSingle with a version-2 engine (its own program as the partition), and its reference file of `steps` steps. */
+/** trtSingle with a version-2 engine (its own program on kernels only as the partition), and its reference file of `steps` steps. */
 async function program(name: string, steps = 3): Promise<string> {
   const spec = cloneSpec(trtSingle());
   const d = delegateOf(methodOf(spec, 'forward'), 'trt');
   if (d.blob.kind !== 'tensorrt') throw new Error('not a tensorrt blob');
-  const built = buildProgram(trtSingle());
+  const built = kernelPartition();
   d.blob.engine = { steps: [], program: encodePte(built.program, built.segments) };
   const file = join(dir, name);
   await writeFixture(file, spec);

@@ -16,7 +16,7 @@ import { specView } from '../tensorrt/delegate-view.js';
 import { namedDataSizes, readEngineKind, readReferenceEngine } from '../tensorrt/engine-kind.js';
 import { checkEngineBindings } from '../tensorrt/reference-engine-bindings.js';
 import type { ReferenceEngine } from '../tensorrt/reference-engine.js';
-import { programArityMismatch, type ExternalWeight } from '../tensorrt/reference-program.js';
+import { PROGRAM_METHOD, programArityMismatch, type ExternalWeight } from '../tensorrt/reference-program.js';
 import { isTrtxError } from '../util/errors.js';
 import { formatIEC } from '../util/size.js';
 import type { CheckContext, TrtDelegate } from './context.js';
@@ -26,6 +26,8 @@ export const REFERENCE_PROGRAM_ARITY_HINT =
   're-export the program (`trtx export --engine reference`): the partition\u2019s program must take the engine\u2019s input bindings and return its output bindings, in order';
 export const REFERENCE_EXTERNAL_WEIGHT_HINT =
   're-export the program (`trtx export --engine reference`): each external weight of a version-3 engine is the outer program\u2019s named data under the tensor\u2019s fully_qualified_name, at the tensor\u2019s size; a rewrite that dropped named data must keep it';
+export const REFERENCE_PROGRAM_DELEGATED_HINT =
+  're-export the program (`trtx export --engine reference`): the partition\u2019s program must run on kernels only (no delegate, no delegate call), as the lowering writes it';
 export const BUDGET_STREAMS_NOTHING_HINT =
   'a budget below the engine\u2019s streamable weights streams the rest per execute; at or above them the whole engine stays resident (`trtx rewrite --budget SIZE` to stream, `--clear-budget` for automatic)';
 
@@ -115,6 +117,19 @@ export async function checkReferenceEngines(ctx: Pick<CheckContext, 'pte' | 'trt
           `${d.location} > engine > program`,
           wrong,
           REFERENCE_PROGRAM_ARITY_HINT,
+          where,
+        ),
+      );
+    // The runner refuses a delegated partition when it loads the engine (EngineFormat); check says so first (issue 43).
+    if (engine.program && engine.program.delegates > 0)
+      out.push(
+        diag(
+          ctx.pte.reportBudget,
+          'error',
+          'TRT_REFERENCE_PROGRAM_DELEGATED',
+          `${d.location} > engine > program`,
+          `the partition's program is itself delegated (${engine.program.delegates} delegate(s) and delegate calls in method ${PROGRAM_METHOD}); the runtime runs an engine's program on kernels only and refuses it when it loads the engine`,
+          REFERENCE_PROGRAM_DELEGATED_HINT,
           where,
         ),
       );

@@ -19,7 +19,12 @@ import type { CheckContext, TrtDelegate } from './context.js';
 import { diag, type Diagnostic } from './diagnostic.js';
 import { METADATA_FILE_LIMIT_HINT } from '../tensorrt/blob-once.js';
 import { SHARED_SEGMENT_HINT, sharedBlobChecks } from './shared-blobs.js';
-import { BUDGET_STREAMS_NOTHING_HINT, REFERENCE_EXTERNAL_WEIGHT_HINT, REFERENCE_PROGRAM_ARITY_HINT } from './reference-engines.js';
+import {
+  BUDGET_STREAMS_NOTHING_HINT,
+  REFERENCE_EXTERNAL_WEIGHT_HINT,
+  REFERENCE_PROGRAM_ARITY_HINT,
+  REFERENCE_PROGRAM_DELEGATED_HINT,
+} from './reference-engines.js';
 import { SCALAR_TYPE_CODE } from '../util/dtype.js';
 import { itemAt } from '../util/present.js';
 import type { ReportBudget } from '../util/report-budget.js';
@@ -38,6 +43,7 @@ const HINTS = {
     'each engine may hold its own budget: make the total fit the GPU (`trtx rewrite --budget SIZE`) or leave it automatic (`--clear-budget`)',
   TRT_REFERENCE_PROGRAM_ARITY: REFERENCE_PROGRAM_ARITY_HINT,
   TRT_REFERENCE_EXTERNAL_WEIGHT: REFERENCE_EXTERNAL_WEIGHT_HINT,
+  TRT_REFERENCE_PROGRAM_DELEGATED: REFERENCE_PROGRAM_DELEGATED_HINT,
   TRT_BUDGET_STREAMS_NOTHING: BUDGET_STREAMS_NOTHING_HINT,
   TRT_SHARED_SEGMENT: SHARED_SEGMENT_HINT,
   TRT_METADATA_FILE_LIMIT: METADATA_FILE_LIMIT_HINT,

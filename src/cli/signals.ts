@@ -6,16 +6,18 @@
 // signal itself; the rest of the time both keep Node's default action (see
 // cleanup.ts's file comment). Any other exit still runs the cleanup.
 
+import { escapeControls } from '../util/escape.js';
 import { SIGNAL_EXIT_CODES, cleanupNow, connectSignals, deferSignal, type CleanupSignal } from '../util/cleanup.js';
 
 const controller = new AbortController();
 let installed = false;
 
-function exitOn(signal: CleanupSignal): never {
+function exitOn(signal: CleanupSignal, notes: readonly string[] = []): never {
   // What listens to the run's signal (execa's cancelSignal, the bridge) hears it first, as a listener of SIGINT did.
   controller.abort(signal);
   cleanupNow();
-  process.stderr.write(`\ntrtx: stopped by ${signal}; temporary files removed\n`);
+  // What a step that held the signal did to the user's files comes after: "removed" is about temporaries only.
+  process.stderr.write(`\ntrtx: stopped by ${signal}; temporary files removed${notes.map((n) => `; ${escapeControls(n)}`).join('')}\n`);
   endBy(signal);
   process.exit(SIGNAL_EXIT_CODES[signal]);
 }

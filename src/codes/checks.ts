@@ -63,6 +63,8 @@ export const TRT_CHECK_CODES = {
     'many TensorRT delegates name one blob (a segment or an inline entry): it is read once, but the runtime loads its engine once per delegate (a warning)',
   TRT_METADATA_FILE_LIMIT:
     'the TensorRT metadata of one file, every distinct blob counted once, passes the per-file limit (64 MiB): the blob past it is refused unread',
+  TRT_REFERENCE_PROGRAM_DELEGATED:
+    'a reference engine\u2019s program (version 2 or 3) is itself delegated: the runtime runs an engine\u2019s partition on kernels only and refuses it at load',
   TRT_BUDGET_STREAMS_NOTHING:
     'a delegate\u2019s weight-streaming budget is at least its engine\u2019s streamable weights: every weight stays resident and nothing streams (a warning)',
 } as const;

@@ -32,7 +32,7 @@ export const EXIT_SUMMARY =
 export const EXIT_SIGNALS = {
   status: '130, 143',
   meaning:
-    'stopped by Ctrl-C (SIGINT) or SIGTERM; every temporary file removed, then trtx ends by the signal itself: a shell reports 130 or 143, a parent process sees the signal',
+    'stopped by Ctrl-C (SIGINT) or SIGTERM; every temporary file removed (an in-place head write under way finishes first, and the last line says what the file holds), then trtx ends by the signal itself: a shell reports 130 or 143, a parent process sees the signal',
 };
 
 /** A family's exit status and the codes of it that end a command otherwise. */

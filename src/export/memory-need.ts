@@ -11,6 +11,7 @@
 // the intermediate copies ExecuTorch's passes make of small tensors.
 
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { TrtxError } from '../util/errors.js';
 import { formatIEC } from '../util/size.js';
 
@@ -28,7 +29,7 @@ export function exportMemoryNeed(weightBytes: number): number {
 /** Reads a small text file, or null when it is not there (a test passes its own). */
 export type ReadText = (path: string) => string | null;
 
-const readText: ReadText = (path) => {
+export const readText: ReadText = (path) => {
   try {
     return readFileSync(path, 'utf8');
   } catch {
@@ -36,24 +37,89 @@ const readText: ReadText = (path) => {
   }
 };
 
+/** Where the kernel mounts the cgroup file systems (v2 unified; v1 has a folder per controller, `memory/`). */
+export const CGROUP_ROOT = '/sys/fs/cgroup';
+
+/**
+ * A v1 limit at or past 2^62 is "no limit": the kernel shows an unlimited
+ * group as the largest page-aligned 63-bit count (9223372036854771712).
+ */
+const V1_UNLIMITED = 2 ** 62;
+
+/** What a limit leaves: limit - usage, or null with no limit (v2's "max", v1's huge value) or no files. */
+function leftUnder(limitText: string | null, usageText: string | null): number | null {
+  const limit = limitText?.trim();
+  const usage = usageText?.trim();
+  if (!limit || !/^\d+$/.test(limit) || !usage || !/^\d+$/.test(usage)) return null;
+  if (Number(limit) >= V1_UNLIMITED) return null;
+  return Math.max(0, Number(limit) - Number(usage));
+}
+
+/**
+ * The process's own group in each hierarchy, from /proc/self/cgroup
+ * (`0::/path` for v2, `N:memory,...:/path` for v1's memory controller);
+ * "/" where it says nothing (the group is the mount's root, as in a
+ * container with its own cgroup namespace).
+ */
+function ownGroups(text: string | null): { v2: string; v1: string } {
+  const out = { v2: '/', v1: '/' };
+  for (const line of (text ?? '').split('\n')) {
+    const a = line.indexOf(':');
+    const b = a < 0 ? -1 : line.indexOf(':', a + 1);
+    if (b < 0) continue;
+    const controllers = line.slice(a + 1, b);
+    const path = line.slice(b + 1);
+    if (line.slice(0, a) === '0' && controllers === '') out.v2 = path;
+    else if (controllers.split(',').includes('memory')) out.v1 = path;
+  }
+  return out;
+}
+
+/** `group` and each group above it, to the mount's root, as folders under `mount`. */
+function groupAndAncestors(mount: string, group: string): string[] {
+  const parts = group.split('/').filter((p) => p !== '' && p !== '.' && p !== '..');
+  const dirs: string[] = [];
+  for (let k = parts.length; k >= 0; k--) dirs.push(join(mount, ...parts.slice(0, k)));
+  return dirs;
+}
+
+/**
+ * What the cgroup limits leave this process, the least over its own group
+ * and every group above it, in cgroup v2 (memory.max - memory.current) and
+ * in cgroup v1 (memory/memory.limit_in_bytes - memory.usage_in_bytes); null
+ * with no limit. A group that is not visible (a container that sees only
+ * its own) is skipped; the mount's root, the container's own group there,
+ * is always read.
+ */
+export function cgroupMemoryLeft(read: ReadText = readText, root: string = CGROUP_ROOT): number | null {
+  const own = ownGroups(read('/proc/self/cgroup'));
+  const left: number[] = [];
+  for (const dir of groupAndAncestors(root, own.v2)) {
+    const l = leftUnder(read(join(dir, 'memory.max')), read(join(dir, 'memory.current')));
+    if (l !== null) left.push(l);
+  }
+  for (const dir of groupAndAncestors(join(root, 'memory'), own.v1)) {
+    const l = leftUnder(read(join(dir, 'memory.limit_in_bytes')), read(join(dir, 'memory.usage_in_bytes')));
+    if (l !== null) left.push(l);
+  }
+  return left.length > 0 ? Math.min(...left) : null;
+}
+
 /**
  * Memory a new process can still take: the kernel's MemAvailable
  * (/proc/meminfo: free memory plus the page cache it can drop), and, inside a
- * cgroup v2 with a limit (a container, a CI job), what the limit leaves
- * (memory.max - memory.current); the smaller. Null where neither is known
- * (not Linux).
+ * cgroup with a limit (a container, a CI job; v2 or v1), what the limit
+ * leaves; the smaller. Null where neither is known (not Linux). Before issue
+ * 43 only v2 was read: under a v1 limit the bridge was SIGKILLed
+ * (BRIDGE_DIED) instead of refused here.
  */
-export function availableMemory(read: ReadText = readText): number | null {
+export function availableMemory(read: ReadText = readText, cgroupRoot: string = CGROUP_ROOT): number | null {
   const meminfo = read('/proc/meminfo');
   const m = meminfo ? /^MemAvailable:\s+(\d+) kB$/m.exec(meminfo) : null;
-  let available = m ? Number(m[1]) * 1024 : null;
-  const max = read('/sys/fs/cgroup/memory.max')?.trim();
-  const current = read('/sys/fs/cgroup/memory.current')?.trim();
-  if (max && /^\d+$/.test(max) && current && /^\d+$/.test(current)) {
-    const left = Math.max(0, Number(max) - Number(current));
-    available = available === null ? left : Math.min(available, left);
-  }
-  return available;
+  const available = m ? Number(m[1]) * 1024 : null;
+  const left = cgroupMemoryLeft(read, cgroupRoot);
+  if (left === null) return available;
+  return available === null ? left : Math.min(available, left);
 }
 
 /**

@@ -28,6 +28,7 @@ import { checkInPlaceTarget, checkOutputTarget } from '../util/target.js';
 import { unsoundInput } from './precondition.js';
 import { planPasses, type RewriteRequest } from './request.js';
 import type { ReportBudget } from '../util/report-budget.js';
+import type { FreeSpaceReader } from '../util/free-space.js';
 import { stageSidecar, type Sidecar, type SidecarOutcome, type StagedSidecar } from '../util/sidecar-copy.js';
 
 export interface OutputTarget {
@@ -57,6 +58,8 @@ export interface OutputTarget {
    * (src/util/sidecar-copy.ts).
    */
   sidecars?: readonly Sidecar[];
+  /** How the target's folder reports its free space, asked before a whole program is written (default statfs(2): src/util/free-space.ts). */
+  freeSpace?: FreeSpaceReader;
 }
 
 /** A target validated and locked, held until `lock.release()`. */
@@ -227,6 +230,7 @@ async function rewriteOpened(
       onProgress: target.onProgress,
       signal: target.signal,
       breakHardLinks: target.breakHardLinks,
+      freeSpace: target.freeSpace,
     });
     const sidecars: SidecarOutcome[] = [];
     for (const s of staged) sidecars.push(await s.publish());

@@ -32,5 +32,6 @@ export function writeFromSource(
     signal: opts.signal,
     encoded: opts.encoded,
     hooks: opts.hooks,
+    freeSpace: opts.freeSpace,
   });
 }

@@ -39,15 +39,17 @@ import { syncDir, verifyUnchanged, writeAllAt } from '../util/file-io.js';
 import type { Program } from './model.js';
 import type { PteFile } from './open.js';
 import { writeFromSource } from './copy.js';
-import { fileRefusal, sidecarPath, tempPath } from '../util/target.js';
+import { fileRefusal, tempPath } from '../util/target.js';
+import type { FreeSpaceReader } from '../util/free-space.js';
+import { headWriteNote, journalPath, rolledForwardNote, type InPlaceStep } from './in-place-messages.js';
 import { sameSegments, type EncodedProgram, type WriteResult } from './write.js';
 
-export const journalPath = (path: string) => sidecarPath(path, IN_PLACE_JOURNAL_SUFFIX);
+export { journalPath };
 
 const JOURNAL_MAGIC = 'TRTXJNL1';
 const JOURNAL_FIXED = 8 + 8 + 8 + 32;
 
-export type InPlaceStep = 'journal' | 'marker' | 'body' | 'root' | 'identifier' | 'cleanup';
+export type { InPlaceStep };
 export const IN_PLACE_STEPS: readonly InPlaceStep[] = ['journal', 'marker', 'body', 'root', 'identifier', 'cleanup'];
 
 export interface InPlaceHooks {
@@ -161,7 +163,18 @@ export function writeHeadInPlace(
   hooks: InPlaceHooks = {},
   path: string = pte.path,
 ): Promise<InPlaceResult> {
-  return withSignalsHeld(() => writeHead(pte, plan, hooks, path));
+  // The last step that became durable: what a signal's exit message says the file holds.
+  let reached: InPlaceStep | null = null;
+  const tracked: InPlaceHooks = {
+    afterStep: async (step) => {
+      reached = step;
+      await hooks.afterStep?.(step);
+    },
+  };
+  return withSignalsHeld(
+    () => writeHead(pte, plan, tracked, path),
+    (outcome) => headWriteNote(path, outcome.ok ? 'cleanup' : reached),
+  );
 }
 
 /** `path` open for writing, refused unless it is still the file `pte` was read from, as it was then. */
@@ -236,7 +249,10 @@ export async function finishInterruptedInPlace(path: string, hooks: InPlaceHooks
 
 /** finishInterruptedInPlace, saying which journal it finished from (null: the file was not marked). */
 export function recoverInPlace(path: string, hooks: InPlaceHooks = {}): Promise<string | null> {
-  return withSignalsHeld(() => rollForward(path, hooks));
+  return withSignalsHeld(
+    () => rollForward(path, hooks),
+    (outcome) => (outcome.ok && outcome.value !== null ? rolledForwardNote(path, outcome.value) : null),
+  );
 }
 
 /**
@@ -338,6 +354,8 @@ export async function publishRewrite(
     hooks?: InPlaceHooks;
     /** A fallback may replace a file that has other hard links (they keep the old program). */
     breakHardLinks?: boolean;
+    /** The output folder's free space (default statfs(2)), asked before a full write. */
+    freeSpace?: FreeSpaceReader;
   },
 ): Promise<RewriteWrite> {
   let fallback: string | null = null;
@@ -355,6 +373,7 @@ export async function publishRewrite(
     onProgress: opts.onProgress,
     signal: opts.signal,
     encoded,
+    freeSpace: opts.freeSpace,
   });
   return { mode: 'atomic', result, fallback, brokenLinks };
 }

@@ -6,7 +6,7 @@ import { open, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { TRUNCATED_HINT } from './truncated.js';
 import { TrtxError } from '../util/errors.js';
-import { identityOf, type OpenedFile } from '../util/file-io.js';
+import { identityChange, identityOf, type FileIdentity, type OpenedFile } from '../util/file-io.js';
 import { ownPid } from '../util/os-process.js';
 import { parseHeader, HEAD_BYTES, type PteHeader } from './header.js';
 import { decodeProgram } from './decode.js';
@@ -14,7 +14,7 @@ import type { Program } from './model.js';
 import { resolveSegments, type SegmentRange } from './segments.js';
 import { pagedFileSource } from './program-source.js';
 import { verifyProgram } from './verify.js';
-import { describeHolder, targetLockHeld } from '../util/file-lock.js';
+import { describeHolder, targetLockHeld, type LockHolder } from '../util/file-lock.js';
 import { ReportBudget } from '../util/report-budget.js';
 
 export interface PteFile {
@@ -47,7 +47,16 @@ export interface PteFile {
 export interface OpenOptions {
   /** The command's report budget; this program's bytes add to its allowance. Unbounded when absent. */
   reportBudget?: ReportBudget;
+  /** Test hook: runs after each read of the head, before the program bytes are read (a test writes the file there). */
+  afterHead?: () => void | Promise<void>;
 }
+
+/**
+ * How long a reader waits for an in-place writer of the file it reads
+ * (its marker, or bytes that changed while they were read) before it says
+ * PTE_REWRITE_IN_PROGRESS: a head write takes milliseconds plus its fsyncs.
+ */
+export const WRITER_WAIT_MS = 1500;
 
 /** One read call asks for at most this much (fs.read takes an int32 length). */
 const READ_CHUNK = 64 * 1024 * 1024;
@@ -121,84 +130,137 @@ export async function statInput(path: string): Promise<number> {
   return st.size;
 }
 
+/**
+ * Opens `path` and decodes its program. A file written while it is read (an
+ * in-place rewrite's head write, issue 43) is read again: the read is
+ * trusted only when the file's identity (size, last change) and its head are
+ * the same after it as before. A file marked by an in-place writer that
+ * holds its lock, or one still changing, is waited for up to WRITER_WAIT_MS,
+ * then is PTE_REWRITE_IN_PROGRESS; never PTE_REWRITE_INTERRUPTED for a live
+ * writer nor a torn read's PTE_FLATBUFFER.
+ */
 export async function openPte(path: string, opts: OpenOptions = {}): Promise<PteFile> {
   await statInput(path);
+  const until = Date.now() + WRITER_WAIT_MS;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    const attempt = await openOnce(path, opts);
+    if (attempt.kind === 'opened') return attempt.pte;
+    if (Date.now() >= until) {
+      if (attempt.kind === 'failed' && attempt.writer === undefined) throw attempt.error;
+      throw inProgress(path, attempt.writer?.holder ?? null);
+    }
+    await new Promise((r) => setTimeout(r, pause));
+  }
+}
+
+/** One read of the file: opened, or raced by a writer (read again), or failed (and whether a writer holds it). */
+type Attempt =
+  | { kind: 'opened'; pte: PteFile }
+  | { kind: 'raced'; writer: Writer | undefined }
+  | { kind: 'failed'; error: unknown; writer: Writer | undefined };
+
+/** Another process holding the file's writer lock; `holder` null where it did not say who (a lock by another name). */
+interface Writer {
+  holder: LockHolder | null;
+}
+
+/** The writer that holds `path`'s lock when another process does; undefined when none does (or this process, or it cannot be told). */
+function otherWriter(path: string): Writer | undefined {
+  const lock = targetLockHeld(path);
+  if (!lock?.held || lock.holder?.pid === ownPid) return undefined;
+  return { holder: lock.holder };
+}
+
+function inProgress(path: string, holder: LockHolder | null): TrtxError {
+  return new TrtxError(
+    'PTE_REWRITE_IN_PROGRESS',
+    path,
+    `an in-place rewrite is writing this file now (${describeHolder(holder)}); its program head is incomplete until it finishes`,
+    {
+      hint: 'read it again when the writer is done (a writer holds it for milliseconds, plus its fsyncs)',
+    },
+  );
+}
+
+async function openOnce(path: string, opts: OpenOptions): Promise<Attempt> {
   let fh: FileHandle;
   try {
     fh = await open(path, 'r');
   } catch (e) {
     throw new TrtxError('INPUT_UNREADABLE', path, `cannot open (${(e as NodeJS.ErrnoException).code})`);
   }
+  let identity: FileIdentity | undefined;
+  let head: Uint8Array | undefined;
+  /** Whether the file is no longer what it was when this read began (a writer wrote meanwhile). */
+  const changed = async () => {
+    if (identity === undefined || head === undefined) return false;
+    if (identityChange(identity, await identityOf(fh)) !== null) return true;
+    const again = await readExactly(fh, 0, head.length, path).catch(() => null);
+    return again === null || !Buffer.from(again).equals(Buffer.from(head));
+  };
   try {
     // The file as opened: what its segments are copied from, and what it must still be then.
-    const identity = await identityOf(fh);
-    const fileSize = Number(identity.size);
-    const head = await readExactly(fh, 0, Math.min(HEAD_BYTES, fileSize), path);
-    const header = parseHeaderOf(head, fileSize, path);
-    const programSize = header.extended ? header.extended.programSize : fileSize;
-    // A large claimed program is verified from pages first (a bounded
-    // number kept); only the prefix its tables, vectors and strings reach is
-    // then read, its zeros left uncommitted, and decoded.
-    const needed =
-      programSize <= EAGER_PROGRAM_BYTES ? programSize : verifyProgram(pagedFileSource(fh.fd, programSize, path), header.rootOffset).extent;
-    const programBytes =
-      needed <= head.length
-        ? head.subarray(0, needed)
-        : needed <= EAGER_PROGRAM_BYTES
-          ? await readExactly(fh, 0, needed, path)
-          : await readKeepingZeros(fh, needed, path);
-    const program = decodeProgram(programBytes, header.rootOffset);
-    const segmentBase = header.extended?.segmentBaseOffset ?? 0;
-    const segments = resolveSegments(program, header, fileSize);
-    const reportBudget = opts.reportBudget ?? new ReportBudget();
-    reportBudget.allowFor(programBytes.length);
-    return {
-      path,
-      fileSize,
-      header,
-      programBytes,
-      program,
-      segmentBase,
-      segments,
-      readRange: (offset, length) => {
-        if (offset < 0 || length < 0 || offset > fileSize || length > fileSize - offset) {
-          return Promise.reject(new TrtxError('PTE_RANGE', path, `range ${offset}+${length} is outside the file (${fileSize} bytes)`));
-        }
-        return readExactly(fh, offset, length, path);
-      },
-      close: () => fh.close(),
-      opened: { handle: fh, identity },
-      reportBudget,
-    };
+    identity = await identityOf(fh);
+    head = await readExactly(fh, 0, Math.min(HEAD_BYTES, Number(identity.size)), path);
+    await opts.afterHead?.();
+    const pte = await decodeOpened(fh, path, identity, head, opts);
+    if (await changed()) {
+      await fh.close();
+      return { kind: 'raced', writer: otherWriter(path) };
+    }
+    // Only a read that stands: one raced by a writer is read again and must not add to the allowance twice.
+    pte.reportBudget.allowFor(pte.programBytes.length);
+    return { kind: 'opened', pte };
   } catch (e) {
+    const raced = e instanceof TrtxError && e.code.startsWith('PTE_') && (await changed().catch(() => false));
     await fh.close();
+    if (raced) return { kind: 'raced', writer: otherWriter(path) };
+    // The marker of an in-place rewrite whose writer holds the lock: it will finish; wait for it.
+    if (e instanceof TrtxError && e.code === 'PTE_REWRITE_INTERRUPTED') {
+      const writer = otherWriter(path);
+      if (writer !== undefined) return { kind: 'failed', error: e, writer };
+    }
     throw e;
   }
 }
 
-/**
- * parseHeader, except that a file marked as being rewritten in place while a
- * writer holds its lock is reported as in progress, not as interrupted: the
- * writer is alive and will finish it, rerunning would only wait for it.
- */
-function parseHeaderOf(head: Uint8Array, fileSize: number, path: string): PteHeader {
-  try {
-    return parseHeader(head, fileSize);
-  } catch (e) {
-    if (!(e instanceof TrtxError) || e.code !== 'PTE_REWRITE_INTERRUPTED') throw e;
-    const lock = targetLockHeld(path);
-    if (lock?.held && lock.holder?.pid !== ownPid) {
-      throw new TrtxError(
-        'PTE_REWRITE_IN_PROGRESS',
-        path,
-        `an in-place rewrite is writing this file now (${describeHolder(lock.holder)}); its program head is incomplete until it finishes`,
-        {
-          hint: 'read it again when the writer is done (a writer holds it for milliseconds, plus its fsyncs)',
-        },
-      );
-    }
-    throw e;
-  }
+async function decodeOpened(fh: FileHandle, path: string, identity: FileIdentity, head: Uint8Array, opts: OpenOptions): Promise<PteFile> {
+  const fileSize = Number(identity.size);
+  const header = parseHeader(head, fileSize);
+  const programSize = header.extended ? header.extended.programSize : fileSize;
+  // A large claimed program is verified from pages first (a bounded
+  // number kept); only the prefix its tables, vectors and strings reach is
+  // then read, its zeros left uncommitted, and decoded.
+  const needed =
+    programSize <= EAGER_PROGRAM_BYTES ? programSize : verifyProgram(pagedFileSource(fh.fd, programSize, path), header.rootOffset).extent;
+  const programBytes =
+    needed <= head.length
+      ? head.subarray(0, needed)
+      : needed <= EAGER_PROGRAM_BYTES
+        ? await readExactly(fh, 0, needed, path)
+        : await readKeepingZeros(fh, needed, path);
+  const program = decodeProgram(programBytes, header.rootOffset);
+  const segmentBase = header.extended?.segmentBaseOffset ?? 0;
+  const segments = resolveSegments(program, header, fileSize);
+  const reportBudget = opts.reportBudget ?? new ReportBudget();
+  return {
+    path,
+    fileSize,
+    header,
+    programBytes,
+    program,
+    segmentBase,
+    segments,
+    readRange: (offset, length) => {
+      if (offset < 0 || length < 0 || offset > fileSize || length > fileSize - offset) {
+        return Promise.reject(new TrtxError('PTE_RANGE', path, `range ${offset}+${length} is outside the file (${fileSize} bytes)`));
+      }
+      return readExactly(fh, offset, length, path);
+    },
+    close: () => fh.close(),
+    opened: { handle: fh, identity },
+    reportBudget,
+  };
 }
 
 /** Opens, runs `fn`, and always closes. */

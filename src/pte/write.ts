@@ -25,6 +25,7 @@ import { encodeProgram } from './encode.js';
 import { EXTENDED_HEADER_LENGTH, headWithExtendedHeader } from './header.js';
 import { identityOf, syncDir, verifyUnchanged, writeAllAt, type OpenedFile } from '../util/file-io.js';
 import { kernelCopy } from '../util/kernel-copy.js';
+import { spaceShortfall, type FreeSpaceReader } from '../util/free-space.js';
 import { fileRefusal, tempPath } from '../util/target.js';
 import type { Program } from './model.js';
 
@@ -56,6 +57,8 @@ export interface WriteOptions {
    */
   encoded?: EncodedProgram;
   hooks?: WriteHooks;
+  /** How the target's folder reports its free space (default statfs(2); a test states a small disk). */
+  freeSpace?: FreeSpaceReader;
 }
 
 /** A program's FlatBuffer and the segment table it was encoded with. */
@@ -244,8 +247,14 @@ interface Layout {
  * segments zeroed. False when the kernel copy could not run: `out` is empty
  * again, for the streaming path.
  */
-async function copySameLayout(out: FileHandle, src: SourceFile, sources: SegmentSource[], l: Layout, opts: WriteOptions): Promise<boolean> {
-  if (!(await kernelCopy(src.handle, out, { watch: () => verifySource(src), signal: opts.signal }))) {
+async function copySameLayout(
+  out: FileHandle,
+  src: SourceFile,
+  sources: SegmentSource[],
+  l: Layout,
+  opts: WriteOptions & { cloneOnly: boolean },
+): Promise<boolean> {
+  if (!(await kernelCopy(src.handle, out, { watch: () => verifySource(src), signal: opts.signal, cloneOnly: opts.cloneOnly }))) {
     await out.truncate(0);
     return false;
   }
@@ -310,8 +319,14 @@ export async function writePte(target: string, program: Program, sources: Segmen
   try {
     const files = await openSources(sources, owned);
     const same = sameLayoutSource(sources, files, layout);
+    // Asked before the first byte: a folder without room for the whole file
+    // is refused now, not when the disk is full. Only a clone of the source
+    // (a reflink, no new blocks) may still go ahead there.
+    const shortfall = await spaceShortfall(target, BigInt(fileSize), opts.freeSpace);
+    if (shortfall !== null && same === null) throw shortfall;
     out = await open(tmp, 'wx', 0o644);
-    const copied = same !== null && (await copySameLayout(out, same, sources, layout, opts));
+    const copied = same !== null && (await copySameLayout(out, same, sources, layout, { ...opts, cloneOnly: shortfall !== null }));
+    if (!copied && shortfall !== null) throw shortfall;
     if (!copied) await streamSegments(out, sources, files, layout, opts);
     // Padding is left as holes by the streaming path; truncate fixes the
     // length (and zero-fills) without writing padding bytes.

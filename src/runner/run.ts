@@ -11,6 +11,9 @@ import type { RunnerCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 import { RunnerReport } from './report.js';
 
+/** The runner's temporary folder in TMPDIR (makeTempDir adds the owner's pid; verify sweeps dead owners' ones). */
+export const RUNNER_TEMP_PREFIX = 'trtx-runner-';
+
 export interface RunRunnerOptions {
   /** The runner binary (ensureRunner().path). */
   runner: string;
@@ -89,7 +92,7 @@ export function runnerArgs(program: string, o: Omit<RunRunnerOptions, 'runner'>,
 }
 
 export async function runRunner(program: string, options: RunRunnerOptions): Promise<RunnerResult> {
-  const temp = await makeTempDir('trtx-runner-', tempRootOf(options.env));
+  const temp = await makeTempDir(RUNNER_TEMP_PREFIX, tempRootOf(options.env));
   const dir = temp.path;
   const reportPath = join(dir, 'report.json');
   const argv = runnerArgs(program, options, reportPath);

@@ -52,6 +52,12 @@ export interface ReferenceProgram {
   weightBytes: number;
   /** Version 3: every EXTERNAL constant, one per key (a key listed twice is one weight). */
   externalWeights: ExternalWeight[];
+  /**
+   * Delegates of `forward` and its delegate calls: the runtime refuses any
+   * (EngineFormat: the partition runs on kernels only, a backend cannot run
+   * inside the engine's execute), so check does (TRT_REFERENCE_PROGRAM_DELEGATED).
+   */
+  delegates: number;
 }
 
 function constantBytes(program: Program, segmentSize: (index: number) => number | undefined): number {
@@ -128,6 +134,7 @@ export function readReferenceProgram(src: EngineSource, at: number, size: number
     operators: plan.operators.length,
     weightBytes: externalWeights.length ? externalWeights.reduce((n, w) => n + Number(w.nbytes ?? 0n), 0) : own,
     externalWeights,
+    delegates: plan.delegates.length + plan.chains.reduce((n, c) => n + c.instructions.filter((i) => i.type === 'DelegateCall').length, 0),
   };
 }
 

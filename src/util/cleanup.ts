@@ -32,12 +32,14 @@ import { mkdir, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sendSignal } from './os-process.js';
+import { ownPid, sendSignal } from './os-process.js';
 
 const paths = new Map<string, number>();
 const groups = new Map<number, number>();
 let held = 0;
 let pending: CleanupSignal | null = null;
+/** What the held steps that ended after the signal came did to the user's files, for the exit message. */
+const pendingNotes: string[] = [];
 
 /** Exit codes a shell reports for a process ended by these signals (128 + the signal number). */
 export const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
@@ -69,12 +71,14 @@ export interface TempDir {
 }
 
 /**
- * A fresh folder `$TMPDIR/<prefix>XXXXXXXXXXXX` (`root`: the run's
+ * A fresh folder `$TMPDIR/<prefix><pid>-XXXXXXXXXXXX` (`root`: the run's
  * temporary folder, util/env.ts's tempRootOf), registered before it is
- * created, so there is no moment at which it exists unregistered.
+ * created, so there is no moment at which it exists unregistered. The
+ * process id names its owner: after a kill -9 the next command sweeps it
+ * (stale-temp-dirs.ts).
  */
 export async function makeTempDir(prefix: string, root: string = tmpdir()): Promise<TempDir> {
-  const path = join(root, `${prefix}${randomBytes(6).toString('hex')}`);
+  const path = join(root, `${prefix}${ownPid}-${randomBytes(6).toString('hex')}`);
   const untrack = trackPath(path);
   try {
     await mkdir(path, { mode: 0o700 });
@@ -178,7 +182,8 @@ export function cleanupNow(): void {
  */
 export interface SignalHooks {
   arm(need: boolean): void;
-  deliver(signal: CleanupSignal): void;
+  /** `notes`: what the held steps did to the user's files (a file changed, kept or marked), for the exit message. */
+  deliver(signal: CleanupSignal, notes: readonly string[]): void;
 }
 let hooks: SignalHooks | null = null;
 
@@ -201,15 +206,31 @@ export function deferSignal(signal: CleanupSignal): boolean {
 /**
  * Runs `step` with SIGINT and SIGTERM held: one that arrives meanwhile ends
  * the process (cleanly) right after the step, whether it succeeded or threw.
+ * `says` words what the step did to the user's files, finished (`ok`) or
+ * not (`error`), for the message the process ends with: a step that changed
+ * a file must not end on "temporary files removed" alone.
  */
-export async function withSignalsHeld<T>(step: () => Promise<T>): Promise<T> {
+export async function withSignalsHeld<T>(
+  step: () => Promise<T>,
+  says?: (outcome: { ok: true; value: T } | { ok: false; error: unknown }) => string | null,
+): Promise<T> {
   held++;
   rearm();
+  let outcome: { ok: true; value: T } | { ok: false; error: unknown } = { ok: false, error: null };
   try {
-    return await step();
+    const value = await step();
+    outcome = { ok: true, value };
+    return value;
+  } catch (e) {
+    outcome = { ok: false, error: e };
+    throw e;
   } finally {
     held--;
-    if (held === 0 && pending) hooks?.deliver(pending);
+    if (pending && says) {
+      const note = says(outcome);
+      if (note) pendingNotes.push(note);
+    }
+    if (held === 0 && pending) hooks?.deliver(pending, [...pendingNotes]);
     rearm();
   }
 }

@@ -30,6 +30,8 @@ export interface KernelCopyOptions {
   /** Throws (the caller's refusal) when the source is no longer what it was; asked while the copy runs. */
   watch: () => Promise<void>;
   signal?: AbortSignal;
+  /** Only a reflink (shared extents, no new blocks), or nothing: for a folder too full for a copy of the bytes. */
+  cloneOnly?: boolean;
 }
 
 const kill = (pid: number | undefined) => {
@@ -50,8 +52,11 @@ const kill = (pid: number | undefined) => {
 export function kernelCopy(src: FileHandle, dst: FileHandle, opts: KernelCopyOptions): Promise<boolean> {
   opts.signal?.throwIfAborted();
   return new Promise((resolve, reject) => {
-    // --sparse=never: every byte written, as fs.copyFile did (no holes made from a source's zeros).
-    const child = spawn('cp', ['--reflink=auto', '--sparse=never', '--', '/proc/self/fd/3', '/proc/self/fd/4'], {
+    // --sparse=never: every byte written, as fs.copyFile did (no holes made
+    // from a source's zeros). A clone only: cp fails where the file system
+    // cannot share the extents (and --reflink=always takes no --sparse).
+    const mode = opts.cloneOnly ? ['--reflink=always'] : ['--reflink=auto', '--sparse=never'];
+    const child = spawn('cp', [...mode, '--', '/proc/self/fd/3', '/proc/self/fd/4'], {
       stdio: ['ignore', 'ignore', 'ignore', src.fd, dst.fd],
       detached: true,
     });

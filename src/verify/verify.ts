@@ -49,6 +49,12 @@ import { stateRoles } from './state-roles.js';
 import type { ReportBudget } from '../util/report-budget.js';
 import { decodeMethods, deriveVariants, type Variant, type Variants, type VerifyMode } from './variants.js';
 import { tempRootOf } from '../util/env.js';
+import { sweepStaleTempDirs } from '../util/stale-temp-dirs.js';
+import { RUNNER_TEMP_PREFIX } from '../runner/index.js';
+
+/** verify's temporary folder (its zero-copy twin, the reference inputs); the runner's beside it. */
+const VERIFY_TEMP_PREFIX = 'trtx-verify-';
+const VERIFY_TEMP_PREFIXES = [VERIFY_TEMP_PREFIX, RUNNER_TEMP_PREFIX];
 
 export type { StreamMode, VerifyMemory, VerifyOptions, VerifyResult, VerifyRun } from './result.js';
 
@@ -85,7 +91,9 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   const scoped: BudgetedOptions = { ...opts, reportBudget: pte.reportBudget };
   let temp: TempDir | undefined;
   try {
-    temp = await makeTempDir('trtx-verify-', tempRootOf(opts.env));
+    // What a killed verify left (its twin is as large as the program) goes first.
+    await sweepStaleTempDirs(tempRootOf(opts.env), VERIFY_TEMP_PREFIXES);
+    temp = await makeTempDir(VERIFY_TEMP_PREFIX, tempRootOf(opts.env));
     const program = await readProgram(pte, path, temp.path, runtime, opts);
     const result = await checkedResult(path, pte.path, program, runtime, scoped);
     if (result.check.refused) return result;

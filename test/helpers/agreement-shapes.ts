@@ -10,6 +10,7 @@ import { trtSingle } from '../../src/examples/programs.js';
 import type { ProgramSpec } from '../../src/examples/spec.js';
 import { DataLocation, DeviceType, ScalarType, TensorShapeDynamism, splitMemoryOffset } from '../../src/pte/model.js';
 import { encodePte } from './memory-pte.js';
+import { externalWeightsSpec } from '../../fixtures/external-weights.js';
 import { programEdit as ix, trtSingleWithConstant, type ProgramEdit as Ix } from './program-edit.js';
 
 export interface Shape {
@@ -282,5 +283,16 @@ export const SHAPES: Shape[] = [
     // check decodes every reference engine (a version-2 one holds the partition's program).
     check: 'REF_ENGINE_MALFORMED',
     runner: { exit: 1, code: 'EngineFormat' },
+  },
+  {
+    row: 'a reference engine whose partition is itself delegated',
+    file: 'engine-program-delegated',
+    // The version-3 external-weights fixture as it was before issue 43: its partition kept trt-single's TensorRT delegate.
+    build: () => {
+      const built = buildProgram(externalWeightsSpec({ weights: [{ key: 'layers.0.weight', elements: 256 }], delegated: true }));
+      return encodePte(built.program, built.segments);
+    },
+    check: 'TRT_REFERENCE_PROGRAM_DELEGATED',
+    runner: { exit: 1, code: 'EngineFormat', message: /itself delegated/ },
   },
 ];
