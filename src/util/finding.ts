@@ -4,17 +4,9 @@
 // below both, so an error can carry findings without importing the checks.
 
 import type { Code } from '../codes/index.js';
+import type { FindingJson } from './finding-schema.js';
 
-export type Severity = 'error' | 'warning' | 'info';
+export type Severity = FindingJson['severity'];
 
-export interface Finding {
-  severity: Severity;
-  code: Code;
-  /** Method name, or null for program-level findings. */
-  method: string | null;
-  /** Delegate index within the method, when the finding concerns one. */
-  delegate: number | null;
-  location: string;
-  message: string;
-  hint: string;
-}
+/** Its JSON form (src/util/finding-schema.ts), with the code one of the listed codes. */
+export type Finding = Omit<FindingJson, 'code'> & { code: Code };

@@ -1,0 +1,51 @@
+// The --json documents' JSON Schemas (schemas/NAME.schema.json), each
+// generated from the zod schema beside the code that builds the document.
+// A file is its root schema plus the parts it keeps under $defs; a part
+// another file keeps is referred to at its address there
+// (https://trtx.dev/schemas/FILE#/$defs/NAME) instead of being copied, so
+// every part has one statement.
+import { z } from 'zod';
+import { EnvReport } from '../src/cli/commands/env-json.js';
+import { FixturesOutput, FixturesReport } from '../src/cli/commands/fixtures-json.js';
+import { ErrorDocument } from '../src/cli/error-document.js';
+import { FindingJson } from '../src/util/finding-schema.js';
+
+const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
+export const SCHEMA_BASE = 'https://trtx.dev/schemas/';
+
+export interface SchemaFile {
+  /** The file name under schemas/. */
+  file: string;
+  root: z.ZodType;
+  /** The parts kept under $defs, by name. */
+  defs?: Record<string, z.ZodType>;
+}
+
+export const SCHEMA_FILES: readonly SchemaFile[] = [
+  { file: 'error.schema.json', root: ErrorDocument, defs: { diagnostic: FindingJson } },
+  { file: 'env.schema.json', root: EnvReport },
+  { file: 'fixtures.schema.json', root: FixturesOutput, defs: { result: FixturesReport } },
+];
+
+type Json = Record<string, unknown>;
+
+/** Renders one of `files` with the parts of the others as references. */
+export function renderSchemaFile(target: SchemaFile, files: readonly SchemaFile[] = SCHEMA_FILES): string {
+  const registry = z.registry<{ id: string }>();
+  for (const f of files) {
+    registry.add(f.root, { id: f.file });
+    for (const [name, schema] of Object.entries(f.defs ?? {})) registry.add(schema, { id: `${f.file}#/$defs/${name}` });
+  }
+  const own = `${target.file}#`;
+  const uri = (id: string) => (id.startsWith(own) ? id.slice(target.file.length) : `${SCHEMA_BASE}${id}`);
+  const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', uri });
+  const strip = (s: unknown): Json => {
+    const { $schema: _draft, $id: _id, ...rest } = s as Json;
+    return rest;
+  };
+  const { title, description, ...root } = strip(schemas[target.file]);
+  const defs = Object.fromEntries(Object.keys(target.defs ?? {}).map((name) => [name, strip(schemas[`${own}/$defs/${name}`])]));
+  const doc: Json = { $schema: DRAFT, $id: `${SCHEMA_BASE}${target.file}`, title, description, ...root };
+  if (Object.keys(defs).length > 0) doc.$defs = defs;
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
