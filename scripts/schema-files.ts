@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { EnvReport } from '../src/cli/commands/env-json.js';
 import { FixturesOutput, FixturesReport } from '../src/cli/commands/fixtures-json.js';
-import { ErrorDocument } from '../src/cli/error-document.js';
+import * as check from '../src/checks/report-json.js';
+import { ErrorDetail, ErrorDocument } from '../src/util/error-document.js';
 import { FindingJson } from '../src/util/finding-schema.js';
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
@@ -22,9 +23,21 @@ export interface SchemaFile {
 }
 
 export const SCHEMA_FILES: readonly SchemaFile[] = [
-  { file: 'error.schema.json', root: ErrorDocument, defs: { diagnostic: FindingJson } },
+  { file: 'error.schema.json', root: ErrorDocument, defs: { detail: ErrorDetail } },
   { file: 'env.schema.json', root: EnvReport },
   { file: 'fixtures.schema.json', root: FixturesOutput, defs: { result: FixturesReport } },
+  {
+    file: 'check.schema.json',
+    root: check.CheckOutput,
+    defs: {
+      report: check.CheckReport,
+      files: check.CheckFilesReport,
+      refusal: check.CheckRefusal,
+      engines: check.EngineCensusJson,
+      summary: check.CheckSummary,
+      diagnostic: FindingJson,
+    },
+  },
 ];
 
 type Json = Record<string, unknown>;

@@ -15,7 +15,7 @@ import type { ReportBudget } from '../util/report-budget.js';
 import type { OutStream } from './io.js';
 import type { CliSession } from './session.js';
 import type { Terminal } from './status-line.js';
-import type { ErrorDocument } from './error-document.js';
+import type { ErrorDocument } from '../util/error-document.js';
 
 export { EXIT_OK, EXIT_USAGE, EXIT_REFUSED as EXIT_CHECK } from '../codes/exit.js';
 import { EXIT_REFUSED as EXIT_CHECK, EXIT_USAGE } from '../codes/exit.js';

@@ -3,10 +3,9 @@
 // TrtxError's `diagnostics`, in the --json error document). Declared here,
 // below both, so an error can carry findings without importing the checks.
 
-import type { Code } from '../codes/index.js';
 import type { FindingJson } from './finding-schema.js';
 
 export type Severity = FindingJson['severity'];
 
-/** Its JSON form (src/util/finding-schema.ts), with the code one of the listed codes. */
-export type Finding = Omit<FindingJson, 'code'> & { code: Code };
+/** As the --json documents carry it (src/util/finding-schema.ts). */
+export type Finding = FindingJson;

@@ -1,7 +1,7 @@
 // `trtx fixtures --json` (schemas/fixtures.schema.json, generated from this
 // by scripts/gen-schemas.ts); fixtures.ts builds it and imports its type alone.
 import { z } from 'zod';
-import { ErrorDocument } from '../error-document.js';
+import { ErrorDocument } from '../../util/error-document.js';
 
 export const FixturesReport = z.strictObject({
   schema: z.literal('trtx.fixtures/1'),
