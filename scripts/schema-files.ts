@@ -7,7 +7,9 @@
 import { z } from 'zod';
 import { EnvReport } from '../src/cli/commands/env-json.js';
 import { FixturesOutput, FixturesReport } from '../src/cli/commands/fixtures-json.js';
+import * as protocol from '../src/bridge/protocol.js';
 import * as check from '../src/checks/report-json.js';
+import { ExportOutput, ExportSummary } from '../src/export/summary-json.js';
 import { ErrorDetail, ErrorDocument } from '../src/util/error-document.js';
 import { FindingJson } from '../src/util/finding-schema.js';
 
@@ -17,7 +19,8 @@ export const SCHEMA_BASE = 'https://trtx.dev/schemas/';
 export interface SchemaFile {
   /** The file name under schemas/. */
   file: string;
-  root: z.ZodType;
+  /** Absent for a file rendered elsewhere whose parts are referred to. */
+  root?: z.ZodType;
   /** The parts kept under $defs, by name. */
   defs?: Record<string, z.ZodType>;
 }
@@ -26,6 +29,7 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
   { file: 'error.schema.json', root: ErrorDocument, defs: { detail: ErrorDetail } },
   { file: 'env.schema.json', root: EnvReport },
   { file: 'fixtures.schema.json', root: FixturesOutput, defs: { result: FixturesReport } },
+  { file: 'export.schema.json', root: ExportOutput, defs: { summary: ExportSummary } },
   {
     file: 'check.schema.json',
     root: check.CheckOutput,
@@ -40,13 +44,20 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
   },
 ];
 
+// Parts of the bridge protocol (rendered by gen-schemas.ts) that a --json
+// document repeats: what the bridge reported.
+const BRIDGE_PARTS: SchemaFile = {
+  file: 'bridge-protocol.schema.json',
+  defs: { decimalBytes: protocol.DecimalBytes, versions: protocol.Versions, method: protocol.ExportedMethod },
+};
+
 type Json = Record<string, unknown>;
 
 /** Renders one of `files` with the parts of the others as references. */
-export function renderSchemaFile(target: SchemaFile, files: readonly SchemaFile[] = SCHEMA_FILES): string {
+export function renderSchemaFile(target: SchemaFile, files: readonly SchemaFile[] = [...SCHEMA_FILES, BRIDGE_PARTS]): string {
   const registry = z.registry<{ id: string }>();
   for (const f of files) {
-    registry.add(f.root, { id: f.file });
+    if (f.root) registry.add(f.root, { id: f.file });
     for (const [name, schema] of Object.entries(f.defs ?? {})) registry.add(schema, { id: `${f.file}#/$defs/${name}` });
   }
   const own = `${target.file}#`;
