@@ -10,6 +10,8 @@ import { FixturesOutput, FixturesReport } from '../src/cli/commands/fixtures-jso
 import * as protocol from '../src/bridge/protocol.js';
 import * as check from '../src/checks/report-json.js';
 import { ExportOutput, ExportSummary } from '../src/export/summary-json.js';
+import * as runner from '../src/runner/report.js';
+import * as memory from '../src/runner/report-memory.js';
 import { ErrorDetail, ErrorDocument } from '../src/util/error-document.js';
 import { FindingJson } from '../src/util/finding-schema.js';
 
@@ -29,6 +31,33 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
   { file: 'error.schema.json', root: ErrorDocument, defs: { detail: ErrorDetail } },
   { file: 'env.schema.json', root: EnvReport },
   { file: 'fixtures.schema.json', root: FixturesOutput, defs: { result: FixturesReport } },
+  {
+    file: 'runner-report.schema.json',
+    root: runner.RunnerReport,
+    defs: {
+      budget_bytes: runner.budgetBytes,
+      u64_bytes: memory.u64Bytes,
+      elision: runner.Elision,
+      method: runner.MethodReport,
+      delegate: runner.DelegateReport,
+      weight_placement: runner.WeightPlacement,
+      budget: runner.BudgetResolution,
+      options: runner.RunnerOptions,
+      step: runner.StepReport,
+      output: runner.OutputDigest,
+      buffer: runner.BufferDigest,
+      delegate_step: runner.DelegateStep,
+      stand_in_bytes: runner.StandInBytes,
+      memory: memory.MemoryReport,
+      pool: memory.PoolReport,
+      pool_device: memory.PoolDevice,
+      scratch: memory.ScratchReport,
+      scratch_device: memory.ScratchDevice,
+      capacity_event: memory.CapacityEvent,
+      device_arenas: memory.DeviceArenas,
+      error: runner.RunnerError,
+    },
+  },
   { file: 'export.schema.json', root: ExportOutput, defs: { summary: ExportSummary } },
   {
     file: 'check.schema.json',
