@@ -9,9 +9,11 @@ import { EnvReport } from '../src/cli/commands/env-json.js';
 import { FixturesOutput, FixturesReport } from '../src/cli/commands/fixtures-json.js';
 import * as protocol from '../src/bridge/protocol.js';
 import * as check from '../src/checks/report-json.js';
+import { DemoOutput, DemoResultJson } from '../src/demo/result-json.js';
 import { ExportOutput, ExportSummary } from '../src/export/summary-json.js';
 import * as runner from '../src/runner/report.js';
 import * as memory from '../src/runner/report-memory.js';
+import * as verify from '../src/verify/result-json.js';
 import { ErrorDetail, ErrorDocument } from '../src/util/error-document.js';
 import { FindingJson } from '../src/util/finding-schema.js';
 
@@ -43,6 +45,8 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
       weight_placement: runner.WeightPlacement,
       budget: runner.BudgetResolution,
       options: runner.RunnerOptions,
+      device: runner.RunnerDevice,
+      backend: runner.RunnerBackend,
       step: runner.StepReport,
       output: runner.OutputDigest,
       buffer: runner.BufferDigest,
@@ -58,6 +62,20 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
       error: runner.RunnerError,
     },
   },
+  {
+    file: 'verify.schema.json',
+    root: verify.VerifyOutput,
+    defs: {
+      result: verify.VerifyResultJson,
+      run: verify.VerifyRunJson,
+      budget: verify.VerifyBudgetJson,
+      memory: verify.VerifyMemoryJson,
+      reference: verify.VerifyReferenceJson,
+      comparison: verify.RunComparisonJson,
+      assertion: verify.AssertionJson,
+    },
+  },
+  { file: 'demo.schema.json', root: DemoOutput, defs: { result: DemoResultJson } },
   { file: 'export.schema.json', root: ExportOutput, defs: { summary: ExportSummary } },
   {
     file: 'check.schema.json',
@@ -68,6 +86,7 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
       refusal: check.CheckRefusal,
       engines: check.EngineCensusJson,
       summary: check.CheckSummary,
+      runtime: check.RuntimeRulesJson,
       diagnostic: FindingJson,
     },
   },

@@ -31,17 +31,19 @@ export const EngineCensusJson = z.strictObject({
   unknown: count,
 });
 
+export const RuntimeRulesJson = z
+  .strictObject({ delegate: z.enum(['zero-copy-trt', 'stock-trt']), memory: z.enum(['et-module', 'custom-memory']) })
+  .describe(
+    "--runtime: whose rules applied. delegate: zero-copy-trt (Torch-TensorRT with the zero-copy KV contract, the default) or stock-trt; memory: et-module (ExecuTorch's Module, the default) or custom-memory.",
+  );
+
 export const CheckReport = z.strictObject({
   schema: z.literal('trtx.check/1'),
   file: z.string().describe('The path as given on the command line.'),
   ok: z.boolean().describe('True exactly when the exit code is 0: no error, and no warning under --strict.'),
   strict: z.boolean().describe('--strict was given: warnings fail the check.'),
   zero_copy_kv: z.boolean().describe('--zero-copy-kv was given: every KV cache must be zero-copy.'),
-  runtime: z
-    .strictObject({ delegate: z.enum(['zero-copy-trt', 'stock-trt']), memory: z.enum(['et-module', 'custom-memory']) })
-    .describe(
-      "--runtime: whose rules applied. delegate: zero-copy-trt (Torch-TensorRT with the zero-copy KV contract, the default) or stock-trt; memory: et-module (ExecuTorch's Module, the default) or custom-memory.",
-    ),
+  runtime: RuntimeRulesJson,
   summary: CheckSummary,
   engines: EngineCensusJson.nullable().describe(
     'How many TensorRTBackend delegates hold TensorRT plans, trtx reference engines (made by `trtx export --engine reference` or the example builder (src/examples/): the program runs in trtx verify, not on TensorRT), or neither. null when the file is not a sound container.',

@@ -199,6 +199,28 @@ export const RunnerError = z.strictObject({
 });
 export type RunnerError = z.infer<typeof RunnerError>;
 
+export const RunnerBackend = z
+  .strictObject({
+    source: z.enum(['builtin', 'plugin']),
+    path: z.string().nullable().describe('The library as given; null for the builtin backend.'),
+    executorch: z
+      .string()
+      .describe("The ExecuTorch the backend was built against (a plugin's trtx_backend_abi(); the runner's own for builtin)."),
+  })
+  .describe(
+    "Whose TensorRTBackend ran: the runner's own (builtin) or a library given with --backend-lib (plugin, docs/backend-plugin.md). A plugin's delegates report nothing of their own: methods[].delegates stays empty.",
+  );
+
+export const RunnerDevice = z
+  .strictObject({
+    kind: z.enum(['cpu', 'cuda']),
+    name: z.string().describe('The device name as the driver reports it; "cpu" on the CPU.'),
+    index: count.nullable(),
+  })
+  .describe(
+    'Where the program ran: the CPU (CUDA arenas stood in for by host memory from the allocator registered for the CUDA device type) or a CUDA device.',
+  );
+
 export const RunnerOptions = z.strictObject({
   methods: z.array(z.string()).describe('--method values; empty means every method.'),
   steps: z.number().int().min(1),
@@ -239,31 +261,13 @@ export const RunnerReport = z
       cuda_built: z.boolean().describe('The build has the CUDA executors.'),
       executorch: z.string().describe('The ExecuTorch runtime version the runner is linked against (the SDK of the Python environment).'),
     }),
-    backend: z
-      .strictObject({
-        source: z.enum(['builtin', 'plugin']),
-        path: z.string().nullable().describe('The library as given; null for the builtin backend.'),
-        executorch: z
-          .string()
-          .describe("The ExecuTorch the backend was built against (a plugin's trtx_backend_abi(); the runner's own for builtin)."),
-      })
-      .describe(
-        "Whose TensorRTBackend ran: the runner's own (builtin) or a library given with --backend-lib (plugin, docs/backend-plugin.md). A plugin's delegates report nothing of their own: methods[].delegates stays empty.",
-      ),
+    backend: RunnerBackend,
     program: z.strictObject({
       path: z.string().describe('The path as given.'),
       bytes: count,
       methods: z.array(z.string()).describe('Every method of the program, in file order (empty when it did not load).'),
     }),
-    device: z
-      .strictObject({
-        kind: z.enum(['cpu', 'cuda']),
-        name: z.string().describe('The device name as the driver reports it; "cpu" on the CPU.'),
-        index: count.nullable(),
-      })
-      .describe(
-        'Where the program ran: the CPU (CUDA arenas stood in for by host memory from the allocator registered for the CUDA device type) or a CUDA device.',
-      ),
+    device: RunnerDevice,
     options: RunnerOptions,
     memory: MemoryReport,
     methods: z.array(MethodReport),
