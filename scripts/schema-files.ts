@@ -10,6 +10,7 @@ import { FixturesOutput, FixturesReport } from '../src/cli/commands/fixtures-jso
 import * as protocol from '../src/bridge/protocol.js';
 import * as check from '../src/checks/report-json.js';
 import { DemoOutput, DemoResultJson } from '../src/demo/result-json.js';
+import * as diff from '../src/diff/report-json.js';
 import { ExportOutput, ExportSummary } from '../src/export/summary-json.js';
 import * as runner from '../src/runner/report.js';
 import * as memory from '../src/runner/report-memory.js';
@@ -73,6 +74,22 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
       reference: verify.VerifyReferenceJson,
       comparison: verify.RunComparisonJson,
       assertion: verify.AssertionJson,
+    },
+  },
+  {
+    file: 'diff.schema.json',
+    root: diff.DiffOutput,
+    defs: {
+      report: diff.DiffReport,
+      fieldChange: diff.FieldChange,
+      method: diff.MethodDiff,
+      instruction: diff.InstructionChange,
+      delegate: diff.DelegateDiff,
+      specValue: diff.SpecValue,
+      arena: diff.ArenaState,
+      tensor: diff.TensorChange,
+      place: diff.TensorPlace,
+      staging: diff.StagingCounts,
     },
   },
   { file: 'demo.schema.json', root: DemoOutput, defs: { result: DemoResultJson } },
