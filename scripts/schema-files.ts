@@ -6,6 +6,8 @@
 // every part has one statement.
 import { z } from 'zod';
 import { EnvReport } from '../src/cli/commands/env-json.js';
+import { RewriteOutput, RewriteReport } from '../src/cli/commands/rewrite-json.js';
+import * as passes from '../src/passes/details-json.js';
 import { FixturesOutput, FixturesReport } from '../src/cli/commands/fixtures-json.js';
 import * as protocol from '../src/bridge/protocol.js';
 import * as check from '../src/checks/report-json.js';
@@ -90,6 +92,21 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
       tensor: diff.TensorChange,
       place: diff.TensorPlace,
       staging: diff.StagingCounts,
+    },
+  },
+  {
+    file: 'rewrite.schema.json',
+    root: RewriteOutput,
+    defs: {
+      report: RewriteReport,
+      pass: passes.PassJson,
+      budgetPass: passes.BudgetPassJson,
+      budgetEdit: passes.BudgetEditJson,
+      budgetState: passes.BudgetStateJson,
+      zeroCopyPass: passes.ZeroCopyPassJson,
+      zeroCopyDelegate: passes.ZeroCopyDelegateJson,
+      staging: passes.StagingJson,
+      zeroCopyMethod: passes.ZeroCopyMethodJson,
     },
   },
   { file: 'demo.schema.json', root: DemoOutput, defs: { result: DemoResultJson } },
