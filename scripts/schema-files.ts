@@ -13,6 +13,7 @@ import * as protocol from '../src/bridge/protocol.js';
 import * as check from '../src/checks/report-json.js';
 import { DemoOutput, DemoResultJson } from '../src/demo/result-json.js';
 import * as diff from '../src/diff/report-json.js';
+import * as inspect from '../src/inspect/report-json.js';
 import { ExportOutput, ExportSummary } from '../src/export/summary-json.js';
 import * as runner from '../src/runner/report.js';
 import * as memory from '../src/runner/report-memory.js';
@@ -107,6 +108,22 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
       zeroCopyDelegate: passes.ZeroCopyDelegateJson,
       staging: passes.StagingJson,
       zeroCopyMethod: passes.ZeroCopyMethodJson,
+    },
+  },
+  {
+    file: 'inspect.schema.json',
+    root: inspect.InspectOutput,
+    defs: {
+      report: inspect.InspectReport,
+      header: inspect.InspectHeader,
+      program: inspect.InspectProgram,
+      tensor: inspect.TensorSummary,
+      counts: inspect.Counts,
+      method: inspect.MethodSummary,
+      failure: inspect.Failure,
+      delegate: inspect.DelegateSummary,
+      compileSpec: inspect.SpecSummary,
+      streaming: inspect.EngineStreamingJson,
     },
   },
   { file: 'demo.schema.json', root: DemoOutput, defs: { result: DemoResultJson } },
