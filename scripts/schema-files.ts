@@ -5,10 +5,10 @@
 // (https://trtx.dev/schemas/FILE#/$defs/NAME) instead of being copied, so
 // every part has one statement.
 import { z } from 'zod';
-import { EnvReport } from '../src/cli/commands/env-json.js';
-import { RewriteOutput, RewriteReport } from '../src/cli/commands/rewrite-json.js';
+import { EnvReport } from '../src/cli/env-json.js';
+import { RewriteOutput, RewriteReport } from '../src/cli/rewrite-json.js';
 import * as passes from '../src/passes/details-json.js';
-import { FixturesOutput, FixturesReport } from '../src/cli/commands/fixtures-json.js';
+import { FixturesOutput, FixturesReport } from '../src/cli/fixtures-json.js';
 import * as protocol from '../src/bridge/protocol.js';
 import * as check from '../src/checks/report-json.js';
 import { DemoOutput, DemoResultJson } from '../src/demo/result-json.js';
@@ -18,6 +18,7 @@ import { ExportOutput, ExportSummary } from '../src/export/summary-json.js';
 import * as runner from '../src/runner/report.js';
 import * as memory from '../src/runner/report-memory.js';
 import * as verify from '../src/verify/result-json.js';
+import { DecimalBudget, DecimalU64 } from '../src/util/decimal-json.js';
 import { ErrorDetail, ErrorDocument } from '../src/util/error-document.js';
 import { FindingJson } from '../src/util/finding-schema.js';
 
@@ -41,8 +42,8 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
     file: 'runner-report.schema.json',
     root: runner.RunnerReport,
     defs: {
-      budget_bytes: runner.budgetBytes,
-      u64_bytes: memory.u64Bytes,
+      budget_bytes: DecimalBudget,
+      u64_bytes: DecimalU64,
       elision: runner.Elision,
       method: runner.MethodReport,
       delegate: runner.DelegateReport,

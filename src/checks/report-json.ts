@@ -4,6 +4,9 @@
 import { z } from 'zod';
 import { ErrorDetail, ErrorDocument } from '../util/error-document.js';
 import { FindingJson } from '../util/finding-schema.js';
+import { EngineCensusJson } from '../tensorrt/engine-census-json.js';
+
+export { EngineCensusJson };
 
 const count = z.number().int().min(0);
 
@@ -15,20 +18,6 @@ export const CheckSummary = z.strictObject({
     .string()
     .regex(/^[0-9]+ errors?, [0-9]+ warnings?(, [0-9]+ notes?)?$/)
     .describe('The summary line the human output ends with, e.g. "2 errors, 1 warning" (", 1 note" is added when there are infos).'),
-});
-
-export const EngineCensusJson = z.strictObject({
-  tensorrt: count,
-  reference: count,
-  synthetic: count.describe(
-    'Of the reference engines: version 1, synthetic (fixtures and benchmarks; they compute a made-up function, not the model).',
-  ),
-  programs: z
-    .strictObject({ engines: count, instructions: count, operators: count, weight_bytes: count, program_bytes: count })
-    .describe(
-      'Of the reference engines: version 2, the partition as an ExecuTorch program (docs/reference-lowering.md), with totals over their programs.',
-    ),
-  unknown: count,
 });
 
 export const RuntimeRulesJson = z

@@ -3,7 +3,7 @@
 // The verify result it embeds is verify's own (src/verify/result-json.ts),
 // referred to in the generated schema, not repeated.
 import { z } from 'zod';
-import { budgetBytes } from '../runner/report.js';
+import { DecimalBudget as budgetBytes } from '../util/decimal-json.js';
 import { ErrorDocument } from '../util/error-document.js';
 import { CodeName } from '../util/finding-schema.js';
 import { VerifyResultJson } from '../verify/result-json.js';

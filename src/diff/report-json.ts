@@ -1,7 +1,7 @@
 // `trtx diff --json` (schemas/diff.schema.json, generated from this by
 // scripts/gen-schemas.ts): the report report.ts types as the inferred type.
 import { z } from 'zod';
-import { budgetBytes } from '../runner/report.js';
+import { DecimalBudget as budgetBytes } from '../util/decimal-json.js';
 import { ErrorDocument } from '../util/error-document.js';
 
 const count = z.number().int().min(0);

@@ -2,8 +2,8 @@
 // scripts/gen-schemas.ts): the report summary.ts and delegate-summary.ts
 // build, typed as these inferred types.
 import { z } from 'zod';
-import { EngineCensusJson } from '../checks/report-json.js';
-import { budgetBytes } from '../runner/report.js';
+import { EngineCensusJson } from '../tensorrt/engine-census-json.js';
+import { DecimalBudget as budgetBytes } from '../util/decimal-json.js';
 import { ErrorDocument } from '../util/error-document.js';
 
 const count = z.number().int().min(0);

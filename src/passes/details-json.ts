@@ -3,10 +3,11 @@
 // budget pass's (budget.ts) and the zero-copy pass's (zero-copy-report.ts),
 // which are typed as these inferred types.
 import { z } from 'zod';
+import { DecimalU64 } from '../util/decimal-json.js';
 
 const count = z.number().int().min(0);
-/** Decimal bytes below 2^64: budgets, cache and arena sizes may pass 2^53. */
-export const DecimalBytes = z.string().regex(/^(0|[1-9][0-9]{0,19})$/);
+/** Budgets, cache and arena sizes may pass 2^53. */
+const DecimalBytes = DecimalU64;
 
 export const BudgetStateJson = z
   .union([

@@ -3,13 +3,10 @@
 // the descriptions schemas/runner-report.schema.json is generated with.
 
 import { z } from 'zod';
+import { DecimalU64 } from '../util/decimal-json.js';
 
 const count = z.number().int().min(0);
-/** Decimal bytes below 2^64. */
-export const u64Bytes = z
-  .string()
-  .regex(/^(0|[1-9][0-9]{0,19})$/)
-  .describe('Decimal bytes below 2^64.');
+const u64Bytes = DecimalU64;
 
 const poolState = z.enum(['disabled', 'raised', 'already_max', 'failed', 'restored']);
 const memoryError = z.strictObject({

@@ -5,7 +5,8 @@
 // writer (native-runner/src/cli/run_report.cpp) to it with real reports.
 
 import { z } from 'zod';
-import { MemoryReport, u64Bytes } from './report-memory.js';
+import { DecimalBudget, DecimalU64 as u64Bytes } from '../util/decimal-json.js';
+import { MemoryReport } from './report-memory.js';
 
 export { CapacityEvent, DeviceArenas, MemoryReport, PoolDevice, ScratchDevice } from './report-memory.js';
 
@@ -13,10 +14,7 @@ export const REPORT_SCHEMA_ID = 'trtx.runner-report/2';
 
 const count = z.number().int().min(0);
 /** Decimal bytes below 2^63 (a budget); JSON numbers lose precision past 2^53. */
-export const budgetBytes = z
-  .string()
-  .regex(/^(0|[1-9][0-9]{0,18})$/)
-  .describe('Decimal bytes below 2^63.');
+const budgetBytes = DecimalBudget;
 const digest = z.string().regex(/^[0-9a-f]{16}$/);
 const sizes = z.array(count);
 export const Elision = z

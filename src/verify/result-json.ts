@@ -3,9 +3,10 @@
 // result.ts types as the inferred type. What the runner reported and what
 // the check found are stated once, in their own schemas, and referred to.
 import { z } from 'zod';
-import { CheckSummary, EngineCensusJson, RuntimeRulesJson } from '../checks/report-json.js';
-import { u64Bytes } from '../runner/report-memory.js';
-import { budgetBytes, EngineKernels, RunnerBackend, RunnerDevice, RunnerError } from '../runner/report.js';
+import { CheckSummary, RuntimeRulesJson } from '../checks/report-json.js';
+import { EngineCensusJson } from '../tensorrt/engine-census-json.js';
+import { EngineKernels, RunnerBackend, RunnerDevice, RunnerError } from '../runner/report.js';
+import { DecimalBudget as budgetBytes, DecimalU64 as u64Bytes } from '../util/decimal-json.js';
 import { ErrorDocument } from '../util/error-document.js';
 import { FindingJson } from '../util/finding-schema.js';
 

@@ -5,7 +5,7 @@
 // prepare everything in one visible step.
 import type { Command } from 'commander';
 import { helpAfter } from '../help.js';
-import type { EnvReport } from './env-json.js';
+import type { EnvReport } from '../env-json.js';
 import { ensurePythonEnv, type PythonEnv } from '../../pyenv/index.js';
 import { ensureExecutorchSdk, type ExecutorchSdk } from '../../sdk/index.js';
 import { EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';

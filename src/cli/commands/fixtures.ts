@@ -4,7 +4,7 @@
 // them out, and one broken- program per fault a check must refuse) into DIR.
 import type { Command } from 'commander';
 import { helpAfter } from '../help.js';
-import type { FixturesReport } from './fixtures-json.js';
+import type { FixturesReport } from '../fixtures-json.js';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, type GlobalOptions } from '../context.js';
 import { action, argAt } from '../action.js';

@@ -26,8 +26,8 @@ import { renderDiagnostics } from '../render-diagnostics.js';
 import { startProgress, type Progress } from '../progress.js';
 import { budgetWarnings } from '../budget-flag.js';
 import { helpAfter } from '../help.js';
-import type { RewriteReport } from './rewrite-json.js';
-import type { PassJson } from '../../passes/details-json.js';
+import type { RewriteReport } from '../rewrite-json.js';
+import type { PassJson } from '../../pipeline/pass-details-json.js';
 
 interface RewriteOptions extends GlobalOptions {
   output?: string;

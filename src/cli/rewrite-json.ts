@@ -1,10 +1,10 @@
 // `trtx rewrite --json` (schemas/rewrite.schema.json, generated from this by
 // scripts/gen-schemas.ts): the trtx.rewrite/1 document rewrite.ts builds
 // (typed as the inferred type); each pass's details are the pass's own
-// (src/passes/details-json.ts).
+// (src/passes/details-json.ts, through src/pipeline/pass-details-json.ts).
 import { z } from 'zod';
-import { PassJson } from '../../passes/details-json.js';
-import { ErrorDocument } from '../../util/error-document.js';
+import { PassJson } from '../pipeline/pass-details-json.js';
+import { ErrorDocument } from '../util/error-document.js';
 
 const count = z.number().int().min(0);
 
@@ -56,5 +56,5 @@ export type RewriteReport = z.infer<typeof RewriteReport>;
 export const RewriteOutput = z.union([RewriteReport, ErrorDocument]).meta({
   title: 'trtx rewrite --json, version 1',
   description:
-    'What `trtx rewrite IN (-o OUT | --in-place) [flags] --json` prints on stdout after writing (exit 0). A refusal (usage, unreadable input, a result that fails a check: nothing written) prints the error document of schemas/error.schema.json instead. Byte counts that may pass 2^53 (budgets, cache and arena sizes) are decimal strings. Written by src/cli/commands/rewrite.ts (the pass reports of src/pipeline/) as src/cli/commands/rewrite-json.ts says; test/cli-json-schemas.test.ts validates real outputs against this file.',
+    'What `trtx rewrite IN (-o OUT | --in-place) [flags] --json` prints on stdout after writing (exit 0). A refusal (usage, unreadable input, a result that fails a check: nothing written) prints the error document of schemas/error.schema.json instead. Byte counts that may pass 2^53 (budgets, cache and arena sizes) are decimal strings. Written by src/cli/commands/rewrite.ts (the pass reports of src/pipeline/) as src/cli/rewrite-json.ts says; test/cli-json-schemas.test.ts validates real outputs against this file.',
 });

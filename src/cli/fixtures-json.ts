@@ -1,7 +1,7 @@
 // `trtx fixtures --json` (schemas/fixtures.schema.json, generated from this
 // by scripts/gen-schemas.ts); fixtures.ts builds it and imports its type alone.
 import { z } from 'zod';
-import { ErrorDocument } from '../../util/error-document.js';
+import { ErrorDocument } from '../util/error-document.js';
 
 export const FixturesReport = z.strictObject({
   schema: z.literal('trtx.fixtures/1'),
@@ -26,5 +26,5 @@ export type FixturesReport = z.infer<typeof FixturesReport>;
 export const FixturesOutput = z.union([FixturesReport, ErrorDocument]).meta({
   title: 'trtx fixtures --json, version 1',
   description:
-    'What `trtx fixtures DIR [--only TEXT] --json` prints on stdout: the programs it wrote (exit 0), or the error document of schemas/error.schema.json when it could not (exit 2: DIR cannot be made or is not a folder, --only matches nothing). Written by src/cli/commands/fixtures.ts (from src/examples/write-catalogue.ts) as src/cli/commands/fixtures-json.ts says; test/cli-json-schemas.test.ts validates real outputs against this file.',
+    'What `trtx fixtures DIR [--only TEXT] --json` prints on stdout: the programs it wrote (exit 0), or the error document of schemas/error.schema.json when it could not (exit 2: DIR cannot be made or is not a folder, --only matches nothing). Written by src/cli/commands/fixtures.ts (from src/examples/write-catalogue.ts) as src/cli/fixtures-json.ts says; test/cli-json-schemas.test.ts validates real outputs against this file.',
 });

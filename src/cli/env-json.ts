@@ -42,6 +42,6 @@ export const EnvReport = z
   .meta({
     title: 'trtx env --json, version 1',
     description:
-      'The ExecuTorch C++ SDK the native runner is built against (the pinned executorch wheel of python-bridge/executorch-sdk.json, unpacked into the cache) and the Python environment trtx exports with (the managed one made from python-bridge/requirements.lock, or the interpreter named by --python / TRTX_PYTHON). Written by src/cli/commands/env.ts from src/cli/commands/env-json.ts.',
+      'The ExecuTorch C++ SDK the native runner is built against (the pinned executorch wheel of python-bridge/executorch-sdk.json, unpacked into the cache) and the Python environment trtx exports with (the managed one made from python-bridge/requirements.lock, or the interpreter named by --python / TRTX_PYTHON). Written by src/cli/commands/env.ts from src/cli/env-json.ts.',
   });
 export type EnvReport = z.infer<typeof EnvReport>;
