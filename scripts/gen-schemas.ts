@@ -3,6 +3,7 @@
 // cannot drift from the code that enforces it:
 //   schemas/reference-outputs.schema.json  <- src/reference/schema.ts (ReferenceFile)
 //   schemas/bridge-protocol.schema.json    <- src/bridge/protocol.ts (BridgeRequest, BridgeEvent)
+//   schemas/NAME.schema.json of the --json documents <- scripts/schema-files.ts
 // `--check` writes nothing and fails when a committed file differs
 // (`npm run gen:check`, run by .ci/run).
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -10,6 +11,7 @@ import { z } from 'zod';
 import * as protocol from '../src/bridge/protocol.js';
 import { ReferenceFile } from '../src/reference/schema.js';
 import { writeOrCheck } from './gen-output.js';
+import { renderSchemaFile, SCHEMA_FILES } from './schema-files.js';
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
 const schemaFile = (name: string) => fileURLToPath(new URL(`../schemas/${name}`, import.meta.url));
@@ -56,9 +58,10 @@ export function renderBridgeSchema(): string {
   });
 }
 
-const OUTPUTS: ReadonlyArray<readonly [string, () => string]> = [
+export const OUTPUTS: ReadonlyArray<readonly [string, () => string]> = [
   [REFERENCE_SCHEMA_FILE, renderReferenceSchema],
   [BRIDGE_SCHEMA_FILE, renderBridgeSchema],
+  ...SCHEMA_FILES.map((f) => [schemaFile(f.file), () => renderSchemaFile(f)] as const),
 ];
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -57,7 +57,8 @@ async function compare(dir: string, out: string): Promise<number> {
       methods,
       reference.steps,
       join(out, file),
-      { label, variant, caller_stream: stream === 'on' },
+      // The pattern above admits only these two variants.
+      { label, variant: variant as 'staged' | 'zero-copy', caller_stream: stream === 'on' },
       {},
     );
     for (const c of rows) {

@@ -1,7 +1,8 @@
-// schemas/runner-report.schema.json and the zod mirror in src/runner/report.ts
-// hold the same reports: every real report the runner writes (ok, refused,
-// exit 3, caller stream, budgets, fresh state, the corpus) passes both, and
-// each damaged copy fails both. The validator is the project's JSON Schema
+// schemas/runner-report.schema.json (generated from the zod schemas of
+// src/runner/report.ts) and those zod schemas hold the C++ writer's reports:
+// every real report the runner writes (ok, refused, exit 3, caller stream,
+// budgets, fresh state, the corpus) passes both, and each damaged copy fails
+// both. The validator is the project's JSON Schema
 // subset, which refuses any keyword it does not implement.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';

@@ -5,16 +5,18 @@
 // trtx.check-files/1 for several (a report or a refusal per file, in the
 // order given, and one summary). The command prints them.
 
-import type { Code } from '../codes/index.js';
 import type { Program } from '../pte/model.js';
 import { withPte } from '../pte/open.js';
 import { engineCensus, type EngineCensus } from '../tensorrt/engine-kind.js';
 import { isTrtxError } from '../util/errors.js';
 import { ReportBudget } from '../util/report-budget.js';
-import { diag, type Diagnostic } from './diagnostic.js';
+import { diag } from './diagnostic.js';
 import { buildCheckContext } from './context.js';
 import { runChecksIn, summarizeDiagnostics, type CheckResult } from './run.js';
 import type { RuntimeRules } from './runtime-rules.js';
+import type { CheckFilesReport, CheckRefusal, CheckReport } from './report-json.js';
+
+export type { CheckFilesReport, CheckRefusal, CheckReport };
 
 export interface FileCheckOptions {
   strict: boolean;
@@ -23,37 +25,6 @@ export interface FileCheckOptions {
 }
 
 export type FileCheck = CheckResult & { program: Program | null; engines: EngineCensus | null };
-
-export interface CheckReport {
-  schema: 'trtx.check/1';
-  file: string;
-  ok: boolean;
-  strict: boolean;
-  zero_copy_kv: boolean;
-  /** Whose runtime rules applied (--runtime). */
-  runtime: RuntimeRules;
-  summary: { errors: number; warnings: number; infos: number; line: string };
-  /** What the TensorRTBackend delegates hold; null when the file is not a sound container. */
-  engines: EngineCensus | null;
-  diagnostics: Diagnostic[];
-}
-
-/** A file that could not be checked at all (missing, unreadable, not a program). */
-export interface CheckRefusal {
-  file: string;
-  ok: false;
-  error: { code: Code; location: string; message: string; hint: string | null };
-}
-
-/** `trtx check A B ... --json`: one entry per file, in the order given. */
-export interface CheckFilesReport {
-  schema: 'trtx.check-files/1';
-  ok: boolean;
-  strict: boolean;
-  zero_copy_kv: boolean;
-  summary: { files: number; passed: number; failed: number; unreadable: number; errors: number; warnings: number; line: string };
-  files: (CheckReport | CheckRefusal)[];
-}
 
 /** One file's entry: checked (with its report) or refused. */
 export type CheckedFile = { file: string; result: FileCheck; report: CheckReport } | { file: string; refusal: CheckRefusal };

@@ -15,6 +15,7 @@ import type { ReportBudget } from '../util/report-budget.js';
 import type { OutStream } from './io.js';
 import type { CliSession } from './session.js';
 import type { Terminal } from './status-line.js';
+import type { ErrorDocument } from '../util/error-document.js';
 
 export { EXIT_OK, EXIT_USAGE, EXIT_REFUSED as EXIT_CHECK } from '../codes/exit.js';
 import { EXIT_REFUSED as EXIT_CHECK, EXIT_USAGE } from '../codes/exit.js';
@@ -216,13 +217,13 @@ export function reportError(e: unknown, json: boolean, run: CtxSource): number {
   if (isTrtxError(e)) {
     const code = e.kind === 'usage' ? EXIT_USAGE : EXIT_CHECK;
     if (json) {
-      const doc = {
+      const doc: ErrorDocument = {
         error: {
           code: e.code,
           location: e.location,
           message: e.message,
           hint: e.hint ?? null,
-          ...(e.diagnostics ? { diagnostics: e.diagnostics } : {}),
+          ...(e.diagnostics ? { diagnostics: [...e.diagnostics] } : {}),
         },
       };
       terminal.writeStdout(JSON.stringify(doc, null, 2) + '\n');
@@ -235,7 +236,9 @@ export function reportError(e: unknown, json: boolean, run: CtxSource): number {
   const err = e as Error;
   // A script reading --json must still get the error document (schemas/error.schema.json).
   if (json) {
-    const doc = { error: { code: 'INTERNAL', location: '', message: err?.message ?? String(e), hint: 'set TRTX_DEBUG=1 for the stack' } };
+    const doc: ErrorDocument = {
+      error: { code: 'INTERNAL', location: '', message: err?.message ?? String(e), hint: 'set TRTX_DEBUG=1 for the stack' },
+    };
     terminal.writeStdout(JSON.stringify(doc, null, 2) + '\n');
   }
   terminal.writeStderr(`error: INTERNAL: ${escapeControls(err?.message ?? String(e))} (set TRTX_DEBUG=1 for the stack)\n`);

@@ -16,7 +16,6 @@ import { join, resolve } from 'node:path';
 import { writeFixture } from '../examples/builder.js';
 import { trackPath } from '../util/cleanup.js';
 import { kvDecoder } from '../examples/kv-decoder.js';
-import type { Diagnostic } from '../checks/diagnostic.js';
 import { stagingBytes } from '../graph/staging.js';
 import { runPipeline } from '../pipeline/run.js';
 import type { ExecutionPlan, Program } from '../pte/model.js';
@@ -25,7 +24,7 @@ import { decodeCompileSpecs } from '../tensorrt/compile-specs.js';
 import { TrtxError } from '../util/errors.js';
 import { itemAt } from '../util/present.js';
 import { verifyProgram } from '../verify/verify.js';
-import type { VerifyResult } from '../verify/result.js';
+import type { DemoResultJson } from './result-json.js';
 import { bridgePackageDir } from '../bridge/env.js';
 import type { PythonEnvProgress } from '../pyenv/index.js';
 import type { RunnerProgress } from '../runner/index.js';
@@ -57,27 +56,8 @@ export interface DemoOptions {
   signal?: AbortSignal;
 }
 
-export interface DemoResult {
-  schema: 'trtx.demo/1';
-  scale: 'small' | 'seed';
-  /** fixture: built by trtx's example builder (src/examples/); pytorch: exported by ExecuTorch from the bundled PyTorch model (reference engines). */
-  source: 'fixture' | 'pytorch';
-  staged: string;
-  zero_copy: string;
-  /** Per decode step, from the programs' instruction streams. */
-  staging: { before: { h2d: number; d2h: number }; after: { h2d: number; d2h: number } };
-  budgets: { method: string; delegate: number; bytes: string | null }[];
-  rewrite: string[];
-  /** The errors and warnings themselves too: a count the reader cannot see is no use. */
-  check: {
-    errors: number;
-    warnings: number;
-    line: string;
-    diagnostics: Pick<Diagnostic, 'severity' | 'code' | 'location' | 'message' | 'hint'>[];
-  };
-  verify: VerifyResult;
-  ok: boolean;
-}
+/** The demo's result, as schemas/demo.schema.json states it (result-json.ts). */
+export type DemoResult = DemoResultJson;
 
 /** Staging bytes of one execution of the decode method (the first method when none is named so). */
 function decodeStaging(plans: readonly ExecutionPlan[], what: string): { h2d: number; d2h: number } {
@@ -198,7 +178,7 @@ async function rewriteToZeroCopy(
     warnings: outcome.checked.summary.warnings,
     line: outcome.checked.summary.line,
     diagnostics: outcome.checked.diagnostics
-      .filter((d) => d.severity !== 'info')
+      .filter((d): d is typeof d & { severity: 'error' | 'warning' } => d.severity !== 'info')
       .map(({ severity, code, location, message, hint }) => ({ severity, code, location, message, hint })),
   };
   if (outcome.refused) {

@@ -21,9 +21,8 @@ import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { runBridge } from '../bridge/run.js';
-import type { BridgeEvent, CheckResult, EngineKind, ExportResult } from '../bridge/protocol.js';
+import type { BridgeEvent, EngineKind, ExportResult } from '../bridge/protocol.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
-import type { Diagnostic } from '../checks/diagnostic.js';
 import { claimTarget, runPipeline, withDiagnostics, type ClaimedTarget, type PipelineRun } from '../pipeline/run.js';
 import { adoptTemporary, type AdoptWrite } from '../pte/adopt.js';
 import { openPte } from '../pte/open.js';
@@ -35,6 +34,7 @@ import { DEFAULT_REFERENCE_STEPS, checkModelFile, samePath, splitModelRef } from
 import { TRACEBACK_ENV, prepareTracebackFile, removeTracebackFile, withTraceback } from './traceback-file.js';
 import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyenv/index.js';
 import type { ReportBudget } from '../util/report-budget.js';
+import type { ExportSummary } from './summary-json.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
 import { settingsOf, type Env } from '../util/env.js';
 
@@ -73,29 +73,7 @@ export interface ExportOptions {
   reportBudget?: ReportBudget;
 }
 
-export interface ExportSummary {
-  schema: 'trtx.export/1';
-  model: string;
-  output: string;
-  python: { command: string; source: string; version: string };
-  /** tensorrt: the delegates hold TensorRT plans; reference: trtx reference engines (no TensorRT). */
-  engine: EngineKind;
-  versions: CheckResult['versions'];
-  methods: ExportResult['methods'];
-  bridge: {
-    zero_copy_kv: boolean;
-    zero_copy_kv_path: ExportResult['zero_copy_kv_path'];
-    weight_streaming: ExportResult['weight_streaming'];
-  };
-  passes: { pass: string; changed: boolean; lines: string[] }[];
-  warnings: string[];
-  diagnostics: Diagnostic[];
-  file_size: number;
-  /** OUT.reference.json as written, or null: none asked (--no-reference) or the eager run failed (REFERENCE_EAGER_FAILED). */
-  reference: { path: string; steps: number } | null;
-  /** A stale OUT.reference.json of an earlier export that this one (written without a reference) removed. */
-  reference_removed: string | null;
-}
+export type { ExportSummary };
 
 /** Where export writes the reference outputs of OUT (docs/reference-lowering.md section 2). */
 export function referencePath(output: string): string {

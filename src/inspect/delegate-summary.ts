@@ -7,47 +7,18 @@ import type { PteFile } from '../pte/open.js';
 import { decodeCompileSpecs, showBytes } from '../tensorrt/compile-specs.js';
 import { canonicalTargetDevice } from '../tensorrt/target-device.js';
 import { readDelegate, type DelegateRef } from '../tensorrt/delegates.js';
-import { delegateEngine, type EngineDetail, type EngineKind } from '../tensorrt/engine-kind.js';
+import { delegateEngine, type EngineDetail } from '../tensorrt/engine-kind.js';
 import type { ParsedBlob } from '../tensorrt/blob.js';
 import { specView } from '../tensorrt/delegate-view.js';
 import { engineStreaming, type EngineStreaming } from '../tensorrt/resident.js';
 import { formatIEC } from '../util/size.js';
 import { shortName } from '../util/display.js';
+import type { z } from 'zod';
+import type * as json from './report-json.js';
 
-export interface SpecSummary {
-  key: string | null;
-  size: number;
-  /** Printable form of the raw value. */
-  raw: string;
-  decoded?: { target_device?: string; budget_bytes?: string; budget_iec?: string; zero_copy_kv?: string[] };
-  error?: string;
-}
-
-export interface DelegateSummary {
-  index: number;
-  backend_id: string | null;
-  data: { location: 'inline' | 'segment'; index: number; size: number } | { error: string };
-  compile_specs: SpecSummary[];
-  tensorrt?:
-    | {
-        magic: string;
-        engine_size: number;
-        /** A TensorRT plan, a trtx reference engine (runs in trtx verify, not on TensorRT), or neither. */
-        engine: EngineKind;
-        /** A reference engine that decodes: version 2 (the partition as an ExecuTorch program) or 1 (synthetic); null otherwise. */
-        reference: {
-          version: number;
-          synthetic: boolean;
-          program: { instructions: number; operators: number; weight_bytes: number; program_bytes: number } | null;
-          /** What stays resident and what streams per execute under the delegate's baked budget (synthetic numbers for version 1). */
-          streaming: JsonStreaming;
-        } | null;
-        inputs: string[];
-        outputs: string[];
-        aliased: { output: string; input: string; kind: string }[];
-      }
-    | { error: string };
-}
+// The types are the zod schemas' (report-json.ts), which the JSON Schema is generated from.
+export type SpecSummary = z.infer<typeof json.SpecSummary>;
+export type DelegateSummary = z.infer<typeof json.DelegateSummary>;
 
 /** EngineStreaming with its byte counts as JSON numbers (a weight size fits a double exactly below 8 PiB). */
 type JsonStreaming = {

@@ -6,55 +6,21 @@ import type { PteFile } from '../pte/open.js';
 import type { ExecutionPlan, Tensor } from '../pte/model.js';
 import { arenaDevice, deviceLabel, placement, planName, scalarTypeName, taggedDevice, tensorAt, tensorName } from '../pte/tensor.js';
 import { delegatesOf } from '../tensorrt/delegates.js';
-import { countEngines, type EngineCensus, type EngineDetail } from '../tensorrt/engine-kind.js';
+import { countEngines, type EngineDetail } from '../tensorrt/engine-kind.js';
 import { stagingBytes } from '../graph/staging.js';
 import { shortNameOrNull } from '../util/display.js';
 import { present } from '../util/present.js';
 import type { ReportBudget } from '../util/report-budget.js';
 import { delegateSummary, type DelegateSummary } from './delegate-summary.js';
+import type { z } from 'zod';
+import type * as json from './report-json.js';
 
 export type { DelegateSummary, SpecSummary } from './delegate-summary.js';
 
-export interface TensorSummary {
-  index: number;
-  name: string | null;
-  dtype: string;
-  shape: number[];
-  device: string;
-}
-
-export interface MethodSummary {
-  name: string | null;
-  inputs: TensorSummary[];
-  outputs: TensorSummary[];
-  values: Record<string, number>;
-  instructions: Record<string, number>;
-  operators: { name: string | null; overload: string | null; calls: number }[];
-  arenas: { index: number; size: number; device: string }[];
-  delegates: DelegateSummary[];
-  staging: { host_to_device_bytes: number; device_to_host_bytes: number; copies: number };
-}
-
-export interface InspectReport {
-  schema: 'trtx.inspect/1';
-  file: string;
-  file_size: number;
-  header: {
-    root_offset: number;
-    file_identifier: string;
-    extended_header: {
-      magic: string;
-      length: number;
-      program_size: number;
-      segment_base_offset: number;
-      segment_data_size: number | null;
-    } | null;
-  };
-  program: { version: number; methods: number; constant_data_bytes: number; segments: { index: number; offset: number; size: number }[] };
-  /** What the TensorRTBackend delegates of the methods shown hold. */
-  engines: EngineCensus;
-  methods: MethodSummary[];
-}
+// The types are the zod schemas' (report-json.ts), which the JSON Schema is generated from.
+export type TensorSummary = z.infer<typeof json.TensorSummary>;
+export type MethodSummary = z.infer<typeof json.MethodSummary>;
+export type InspectReport = z.infer<typeof json.InspectReport>;
 
 function tensorSummary(plan: ExecutionPlan, index: number, budget: ReportBudget): TensorSummary {
   const t: Tensor | null = tensorAt(plan, index);

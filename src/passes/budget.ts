@@ -13,6 +13,7 @@ import type { ResidentBudget } from '../tensorrt/resident.js';
 import { TrtxError } from '../util/errors.js';
 import { formatIEC } from '../util/size.js';
 import type { Pass, PassReport } from './pass.js';
+import type { BudgetDetails } from './details-json.js';
 
 export interface BudgetRequest {
   /** Bytes to bake, or null to remove the spec (automatic budget). */
@@ -157,7 +158,7 @@ export function budgetPass(req: BudgetRequest): Pass {
           changed: e.changed,
         })),
         resident: r.resident && { engines: r.resident.engines, total_bytes: r.resident.total.toString(), line: r.resident.line },
-      },
+      } satisfies BudgetDetails,
     };
   };
 }

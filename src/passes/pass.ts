@@ -4,9 +4,11 @@
 
 import type { Program } from '../pte/model.js';
 
+/** The passes there are, by the name the --json documents give them. */
+export type PassName = 'budget' | 'zero-copy-kv';
+
 export interface PassReport<D = unknown> {
-  /** Short name, e.g. "budget". */
-  pass: string;
+  pass: PassName;
   /** Whether any byte of meaning changed. */
   changed: boolean;
   /** One line per change, for people. */

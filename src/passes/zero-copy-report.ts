@@ -4,6 +4,7 @@
 import { formatIEC } from '../util/size.js';
 import type { PassReport } from './pass.js';
 import type { ZeroCopyDelegate, ZeroCopyOptions, ZeroCopyResult } from './zero-copy-model.js';
+import type { ZeroCopyDetails } from './details-json.js';
 
 const mb = (n: number | bigint) => formatIEC(BigInt(n));
 
@@ -48,10 +49,10 @@ const delegateJson = (d: ZeroCopyDelegate) => ({
   shared: d.shared,
 });
 
-/** What the zero-copy pass reports (`rewrite --json` passes[].details). */
-export type ZeroCopyDetails = ReturnType<typeof detailsOf>;
+/** What the zero-copy pass reports (`rewrite --json` passes[].details, details-json.ts). */
+export type { ZeroCopyDetails };
 
-export function detailsOf(r: ZeroCopyResult, opts: ZeroCopyOptions) {
+export function detailsOf(r: ZeroCopyResult, opts: ZeroCopyOptions): ZeroCopyDetails {
   return {
     share_cache: Boolean(opts.shareCache),
     no_kv_cache: r.noCache !== null,

@@ -3,18 +3,9 @@
 // TrtxError's `diagnostics`, in the --json error document). Declared here,
 // below both, so an error can carry findings without importing the checks.
 
-import type { Code } from '../codes/index.js';
+import type { FindingJson } from './finding-schema.js';
 
-export type Severity = 'error' | 'warning' | 'info';
+export type Severity = FindingJson['severity'];
 
-export interface Finding {
-  severity: Severity;
-  code: Code;
-  /** Method name, or null for program-level findings. */
-  method: string | null;
-  /** Delegate index within the method, when the finding concerns one. */
-  delegate: number | null;
-  location: string;
-  message: string;
-  hint: string;
-}
+/** As the --json documents carry it (src/util/finding-schema.ts). */
+export type Finding = FindingJson;

@@ -14,6 +14,9 @@ import type { EngineCensus } from '../tensorrt/engine-kind.js';
 import { TrtxError } from '../util/errors.js';
 import { itemAt } from '../util/present.js';
 import type { Assertion } from './assertions.js';
+import type { VerifyReferenceJson } from './result-json.js';
+import type { Variant } from './variants.js';
+import type { z } from 'zod';
 
 export interface ReferenceOptions {
   /** A reference outputs file; false: compare with none (--no-reference); default PROGRAM.reference.json when it exists. */
@@ -26,22 +29,10 @@ export interface ReferenceOptions {
 export type ReferenceStatus = 'compared' | 'none' | 'skipped' | 'synthetic';
 
 /** One output of one run against PyTorch's. */
-export type RunComparison = OutputComparison & { run: string; variant: string; caller_stream: boolean };
+export type RunComparison = OutputComparison & { run: string; variant: Variant['name']; caller_stream: boolean };
 
-export interface VerifyReference {
-  status: ReferenceStatus;
-  /** The file compared with; null when none was. */
-  file: string | null;
-  /** One line for people: what was compared, or why nothing was. */
-  note: string;
-  /** --atol / --rtol as given (null: the per-dtype defaults). */
-  atol: number | null;
-  rtol: number | null;
-  comparisons: RunComparison[];
-  /** "METHOD output K (run): ..." of the comparison furthest past its tolerance; null when all pass. */
-  worst: string | null;
-  ok: boolean;
-}
+/** The comparison as the result reports it (result-json.ts). */
+export type VerifyReference = z.infer<typeof VerifyReferenceJson>;
 
 export interface LoadedReference {
   reference: Reference | null;
@@ -138,7 +129,7 @@ export async function compareRunOutputs(
   methods: readonly string[],
   steps: number,
   outputsFile: string,
-  run: { label: string; variant: string; caller_stream: boolean },
+  run: { label: string; variant: Variant['name']; caller_stream: boolean },
   tolerance: Partial<Tolerance>,
 ): Promise<RunComparison[]> {
   const records = decodeTensorFile(new Uint8Array(await readFile(outputsFile)), basename(outputsFile));

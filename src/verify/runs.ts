@@ -44,7 +44,7 @@ export interface RunSetup {
 /** A run's outputs file, for the comparison with eager PyTorch. */
 export interface OutputsFile {
   file: string;
-  variant: string;
+  variant: Variant['name'];
   caller_stream: boolean;
   label: string;
 }

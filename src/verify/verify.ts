@@ -17,7 +17,6 @@
 // not a failed program.
 
 import { runChecks, summarizeDiagnostics, type CheckResult } from '../checks/run.js';
-import type { Diagnostic } from '../checks/diagnostic.js';
 import { DEFAULT_RUNTIME, type RuntimeRules } from '../checks/runtime-rules.js';
 import { openPte, withPte, type PteFile } from '../pte/open.js';
 import type { Reference } from '../reference/read.js';
@@ -170,7 +169,7 @@ async function checkFirst(
   runtime: RuntimeRules,
   input: { path: string; checked: CheckResult; reportBudget: ReportBudget },
 ): Promise<VerifyResult['check']> {
-  const diagnostics: (Diagnostic & { file: string })[] = [];
+  const diagnostics: VerifyResult['check']['diagnostics'] = [];
   for (const v of variants) {
     const label = v.name === 'zero-copy' && variants.length > 1 ? 'zero-copy twin' : 'program';
     // A derived twin was checked as it was made (and is not on disk when that

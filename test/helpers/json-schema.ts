@@ -2,12 +2,19 @@
 // with Ajv, the field's standard validator, in strict mode: an unknown
 // keyword or a malformed schema throws instead of validating less than the
 // schema says. `validate` returns one line per violation, empty when the
-// value is valid.
+// value is valid. Every file under schemas/ is known to the validator at its
+// own $id, so a schema's reference into another file (demo's to verify's, a
+// command's to the error document) resolves as it would for any reader.
+import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 
 type Schema = Record<string, unknown>;
 
 const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
+const SCHEMAS = new URL('../../schemas/', import.meta.url);
+for (const name of readdirSync(SCHEMAS).filter((n) => n.endsWith('.schema.json'))) {
+  ajv.addSchema(JSON.parse(readFileSync(new URL(name, SCHEMAS), 'utf8')) as Schema);
+}
 const compiled = new WeakMap<Schema, Map<string, ValidateFunction>>();
 let anonymous = 0;
 

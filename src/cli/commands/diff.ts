@@ -68,9 +68,9 @@ function instructionLine(c: InstructionChange, s: S, chains: boolean): string {
 function specText(v: SpecValue): string {
   const d = v.decoded;
   if (v.error) return `invalid ${v.raw} (${v.error})`;
-  if (d?.budget_bytes !== undefined) return `${d.budget_iec} (${d.budget_bytes} bytes)`;
-  if (d?.zero_copy_kv) return d.zero_copy_kv.join(', ');
-  if (d?.target_device) return d.target_device;
+  if (d && 'budget_bytes' in d) return `${d.budget_iec} (${d.budget_bytes} bytes)`;
+  if (d && 'zero_copy_kv' in d) return d.zero_copy_kv.join(', ');
+  if (d && 'target_device' in d) return d.target_device;
   return v.raw;
 }
 

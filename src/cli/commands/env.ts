@@ -5,6 +5,7 @@
 // prepare everything in one visible step.
 import type { Command } from 'commander';
 import { helpAfter } from '../help.js';
+import type { EnvReport } from '../env-json.js';
 import { ensurePythonEnv, type PythonEnv } from '../../pyenv/index.js';
 import { ensureExecutorchSdk, type ExecutorchSdk } from '../../sdk/index.js';
 import { EXIT_OK, type Ctx, type GlobalOptions } from '../context.js';
@@ -15,20 +16,6 @@ import { runnerBuildProgress } from '../runner-progress.js';
 
 interface EnvOptions extends GlobalOptions {
   python?: string;
-}
-
-export interface EnvReport {
-  schema: 'trtx.env/1';
-  python: string;
-  source: PythonEnv['source'];
-  dir: string | null;
-  lock_hash: string;
-  created: boolean;
-  versions: { python: string; torch: string | null; executorch: string | null; torch_tensorrt: string | null };
-  /** The SDK the native runner is built against: pass it as CMAKE_PREFIX_PATH. */
-  executorch_sdk: string;
-  sdk: { version: string; wheel: string; sha256: string; created: boolean };
-  mismatches: string[];
 }
 
 export function envReport(env: PythonEnv, sdk: ExecutorchSdk): EnvReport {

@@ -4,6 +4,7 @@
 // them out, and one broken- program per fault a check must refuse) into DIR.
 import type { Command } from 'commander';
 import { helpAfter } from '../help.js';
+import type { FixturesReport } from '../fixtures-json.js';
 import { formatIEC } from '../../util/size.js';
 import { EXIT_OK, type GlobalOptions } from '../context.js';
 import { action, argAt } from '../action.js';
@@ -39,7 +40,8 @@ export function registerFixtures(program: Command, session: CliSession): void {
         const s = styler(ctx);
         const files = await writeCatalogue(dir, { only: opts.only });
         if (ctx.json) {
-          ctx.emitJson({ schema: 'trtx.fixtures/1', dir, files });
+          const doc: FixturesReport = { schema: 'trtx.fixtures/1', dir, files };
+          ctx.emitJson(doc);
           return EXIT_OK;
         }
         const width = Math.max(...files.map((f) => f.file.length));

@@ -26,6 +26,8 @@ import { renderDiagnostics } from '../render-diagnostics.js';
 import { startProgress, type Progress } from '../progress.js';
 import { budgetWarnings } from '../budget-flag.js';
 import { helpAfter } from '../help.js';
+import type { RewriteReport } from '../rewrite-json.js';
+import type { PassJson } from '../../pipeline/pass-details-json.js';
 
 interface RewriteOptions extends GlobalOptions {
   output?: string;
@@ -287,7 +289,7 @@ function rewriteDocument(
   outcome: Extract<PipelineOutcome, { refused: false }>,
   written: RewriteWrite,
   at: { input: string; output: string; warnings: string[] },
-) {
+): RewriteReport {
   const { reports, recovered } = outcome;
   return {
     schema: 'trtx.rewrite/1',
@@ -298,7 +300,8 @@ function rewriteDocument(
     hard_links_broken: written.mode === 'atomic' ? written.brokenLinks : 0,
     recovered_interrupted_rewrite: recovered,
     changes: reports.flatMap((r) => (r.changed ? r.lines : [])),
-    passes: reports.map((r) => ({ pass: r.pass, changed: r.changed, details: r.details })),
+    // A pass's details are its own, typed where it makes them (src/passes/details-json.ts).
+    passes: reports.map((r) => ({ pass: r.pass, changed: r.changed, details: r.details }) as PassJson),
     warnings: at.warnings,
     file_size: written.mode === 'unchanged' ? outcome.inputSize : written.result.fileSize,
     segment_alignment: written.mode === 'atomic' ? written.result.alignment : null,
