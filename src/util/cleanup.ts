@@ -30,7 +30,6 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sendSignal } from './os-process.js';
 
@@ -73,7 +72,7 @@ export interface TempDir {
  * temporary folder, util/env.ts's tempRootOf), registered before it is
  * created, so there is no moment at which it exists unregistered.
  */
-export async function makeTempDir(prefix: string, root: string = tmpdir()): Promise<TempDir> {
+export async function makeTempDir(prefix: string, root: string): Promise<TempDir> {
   const path = join(root, `${prefix}${randomBytes(6).toString('hex')}`);
   const untrack = trackPath(path);
   try {
