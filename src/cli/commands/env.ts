@@ -87,6 +87,7 @@ TRTX_PYTHON names another interpreter. docs/install.md says more.`,
         const sdkLines = runnerBuildProgress(ctx);
         const sdk = await ensureExecutorchSdk({
           env: ctx.env,
+          cwd: ctx.cwd,
           signal: ctx.signal,
           onProgress: (p) => {
             if (p.phase !== 'cached' && p.phase !== 'ready') sdkLines({ phase: 'sdk', message: p.message });
@@ -96,6 +97,7 @@ TRTX_PYTHON names another interpreter. docs/install.md says more.`,
         const env = await ensurePythonEnv({
           python: opts.python,
           env: ctx.env,
+          cwd: ctx.cwd,
           signal: ctx.signal,
           onProgress: (p) => {
             if (!quiet) envLines(p);
