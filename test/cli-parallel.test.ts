@@ -6,6 +6,8 @@
 // own too (issue 37): relative paths mean io.cwd, io.signal stops its children.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
@@ -14,7 +16,7 @@ import { main } from '../src/cli/main.js';
 import type { CliIo } from '../src/cli/io.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
-import { DOUBLE_PYTHON, alive, eventually, workspace } from './helpers/bridge.js';
+import { DOUBLE_PYTHON, REPO, alive, eventually, workspace } from './helpers/bridge.js';
 
 const dir = tempDir('cli-parallel');
 let clean: string;
@@ -178,6 +180,18 @@ describe("a run's working folder and cancellation (io.cwd, io.signal)", () => {
       expect(existsSync(join(process.cwd(), 'zc.pte'))).toBe(false);
     },
   );
+
+  it('the system’s home comes in at the top only: a process without HOME runs with the one the system names (bin/trtx, processIo)', () => {
+    const script = join(tempDir('cli-no-home'), 'io.mts');
+    writeFileSync(
+      script,
+      `import { processIo } from ${JSON.stringify(join(REPO, 'src', 'cli', 'io.ts'))};\nconsole.log(processIo().env.HOME);\n`,
+    );
+    const env = { ...process.env };
+    delete env.HOME;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO, env, encoding: 'utf8', timeout: 30_000 });
+    expect(r.stdout.trim(), r.stderr).toBe(homedir());
+  });
 
   it('verify with no file takes the one .pte of the run’s folder', async () => {
     const cwd = tempDir('cli-cwd-verify');

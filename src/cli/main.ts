@@ -21,7 +21,6 @@ import { newSession, type CliSession } from './session.js';
 
 // bin/trtx installs it; tests that call main() in process do not.
 export { installSignalCleanup } from './signals.js';
-export { processIo } from './io.js';
 
 /** The exit-code table (src/codes/exit.ts), the same for every command; docs/exit-codes.md has the notes per command. */
 export const EXIT_CODES_HELP = [
