@@ -18,8 +18,9 @@ describe('what a run writes names the paths its user typed as typed', () => {
     expect(names.show('/run/out/x.pte: PTE_TRUNCATED')).toBe('./out/x.pte: PTE_TRUNCATED');
     expect(names.show(JSON.stringify({ file: '/run/ctl\u0007.pte' }))).toBe(JSON.stringify({ file: 'ctl\u0007.pte' }));
     expect(names.show('error: /run/ctl\\x07.pte')).toBe('error: ctl\\x07.pte');
-    // Inside a longer path it is another file, and stays.
+    // Inside a longer path, or the start of a longer name, it is another file, and stays.
     expect(names.show('/mnt/run/a.pte and /elsewhere/run/a.pte')).toBe('/mnt/run/a.pte and /elsewhere/run/a.pte');
+    expect(names.show('/run/out-2/x.pte /run/a.pte2 /run/out_b')).toBe('/run/out-2/x.pte /run/a.pte2 /run/out_b');
     // An absolute path typed as absolute is shown as it is.
     names.note('/abs/b.pte', '/abs/b.pte');
     expect(names.show('/abs/b.pte')).toBe('/abs/b.pte');

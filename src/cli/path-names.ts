@@ -12,6 +12,8 @@ import { escapeControls } from '../util/escape.js';
 
 /** A character that can be part of a file name in text: an absolute path found right after one is inside a longer path, not one the run was given. */
 const NAME_CHAR = /[\w.~/-]/;
+/** Right after a path, one of these makes it part of another name (`/run` in `/run-2`); `.` and `/` continue it (`OUT.reference.json`, a file in a typed folder). */
+const NAME_TAIL = /[\w~-]/;
 
 export class PathNames {
   /** Absolute path -> as typed, longest first when shown (one typed path may be a folder of another). */
@@ -35,7 +37,8 @@ export class PathNames {
       let shown = '';
       let done = 0;
       while (at !== -1) {
-        if (at === 0 || !NAME_CHAR.test(out.charAt(at - 1))) {
+        const whole = (at === 0 || !NAME_CHAR.test(out.charAt(at - 1))) && !NAME_TAIL.test(out.charAt(at + from.length));
+        if (whole) {
           shown += out.slice(done, at) + to;
           done = at + from.length;
         }
