@@ -131,6 +131,8 @@ describe("a run's working folder and cancellation (io.cwd, io.signal)", () => {
           const tmp = tempDir(`cli-tmp-${n}`);
           // A stand-in runner, named by a relative TRTX_RUNNER_BIN: it records its arguments in the run's folder and refuses.
           writeFileSync(join(cwd, 'fake-runner'), '#!/bin/sh\necho "$@" > "$TRTX_TEST_RUNNER_ARGS"\nexit 2\n', { mode: 0o755 });
+          // The Python doubles' interpreter, named by a relative path: --python in one run, TRTX_PYTHON in the other.
+          writeFileSync(join(cwd, 'py'), `#!/bin/sh\nexec ${DOUBLE_PYTHON} "$@"\n`, { mode: 0o755 });
           const ws = workspace();
           const program = ws.file('double-exports-this.pte');
           await writeFixture(program, catalogueEntry('kv-decode-staged.pte').build());
@@ -141,7 +143,7 @@ describe("a run's working folder and cancellation (io.cwd, io.signal)", () => {
             TRTX_CACHE_DIR: undefined,
             TRTX_RUNNER_BIN: './fake-runner',
             TRTX_TEST_RUNNER_ARGS: join(cwd, 'runner-args.txt'),
-            TRTX_PYTHON: DOUBLE_PYTHON,
+            TRTX_PYTHON: n === 'b' ? './py' : undefined,
             TRTX_DOUBLE_PROGRAM: program,
             TRTX_DOUBLE_FAULT: 'lower:raise',
           };
@@ -149,7 +151,7 @@ describe("a run's working folder and cancellation (io.cwd, io.signal)", () => {
             ['fixtures', 'examples', '--only', 'kv-decode-staged'],
             ['rewrite', join('examples', 'kv-decode-staged.pte'), '-o', 'zc.pte', '--zero-copy-kv'],
             ['verify', 'zc.pte'],
-            ['export', 'model.pt2', '-o', 'out.pte'],
+            ['export', 'model.pt2', '-o', 'out.pte', ...(n === 'a' ? ['--python', './py'] : [])],
           ];
           const results: CliResult[] = [];
           for (const args of steps) results.push(await runCli(args, { cwd, env }));

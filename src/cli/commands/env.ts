@@ -95,7 +95,8 @@ TRTX_PYTHON names another interpreter. docs/install.md says more.`,
         });
         const envLines = pythonEnvProgress(ctx);
         const env = await ensurePythonEnv({
-          python: opts.python,
+          // An interpreter's path means the run's folder; a bare name is looked up on PATH.
+          python: opts.python?.includes('/') ? ctx.at(opts.python) : opts.python,
           env: ctx.env,
           cwd: ctx.cwd,
           signal: ctx.signal,
