@@ -7,6 +7,29 @@ import { defineConfig } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+const RUN_VALUES = 'below src/cli/ a run reaches the library as values (src/cli/io.ts); take env, cwd or signal as a parameter';
+const PROCESS_IMPORTS = ['process', 'node:process'].map((name) => ({ name, message: RUN_VALUES }));
+const OS_FOLDER_IMPORTS = ['os', 'node:os'].map((name) => ({
+  name,
+  importNames: ['homedir', 'tmpdir'],
+  message: "the process's home and temp folders are no run's: read the run's HOME and TMPDIR (util/env.ts homeOf, tempRootOf)",
+}));
+const RESOLVE_IMPORTS = ['path', 'node:path'].map((name) => ({
+  name,
+  importNames: ['resolve'],
+  message: "resolve() of one path means the process's folder: resolve against the run's with util/env.ts's inFolder(path, cwd)",
+}));
+const PROCESS_FOLDER_SYNTAX = [
+  {
+    selector: "CallExpression[callee.property.name='resolve'][callee.object.name=/^(path|posix)$/][arguments.length<2]",
+    message: "path.resolve() of one path or none means the process's folder: use util/env.ts's inFolder(path, cwd)",
+  },
+  {
+    selector: "MemberExpression[object.name='os'][property.name=/^(homedir|tmpdir)$/]",
+    message: "the process's home and temp folders are no run's: read the run's HOME and TMPDIR (util/env.ts homeOf, tempRootOf)",
+  },
+];
+
 export default defineConfig(
   {
     // Generated FlatBuffers code and layout tables (npm run gen; gen:check holds them to flatc's output).
@@ -59,7 +82,12 @@ export default defineConfig(
     // (env, cwd, argv, exitCode, stdout, signal handlers, exit).
     // src/util/os-process.ts alone holds what is the operating-system
     // process's and no run's: its pid (lock owners, temporary names) and
-    // signals sent to other processes. test/lint-rules.test.ts shows it fires.
+    // signals sent to other processes. Nor what stands for the process's
+    // folder, home or temp folder: path.resolve() with fewer than two
+    // arguments (or path's `resolve` at all: one argument is the process's
+    // folder; util/env.ts's inFolder(path, cwd) alone imports it),
+    // os.homedir() and os.tmpdir() (the run's HOME and TMPDIR: util/env.ts).
+    // test/lint-rules.test.ts shows each fires.
     files: ['src/**/*.ts'],
     ignores: ['src/cli/**', 'src/util/os-process.ts'],
     rules: {
@@ -70,16 +98,14 @@ export default defineConfig(
           message: 'below src/cli/ a run reaches the library as values (src/cli/io.ts); take env, cwd or signal as a parameter',
         },
       ],
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: ['process', 'node:process'].map((name) => ({
-            name,
-            message: 'below src/cli/ a run reaches the library as values (src/cli/io.ts); take env, cwd or signal as a parameter',
-          })),
-        },
-      ],
+      'no-restricted-imports': ['error', { paths: [...PROCESS_IMPORTS, ...OS_FOLDER_IMPORTS, ...RESOLVE_IMPORTS] }],
+      'no-restricted-syntax': ['error', ...PROCESS_FOLDER_SYNTAX],
     },
+  },
+  {
+    // The one place a relative path meets the run's folder (inFolder).
+    files: ['src/util/env.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [...PROCESS_IMPORTS, ...OS_FOLDER_IMPORTS] }] },
   },
   {
     // A function reads as one step: past 80 lines (blank lines and comments

@@ -124,10 +124,8 @@ describe('cleanup registry', () => {
     const dir = tempDir('cleanup');
     const r = run(
       dir,
-      `process.env.TMPDIR = ${JSON.stringify(dir)};
-       const { tmpdir } = await import('node:os');
-       const t = await c.makeTempDir('trtx-probe-');
-       const seen = c.tracked().paths.includes(t.path) && fs.existsSync(t.path) && t.path.startsWith(tmpdir());
+      `const t = await c.makeTempDir('trtx-probe-', ${JSON.stringify(dir)});
+       const seen = c.tracked().paths.includes(t.path) && fs.existsSync(t.path) && t.path.startsWith(${JSON.stringify(dir + '/')});
        await t.remove();
        console.log(JSON.stringify({ seen, gone: !fs.existsSync(t.path), left: c.tracked().paths.length }));`,
     );

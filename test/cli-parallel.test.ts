@@ -5,17 +5,18 @@
 // process.exitCode (issue 28). Its working folder and cancellation are its
 // own too (issue 37): relative paths mean io.cwd, io.signal stops its children.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { writeFixture } from '../src/examples/builder.js';
 import { catalogueEntry } from '../src/examples/catalogue.js';
 import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import { main } from '../src/cli/main.js';
 import type { CliIo } from '../src/cli/io.js';
-import { runEnv } from '../src/cli/context.js';
 import { runCli, type CliResult } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
-import { DOUBLE_PYTHON, alive, eventually, workspace } from './helpers/bridge.js';
+import { DOUBLE_PYTHON, REPO, alive, eventually, workspace } from './helpers/bridge.js';
 
 const dir = tempDir('cli-parallel');
 let clean: string;
@@ -119,10 +120,79 @@ describe("a run's working folder and cancellation (io.cwd, io.signal)", () => {
     expect(existsSync(join(process.cwd(), 'zc.pte'))).toBe(false);
   });
 
-  it('a relative path in trtx’s variables means the run’s folder too; a bare command name and a run in the process’s folder are left as they are', () => {
-    const env = { TRTX_RUNNER_BIN: 'build/trtx-runner', TRTX_PYTHON: 'python3', TRTX_CACHE_DIR: '/abs/cache', OTHER: 'a/b' };
-    expect(runEnv(env, '/work/run')).toEqual({ ...env, TRTX_RUNNER_BIN: '/work/run/build/trtx-runner' });
-    expect(runEnv(env, process.cwd())).toBe(env);
+  it(
+    'two runs at once, each in its own folder with its own HOME and TMPDIR, read and write only their own, and print the paths as typed',
+    { timeout: 60_000 },
+    async () => {
+      const runs = await Promise.all(
+        ['a', 'b'].map(async (n) => {
+          const cwd = tempDir(`cli-place-${n}`);
+          const home = tempDir(`cli-home-${n}`);
+          const tmp = tempDir(`cli-tmp-${n}`);
+          // A stand-in runner, named by a relative TRTX_RUNNER_BIN: it records its arguments in the run's folder and refuses.
+          writeFileSync(join(cwd, 'fake-runner'), '#!/bin/sh\necho "$@" > "$TRTX_TEST_RUNNER_ARGS"\nexit 2\n', { mode: 0o755 });
+          // The Python doubles' interpreter, named by a relative path: --python in one run, TRTX_PYTHON in the other.
+          writeFileSync(join(cwd, 'py'), `#!/bin/sh\nexec ${DOUBLE_PYTHON} "$@"\n`, { mode: 0o755 });
+          const ws = workspace();
+          const program = ws.file('double-exports-this.pte');
+          await writeFixture(program, catalogueEntry('kv-decode-staged.pte').build());
+          copyFileSync(ws.file('model.pt2'), join(cwd, 'model.pt2'));
+          const env = {
+            HOME: home,
+            TMPDIR: tmp,
+            TRTX_CACHE_DIR: undefined,
+            TRTX_RUNNER_BIN: './fake-runner',
+            TRTX_TEST_RUNNER_ARGS: join(cwd, 'runner-args.txt'),
+            TRTX_PYTHON: n === 'b' ? './py' : undefined,
+            TRTX_DOUBLE_PROGRAM: program,
+            TRTX_DOUBLE_FAULT: 'lower:raise',
+          };
+          const steps = [
+            ['fixtures', 'examples', '--only', 'kv-decode-staged'],
+            ['rewrite', join('examples', 'kv-decode-staged.pte'), '-o', 'zc.pte', '--zero-copy-kv'],
+            ['verify', 'zc.pte'],
+            ['export', 'model.pt2', '-o', 'out.pte', ...(n === 'a' ? ['--python', './py'] : [])],
+          ];
+          const results: CliResult[] = [];
+          for (const args of steps) results.push(await runCli(args, { cwd, env }));
+          return { cwd, home, tmp, results };
+        }),
+      );
+      for (const { cwd, home, tmp, results } of runs) {
+        const [wrote, rewritten, verified, exported] = results as [CliResult, CliResult, CliResult, CliResult];
+        expect([wrote.code, rewritten.code], wrote.stderr + rewritten.stderr).toEqual([0, 0]);
+        // Written in the run's folder, and named as typed.
+        expect(existsSync(join(cwd, 'examples', 'kv-decode-staged.pte'))).toBe(true);
+        expect(rewritten.stdout).toMatch(/^wrote zc\.pte /m);
+        // The runner the run's TRTX_RUNNER_BIN names in its folder ran on its program, its files under the run's TMPDIR.
+        expect(verified.code, verified.stderr).toBe(2);
+        const argv = readFileSync(join(cwd, 'runner-args.txt'), 'utf8');
+        expect(argv).toContain(join(cwd, 'zc.pte'));
+        expect(argv).toContain(`${tmp}/trtx-runner-`);
+        expect(verified.stderr).toContain('zc.pte');
+        expect(verified.stderr).not.toContain(join(cwd, 'zc.pte'));
+        // The export's traceback is in the cache under the run's HOME.
+        expect(exported.code, exported.stderr).toBe(1);
+        const tracebacks = join(home, '.cache', 'trtx', 'tracebacks');
+        expect(readdirSync(tracebacks)).toHaveLength(1);
+        expect(exported.stderr).toContain(`The Python traceback is in ${tracebacks}/`);
+        expect(exported.stderr).not.toContain(join(cwd, 'out.pte'));
+      }
+      // Nothing landed in the process's own folder.
+      expect(existsSync(join(process.cwd(), 'zc.pte'))).toBe(false);
+    },
+  );
+
+  it('the system’s home comes in at the top only: a process without HOME runs with the one the system names (bin/trtx, processIo)', () => {
+    const script = join(tempDir('cli-no-home'), 'io.mts');
+    writeFileSync(
+      script,
+      `import { processIo } from ${JSON.stringify(join(REPO, 'src', 'cli', 'io.ts'))};\nconsole.log(processIo().env.HOME);\n`,
+    );
+    const env = { ...process.env };
+    delete env.HOME;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO, env, encoding: 'utf8', timeout: 30_000 });
+    expect(r.stdout.trim(), r.stderr).toBe(homedir());
   });
 
   it('verify with no file takes the one .pte of the run’s folder', async () => {

@@ -269,6 +269,22 @@ describe('trtx export', () => {
     expect(readdirSync(ws.dir).filter((f) => f.includes('trtx-lock'))).toEqual([]);
   });
 
+  it('a relative model or OUT means the run’s folder (cwd); without one it is refused, never read against the process’s folder', async () => {
+    const ws = workspace();
+    const run = { env: process.env, python: '/nonexistent/python' };
+    const cases: [string, string, string][] = [
+      ['model.pt2', join(ws.dir, 'never.pte'), 'model.pt2'],
+      [ws.file('model.pt2'), 'never.pte', 'never.pte'],
+    ];
+    for (const [model, output, location] of cases) {
+      await expect(exportModel({ ...run, model, output })).rejects.toMatchObject({ code: 'USAGE', location });
+    }
+    // With the run's folder they are its files: the model is found there, and the interpreter is the first thing missing.
+    await expect(exportModel({ ...run, cwd: ws.dir, model: 'model.pt2', output: 'never.pte' })).rejects.toMatchObject({
+      code: 'PYENV_PYTHON_NOT_FOUND',
+    });
+  });
+
   it('refuses a missing interpreter, exit 2', async () => {
     const ws = workspace();
     const r = await runCli(['export', ws.file('model.pt2'), '-o', join(ws.dir, 'never.pte'), '--python', '/nonexistent/python']);

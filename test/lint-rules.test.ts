@@ -34,6 +34,43 @@ describe('no process below src/cli/', () => {
   );
 });
 
+const READS_PROCESS_FOLDERS = [
+  "import { homedir, tmpdir } from 'node:os';",
+  "import * as os from 'node:os';",
+  "import path, { resolve } from 'node:path';",
+  'export const a = [homedir(), tmpdir(), os.homedir(), os.tmpdir()];',
+  "export const b = [resolve('x'), path.resolve('x'), path.resolve(), path.resolve('/run', 'x')];",
+  '',
+].join('\n');
+
+describe("no process folder, home or temp folder below src/cli/: the run's (util/env.ts)", () => {
+  const fired = async (filePath: string) =>
+    (await new ESLint({ cwd: REPO }).lintText(READS_PROCESS_FOLDERS, { filePath }))[0].messages
+      .map((m) => `${m.ruleId}:${m.line}:${m.column}`)
+      .filter((m) => !m.startsWith('@typescript-eslint/'));
+
+  it(
+    'refuses os.homedir, os.tmpdir, resolve from node:path and path.resolve of fewer than two paths; util/env.ts alone imports resolve; src/cli/ is the top',
+    { timeout: 120_000 },
+    async () => {
+      // homedir, tmpdir, os.* imported whole; resolve; os.homedir(), os.tmpdir(); path.resolve('x'), path.resolve() (two paths pass).
+      const library = [
+        'imports:1:10',
+        'imports:1:19',
+        'imports:2:8',
+        'imports:3:16',
+        'syntax:4:40',
+        'syntax:4:54',
+        'syntax:5:33',
+        'syntax:5:52',
+      ];
+      expect(await fired('src/export/export.ts')).toEqual(library.map((m) => `no-restricted-${m}`));
+      expect(await fired('src/util/env.ts')).toEqual(library.filter((m) => m !== 'imports:3:16').map((m) => `no-restricted-${m}`));
+      expect(await fired('src/cli/io.ts')).toEqual([]);
+    },
+  );
+});
+
 describe('functions of src/ hold at most 80 lines (blank and comment lines not counted), with no allow-list', () => {
   /** A function of `n` lines from its signature to its closing brace, plus blank and comment lines that do not count. */
   const functionOf = (n: number) =>

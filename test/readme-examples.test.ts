@@ -34,7 +34,7 @@ import {
   type ExampleBlock,
 } from './helpers/doc-examples.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
-import { runCliIn } from './helpers/cli.js';
+import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
 const UPDATE = process.env.TRTX_README_UPDATE === '1';
@@ -62,7 +62,7 @@ describe('the examples of README.md and docs/commands/*.md', () => {
 
   /** One command in `cwd`, as a user who typed it there; both streams in one, in the order they were written, as a terminal shows them. */
   const run = async (args: string[], cwd: string) => {
-    const r = await runCliIn(cwd, args, { env });
+    const r = await runCli(args, { env, cwd });
     return { status: r.code, stdout: r.output };
   };
 

@@ -11,7 +11,7 @@ import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
 import { decodeEngine } from '../src/tensorrt/reference-engine.js';
 import { CORPUS_TIMEOUT_MS, file, realCorpus } from './helpers/real-corpus.js';
-import { runCliIn } from './helpers/cli.js';
+import { runCli } from './helpers/cli.js';
 import { REPO } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
 // command line in process, that folder the user's: helpers/cli.ts), with no
 // TRTX_PYTHON, so that trtx's managed environment runs the export.
 const trtx = async (args: string[], cwd: string) => {
-  const r = await runCliIn(cwd, args, { env: { TRTX_PYTHON: undefined, NO_COLOR: '1' } });
+  const r = await runCli(args, { cwd, env: { TRTX_PYTHON: undefined, NO_COLOR: '1' } });
   return { exitCode: r.code, stdout: r.stdout, stderr: r.stderr };
 };
 

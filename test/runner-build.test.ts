@@ -8,12 +8,12 @@
 // checkout's, so npm test does not compile the runner a second time (issue 26).
 import { describe, expect, it } from 'vitest';
 import { cpSync, readFileSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { decideCuda, defaultCacheRoot, defaultSourceDir, ensureRunner, sourceHash, type RunnerProgress } from '../src/runner/build.js';
 import { isTrtxError } from '../src/util/errors.js';
 import { BUILD_TIMEOUT_MS } from './helpers/runner.js';
+import { codeOf } from './helpers/refusal.js';
 import { tempDir } from './helpers/temp.js';
 
 const work = tempDir('runner-build');
@@ -87,9 +87,11 @@ describe('the CUDA half', () => {
 });
 
 describe('the cache folder', () => {
-  it('is $TRTX_CACHE_DIR, else ~/.cache/trtx', () => {
-    expect(defaultCacheRoot({ TRTX_CACHE_DIR: '/x/y' })).toBe('/x/y');
-    expect(defaultCacheRoot({})).toBe(join(homedir(), '.cache', 'trtx'));
+  it("is the run's $TRTX_CACHE_DIR (in the run's folder when relative), else ~/.cache/trtx of the run's HOME, never the process's", () => {
+    expect(defaultCacheRoot({ TRTX_CACHE_DIR: '/x/y', HOME: '/h' })).toBe('/x/y');
+    expect(defaultCacheRoot({ TRTX_CACHE_DIR: 'c/d' }, '/run')).toBe('/run/c/d');
+    expect(defaultCacheRoot({ HOME: '/h' })).toBe('/h/.cache/trtx');
+    expect(codeOf(() => defaultCacheRoot({}))).toBe('CACHE_DIR_UNNAMED');
   });
 });
 

@@ -17,7 +17,7 @@ import { defaultOutput } from '../src/export/model-file.js';
 import { openPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { DOUBLE_PYTHON, workspace } from './helpers/bridge.js';
-import { runCli, runCliIn } from './helpers/cli.js';
+import { runCli } from './helpers/cli.js';
 import { BUILD_TIMEOUT_MS, testRunner } from './helpers/runner.js';
 
 /** A folder holding model.pt (a torch.export archive under the .pt name) and the program the doubles "export". */
@@ -31,7 +31,7 @@ async function modelFolder() {
 }
 
 /** A command typed in `cwd`, the CLI in process with that folder as the user's (helpers/cli.ts). */
-const run = (args: string[], cwd: string, env: Record<string, string>) => runCliIn(cwd, args, { env });
+const run = (args: string[], cwd: string, env: Record<string, string>) => runCli(args, { cwd, env });
 
 describe("the user's three lines", () => {
   it('export writes model.pte beside model.pt; check and verify --zero-copy-kv pass on it', { timeout: BUILD_TIMEOUT_MS }, async () => {

@@ -30,7 +30,7 @@ const DROPPED = ['PYTHONPATH', 'PYTHONSTARTUP', 'PYTHONINSPECT'];
 export interface BridgeEnvOptions {
   /** Extra variables; `PYTHONPATH` here is appended after the bridge package. `undefined` removes a variable. */
   extra?: Record<string, string | undefined>;
-  /** The folder relative paths mean to the bridge (a factory's own file access); default what Node resolves them against (path.resolve()). */
+  /** The run's folder: what relative paths mean to the bridge (a factory's own file access); absent, the bridge stays in its own folder. */
   cwd?: string;
   /** The run's environment to start from (util/env.ts). */
   base: Env;
@@ -58,11 +58,14 @@ export function bridgeEnv(opts: BridgeEnvOptions): Record<string, string> {
   out.PYTHONIOENCODING = 'utf-8';
   // The install folder may be read-only, and stale bytecode there is worse than none.
   out.PYTHONDONTWRITEBYTECODE = '1';
-  out.TRTX_BRIDGE_CWD = opts.cwd ?? path.resolve();
+  if (opts.cwd !== undefined) out.TRTX_BRIDGE_CWD = opts.cwd;
   // torch keeps its compile cache in the temp dir by default
   // (/tmp/torchinductor_<user>); a cache belongs with trtx's other caches, and
-  // an export must leave the temp dir as it found it.
-  if (!out.TORCHINDUCTOR_CACHE_DIR) out.TORCHINDUCTOR_CACHE_DIR = path.join(defaultCacheRoot(opts.base), 'torchinductor');
+  // an export must leave the temp dir as it found it. A caller whose
+  // environment names no cache folder (none: the process's is inherited) leaves torch's default.
+  const named = opts.base.TRTX_CACHE_DIR || opts.base.HOME;
+  if (!out.TORCHINDUCTOR_CACHE_DIR && named)
+    out.TORCHINDUCTOR_CACHE_DIR = path.join(defaultCacheRoot(opts.base, opts.cwd), 'torchinductor');
   return out;
 }
 

@@ -42,20 +42,22 @@ export interface Ctx {
   stderrIsTTY: boolean;
   /** The run's terminal: progress draws its status line there. */
   terminal: Terminal;
-  /** The run's environment (io.ts): what the command reads of it, and passes on to the library as a value. */
+  /** The run's environment (io.ts): what the command reads of it, and passes on to the library as a value (with `cwd`: a relative path in a TRTX_* setting means the run's folder). */
   env: Readonly<Record<string, string | undefined>>;
   /** The run's working folder (io.ts): what relative paths mean; passed on to the library and its children. */
   cwd: string;
   /** The run's cancellation (io.ts): passed on to the library's long work. */
   signal: AbortSignal | undefined;
-  /** A path the user gave, as the library is to open it (inRunFolder); `-` is a usage error (namedPath). */
+  /** A path the user gave, as the library is to open it: absolute, in the run's folder (inRunFolder), and shown as typed in what the run writes; `-` is a usage error (namedPath). */
   at(path: string, role?: PathRole): string;
   /** The command's report budget: what it opens adds to it, what it reports and prints is charged to it. */
   budget: ReportBudget;
+  /** A document the run writes to a file (an HTML page), with the paths the user typed shown as typed, as its output shows them (path-names.ts). */
+  asTyped(text: string): string;
 }
 
 /** The part of a run (session.ts) a context and an error report write to: its streams, environment and terminal. */
-export type CtxSource = Pick<CliSession, 'io' | 'terminal'>;
+export type CtxSource = Pick<CliSession, 'io' | 'terminal' | 'names'>;
 
 /** Colour only on a terminal, never with NO_COLOR or --no-color. */
 export function colorEnabled(opts: GlobalOptions, stream: OutStream, env: CliSession['io']['env']): boolean {
@@ -109,7 +111,7 @@ function jsonLogStream(terminal: Terminal): Writable {
 }
 
 export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudget): Ctx {
-  const { io, terminal } = run;
+  const { io, terminal, names } = run;
   const json = Boolean(opts.json);
   const color = !json && colorEnabled(opts, io.stdout, io.env);
   const stderrIsTTY = Boolean(io.stderr.isTTY);
@@ -136,11 +138,17 @@ export function makeCtx(opts: GlobalOptions, run: CtxSource, budget: ReportBudge
     },
     stderrIsTTY,
     terminal,
-    env: runEnv(io.env, io.cwd),
+    env: io.env,
     cwd: io.cwd,
     signal: io.signal,
-    at: (path, role = 'input') => inRunFolder(namedPath(path, role), io.cwd),
+    at: (path, role = 'input') => {
+      const typed = namedPath(path, role);
+      const absolute = inRunFolder(typed, io.cwd);
+      names.note(absolute, typed);
+      return absolute;
+    },
     budget,
+    asTyped: (text) => names.show(text),
     // Everything a command writes to stdout is metered against the report
     // budget (src/util/report-budget.ts); the refusal is written apart.
     print: (line = '') => {
@@ -177,38 +185,12 @@ export function namedPath(path: string, role: PathRole): string {
 }
 
 /**
- * A path the user gave, resolved against the run's folder. As given when
- * that folder is the process's (bin/trtx always): Node resolves it the same,
- * and every message that names the file shows it as the user typed it. A
- * run in process with a folder of its own (an embedder, a test) gets the
- * absolute path, so the library opens the right file.
+ * A path the user gave, as the library opens it: resolved against the run's
+ * folder (io.cwd), whatever folder the process is in. What the run writes
+ * names it as typed again (path-names.ts).
  */
 export function inRunFolder(path: string, cwd: string): string {
-  if (isAbsolute(path) || resolve(cwd) === process.cwd()) return path;
-  return resolve(cwd, path);
-}
-
-/** The variables that name a file or folder (a bare command name, no slash, is looked up on PATH and stays). */
-const PATH_VARIABLES = [
-  'TRTX_CACHE_DIR',
-  'TRTX_RUNNER_BIN',
-  'TRTX_BACKEND_LIB',
-  'TRTX_EXECUTORCH_WHEEL',
-  'TRTX_PYTHON',
-  'TRTX_BOOTSTRAP_PYTHON',
-  'TRTX_LIBTORCH_DIR',
-];
-
-/**
- * The run's environment as the library gets it: a relative path in one of
- * trtx's variables means the run's folder, as a path argument does
- * (inRunFolder), since the library and its children resolve against the
- * process's. The same object when nothing changes (bin/trtx always).
- */
-export function runEnv(env: CliSession['io']['env'], cwd: string): CliSession['io']['env'] {
-  const moved = PATH_VARIABLES.filter((k) => env[k]?.includes('/') && inRunFolder(env[k], cwd) !== env[k]);
-  if (moved.length === 0) return env;
-  return { ...env, ...Object.fromEntries(moved.map((k) => [k, inRunFolder(env[k]!, cwd)])) };
+  return isAbsolute(path) ? path : resolve(cwd, path);
 }
 
 /** The one line a refusal prints, plus its hint. */

@@ -5,6 +5,8 @@
 // passes the process's. Below src/cli/ nothing reads them from `process`:
 // the commands pass them on as values (eslint.config.js holds that).
 
+import { homedir } from 'node:os';
+
 /** A stream the CLI writes text to; a Node stream (process.stdout) is one. */
 export interface OutStream {
   write(text: string): unknown;
@@ -25,7 +27,14 @@ export interface CliIo {
   signal?: AbortSignal;
 }
 
-/** The process's own streams, environment and working folder (bin/trtx adds the signal its handlers abort). */
+/**
+ * The process's own streams, environment and working folder (bin/trtx adds
+ * the signal its handlers abort). The one place the operating system's
+ * defaults come in: a process with no HOME gets the home folder the system
+ * names for its user (os.homedir()'s fallback), so below src/cli/ the run's
+ * HOME and TMPDIR (util/env.ts) are all there is.
+ */
 export function processIo(signal?: AbortSignal): CliIo {
-  return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal };
+  const env = process.env.HOME ? process.env : { ...process.env, HOME: homedir() };
+  return { stdout: process.stdout, stderr: process.stderr, env, cwd: process.cwd(), signal };
 }

@@ -6,15 +6,19 @@
 // process.stdout), so runs in one process do not share anything.
 
 import type { CliIo } from './io.js';
+import { PathNames } from './path-names.js';
 import { Terminal } from './status-line.js';
 
 export interface CliSession {
   readonly io: CliIo;
   readonly terminal: Terminal;
+  /** The paths the run's user typed, resolved against io.cwd for the library and shown as typed in what it writes. */
+  readonly names: PathNames;
   /** The exit status of the command that ran; undefined until one ends. */
   status: number | undefined;
 }
 
 export function newSession(io: CliIo): CliSession {
-  return { io, terminal: new Terminal(io), status: undefined };
+  const names = new PathNames();
+  return { io, terminal: new Terminal(io, names), names, status: undefined };
 }

@@ -6,15 +6,24 @@
 // of that run writes through it.
 
 import type { CliIo } from './io.js';
+import type { PathNames } from './path-names.js';
 
 export class Terminal {
   private drawn = false;
 
-  constructor(private readonly io: Pick<CliIo, 'stdout' | 'stderr'>) {}
+  /** `names`: what the run writes shows the paths its user typed as typed (path-names.ts). */
+  constructor(
+    private readonly io: Pick<CliIo, 'stdout' | 'stderr'>,
+    private readonly names?: PathNames,
+  ) {}
+
+  private shown(text: string): string {
+    return this.names ? this.names.show(text) : text;
+  }
 
   /** Redraws the status line on stderr (a terminal). */
   drawStatusLine(text: string): void {
-    this.io.stderr.write(`\r\u001b[2K${text}`);
+    this.io.stderr.write(`\r\u001b[2K${this.shown(text)}`);
     this.drawn = true;
   }
 
@@ -28,12 +37,12 @@ export class Terminal {
   /** What the CLI writes to stderr: the status line cleared first. */
   writeStderr(text: string): void {
     this.clearStatusLine();
-    this.io.stderr.write(text);
+    this.io.stderr.write(this.shown(text));
   }
 
   /** What the CLI writes to stdout: the status line cleared first (both streams are often one terminal). */
   writeStdout(text: string): void {
     this.clearStatusLine();
-    this.io.stdout.write(text);
+    this.io.stdout.write(this.shown(text));
   }
 }

@@ -8,6 +8,7 @@ export const GENERAL_CODES = {
   INPUT_UNREADABLE: 'the input file does not exist or cannot be read',
   SIZE_INVALID: 'a size flag (--budget) is not a size trtx reads (8GiB, 512MiB, 8GB, 8589934592)',
   REPORT_BUDGET: 'a report would grow past its bound because the program\u2019s indices repeat the same data (stricter than ExecuTorch)',
+  CACHE_DIR_UNNAMED: 'the run\u2019s environment names neither TRTX_CACHE_DIR nor HOME, so trtx has no cache folder',
 } as const;
 
 /** The rewrite passes and the commands that run them (src/passes/, `rewrite`, `export`, `demo`). */

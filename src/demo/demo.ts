@@ -12,7 +12,7 @@
 // Python environment), and that program goes through the same steps.
 
 import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { writeFixture } from '../examples/builder.js';
 import { trackPath } from '../util/cleanup.js';
 import { kvDecoder } from '../examples/kv-decoder.js';
@@ -29,7 +29,7 @@ import { bridgePackageDir } from '../bridge/env.js';
 import type { PythonEnvProgress } from '../pyenv/index.js';
 import type { RunnerProgress } from '../runner/index.js';
 import type { ReportBudget } from '../util/report-budget.js';
-import type { Env } from '../util/env.js';
+import { inFolder, type Env } from '../util/env.js';
 
 export const DEMO_BUDGET = 8n << 30n;
 /** The bundled PyTorch model of `--from-pytorch`, relative to python-bridge/. */
@@ -52,6 +52,8 @@ export interface DemoOptions {
   reportBudget?: ReportBudget;
   /** The run's environment (util/env.ts), for the export and the runner. */
   env?: Env;
+  /** The run's folder: what a relative `out` (and a relative path in the TRTX_* settings) means; without it `out` is as given. */
+  cwd?: string;
   /** Aborting it stops the export's Python, the runner's build and the runner. */
   signal?: AbortSignal;
 }
@@ -75,7 +77,7 @@ function decodeStaging(plans: readonly ExecutionPlan[], what: string): { h2d: nu
  * ends; a demo that ends, even failing, keeps its programs to look at.
  */
 export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
-  const out = resolve(opts.out);
+  const out = inFolder(opts.out, opts.cwd);
   const untrack: (() => void)[] = [];
   try {
     const made = await mkdir(out, { recursive: true }).catch((e: unknown) => {
@@ -117,6 +119,7 @@ async function demoIn(out: string, opts: DemoOptions, written: (path: string) =>
     onRunnerBuild: opts.onRunnerBuild,
     reportBudget: opts.reportBudget,
     env: opts.env,
+    cwd: opts.cwd,
     signal: opts.signal,
   });
   return {
@@ -152,6 +155,7 @@ async function writeStaged(staged: string, opts: DemoOptions): Promise<void> {
     onPythonEnv: opts.onPythonEnv,
     reportBudget: opts.reportBudget,
     env: opts.env,
+    cwd: opts.cwd,
     signal: opts.signal,
     onEvent: (e) => {
       if (e.event === 'progress') opts.onStage?.(`export ${e.stage}${e.message ? `: ${e.message}` : ''}`);

@@ -19,7 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { basename, isAbsolute } from 'node:path';
 import { runBridge } from '../bridge/run.js';
 import type { BridgeEvent, EngineKind, ExportResult } from '../bridge/protocol.js';
 import { PROTOCOL_VERSION } from '../bridge/protocol.js';
@@ -36,7 +36,7 @@ import { ensurePythonEnv, type PythonEnv, type PythonEnvProgress } from '../pyen
 import type { ReportBudget } from '../util/report-budget.js';
 import type { ExportSummary } from './summary-json.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
-import { settingsOf, type Env } from '../util/env.js';
+import { inFolder, settingsOf, type Env } from '../util/env.js';
 
 export interface ExportOptions {
   model: string;
@@ -67,7 +67,7 @@ export interface ExportOptions {
   bridgeEnv?: Record<string, string | undefined>;
   /** The run's environment (util/env.ts): TRTX_PYTHON and the cache folder come from it, and Python gets it. */
   env?: Env;
-  /** The run's folder: what relative paths mean to the model's own code (a factory's file access). */
+  /** The run's folder: what relative paths mean (model, output, and the model's own code: a factory's file access); without it both paths must be absolute. */
   cwd?: string;
   /** The command's report budget (src/util/report-budget.ts); unbounded when absent. */
   reportBudget?: ReportBudget;
@@ -109,14 +109,20 @@ function forEnvironment(e: unknown, engine: EngineKind, env: PythonEnv, output: 
   return new TrtxError(e.code, env.python, e.message, { hint: tensorrt ? tensorrtHint(env, e.hint) : e.hint });
 }
 
-export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
+export async function exportModel(given: ExportOptions): Promise<ExportSummary> {
+  // Python runs in a folder of its own: model and output go to it as
+  // absolute paths, resolved once against the run's folder.
+  for (const p of [given.model, given.output]) {
+    if (given.cwd === undefined && !isAbsolute(p)) throw new TrtxError('USAGE', p, 'a relative path needs the run\u2019s folder (cwd)');
+  }
+  const opts = { ...given, model: inFolder(given.model, given.cwd), output: inFolder(given.output, given.cwd) };
   // The model file before Python: a wrong path is not a missing package.
   const facts = await checkModelFile(opts.model, { allowPickle: opts.allowPickle });
   const model = splitModelRef(opts.model).path;
   // Then its size against this machine's memory, before Python starts (issue 36).
   if (opts.memoryCheck !== false) refuseShortMemory(opts.model, facts.weightBytes, availableMemory());
   // Then OUT, before minutes of work: never the model, a regular file or a new path.
-  const output = resolve(opts.output);
+  const output = opts.output;
   if (samePath(output, model)) {
     throw new TrtxError('EXPORT_OUTPUT_IS_MODEL', opts.output, 'the output would replace the model it is exported from', {
       hint: 'name another file with -o OUT',
@@ -147,7 +153,13 @@ export async function exportModel(opts: ExportOptions): Promise<ExportSummary> {
 
 async function exportTo(opts: ExportOptions, target: ClaimedTarget): Promise<ExportSummary> {
   const engine: EngineKind = opts.engine ?? 'tensorrt';
-  const env = await ensurePythonEnv({ python: opts.python, onProgress: opts.onPythonEnv, signal: opts.signal, env: opts.env });
+  const env = await ensurePythonEnv({
+    python: opts.python,
+    onProgress: opts.onPythonEnv,
+    signal: opts.signal,
+    env: opts.env,
+    cwd: opts.cwd,
+  });
   refuseMissingTensorRT(opts, engine, env);
   const files = bridgeFiles(opts, target.path);
   try {
@@ -204,7 +216,7 @@ function bridgeFiles(opts: ExportOptions, output: string): BridgeFiles {
   return {
     temp,
     tempReference,
-    traceback: prepareTracebackFile(opts.model, defaultCacheRoot(settingsOf(opts.env))),
+    traceback: prepareTracebackFile(opts.model, defaultCacheRoot(settingsOf(opts.env), opts.cwd)),
     steps: opts.referenceSteps ?? DEFAULT_REFERENCE_STEPS,
     untrack: () => {
       untrackTemp();
@@ -226,11 +238,11 @@ async function runExportBridge(
   files: BridgeFiles,
   warnings: string[],
 ): Promise<ExportResult> {
-  const output = resolve(opts.output);
+  const output = opts.output;
   const result = await runBridge(
     {
       protocol: PROTOCOL_VERSION,
-      model: resolve(opts.model),
+      model: opts.model,
       output: files.temp,
       methods: opts.methods?.length ? opts.methods : null,
       budget_bytes: opts.budget === undefined ? null : opts.budget.toString(),

@@ -12,7 +12,7 @@
 
 import { realpathSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, normalize } from 'node:path';
 import { shortName } from '../util/display.js';
 import { TrtxError } from '../util/errors.js';
 import type { Code } from '../codes/index.js';
@@ -143,13 +143,14 @@ export function defaultOutput(model: string): string {
   return join(dirname(path), `${name}.pte`);
 }
 
-/** Whether two paths name the same file (links followed where the file exists). */
+/** Whether two absolute paths name the same file (links followed where the file exists). */
 export function samePath(a: string, b: string): boolean {
   const real = (p: string) => {
     try {
       return realpathSync(p);
     } catch {
-      return resolve(p);
+      // Normalised (`..`, `//`); the path is absolute already.
+      return normalize(p);
     }
   };
   return real(a) === real(b);

@@ -14,16 +14,16 @@
 
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, join } from 'node:path';
 import { TrtxError } from '../util/errors.js';
 import { splitModelRef } from './model-file.js';
 
 export const TRACEBACK_ENV = 'TRTX_BRIDGE_TRACEBACK';
 
-/** The traceback file of `model`'s exports (its folder made, a stale file removed). */
+/** The traceback file of `model`'s exports (an absolute path; its folder made, a stale file removed). */
 export function prepareTracebackFile(model: string, cacheRoot: string): string {
-  const path = resolve(splitModelRef(model).path);
-  const digest = createHash('sha256').update(resolve(model)).digest('hex').slice(0, 12);
+  const path = splitModelRef(model).path;
+  const digest = createHash('sha256').update(model).digest('hex').slice(0, 12);
   const name = basename(path)
     .replace(/[^A-Za-z0-9._-]/g, '_')
     .slice(0, 80);

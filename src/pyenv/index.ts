@@ -5,7 +5,7 @@
 // src/sdk unpacks the pinned executorch wheel without an environment.)
 
 import { TrtxError } from '../util/errors.js';
-import { settingsOf, type Env } from '../util/env.js';
+import { pathSettingOf, settingsOf, type Env } from '../util/env.js';
 import { pinDifferences, readPythonLock } from './lock-file.js';
 import { ensureManagedEnv, type ManagedEnvOptions } from './managed.js';
 import { probePython, type PythonProbe } from './probe.js';
@@ -35,13 +35,14 @@ export interface EnsurePythonEnvOptions extends Omit<ManagedEnvOptions, 'lock'> 
 }
 
 /** The interpreter the user named, if any: --python first, then the run's TRTX_PYTHON. */
-export function namedPython(opts: { python?: string; env?: Env }): { python: string; source: PythonEnvSource } | null {
+export function namedPython(opts: { python?: string; env?: Env; cwd?: string }): { python: string; source: PythonEnvSource } | null {
   if (opts.python !== undefined) {
     if (opts.python.trim() === '') throw new TrtxError('BRIDGE_PYTHON_INVALID', '--python', 'empty path');
     return { python: opts.python, source: '--python' };
   }
   const fromEnv = settingsOf(opts.env).TRTX_PYTHON;
-  return fromEnv !== undefined && fromEnv.trim() !== '' ? { python: fromEnv, source: 'TRTX_PYTHON' } : null;
+  if (fromEnv === undefined || fromEnv.trim() === '') return null;
+  return { python: pathSettingOf(opts.env, 'TRTX_PYTHON', opts.cwd, 'command')!, source: 'TRTX_PYTHON' };
 }
 
 export async function ensurePythonEnv(opts: EnsurePythonEnvOptions = {}): Promise<PythonEnv> {

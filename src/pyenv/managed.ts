@@ -14,7 +14,7 @@ import { makeTempDir, trackPath } from '../util/cleanup.js';
 import { withLock } from '../util/lock.js';
 import { execaTracked } from '../util/tracked-child.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
-import { childEnvOptions, settingsOf, tempRootOf, type Env } from '../util/env.js';
+import { childEnvOptions, pathSettingOf, settingsOf, tempRootOf, type Env } from '../util/env.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { lastLines } from '../util/last-lines.js';
 import { pinDifferences, readPythonLock, type PythonLock } from './lock-file.js';
@@ -35,6 +35,8 @@ export interface ManagedEnvOptions {
   cacheDir?: string;
   /** The run's environment (util/env.ts): the defaults named $TRTX_... here come from it, and python and pip get it. */
   env?: Env;
+  /** The run's folder: what a relative path in those defaults means (util/env.ts's pathSettingOf). */
+  cwd?: string;
   /** The interpreter the environment is made from; default the run's $TRTX_BOOTSTRAP_PYTHON, else python3. */
   bootstrapPython?: string;
   onProgress?: (p: PythonEnvProgress) => void;
@@ -102,7 +104,7 @@ async function checkBootstrap(python: string, run: Pick<ManagedEnvOptions, 'env'
 
 async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): Promise<PythonProbe> {
   const progress = opts.onProgress ?? (() => {});
-  const bootstrap = opts.bootstrapPython ?? settingsOf(opts.env).TRTX_BOOTSTRAP_PYTHON ?? 'python3';
+  const bootstrap = opts.bootstrapPython ?? pathSettingOf(opts.env, 'TRTX_BOOTSTRAP_PYTHON', opts.cwd, 'command') ?? 'python3';
   const version = await checkBootstrap(bootstrap, opts);
   await rm(dir, { recursive: true, force: true }); // an interrupted earlier attempt
   // An interrupt removes the half-made environment (the marker would make the
@@ -181,7 +183,7 @@ async function create(dir: string, opts: ManagedEnvOptions, lock: PythonLock): P
 export async function ensureManagedEnv(opts: ManagedEnvOptions = {}): Promise<ManagedEnv> {
   const progress = opts.onProgress ?? (() => {});
   const lock = opts.lock ?? (await readPythonLock());
-  const root = opts.cacheDir ?? defaultCacheRoot(settingsOf(opts.env));
+  const root = opts.cacheDir ?? defaultCacheRoot(settingsOf(opts.env), opts.cwd);
   const dir = managedEnvDir(lock, root);
   const python = interpreterIn(dir);
   const cached = await readMarker(dir);

@@ -35,14 +35,14 @@ print(json.dumps({
 `;
 
 /** Asks `python` for its version and packages, as a child of the run (its environment, util/env.ts, and cancellation). */
-export async function probePython(python: string, run: { env?: Env; signal?: AbortSignal } = {}): Promise<PythonProbe> {
+export async function probePython(python: string, run: { env?: Env; cwd?: string; signal?: AbortSignal } = {}): Promise<PythonProbe> {
   // The same environment the bridge gets (no inherited PYTHONPATH, no working
   // directory on sys.path), so the probe sees what an export will import.
   const r = await execa(python, ['-c', PROBE], {
     reject: false,
     timeout: 60_000,
     cancelSignal: run.signal,
-    ...bridgeChildEnv({ base: run.env }),
+    ...bridgeChildEnv({ base: run.env, cwd: run.cwd }),
   });
   if (r.failed || r.exitCode !== 0) {
     const notFound = (r as { code?: string }).code === 'ENOENT';

@@ -12,7 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { ensureExecutorchSdk, type ExecutorchSdk } from '../sdk/index.js';
@@ -23,7 +23,7 @@ import { execaTracked } from '../util/tracked-child.js';
 import { findLibtorch, type Libtorch } from './libtorch.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
-import { childEnvOptions, settingsOf, type Env } from '../util/env.js';
+import { childEnvOptions, inFolder, settingsOf, type Env } from '../util/env.js';
 import { lastLines } from '../util/last-lines.js';
 import { formatElapsed, startTicker } from '../util/ticker.js';
 
@@ -72,6 +72,8 @@ export interface EnsureRunnerOptions {
   backendPlugin?: boolean;
   /** The run's environment (util/env.ts): the TRTX_* defaults above come from it, and the build's children get it. */
   env?: Env;
+  /** The run's folder: what a relative path in those defaults means (util/env.ts's pathSettingOf). */
+  cwd?: string;
   /** Aborting it stops the build's children (cmake, make, the compilers). */
   signal?: AbortSignal;
   /**
@@ -317,11 +319,12 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
   const settings = settingsOf(options.env);
   const prebuilt = options.binary === undefined ? settings.TRTX_RUNNER_BIN : options.binary;
   if (prebuilt) {
-    if (!existsSync(prebuilt)) {
+    const at = inFolder(prebuilt, options.cwd); // named as set, opened in the run's folder
+    if (!existsSync(at)) {
       throw new TrtxError('RUNNER_MISSING', prebuilt, 'the prebuilt native runner does not exist');
     }
     progress({ phase: 'prebuilt', message: `using the prebuilt native runner ${prebuilt}` });
-    return { path: resolve(prebuilt), dir: null, hash: null, built: false, libtorch: null };
+    return { path: at, dir: null, hash: null, built: false, libtorch: null };
   }
   const sourceDir = options.sourceDir ?? defaultSourceDir();
   const asan = options.asan ?? settings.TRTX_RUNNER_ASAN === '1';
@@ -329,21 +332,22 @@ export async function ensureRunner(options: EnsureRunnerOptions = {}): Promise<R
     options.sdk ??
     (await ensureExecutorchSdk({
       env: options.env,
+      cwd: options.cwd,
       signal: options.signal,
       onProgress: (p) => {
         if (p.phase !== 'cached' && p.phase !== 'ready') progress({ phase: 'sdk', message: p.message });
       },
     }));
   const { cuda } = await decideCuda(cudaMode(options.cuda, settings), undefined, options);
-  const root = options.cacheDir ?? defaultCacheRoot(settings);
-  // The managed environment lives in trtx's cache whatever folder the runner builds go to.
-  const envRoot = defaultCacheRoot(settings);
+  const root = options.cacheDir ?? defaultCacheRoot(settings, options.cwd);
+  // The managed environment lives in trtx's cache whatever folder the runner builds go to (none named: none).
+  const envRoot = settings.TRTX_CACHE_DIR || settings.HOME ? defaultCacheRoot(settings, options.cwd) : null;
   const libtorch =
     options.libtorch === null
       ? null
       : options.libtorch !== undefined
-        ? await findLibtorch({ env: { TRTX_LIBTORCH_DIR: options.libtorch }, cacheDir: envRoot })
-        : await findLibtorch({ env: options.env, cacheDir: envRoot });
+        ? await findLibtorch({ env: { TRTX_LIBTORCH_DIR: options.libtorch }, cwd: options.cwd, cacheDir: envRoot })
+        : await findLibtorch({ env: options.env, cwd: options.cwd, cacheDir: envRoot });
   const flags = [
     '-DCMAKE_BUILD_TYPE=Release',
     // -O1, not CMake's -O3: the first `trtx demo` waits for this build, and

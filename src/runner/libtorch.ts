@@ -9,9 +9,9 @@
 
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { managedEnvDir, readPythonLock } from '../pyenv/index.js';
-import { settingsOf, type Env } from '../util/env.js';
+import { pathSettingOf, settingsOf, type Env } from '../util/env.js';
 import { TrtxError } from '../util/errors.js';
 
 export interface Libtorch {
@@ -63,11 +63,11 @@ async function managedTorch(cacheDir: string): Promise<string | null> {
 }
 
 /** The libtorch the runner is built against, or null (ExecuTorch's kernels only). */
-export async function findLibtorch(opts: { env?: Env; cacheDir: string }): Promise<Libtorch | null> {
+export async function findLibtorch(opts: { env?: Env; cwd?: string; cacheDir: string | null }): Promise<Libtorch | null> {
   const named = settingsOf(opts.env).TRTX_LIBTORCH_DIR;
   if (named !== undefined && named !== '') {
     if (named === 'none') return null;
-    const dir = resolve(named);
+    const dir = pathSettingOf(opts.env, 'TRTX_LIBTORCH_DIR', opts.cwd)!;
     if (!isLibtorch(dir)) {
       throw new TrtxError(
         'RUNNER_USAGE',
@@ -77,6 +77,6 @@ export async function findLibtorch(opts: { env?: Env; cacheDir: string }): Promi
     }
     return describe(dir, 'TRTX_LIBTORCH_DIR');
   }
-  const managed = await managedTorch(opts.cacheDir);
+  const managed = opts.cacheDir === null ? null : await managedTorch(opts.cacheDir);
   return managed ? describe(managed, 'managed') : null;
 }

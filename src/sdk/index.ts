@@ -16,7 +16,7 @@ import { trackPath } from '../util/cleanup.js';
 import { ownPid } from '../util/os-process.js';
 import { withLock } from '../util/lock.js';
 import { defaultCacheRoot } from '../util/cache-dir.js';
-import { settingsOf, type Env } from '../util/env.js';
+import { inFolder, settingsOf, type Env } from '../util/env.js';
 import { formatIEC } from '../util/size.js';
 import { downloadTo, type Fetch } from './download.js';
 import { readSdkPin, wheelFor, type SdkPin, type SdkWheel } from './pin.js';
@@ -51,6 +51,8 @@ export interface EnsureSdkOptions {
   cacheDir?: string;
   /** The run's environment (util/env.ts): the defaults named $TRTX_... here come from it. */
   env?: Env;
+  /** The run's folder: what a relative path in those defaults means (util/env.ts's pathSettingOf). */
+  cwd?: string;
   /** Default python-bridge/executorch-sdk.json. */
   pin?: SdkPin;
   /** Default this machine's `${platform}-${arch}`. */
@@ -120,10 +122,11 @@ async function make(dir: string, pin: SdkPin, wheel: SdkWheel, opts: EnsureSdkOp
   const untrack = trackPath(work);
   try {
     await mkdir(work, { recursive: true });
+    // Named as it was set; read in the run's folder.
     const local = opts.wheelFile ?? settingsOf(opts.env).TRTX_EXECUTORCH_WHEEL;
     let bytes: Buffer;
     if (local) {
-      bytes = await readFile(local).catch((e: NodeJS.ErrnoException) => {
+      bytes = await readFile(inFolder(local, opts.cwd)).catch((e: NodeJS.ErrnoException) => {
         throw new TrtxError('SDK_DOWNLOAD_FAILED', local, `TRTX_EXECUTORCH_WHEEL cannot be read (${e.code ?? e.message})`, {});
       });
       const got = createHash('sha256').update(bytes).digest('hex');
@@ -172,7 +175,7 @@ export async function ensureExecutorchSdk(opts: EnsureSdkOptions = {}): Promise<
   const progress = opts.onProgress ?? (() => {});
   const pin = opts.pin ?? readSdkPin();
   const wheel = wheelFor(pin, opts.platform);
-  const dir = sdkDir(pin, wheel, opts.cacheDir ?? defaultCacheRoot(settingsOf(opts.env)));
+  const dir = sdkDir(pin, wheel, opts.cacheDir ?? defaultCacheRoot(settingsOf(opts.env), opts.cwd));
   const ready = () => existsSync(join(dir, MARKER));
   if (ready()) {
     progress({ phase: 'cached', message: `using the ExecuTorch SDK ${dir}` });

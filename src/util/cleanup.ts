@@ -30,7 +30,6 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ownPid, sendSignal } from './os-process.js';
 
@@ -77,7 +76,7 @@ export interface TempDir {
  * process id names its owner: after a kill -9 the next command sweeps it
  * (stale-temp-dirs.ts).
  */
-export async function makeTempDir(prefix: string, root: string = tmpdir()): Promise<TempDir> {
+export async function makeTempDir(prefix: string, root: string): Promise<TempDir> {
   const path = join(root, `${prefix}${ownPid}-${randomBytes(6).toString('hex')}`);
   const untrack = trackPath(path);
   try {

@@ -6,8 +6,9 @@
 // hold) and the children it starts inherit the process's environment, as
 // Node's child_process does by default.
 
-import { tmpdir } from 'node:os';
+import { isAbsolute, resolve } from 'node:path';
 import type { Options } from 'execa';
+import { TrtxError } from './errors.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -28,11 +29,55 @@ export function childEnvOptions(env: Env | undefined, extra: Record<string, stri
 
 /**
  * The folder for the run's temporary files: as os.tmpdir() reads the
- * process's environment (TMPDIR, TMP, TEMP, else /tmp), from the run's; the
- * process's without one.
+ * process's environment (TMPDIR, TMP, TEMP, else /tmp), from the run's. The
+ * process's own is read only at the top (src/cli/io.ts), so two runs in one
+ * process each keep theirs.
  */
 export function tempRootOf(env: Env | undefined): string {
-  if (env === undefined) return tmpdir();
-  const named = env.TMPDIR || env.TMP || env.TEMP || '/tmp';
+  const settings = settingsOf(env);
+  const named = settings.TMPDIR || settings.TMP || settings.TEMP || '/tmp';
   return named.length > 1 && named.endsWith('/') ? named.slice(0, -1) : named;
+}
+
+/**
+ * The run's home folder (HOME), where trtx's cache is by default. The
+ * command line fills it from the operating system when the environment
+ * has none (src/cli/io.ts); a library caller names it in the environment
+ * it passes, or names the cache with TRTX_CACHE_DIR.
+ */
+export function homeOf(env: Env | undefined): string {
+  const home = settingsOf(env).HOME;
+  if (home === undefined || home === '') {
+    throw new TrtxError('CACHE_DIR_UNNAMED', 'HOME', 'the run has no home folder, so trtx has no cache folder', {
+      hint: 'set HOME, or name the cache folder with TRTX_CACHE_DIR',
+    });
+  }
+  return home;
+}
+
+/**
+ * `path` as the run's folder (`cwd`) means it: a relative path under that
+ * folder, an absolute one as it is. Without a folder (a library caller that
+ * names none) as given, which the file system reads against the process's.
+ */
+export function inFolder(path: string, cwd: string | undefined): string {
+  return cwd === undefined || isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+/**
+ * A setting of the run's environment that names a file or folder, as the
+ * run's folder means it (inFolder). `command`: a bare name without a slash
+ * is a command looked up on PATH (an interpreter, TRTX_PYTHON) and stays as
+ * it is. Messages name the setting as it was set; this is what is opened.
+ */
+export function pathSettingOf(
+  env: Env | undefined,
+  name: string,
+  cwd: string | undefined,
+  kind: 'path' | 'command' = 'path',
+): string | undefined {
+  const value = settingsOf(env)[name];
+  if (value === undefined || value === '') return value;
+  if (kind === 'command' && !value.includes('/')) return value;
+  return inFolder(value, cwd);
 }

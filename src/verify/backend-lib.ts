@@ -9,10 +9,9 @@
 // staged vs zero-copy, persistence, the comparison with PyTorch) run.
 
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import type { RunnerReport } from '../runner/report.js';
 import { TrtxError } from '../util/errors.js';
-import type { Env } from '../util/env.js';
+import { inFolder, type Env } from '../util/env.js';
 
 export type VerifyBackend = RunnerReport['backend'];
 
@@ -23,9 +22,9 @@ export function backendLibAsked(option: string | undefined, env: Env): string | 
   return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
 }
 
-/** The library as an absolute path, refused before any run when it names no file. */
-export async function requireBackendLib(path: string): Promise<string> {
-  const where = resolve(path);
+/** The library as the run's folder (`cwd`) means it, refused before any run when it names no file. */
+export async function requireBackendLib(path: string, cwd: string | undefined): Promise<string> {
+  const where = inFolder(path, cwd);
   const found = await stat(where).catch(() => null);
   if (found?.isFile()) return where;
   throw new TrtxError('RUNNER_BACKEND_LIB_MISSING', path, found ? 'not a file' : 'no such file', {

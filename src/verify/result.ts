@@ -50,6 +50,8 @@ export interface VerifyOptions extends ReferenceOptions {
   runnerBinary?: string | null;
   /** The run's environment (util/env.ts): the runner's build and the runner itself get it. */
   env?: Env;
+  /** The run's folder: what a relative path means (the prebuilt runner, TRTX_* settings that name files). */
+  cwd?: string;
   /** Aborting it stops the runner's build and the runner. */
   signal?: AbortSignal;
   /** The command's report budget: every program verify opens adds to it (src/util/report-budget.ts); unbounded when absent. */

@@ -82,7 +82,7 @@ function requireTwoSteps(n: number): void {
 
 export async function verifyProgram(path: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
   if (opts.steps !== undefined) requireTwoSteps(opts.steps);
-  const backendLib = opts.backendLib === undefined ? undefined : await requireBackendLib(opts.backendLib);
+  const backendLib = opts.backendLib === undefined ? undefined : await requireBackendLib(opts.backendLib, opts.cwd);
   const runtime = opts.runtime ?? DEFAULT_RUNTIME;
   // Open first: a file that cannot be read must not leave an empty temp folder.
   const pte = await openPte(path, { reportBudget: opts.reportBudget });
@@ -204,7 +204,7 @@ async function runAndJudge(
   result.caches = caches;
   const runner = opts.runner
     ? { path: opts.runner }
-    : await ensureRunner({ onProgress: opts.onRunnerBuild, binary: opts.runnerBinary, env: opts.env, signal: opts.signal });
+    : await ensureRunner({ onProgress: opts.onRunnerBuild, binary: opts.runnerBinary, env: opts.env, cwd: opts.cwd, signal: opts.signal });
   // Who writes and who reads the state (state-roles.ts), read off the file the runner runs so names match its report.
   const primary = p.variants.at(-1) ?? p.variants[0];
   const roles = await withPte(primary.runPath ?? primary.path, (pte) => stateRoles(pte, p.methods), {

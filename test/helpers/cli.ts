@@ -5,7 +5,8 @@
 // test/cli-check.test.ts also runs bin/trtx once to prove the wiring.
 //
 // Runs go at once: each has its own streams, exit status, report budget,
-// environment and working folder. Below src/cli/ nothing reads the
+// environment and working folder (a relative path means io.cwd, and what
+// the run prints names it as typed: src/cli/path-names.ts). Below src/cli/ nothing reads the
 // process's (eslint.config.js forbids `process` there), so a run's
 // variables, the ones children read included (TRTX_PYTHON, the Python
 // doubles' TRTX_DOUBLE_*, TRTX_RUNNER_BIN), travel in its io.env alone and
@@ -26,7 +27,7 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   /** Whether stdout claims to be a terminal (colour); default not. */
   stdoutIsTTY?: boolean;
-  /** The run's working folder; default the process's. */
+  /** The run's working folder, what the paths in args mean (as a user who typed the command there); default the process's. */
   cwd?: string;
   /** Cancels the run (as Ctrl-C does the binary's). */
   signal?: AbortSignal;
@@ -60,27 +61,4 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
   };
   const code = await main(args, io);
   return { code, stdout, stderr, output };
-}
-
-let inFolder: Promise<unknown> = Promise.resolve();
-
-/**
- * A run as a user who typed the command in `folder`: that folder is the
- * run's (io.cwd) and, for the run, the process's own, so that the paths it
- * prints are the ones typed, as bin/trtx's are (inRunFolder in
- * src/cli/context.ts). The process has one folder: these runs go one at a
- * time, each after the one before it.
- */
-export function runCliIn(folder: string, args: string[], options: Omit<CliOptions, 'cwd'> = {}): Promise<CliResult> {
-  const run = inFolder.then(async () => {
-    const before = process.cwd();
-    process.chdir(folder);
-    try {
-      return await runCli(args, { ...options, cwd: folder });
-    } finally {
-      process.chdir(before);
-    }
-  });
-  inFolder = run.catch(() => {});
-  return run;
 }

@@ -127,6 +127,7 @@ export function registerDemo(program: Command, session: CliSession): void {
           runnerBinary: ctx.env.TRTX_RUNNER_BIN ?? null,
           reportBudget: ctx.budget,
           env: ctx.env,
+          cwd: ctx.cwd,
           signal: ctx.signal,
         });
         if (ctx.json) ctx.emitJson(result);

@@ -265,7 +265,7 @@ export function registerDiff(program: Command, session: CliSession): void {
         }).catch(unreadableIsNotADifference);
         const code = opts.exitCode && !report.equivalent ? EXIT_CHECK : EXIT_OK;
         if (htmlOut !== undefined && page !== null) {
-          const size = await writeReport(htmlOut, page, [a, b], ctx.budget);
+          const size = await writeReport(htmlOut, ctx.asTyped(page), [a, b], ctx.budget);
           // With --html the page is the output; --json still prints the document.
           if (!ctx.json) {
             ctx.print(

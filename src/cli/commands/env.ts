@@ -74,6 +74,7 @@ TRTX_PYTHON names another interpreter. docs/install.md says more.`,
         const sdkLines = runnerBuildProgress(ctx);
         const sdk = await ensureExecutorchSdk({
           env: ctx.env,
+          cwd: ctx.cwd,
           signal: ctx.signal,
           onProgress: (p) => {
             if (p.phase !== 'cached' && p.phase !== 'ready') sdkLines({ phase: 'sdk', message: p.message });
@@ -81,8 +82,10 @@ TRTX_PYTHON names another interpreter. docs/install.md says more.`,
         });
         const envLines = pythonEnvProgress(ctx);
         const env = await ensurePythonEnv({
-          python: opts.python,
+          // An interpreter's path means the run's folder; a bare name is looked up on PATH.
+          python: opts.python?.includes('/') ? ctx.at(opts.python) : opts.python,
           env: ctx.env,
+          cwd: ctx.cwd,
           signal: ctx.signal,
           onProgress: (p) => {
             if (!quiet) envLines(p);

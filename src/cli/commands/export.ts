@@ -138,7 +138,8 @@ async function exportCommand(ctx: Ctx, opts: ExportCliOptions, model: string): P
     methods: opts.method,
     allowPickle: opts.allowPickle,
     memoryCheck: opts.memoryCheck,
-    python: opts.python,
+    // An interpreter's path means the run's folder; a bare name is looked up on PATH.
+    python: opts.python?.includes('/') ? ctx.at(opts.python) : opts.python,
     engine,
     referenceSteps,
     // Making the environment takes minutes once: say so on every line of it.

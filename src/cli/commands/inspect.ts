@@ -213,7 +213,7 @@ export function registerInspect(program: Command, session: CliSession): void {
         );
         if (opts.method !== undefined && report.methods.length === 0) throw usage(`no method named "${opts.method}" in ${file}`);
         if (htmlOut !== undefined && html !== null) {
-          const size = await writeReport(htmlOut, html, [file], ctx.budget);
+          const size = await writeReport(htmlOut, ctx.asTyped(html), [file], ctx.budget);
           // With --html the page is the output; --json still prints the document.
           if (!ctx.json) {
             ctx.print(`wrote ${htmlOut} (${formatIEC(BigInt(size))}): memory plan of ${report.methods.length} method(s) of ${file}`);

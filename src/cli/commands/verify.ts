@@ -317,6 +317,7 @@ async function verifyCommand(ctx: Ctx, opts: VerifyOptions, named: string | unde
     runnerBinary: ctx.env.TRTX_RUNNER_BIN ?? null,
     reportBudget: ctx.budget,
     env: ctx.env,
+    cwd: ctx.cwd,
     signal: ctx.signal,
   });
   if (opts.format === 'junit')
