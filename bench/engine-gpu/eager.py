@@ -54,10 +54,12 @@ def main() -> None:
     ap.add_argument("--max-cache", type=int, default=1024)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--device", default="cuda", help="cpu: check the script off the GPU (no bandwidths)")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    from transformers import AutoModelForCausalLM, GenerationConfig
+    llama_shapes._import_transformers()  # noqa: SLF001  # the zoo packages when transformers is not installed
+    from transformers import AutoModelForCausalLM, GenerationConfig, StaticCache
     from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM
 
     torch.manual_seed(llama_shapes.SEED)
@@ -67,28 +69,30 @@ def main() -> None:
     )
     wrapped = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1, max_cache_len=a.max_cache)
     filled = make_model.fill(wrapped)
-    wrapped = wrapped.to("cuda")
+    # The filled parameters are the model's own (the wrapper holds the model), so the step calls the model
+    # with a static cache of its own: the wrapper's forward differs between transformers releases (5.17's
+    # left the cache's cache_position unset, a TypeError on the device), the model's call does not.
+    model = model.to(a.device)
+    cache = StaticCache(config=model.config, max_cache_len=a.max_cache)
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
     step_s = []
     with torch.no_grad():
         for step in range(a.steps):
-            ids = torch.tensor([[step]], dtype=torch.long, device="cuda")
-            pos = torch.tensor([step], dtype=torch.long, device="cuda")
-            torch.cuda.synchronize()
+            ids = torch.tensor([[step]], dtype=torch.long, device=a.device)
+            pos = torch.tensor([step], dtype=torch.long, device=a.device)
+            sync()
             t = time.perf_counter()
-            logits = wrapped(input_ids=ids, cache_position=pos)
-            torch.cuda.synchronize()
+            logits = model(input_ids=ids, cache_position=pos, past_key_values=cache, use_cache=True).logits
+            sync()
             step_s.append(time.perf_counter() - t)
             (out / f"eager.step-{step}.bin").write_bytes(logits.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
     mib = 1 << 20
-    report = {
-        "device": torch.cuda.get_device_name(0),
-        "torch": torch.__version__,
-        "weight_bytes": filled,
-        "step_s": step_s,
-        "h2d_pinned_Bps": bandwidth(256 * mib, True, True),
-        "h2d_pageable_Bps": bandwidth(32 * mib, False, True),
-        "d2h_pageable_Bps": bandwidth(32 * mib, False, False),
-    }
+    report = {"device": a.device, "torch": torch.__version__, "weight_bytes": filled, "step_s": step_s}
+    if a.device == "cuda":
+        report["device"] = torch.cuda.get_device_name(0)
+        report["h2d_pinned_Bps"] = bandwidth(256 * mib, True, True)
+        report["h2d_pageable_Bps"] = bandwidth(32 * mib, False, True)
+        report["d2h_pageable_Bps"] = bandwidth(32 * mib, False, False)
     (out / "eager.json").write_text(json.dumps(report, indent=2))
     print(json.dumps(report))
 
