@@ -58,7 +58,7 @@ def main() -> None:
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    llama_shapes._import_transformers()  # noqa: SLF001  # the zoo packages when transformers is not installed
+    llama_shapes._import_transformers()  # the zoo packages when transformers is not installed
     from transformers import AutoModelForCausalLM, GenerationConfig, StaticCache
     from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM
 
