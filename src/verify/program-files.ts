@@ -32,8 +32,14 @@ export class ProgramFiles {
     return pte;
   }
 
-  /** Records `program`, written to `path` from `source`'s segments, as read through `source`. */
+  /**
+   * Records `program`, written to `path` from `source`'s segments, as read
+   * through `source`. It adds to the report budget as an opened program
+   * does: reports about it are allowed for as much (its FlatBuffer is, up to
+   * a few names, the size of its source's).
+   */
   made(path: string, source: PteFile, program: Program): PteFile {
+    source.reportBudget.allowFor(source.programBytes.length);
     const view: PteFile = { ...source, program, close: async () => {} };
     this.byPath.set(path, Promise.resolve(view));
     return view;
