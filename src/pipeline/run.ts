@@ -4,7 +4,8 @@
 // verify` (deriving its zero-copy twin) all run it, so each of them refuses
 // what the others refuse, in the same order:
 //   - the target is validated and its writer lock taken before the input is
-//     read (src/util/target.ts, src/util/file-lock.ts); an interrupted
+//     read (src/util/target.ts, src/util/file-lock.ts; a private target, in
+//     a folder only this process sees, needs no lock); an interrupted
 //     in-place rewrite is finished under that lock before anything is read;
 //   - passes follow the program's indices, so they run only on a program
 //     whose structure passes the checks (PASS_INPUT_UNSOUND, precondition.ts);
@@ -60,6 +61,14 @@ export interface OutputTarget {
   sidecars?: readonly Sidecar[];
   /** How the target's folder reports its free space, asked before a whole program is written (default statfs(2): src/util/free-space.ts). */
   freeSpace?: FreeSpaceReader;
+  /**
+   * A file in a folder only this process can see (verify's temporary
+   * folder, where it writes its zero-copy twin): no other writer can race
+   * it and no killed writer left temporaries beside it, so no writer lock
+   * is taken (no flock child) and nothing is swept. The target is still
+   * validated, and the write still checks free space and the result.
+   */
+  private?: boolean;
 }
 
 /** A target validated and locked, held until `lock.release()`. */
@@ -132,7 +141,8 @@ const isClaimed = (t: OutputTarget | ClaimedTarget): t is ClaimedTarget => 'lock
 
 /**
  * Validates the target (a regular file or a new path; not the input unless
- * in place or forced; writable) and takes its writer lock. A caller whose
+ * in place or forced; writable) and takes its writer lock (a private one:
+ * none, see OutputTarget.private). A caller whose
  * input is not ready yet (export, before the bridge runs) claims first and
  * passes the claim to runPipeline.
  */
@@ -141,6 +151,8 @@ export async function claimTarget(input: string, target: OutputTarget): Promise<
   let path = target.path;
   if (target.inPlace) path = await checkInPlaceTarget(input);
   else await checkOutputTarget(target.path, input, { force: Boolean(target.force), isInputHint: target.isInputHint });
+  if (target.private && !target.inPlace)
+    return { ...target, path, lock: { path, release: async () => {} }, stale: { removed: [], left: [] } };
   const lock = await lockTarget(path, { wait: target.wait !== false, command: target.command, onWait: target.onWait });
   // Under the lock no other trtx writes this target: what a killed one left
   // beside it (a whole temporary program, a journal's temporary) goes now.

@@ -11,13 +11,14 @@
 
 import { join } from 'node:path';
 import { writeFromSource } from '../pte/copy.js';
-import { TensorDataLocation, DeviceType, type ExecutionPlan } from '../pte/model.js';
-import { withPte, type PteFile } from '../pte/open.js';
+import { TensorDataLocation, DeviceType, type ExecutionPlan, type Program } from '../pte/model.js';
+import type { PteFile } from '../pte/open.js';
 import { planName, tensorAt, tensorName } from '../pte/tensor.js';
 import { aliasEdgesOf, bindArgs, copyOf, H2D_COPY, instructionsOf, mutableBuffers, type AliasEdge } from '../graph/dataflow.js';
 import { aliasedOutputs, inputs, type BlobMetadata } from '../tensorrt/blob.js';
 import { delegatesOf, isTensorRT, readDelegateBlob } from '../tensorrt/delegates.js';
-import type { Variant } from './variants.js';
+import type { Variant, Variants } from './variants.js';
+import type { ProgramFiles } from './program-files.js';
 import { present } from '../util/present.js';
 import type { ReportBudget } from '../util/report-budget.js';
 
@@ -64,20 +65,27 @@ export function unnamedBufferLabels(
 /**
  * Writes a copy of `pte` with its unnamed buffers named (see above) to
  * `dir/NAME.named.pte`; null when every buffer has a name already. Returns
- * the names given, in program order.
+ * the named program (a copy: `pte`'s own stays as it was) and the names
+ * given, in program order.
  */
 export async function namedCopy(
   pte: PteFile,
   dir: string,
   name: string,
-): Promise<{ path: string; names: string[]; caches: string[] } | null> {
-  const names: string[] = [];
-  const caches: string[] = [];
+): Promise<{ path: string; program: Program; names: string[]; caches: string[] } | null> {
+  const labels: Map<number, { label: string; cache: boolean }>[] = [];
   for (const [p, plan] of pte.program.executionPlan.entries()) {
     const metas = new Map<number, BlobMetadata>();
     for (const ref of delegatesOf(pte, isTensorRT).filter((r) => r.planIndex === p))
       metas.set(ref.delegateIndex, (await readDelegateBlob(pte, ref)).metadata);
-    for (const [v, { label, cache }] of unnamedBufferLabels(plan, metas)) {
+    labels.push(unnamedBufferLabels(plan, metas));
+  }
+  if (labels.every((l) => l.size === 0)) return null;
+  const program = structuredClone(pte.program);
+  const names: string[] = [];
+  const caches: string[] = [];
+  for (const [p, plan] of program.executionPlan.entries()) {
+    for (const [v, { label, cache }] of labels[p] ?? []) {
       const t = present(tensorAt(plan, v), `${planName(plan, p)} > value %${v}`);
       t.extraTensorInfo = {
         ...(t.extraTensorInfo ?? {
@@ -92,36 +100,53 @@ export async function namedCopy(
       if (cache) caches.push(label);
     }
   }
-  if (names.length === 0) return null;
   const path = join(dir, `${name}.named.pte`);
-  await writeFromSource(pte, pte.program, path);
-  return { path, names: [...new Set(names)], caches: [...new Set(caches)] };
+  await writeFromSource(pte, program, path);
+  return { path, program, names: [...new Set(names)], caches: [...new Set(caches)] };
+}
+
+/** What naming made of the variants: each with a named copy to run where it needed one. */
+export interface NamedVariants {
+  variants: Variants;
+  /** The caches by their new names when the copies named any; null: keep the pass's names. */
+  caches: string[] | null;
+  /** The note verify prints; null when nothing was named. */
+  note: string | null;
 }
 
 /**
- * Gives every variant with unnamed buffers a named copy to run (`runPath`);
- * the check still reads the variant's own file. Returns the caches by their
- * new names when the copies named any (else null: keep the pass's names) and
- * the note verify prints.
+ * Gives every variant with unnamed buffers a named copy to run (`runPath`,
+ * recorded in `programs` as made); the check still reads the variant's own
+ * file. Each variant is read through `programs`: opened once per run.
  */
 export async function nameVariants(
-  variants: Variant[],
+  variants: Variants,
   dir: string,
-  reportBudget?: ReportBudget,
-): Promise<{ caches: string[] | null; note: string | null }> {
+  programs: ProgramFiles,
+  reportBudget: ReportBudget,
+): Promise<NamedVariants> {
   const named: string[] = [];
   let caches: string[] | null = null;
+  const out: Variant[] = [];
   for (const v of variants) {
-    const copy = await withPte(v.path, (pte) => namedCopy(pte, dir, v.name), { reportBudget });
-    if (!copy) continue;
-    v.runPath = copy.path;
+    const pte = await programs.get(v.path, reportBudget);
+    const copy = await namedCopy(pte, dir, v.name);
+    if (!copy) {
+      out.push(v);
+      continue;
+    }
+    programs.made(copy.path, pte, copy.program);
+    out.push({ ...v, runPath: copy.path });
     named.push(...copy.names);
     // The zero-copy variant's caches (updated in place), else the staged one's.
     if (v.name === 'zero-copy' || caches === null) caches = copy.caches;
   }
-  if (named.length === 0) return { caches: null, note: null };
+  // One out per variant in: as many as `variants`, which has at least one.
+  const result = out as Variants;
+  if (named.length === 0) return { variants: result, caches: null, note: null };
   const list = [...new Set(named)];
   return {
+    variants: result,
     caches,
     note: `the program's mutable buffers carry no names (finalized without emit_mutable_buffer_names): the runner ran a copy naming them after the engine inputs they feed (${list.join(', ')}), so it could read and initialise them; nothing the program executes changed`,
   };

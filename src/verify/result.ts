@@ -1,7 +1,8 @@
 // What `trtx verify` answers (schemas/verify.schema.json, `trtx.verify/3`):
 // the options it runs under, the check it ran first, every runner run, the
 // assertions proved on them and the comparison with eager PyTorch's outputs.
-// verify.ts fills it in; runs.ts, judge.ts and reference.ts each add their part.
+// Each stage returns its part (the check, the runs, the assertions, the
+// comparison) and verify.ts assembles them, in this schema's key order.
 
 import type { z } from 'zod';
 import type { Env } from '../util/env.js';

@@ -2,6 +2,9 @@
 // for, a staged program and its zero-copy twin: derived by the rewrite
 // pipeline (src/pipeline/, the request `trtx rewrite --zero-copy-kv` makes,
 // on a copy of the program, checked under the same runtime rules) or given.
+// A derived twin is written into verify's private temporary folder as a
+// private target (no writer lock, no sweep: nobody else can see it) for the
+// runner, and read from memory (program-files.ts), never reopened.
 
 import { join } from 'node:path';
 import type { CheckResult } from '../checks/run.js';
@@ -9,6 +12,7 @@ import type { RuntimeRules } from '../checks/runtime-rules.js';
 import { isZeroCopyReport } from '../pipeline/request.js';
 import { runPipeline } from '../pipeline/run.js';
 import type { PteFile } from '../pte/open.js';
+import type { ProgramFiles } from './program-files.js';
 import { present } from '../util/present.js';
 
 export interface Variant {
@@ -25,9 +29,10 @@ export type Variants = [Variant, ...Variant[]];
 
 export type VerifyMode = 'as-is' | 'staged-vs-zero-copy' | 'zero-copy';
 
-/** Cache buffer names and, for a staged program, its zero-copy twin written to `dir`. */
+/** Cache buffer names and, for a staged program, its zero-copy twin written to `dir` (and recorded in `programs`). */
 export async function deriveVariants(
   pte: PteFile,
+  programs: ProgramFiles,
   dir: string,
   zeroCopyKv: boolean,
   given: string | undefined,
@@ -41,7 +46,7 @@ export async function deriveVariants(
     runtime,
     copy: true,
     // A given twin is only compared with; a derived one is written when it changed something.
-    output: given ? null : { path: twinPath, command: 'verify (zero-copy twin)', skipUnchanged: true },
+    output: given ? null : { path: twinPath, command: 'verify (zero-copy twin)', skipUnchanged: true, private: true },
   });
   // The request asked for zero-copy KV, so the pipeline ran that pass and reports it.
   const zc = present(outcome.reports.find(isZeroCopyReport), 'the zero-copy pass report');
@@ -58,6 +63,7 @@ export async function deriveVariants(
     ...new Set([...zc.details.rewritten, ...zc.details.already].flatMap((d) => d.buffers).map((b) => b.replace(/ \(%[0-9]+\)$/, ''))),
   ];
   if (!outcome.changed) return { variants: [{ name: 'zero-copy', path: pte.path }], caches, mode: 'zero-copy' };
+  if (!given && !outcome.refused) programs.made(twinPath, pte, outcome.program);
   return {
     variants: [
       { name: 'staged', path: pte.path },

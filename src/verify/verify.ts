@@ -18,7 +18,7 @@
 
 import { runChecks, summarizeDiagnostics, type CheckResult } from '../checks/run.js';
 import { DEFAULT_RUNTIME, type RuntimeRules } from '../checks/runtime-rules.js';
-import { openPte, withPte, type PteFile } from '../pte/open.js';
+import { openPte, type PteFile } from '../pte/open.js';
 import type { Reference } from '../reference/read.js';
 import { ensureRunner } from '../runner/index.js';
 import type { RunnerReport } from '../runner/report.js';
@@ -33,6 +33,7 @@ import { judgeRuns } from './judge.js';
 import { budgetStreaming, measuredStreaming } from './budget-streaming.js';
 import { runLabel } from './progress.js';
 import { nameVariants } from './name-buffers.js';
+import { ProgramFiles } from './program-files.js';
 import {
   compareRunOutputs,
   loadReference,
@@ -42,7 +43,7 @@ import {
   writeReferenceInputs,
   type VerifyReference,
 } from './reference.js';
-import { memoryOf, type VerifyOptions, type VerifyResult } from './result.js';
+import { memoryOf, type VerifyOptions, type VerifyResult, type VerifyRun } from './result.js';
 import { VerifyRuns } from './runs.js';
 import { stateRoles } from './state-roles.js';
 import type { ReportBudget } from '../util/report-budget.js';
@@ -66,6 +67,7 @@ interface ProgramToVerify {
   methods: string[];
   engines: EngineCensus;
   reference: Reference | null;
+  /** The reference section before the runs: not ok until they completed and every comparison passed. */
   referenceResult: VerifyReference;
   steps: number;
   checked: CheckResult;
@@ -74,6 +76,33 @@ interface ProgramToVerify {
 
 /** Verify's options once the input is open: its report budget is the one every later program adds to. */
 type BudgetedOptions = VerifyOptions & { reportBudget: ReportBudget };
+
+/** What one run of verify shares across its stages. */
+interface RunContext {
+  /** The temporary folder (the twin, the named copies, the reference inputs and outputs). */
+  dir: string;
+  runtime: RuntimeRules;
+  backendLib: string | undefined;
+  opts: BudgetedOptions;
+  /** Every program the run reads, each opened once. */
+  programs: ProgramFiles;
+}
+
+/** The part of the result the runs make: everything the check alone leaves empty. */
+interface RunsPart {
+  /** Notes after the program's own, in the order they arose. */
+  notes: string[];
+  caches: string[];
+  twinContract: boolean;
+  runs: VerifyRun[];
+  device: VerifyResult['device'];
+  budgets: VerifyResult['budgets'];
+  backend: VerifyResult['backend'];
+  memory: VerifyResult['memory'];
+  reference: VerifyReference;
+  assertions: Assertion[];
+  ok: boolean;
+}
 
 function requireTwoSteps(n: number): void {
   if (!Number.isInteger(n) || n < 2)
@@ -86,6 +115,8 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
   const runtime = opts.runtime ?? DEFAULT_RUNTIME;
   // Open first: a file that cannot be read must not leave an empty temp folder.
   const pte = await openPte(path, { reportBudget: opts.reportBudget });
+  // The input stays open for the whole run: every stage reads it (and what is made from it) through here.
+  const programs = new ProgramFiles(pte);
   // Every program verify opens after this one adds to the same command's budget.
   const scoped: BudgetedOptions = { ...opts, reportBudget: pte.reportBudget };
   let temp: TempDir | undefined;
@@ -93,21 +124,23 @@ export async function verifyProgram(path: string, opts: VerifyOptions = {}): Pro
     // What a killed verify left (its twin is as large as the program) goes first.
     await sweepStaleTempDirs(tempRootOf(opts.env), VERIFY_TEMP_PREFIXES);
     temp = await makeTempDir(VERIFY_TEMP_PREFIX, tempRootOf(opts.env));
-    const program = await readProgram(pte, path, temp.path, runtime, opts);
-    const result = await checkedResult(path, pte.path, program, runtime, scoped);
-    if (result.check.refused) return result;
-    await runAndJudge(result, program, temp.path, backendLib, scoped);
-    return result;
+    const run: RunContext = { dir: temp.path, runtime, backendLib, opts: scoped, programs };
+    const program = await readProgram(pte, path, run);
+    const check = await checkFirst(program.variants, run, { path: pte.path, checked: program.checked });
+    const ran = check.refused ? null : await runAndJudge(program, run);
+    return assembleResult(path, program, run, check, ran);
   } finally {
-    await pte.close().catch(() => {});
+    await programs.close();
     await temp?.remove();
   }
 }
 
-/** The variants to run, the reference outputs and their inputs, and the check of the input; closes the program. */
-async function readProgram(pte: PteFile, path: string, dir: string, runtime: RuntimeRules, opts: VerifyOptions): Promise<ProgramToVerify> {
+/** The variants to run, the reference outputs and their inputs, and the check of the input. */
+async function readProgram(pte: PteFile, path: string, run: RunContext): Promise<ProgramToVerify> {
+  const { opts, runtime, dir } = run;
   const { variants, mode, note, caches } = await deriveVariants(
     pte,
+    run.programs,
     dir,
     Boolean(opts.zeroCopyKv),
     opts.zeroCopyTwin,
@@ -116,70 +149,70 @@ async function readProgram(pte: PteFile, path: string, dir: string, runtime: Run
   );
   const methods = decodeMethods(pte);
   const engines = await engineCensus(pte);
-  const { reference, result: referenceResult } = await loadReference(path, engines, opts);
+  const { reference, result: loaded } = await loadReference(path, engines, opts);
   const steps = referenceSteps(reference, opts.steps, 4);
   requireTwoSteps(steps);
   const checked = await runChecks(pte, { runtime });
-  await pte.close();
   const inputsFile = reference ? await writeReferenceInputs(reference, methods, steps, dir) : undefined;
   // Not ok until the runs completed and every comparison passed.
-  if (reference) referenceResult.ok = false;
+  const referenceResult = reference ? { ...loaded, ok: false } : loaded;
   return { variants, mode, note, caches, methods, engines, reference, referenceResult, steps, checked, inputsFile };
 }
 
-/** The result as far as the check goes: what runs after fills in the rest. */
-async function checkedResult(
+/** The result, in the key order schemas/verify.schema.json (and every --json reader) sees: the check's part, and the runs' when they ran. */
+function assembleResult(
   path: string,
-  opened: string,
   p: ProgramToVerify,
-  runtime: RuntimeRules,
-  opts: BudgetedOptions,
-): Promise<VerifyResult> {
+  run: RunContext,
+  check: VerifyResult['check'],
+  ran: RunsPart | null,
+): VerifyResult {
+  const { opts } = run;
   return {
     schema: 'trtx.verify/3',
     file: path,
-    device: null,
+    device: ran ? ran.device : null,
     steps: p.steps,
     methods: p.methods,
     mode: p.mode,
-    notes: p.note ? [p.note] : [],
+    notes: [...(p.note ? [p.note] : []), ...(ran?.notes ?? [])],
     engines: p.engines,
-    backend: null,
-    caches: p.caches,
-    runtime,
+    backend: ran ? ran.backend : null,
+    caches: ran ? ran.caches : p.caches,
+    runtime: run.runtime,
     options: {
       init_device_buffers: Boolean(opts.initDeviceBuffers),
-      twin_contract: false,
+      twin_contract: ran ? ran.twinContract : false,
       arena_fill: 'poison',
       shared_scratch: Boolean(opts.sharedScratch),
       cold_pool: Boolean(opts.coldPool),
     },
-    check: await checkFirst(p.variants, runtime, { path: opened, checked: p.checked, reportBudget: opts.reportBudget }),
-    runs: [],
-    budgets: [],
-    memory: null,
-    reference: p.referenceResult,
-    assertions: [],
-    ok: false,
+    check,
+    runs: ran ? ran.runs : [],
+    budgets: ran ? ran.budgets : [],
+    memory: ran ? ran.memory : null,
+    reference: ran ? ran.reference : p.referenceResult,
+    assertions: ran ? ran.assertions : [],
+    ok: ran ? ran.ok : false,
   };
 }
 
 async function checkFirst(
   variants: Variant[],
-  runtime: RuntimeRules,
-  input: { path: string; checked: CheckResult; reportBudget: ReportBudget },
+  run: RunContext,
+  input: { path: string; checked: CheckResult },
 ): Promise<VerifyResult['check']> {
   const diagnostics: VerifyResult['check']['diagnostics'] = [];
   for (const v of variants) {
     const label = v.name === 'zero-copy' && variants.length > 1 ? 'zero-copy twin' : 'program';
     // A derived twin was checked as it was made (and is not on disk when that
-    // check failed); the input was checked while it was open; only a given
-    // twin (--zero-copy-twin) is opened here.
+    // check failed); the input was checked while it was read; only a given
+    // twin (--zero-copy-twin) is checked here (opened once for the run).
     const r =
       v.checked ??
       (v.path === input.path
         ? input.checked
-        : await withPte(v.path, (pte) => runChecks(pte, { runtime }), { reportBudget: input.reportBudget }));
+        : await runChecks(await run.programs.get(v.path, run.opts.reportBudget), { runtime: run.runtime }));
     pushAll(
       diagnostics,
       r.diagnostics.map((d) => ({ ...d, file: label })),
@@ -190,28 +223,21 @@ async function checkFirst(
 }
 
 /** Names the state, runs every variant (runs.ts), proves what the runs show (judge.ts) and compares with eager PyTorch. */
-async function runAndJudge(
-  result: VerifyResult,
-  p: ProgramToVerify,
-  dir: string,
-  backendLib: string | undefined,
-  opts: BudgetedOptions,
-): Promise<void> {
+async function runAndJudge(p: ProgramToVerify, run: RunContext): Promise<RunsPart> {
+  const { opts } = run;
   // Only a program that passed its check is read for buffer names (a refused one may not even decode).
-  const naming = await nameVariants(p.variants, dir, opts.reportBudget);
-  if (naming.note) result.notes.push(naming.note);
+  const naming = await nameVariants(p.variants, run.dir, run.programs, opts.reportBudget);
+  const { variants } = naming;
+  const notes = naming.note ? [naming.note] : [];
   const caches = naming.caches ?? p.caches;
-  result.caches = caches;
   const runner = opts.runner
     ? { path: opts.runner }
     : await ensureRunner({ onProgress: opts.onRunnerBuild, binary: opts.runnerBinary, env: opts.env, cwd: opts.cwd, signal: opts.signal });
-  // Who writes and who reads the state (state-roles.ts), read off the file the runner runs so names match its report.
-  const primary = p.variants.at(-1) ?? p.variants[0];
-  const roles = await withPte(primary.runPath ?? primary.path, (pte) => stateRoles(pte, p.methods), {
-    reportBudget: opts.reportBudget,
-  });
+  // Who writes and who reads the state (state-roles.ts), read off the program the runner runs so names match its report.
+  const primary = variants.at(-1) ?? variants[0];
+  const roles = await stateRoles(await run.programs.get(primary.runPath ?? primary.path, opts.reportBudget), p.methods);
   if (roles.shared)
-    result.notes.push(
+    notes.push(
       `${p.methods.join(', ')} share mutable buffers (planned with share_mutable_buffers): the persistent runs load them as ExecuTorch requires for that, Module(share_memory_arenas=true); the fresh run loads each method alone`,
     );
   // A zero-copy program, the twin derived here or one given as it is, runs
@@ -219,33 +245,40 @@ async function runAndJudge(
   // once more poisoned to show whether that is needed.
   const init = opts.initDeviceBuffers === true;
   const { runInit, contract } = initPlan(p.mode, p.checked, opts.initDeviceBuffers);
-  result.options.twin_contract = contract;
   const modes: [boolean, ...boolean[]] = opts.callerStream === 'on' ? [true] : opts.callerStream === 'off' ? [false] : [false, true];
   // The plan, as runAll runs it: every variant in every mode, the primary with fresh caches, and the primary at the other initialisation when its state turns out to be in device memory.
-  const planned = p.variants.flatMap((v) => modes.map((cs) => runLabel(v.name, cs, false, runInit, runInit)));
+  const planned = variants.flatMap((v) => modes.map((cs) => runLabel(v.name, cs, false, runInit, runInit)));
   planned.push(runLabel(primary.name, false, true, runInit, runInit));
   const conditional = init ? null : runLabel(primary.name, false, false, !runInit, runInit);
   opts.onRunProgress?.({ kind: 'plan', runs: planned, conditional, steps: p.steps, methods: p.methods });
   const runs = new VerifyRuns({
     runner: runner.path,
-    dir,
+    dir: run.dir,
     methods: p.methods,
     steps: p.steps,
     inputsFile: p.inputsFile,
     comparesReference: p.reference !== null,
     initDeviceBuffers: runInit,
     sharedState: roles.shared,
-    runtime: result.runtime,
-    backendLib,
+    runtime: run.runtime,
+    backendLib: run.backendLib,
     options: opts,
     plannedRuns: planned.length,
   });
-  // The result lists every run as it ran (an environment refusal mid-way throws, so it is never seen half-filled).
-  result.runs = runs.runs;
-  const ran = await runAll(runs, p.variants, modes, primary, init, runInit);
-  const assertions = judgeRuns({ runs, variants: p.variants, modes, primary, ...ran, runInit, contract, caches, roles });
-  if (runs.completed && p.reference) pushAll(assertions, await compareWithReference(result.reference, p.reference, p, runs, opts));
-  finishResult(result, ran.first, ran.primaryReport, assertions);
+  // An environment refusal mid-way throws: the runs are only ever reported whole.
+  const ran = await runAll(runs, variants, modes, primary, init, runInit);
+  const assertions = judgeRuns({ runs, variants, modes, primary, ...ran, runInit, contract, caches, roles });
+  const compared = runs.completed && p.reference ? await compareWithReference(p.referenceResult, p.reference, p, runs, opts) : null;
+  if (compared) pushAll(assertions, compared.assertions);
+  const told = whatRunsTell(ran.first, ran.primaryReport, assertions);
+  return {
+    notes: [...notes, ...told.notes],
+    caches,
+    twinContract: contract,
+    runs: runs.runs,
+    ...told.part,
+    reference: compared ? compared.reference : p.referenceResult,
+  };
 }
 
 /**
@@ -271,26 +304,28 @@ async function runAll(
   return { first, primaryReport, fresh, other };
 }
 
-/** Each persistent run's outputs against eager PyTorch's (docs/reference-lowering.md §4), into `into`; its assertions. */
+/** Each persistent run's outputs against eager PyTorch's (docs/reference-lowering.md §4): the reference section as they leave it, and its assertions. */
 async function compareWithReference(
-  into: VerifyReference,
+  before: VerifyReference,
   reference: Reference,
   p: ProgramToVerify,
   runs: VerifyRuns,
   opts: VerifyOptions,
-): Promise<Assertion[]> {
+): Promise<{ reference: VerifyReference; assertions: Assertion[] }> {
   const tolerance = { atol: opts.atol, rtol: opts.rtol };
-  for (const o of runs.outputs.values())
-    pushAll(into.comparisons, await compareRunOutputs(reference, p.methods, p.steps, o.file, o, tolerance));
-  into.ok = into.comparisons.every((c) => c.ok);
-  into.worst = worstComparison(into.comparisons);
-  return referenceAssertions(into);
+  const comparisons: VerifyReference['comparisons'] = [...before.comparisons];
+  for (const o of runs.outputs.values()) pushAll(comparisons, await compareRunOutputs(reference, p.methods, p.steps, o.file, o, tolerance));
+  const after: VerifyReference = { ...before, comparisons, ok: comparisons.every((c) => c.ok), worst: worstComparison(comparisons) };
+  return { reference: after, assertions: referenceAssertions(after) };
 }
 
 /** What the runs tell about the device, the budgets and the backend (from the first run), the memory (the primary's) and the verdict. */
-function finishResult(result: VerifyResult, first: RunnerReport, primaryReport: RunnerReport, assertions: Assertion[]): void {
-  result.device = first.device;
-  result.budgets = first.methods.flatMap((m) =>
+function whatRunsTell(
+  first: RunnerReport,
+  primaryReport: RunnerReport,
+  assertions: Assertion[],
+): { notes: string[]; part: Pick<RunsPart, 'device' | 'budgets' | 'backend' | 'memory' | 'assertions' | 'ok'> } {
+  const budgets = first.methods.flatMap((m) =>
     m.delegates.map((d) => ({
       method: m.name,
       delegate: d.index,
@@ -302,10 +337,17 @@ function finishResult(result: VerifyResult, first: RunnerReport, primaryReport: 
       ...measuredStreaming(d),
     })),
   );
-  result.backend = first.backend;
   // A backend library reports no delegates of its own: nothing to read budgets from.
-  if (first.backend.source === 'plugin') pushAll(result.notes, pluginNotes(first.backend));
-  result.memory = memoryOf(primaryReport);
-  result.assertions = assertions;
-  result.ok = assertions.every((a) => a.ok);
+  const notes = first.backend.source === 'plugin' ? pluginNotes(first.backend) : [];
+  return {
+    notes,
+    part: {
+      device: first.device,
+      budgets,
+      backend: first.backend,
+      memory: memoryOf(primaryReport),
+      assertions,
+      ok: assertions.every((a) => a.ok),
+    },
+  };
 }
