@@ -7,7 +7,7 @@
 //
 // It also writes the wire layout of the schemas trtx verifies before reading
 // (src/generated/layout/, read from flatc's binary schemas by
-// flatbuffer-layout.mjs): the tables src/pte/verify.ts checks a .pte program
+// flatbuffer-layout.mjs): the tables src/pte/flatbuffer-verify.ts checks a .pte program
 // and a reference engine against.
 //
 // The generator is Debian's flatc 2.0.8; the TypeScript runtime is pinned to

@@ -17,7 +17,7 @@ import { Attend as FbAttend } from '../generated/trtx-ref/attend.js';
 import { RingShift as FbRingShift } from '../generated/trtx-ref/ring-shift.js';
 import { ScratchNeed as FbScratchNeed } from '../generated/trtx-ref/scratch-need.js';
 import { REFERENCE_ENGINE_LAYOUT } from '../generated/layout/reference-engine.js';
-import { verifyFlatBuffer, type BufferFormat } from '../pte/verify.js';
+import { verifyFlatBuffer, type BufferFormat } from '../pte/flatbuffer-verify.js';
 import { TrtxError } from '../util/errors.js';
 import { readReferenceProgram, type ReferenceProgram } from './reference-program.js';
 import {
@@ -193,7 +193,7 @@ export function encodeEngine(init: EngineInit): Uint8Array {
 
 // ---------------------------------------------------------------------------
 // Verification: what the generated accessors assume, proven before they run,
-// by the verifier of every FlatBuffer trtx reads (src/pte/verify.ts) against
+// by the verifier of every FlatBuffer trtx reads (src/pte/flatbuffer-verify.ts) against
 // the layout generated from schemas/reference_engine.fbs.
 
 function engineFormat(opts: EngineLocationOptions | undefined): BufferFormat {

@@ -63,7 +63,7 @@ export const PROGRAM_FORMAT: BufferFormat = {
     'trtx refuses programs whose offsets share data (stricter than the ExecuTorch verifier, which counts tables only); re-serialize the program with an encoder that writes each table once',
 };
 
-export interface VerifyResult {
+export interface FlatBufferVerification {
   /** Bytes charged against the decode budget. */
   charged: number;
   /** One past the last byte any verified table, vector or string touches. */
@@ -280,7 +280,7 @@ export function verifyFlatBuffer(
   rootOffset: number,
   format: BufferFormat,
   budget?: number,
-): VerifyResult {
+): FlatBufferVerification {
   const src = bytes instanceof Uint8Array ? bytesSource(bytes) : bytes;
   const v = new Verifier(src, budget ?? decodeBudget(src.length), format);
   if (src.length > FLATBUFFERS_MAX_BUFFER_SIZE)
@@ -291,6 +291,6 @@ export function verifyFlatBuffer(
 }
 
 /** Verifies a whole ET12 program buffer (root table Program). */
-export function verifyProgram(bytes: Uint8Array | ProgramSource, rootOffset: number, budget?: number): VerifyResult {
+export function verifyProgramFlatBuffer(bytes: Uint8Array | ProgramSource, rootOffset: number, budget?: number): FlatBufferVerification {
   return verifyFlatBuffer(bytes, rootOffset, PROGRAM_FORMAT, budget);
 }
