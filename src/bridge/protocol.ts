@@ -183,14 +183,16 @@ export const ExportedMethod = z.strictObject({
 });
 export type ExportedMethod = z.infer<typeof ExportedMethod>;
 
-export const CheckResult = z.strictObject({
+// The check_only answer: the Python environment and what it can lower (not the
+// program checks of src/checks, whose result is CheckResult).
+export const EnvironmentCheckResult = z.strictObject({
   event: z.literal('result'),
   mode: z.literal('check'),
   python: z.strictObject({ executable: z.string(), version: z.string() }),
   versions: Versions,
   capabilities: Capabilities,
 });
-export type CheckResult = z.infer<typeof CheckResult>;
+export type EnvironmentCheckResult = z.infer<typeof EnvironmentCheckResult>;
 
 export const ExportResult = z.strictObject({
   event: z.literal('result'),
@@ -222,7 +224,7 @@ export const ExportResult = z.strictObject({
 });
 export type ExportResult = z.infer<typeof ExportResult>;
 
-export const ResultEvent = z.discriminatedUnion('mode', [CheckResult, ExportResult]);
+export const ResultEvent = z.discriminatedUnion('mode', [EnvironmentCheckResult, ExportResult]);
 export type ResultEvent = z.infer<typeof ResultEvent>;
 
 export const BridgeEvent = z.union([HelloEvent, ProgressEvent, WarningEvent, ResultEvent, ErrorEvent]);
