@@ -18,7 +18,7 @@
 #include "support/check.h"
 #include "trtx/et/caller_stream.h"
 #include "trtx/et/device_allocator.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 
 namespace et = executorch::runtime;
 using executorch::aten::ScalarType;

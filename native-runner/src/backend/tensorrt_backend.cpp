@@ -10,7 +10,7 @@
 #include "trt_handle.h"
 #include "trtx/engine/program_executor.h"
 #include "trtx/engine/reference_engine.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 #include "trtx/runtime/et_error_for.h"
 
 namespace trtx::backend {

@@ -15,7 +15,7 @@
 
 #include "external_weights.h"
 #include "trtx/aten/aten_program.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 
 namespace trtx::engine {
 
@@ -37,7 +37,7 @@ std::string shape_text(ScalarType t, const std::vector<int64_t>& sizes) {
 
 // Why ExecuTorch refused the program, in the runner's vocabulary. A missing
 // kernel keeps its code (the runner names the operators from the runtime's
-// log, cli/et_failure.cpp); anything else about the bytes is the engine's
+// log, cli/et_error_cause.cpp); anything else about the bytes is the engine's
 // format.
 Failure load_failure(et::Error e, const std::string& where, const std::string& what) {
   const std::string name = trtx::et::et_error_name(e);

@@ -3,11 +3,11 @@
 #include <executorch/extension/data_loader/file_data_loader.h>
 #include <executorch/extension/data_loader/mmap_data_loader.h>
 
-#include "et_failure.h"
+#include "et_error_cause.h"
 #include "load_limits.h"
 #include "program_validation.h"
 #include "trtx/et/device_allocator.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 
 namespace trtx::integration {
 

@@ -1,4 +1,4 @@
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 
 #include <string_view>
 #include <utility>

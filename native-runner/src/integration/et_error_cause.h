@@ -1,6 +1,6 @@
 // The failure behind an ExecuTorch error, for the runner's report: the one a
-// trtx plugin recorded (trtx/et/failure.h), or the runtime's own error lines
-// (et_platform.h), with the operators it has no kernel for named.
+// trtx plugin recorded (trtx/et/recorded_failure.h), or the runtime's own
+// error lines (et_platform.h), with the operators it has no kernel for named.
 #pragma once
 
 #include <executorch/runtime/core/error.h>

@@ -1,5 +1,5 @@
-// What a failed ExecuTorch call reports (et_failure.h).
-#include "et_failure.h"
+// What a failed ExecuTorch call reports (et_error_cause.h).
+#include "et_error_cause.h"
 
 #include <algorithm>
 #include <optional>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "et_platform.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 
 namespace trtx::integration {
 
