@@ -67,7 +67,7 @@ struct Io {
 
 class ProgramExecutor final : public EngineExecutor {
  public:
-  ProgramExecutor(RefEngine e, runtime::DeviceContext device, const et::NamedDataMap* named_data, bool aten)
+  ProgramExecutor(StandinEngine e, runtime::DeviceContext device, const et::NamedDataMap* named_data, bool aten)
       : engine_(std::move(e)),
         device_(device),
         named_data_(named_data),
@@ -336,7 +336,7 @@ class ProgramExecutor final : public EngineExecutor {
 
   // Declaration order is destruction order reversed: the method goes first,
   // then the memory it was planned in, the program, and its bytes last.
-  RefEngine engine_;
+  StandinEngine engine_;
   runtime::DeviceContext device_;
   const et::NamedDataMap* named_data_;  // the outer program's (version 3); outlives the delegate
   bool use_aten_ = false;
@@ -360,7 +360,8 @@ class ProgramExecutor final : public EngineExecutor {
 
 }  // namespace
 
-Result<std::unique_ptr<EngineExecutor>> make_program_executor(RefEngine engine, const runtime::DeviceContext& device,
+Result<std::unique_ptr<EngineExecutor>> make_program_executor(StandinEngine engine,
+                                                              const runtime::DeviceContext& device,
                                                               const std::vector<bool>& binding_is_input,
                                                               const std::string& where,
                                                               const et::NamedDataMap* named_data, bool aten) {

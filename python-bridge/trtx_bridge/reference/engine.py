@@ -10,7 +10,7 @@ where a real delegate runs a TensorRT plan. Version 2 (the same with the
 weights inside ``program``) is no longer written: a FlatBuffer vector cannot
 pass 2 GiB, so a real-size model's engine could not be written at all.
 Version 1's synthetic steps are written by the TypeScript fixtures only
-(src/tensorrt/reference-engine.ts), never here.
+(src/tensorrt/standin-engine.ts), never here.
 
 Written with the ``flatbuffers`` runtime that the locked environment already
 carries (ExecuTorch depends on it), by hand rather than from generated code,

@@ -3,7 +3,7 @@
 // (uint32 code at byte 0, int64 detail at byte 8).
 #pragma once
 
-#include "reference_plan.h"
+#include "standin_plan.h"
 #include "trtx/runtime/result.h"
 
 namespace trtx::engine::cuda_kernels {

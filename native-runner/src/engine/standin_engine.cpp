@@ -1,16 +1,16 @@
 // The reference engine's format: what kind of engine a blob carries, and a
 // reference engine parsed and checked against the delegate's bindings into a
-// RefEngine (schemas/reference-engine.md). Running one is
-// reference_executor.cpp.
-#include "trtx/engine/reference_engine.h"
+// StandinEngine (schemas/reference-engine.md). Running one is
+// standin_executor.cpp.
+#include "trtx/engine/standin_engine.h"
 
 #include <cstdlib>
 #include <cstring>
 
 #include "flatbuffers/flatbuffers.h"
-#include "reference_cuda.h"
 #include "reference_engine_generated.h"
-#include "reference_plan.h"
+#include "standin_cuda.h"
+#include "standin_plan.h"
 
 namespace trtx::engine {
 
@@ -70,7 +70,7 @@ Result<std::shared_ptr<AlignedBytes>> AlignedBytes::copy_of(const uint8_t* data,
 
 AlignedBytes::~AlignedBytes() { std::free(data_); }
 
-Result<uint64_t> declared_scratch_bytes(const RefEngine& engine, const std::vector<BindingView>& b,
+Result<uint64_t> declared_scratch_bytes(const StandinEngine& engine, const std::vector<BindingView>& b,
                                         const std::string& where) {
   uint64_t declared = engine.scratch_base;
   if (engine.scratch_per_unit == 0) return declared;
@@ -96,14 +96,14 @@ namespace {
 
 // One synthetic step (`at` names it): its operation and the bindings it reads
 // and writes, each checked against the engine's inputs and outputs.
-Result<RefStep> read_step(const rfb::Step* step, const std::string& at, const std::vector<bool>& is_input,
-                          const std::string& where) {
-  RefStep r;
+Result<StandinStep> read_step(const rfb::Step* step, const std::string& at, const std::vector<bool>& is_input,
+                              const std::string& where) {
+  StandinStep r;
   if (step->op() == nullptr) return format_error(where, at + " has no operation");
   switch (step->op_type()) {
     case rfb::Op::Affine: {
       const auto* op = step->op_as_Affine();
-      r.kind = RefStep::Kind::Affine;
+      r.kind = StandinStep::Kind::Affine;
       r.a = op->input();
       r.b = op->output();
       r.scale = op->scale();
@@ -114,7 +114,7 @@ Result<RefStep> read_step(const rfb::Step* step, const std::string& at, const st
     }
     case rfb::Op::KvWrite: {
       const auto* op = step->op_as_KvWrite();
-      r.kind = RefStep::Kind::KvWrite;
+      r.kind = StandinStep::Kind::KvWrite;
       r.a = op->cache();
       r.b = op->position();
       r.c = op->source();
@@ -127,7 +127,7 @@ Result<RefStep> read_step(const rfb::Step* step, const std::string& at, const st
     }
     case rfb::Op::Attend: {
       const auto* op = step->op_as_Attend();
-      r.kind = RefStep::Kind::Attend;
+      r.kind = StandinStep::Kind::Attend;
       if (op->caches() == nullptr || op->caches()->size() == 0) {
         return format_error(where, at + " Attend lists no caches");
       }
@@ -148,7 +148,7 @@ Result<RefStep> read_step(const rfb::Step* step, const std::string& at, const st
     }
     case rfb::Op::RingShift: {
       const auto* op = step->op_as_RingShift();
-      r.kind = RefStep::Kind::RingShift;
+      r.kind = StandinStep::Kind::RingShift;
       r.a = op->state_in();
       r.b = op->source();
       r.c = op->state_out();
@@ -166,8 +166,8 @@ Result<RefStep> read_step(const rfb::Step* step, const std::string& at, const st
 
 }  // namespace
 
-Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const std::vector<bool>& is_input,
-                                         const std::string& where) {
+Result<StandinEngine> parse_standin_engine(const uint8_t* data, size_t size, const std::vector<bool>& is_input,
+                                           const std::string& where) {
   if (size < 8 || !rfb::EngineBufferHasIdentifier(data)) {
     return format_error(where, "engine bytes are not a trtx reference engine (identifier TRXE)");
   }
@@ -200,7 +200,7 @@ Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const
     return format_error(where, v + " carries " + std::to_string(n_steps) + " synthetic steps; a version-" +
                                    std::to_string(version) + " engine computes its program only");
   }
-  RefEngine out;
+  StandinEngine out;
   out.version = version;
   if (has_program) {
     // The program is copied into aligned memory of the engine's own: the
@@ -228,7 +228,7 @@ Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const
     for (flatbuffers::uoffset_t i = 0; i < e->steps()->size(); ++i) {
       const rfb::Step* step = e->steps()->Get(i);
       std::string at = "steps[" + std::to_string(i) + "]";
-      TRTX_ASSIGN_OR_RETURN(RefStep r, read_step(step, at, is_input, where));
+      TRTX_ASSIGN_OR_RETURN(StandinStep r, read_step(step, at, is_input, where));
       out.steps.push_back(std::move(r));
     }
   }

@@ -3,8 +3,8 @@
 // and types"), and the activation scratch it declares. Version 2 engines are
 // checked against their bindings by arity (reference-program.ts).
 
-import type { ReferenceEngine } from './reference-engine.js';
-import { engineFail as fail, type EngineLocationOptions } from './reference-engine-errors.js';
+import type { StandinEngine } from './standin-engine.js';
+import { engineFail as fail, type EngineLocationOptions } from './standin-engine-errors.js';
 import { TrtxError } from '../util/errors.js';
 
 /** The part of a blob io binding an engine is checked against. */
@@ -25,7 +25,7 @@ const POSITION_DTYPES = new Set(['int64', 'int32']);
  * data bindings are floating point. Dtype and shape checks apply only where
  * the blob declares them.
  */
-export function checkEngineBindings(engine: ReferenceEngine, bindings: readonly EngineBinding[], opts: EngineLocationOptions = {}): void {
+export function checkEngineBindings(engine: StandinEngine, bindings: readonly EngineBinding[], opts: EngineLocationOptions = {}): void {
   const n = bindings.length;
   const bad = (rel: string, message: string): never => fail('REF_ENGINE_BINDING', opts, rel, message);
   const get = (idx: number, rel: string) => {
@@ -107,7 +107,7 @@ export function checkEngineBindings(engine: ReferenceEngine, bindings: readonly 
 }
 
 /** Scratch bytes one enqueue needs when binding `unitBinding` has `shape`. */
-export function scratchBytes(engine: ReferenceEngine, shapes: readonly (readonly number[])[]): bigint {
+export function scratchBytes(engine: StandinEngine, shapes: readonly (readonly number[])[]): bigint {
   const sc = engine.scratch;
   if (!sc) return 0n;
   if (sc.perUnitBytes === 0n) return sc.baseBytes;

@@ -5,16 +5,16 @@
 // (issue 43). Here only the pages the steps' tables lie on are touched.
 
 import { REFERENCE_ENGINE_LAYOUT } from '../generated/layout/reference-engine.js';
-import { deref, fieldPos, type EngineSource } from './reference-engine-read.js';
-import { engineFail, type EngineLocationOptions } from './reference-engine-errors.js';
+import { deref, fieldPos, type EngineSource } from './standin-engine-read.js';
+import { engineFail, type EngineLocationOptions } from './standin-engine-errors.js';
 
-export type RefStep =
+export type StandinStep =
   | { op: 'Affine'; input: number; output: number; scale: number; bias: number }
   | { op: 'KvWrite'; cache: number; position: number; source: number; seqDim: number; salt: number }
   | { op: 'Attend'; caches: number[]; query: number; output: number }
   | { op: 'RingShift'; stateIn: number; source: number; stateOut: number };
 
-export type RefOp = RefStep['op'];
+export type StandinOp = StandinStep['op'];
 
 type Tables = typeof REFERENCE_ENGINE_LAYOUT.tables;
 
@@ -51,7 +51,7 @@ function fieldsOf<T extends keyof Tables>(src: EngineSource, table: number, name
 
 const OPS = REFERENCE_ENGINE_LAYOUT.unions.Op;
 
-function readStep(src: EngineSource, step: number, i: number, opts: EngineLocationOptions): RefStep {
+function readStep(src: EngineSource, step: number, i: number, opts: EngineLocationOptions): StandinStep {
   const tagAt = fieldPos(src, step, 0);
   const tag = tagAt ? src.u8(tagAt) : 0;
   const op = fieldsOf(src, step, 'Step').table('op');
@@ -85,7 +85,7 @@ function readStep(src: EngineSource, step: number, i: number, opts: EngineLocati
 }
 
 /** The steps of a verified engine whose root table is at `root`. */
-export function readSteps(src: EngineSource, root: number, opts: EngineLocationOptions): RefStep[] {
+export function readSteps(src: EngineSource, root: number, opts: EngineLocationOptions): StandinStep[] {
   const stepsAt = fieldsOf(src, root, 'Engine').table('steps');
   if (!stepsAt) return [];
   const n = src.u32(stepsAt);

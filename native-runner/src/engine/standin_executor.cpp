@@ -1,10 +1,10 @@
-// The reference engine's executor: runs a parsed RefEngine's steps over the
+// The reference engine's executor: runs a parsed StandinEngine's steps over the
 // bindings ExecuTorch hands the delegate, on the host or through the CUDA
-// kernels of reference_cuda.cu (schemas/reference-engine.md says what each
-// step computes). Parsing is reference_engine.cpp.
-#include "reference_cuda.h"
-#include "reference_plan.h"
-#include "trtx/engine/reference_engine.h"
+// kernels of standin_cuda.cu (schemas/reference-engine.md says what each
+// step computes). Parsing is standin_engine.cpp.
+#include "standin_cuda.h"
+#include "standin_plan.h"
+#include "trtx/engine/standin_engine.h"
 
 namespace trtx::engine {
 
@@ -29,11 +29,11 @@ Status need_float(const BindingView& b, const std::string& where, const std::str
   return ok_status();
 }
 
-class ReferenceExecutor final : public EngineExecutor {
+class StandinExecutor final : public EngineExecutor {
  public:
-  ReferenceExecutor(RefEngine e, runtime::DeviceContext device, void* fault)
+  StandinExecutor(StandinEngine e, runtime::DeviceContext device, void* fault)
       : engine_(std::move(e)), device_(device), fault_(fault) {}
-  ~ReferenceExecutor() override {
+  ~StandinExecutor() override {
     if (fault_ != nullptr) device_.release_mapped_flag(fault_);
   }
 
@@ -51,10 +51,10 @@ class ReferenceExecutor final : public EngineExecutor {
 
   Status check_bindings(const std::vector<BindingView>& b, const std::string& where) const override {
     for (size_t i = 0; i < engine_.steps.size(); ++i) {
-      const RefStep& s = engine_.steps[i];
+      const StandinStep& s = engine_.steps[i];
       std::string at = where + ".engine.steps[" + std::to_string(i) + "]";
       switch (s.kind) {
-        case RefStep::Kind::Affine:
+        case StandinStep::Kind::Affine:
           TRTX_CHECK_OK(need_float(b[s.a], at, "Affine input"));
           TRTX_CHECK_OK(need_float(b[s.b], at, "Affine output"));
           if (b[s.a].numel != b[s.b].numel) {
@@ -65,7 +65,7 @@ class ReferenceExecutor final : public EngineExecutor {
             return exec_error(at, "Affine input and output partially overlap");
           }
           break;
-        case RefStep::Kind::KvWrite: {
+        case StandinStep::Kind::KvWrite: {
           TRTX_CHECK_OK(need_float(b[s.a], at, "KvWrite cache"));
           TRTX_CHECK_OK(need_float(b[s.c], at, "KvWrite source"));
           const BindingView& pos = b[s.b];
@@ -82,7 +82,7 @@ class ReferenceExecutor final : public EngineExecutor {
           }
           break;
         }
-        case RefStep::Kind::Attend: {
+        case StandinStep::Kind::Attend: {
           TRTX_CHECK_OK(need_float(b[s.a], at, "Attend query"));
           TRTX_CHECK_OK(need_float(b[s.b], at, "Attend output"));
           if (overlap(b[s.b], b[s.a])) return exec_error(at, "Attend output overlaps its query");
@@ -92,7 +92,7 @@ class ReferenceExecutor final : public EngineExecutor {
           }
           break;
         }
-        case RefStep::Kind::RingShift: {
+        case StandinStep::Kind::RingShift: {
           TRTX_CHECK_OK(need_float(b[s.a], at, "RingShift state_in"));
           TRTX_CHECK_OK(need_float(b[s.b], at, "RingShift source"));
           TRTX_CHECK_OK(need_float(b[s.c], at, "RingShift state_out"));
@@ -117,8 +117,8 @@ class ReferenceExecutor final : public EngineExecutor {
     // Attend accumulates its per-cache partial sums in scratch; the engine
     // gets at least that much whatever it declares.
     uint64_t intrinsic = 0;
-    for (const RefStep& s : engine_.steps) {
-      if (s.kind != RefStep::Kind::Attend) continue;
+    for (const StandinStep& s : engine_.steps) {
+      if (s.kind != StandinStep::Kind::Attend) continue;
       uint64_t need = uint64_t(s.caches.size()) * b[s.b].numel * sizeof(float);
       if (need > intrinsic) intrinsic = need;
     }
@@ -128,19 +128,19 @@ class ReferenceExecutor final : public EngineExecutor {
   Status enqueue(const std::vector<BindingView>& b, void* scratch, uint64_t scratch_bytes, runtime::StreamRef stream,
                  const std::string& where) override {
     for (size_t i = 0; i < engine_.steps.size(); ++i) {
-      const RefStep& s = engine_.steps[i];
+      const StandinStep& s = engine_.steps[i];
       std::string at = where + ".engine.steps[" + std::to_string(i) + "]";
       switch (s.kind) {
-        case RefStep::Kind::Affine:
+        case StandinStep::Kind::Affine:
           TRTX_CHECK_OK(enqueue_affine(s, b, stream));
           break;
-        case RefStep::Kind::KvWrite:
+        case StandinStep::Kind::KvWrite:
           TRTX_CHECK_OK(enqueue_kv_write(s, b, stream, at));
           break;
-        case RefStep::Kind::Attend:
+        case StandinStep::Kind::Attend:
           TRTX_CHECK_OK(enqueue_attend(s, b, scratch, scratch_bytes, stream, at));
           break;
-        case RefStep::Kind::RingShift:
+        case StandinStep::Kind::RingShift:
           TRTX_CHECK_OK(enqueue_ring_shift(s, b, stream));
           break;
       }
@@ -161,8 +161,8 @@ class ReferenceExecutor final : public EngineExecutor {
  private:
   bool on_cuda() const { return device_.target() == runtime::Target::Cuda; }
 
-  // One step of enqueue each: on the device's stream through reference_cuda.cu, else on the host.
-  Status enqueue_affine(const RefStep& s, const std::vector<BindingView>& b, runtime::StreamRef stream) {
+  // One step of enqueue each: on the device's stream through standin_cuda.cu, else on the host.
+  Status enqueue_affine(const StandinStep& s, const std::vector<BindingView>& b, runtime::StreamRef stream) {
     AffinePlan p{b[s.a].data, b[s.a].dtype, b[s.b].data, b[s.b].dtype, b[s.b].numel, s.scale, s.bias};
     if (on_cuda()) {
       TRTX_CHECK_OK(cuda_kernels::affine(p, stream.handle));
@@ -174,7 +174,7 @@ class ReferenceExecutor final : public EngineExecutor {
     return ok_status();
   }
 
-  Status enqueue_kv_write(const RefStep& s, const std::vector<BindingView>& b, runtime::StreamRef stream,
+  Status enqueue_kv_write(const StandinStep& s, const std::vector<BindingView>& b, runtime::StreamRef stream,
                           const std::string& at) {
     const BindingView& cache = b[s.a];
     uint64_t outer = 1, inner = 1;
@@ -203,7 +203,7 @@ class ReferenceExecutor final : public EngineExecutor {
     return ok_status();
   }
 
-  Status enqueue_attend(const RefStep& s, const std::vector<BindingView>& b, void* scratch, uint64_t scratch_bytes,
+  Status enqueue_attend(const StandinStep& s, const std::vector<BindingView>& b, void* scratch, uint64_t scratch_bytes,
                         runtime::StreamRef stream, const std::string& at) {
     AttendPlan p{};
     p.n_caches = static_cast<int>(s.caches.size());
@@ -240,7 +240,7 @@ class ReferenceExecutor final : public EngineExecutor {
     return ok_status();
   }
 
-  Status enqueue_ring_shift(const RefStep& s, const std::vector<BindingView>& b, runtime::StreamRef stream) {
+  Status enqueue_ring_shift(const StandinStep& s, const std::vector<BindingView>& b, runtime::StreamRef stream) {
     const BindingView& in = b[s.a];
     auto width = static_cast<uint64_t>(in.sizes.back());
     RingShiftPlan p{in.data,     in.dtype,     b[s.b].data,      b[s.b].dtype, b[s.b].numel,
@@ -259,7 +259,7 @@ class ReferenceExecutor final : public EngineExecutor {
     return ok_status();
   }
 
-  RefEngine engine_;
+  StandinEngine engine_;
   runtime::DeviceContext device_;
   void* fault_;
   // What TensorRT would get through setWeightStreamingBudgetV2; a reference
@@ -269,13 +269,13 @@ class ReferenceExecutor final : public EngineExecutor {
 
 }  // namespace
 
-Result<std::unique_ptr<EngineExecutor>> make_reference_executor(RefEngine engine,
-                                                                const runtime::DeviceContext& device) {
+Result<std::unique_ptr<EngineExecutor>> make_standin_executor(StandinEngine engine,
+                                                              const runtime::DeviceContext& device) {
   void* fault = nullptr;
   if (device.target() == runtime::Target::Cuda) {
     TRTX_ASSIGN_OR_RETURN(fault, device.allocate_mapped_flag());
   }
-  return std::unique_ptr<EngineExecutor>(new ReferenceExecutor(std::move(engine), device, fault));
+  return std::unique_ptr<EngineExecutor>(new StandinExecutor(std::move(engine), device, fault));
 }
 
 }  // namespace trtx::engine

@@ -9,8 +9,8 @@ import { trtSingle } from '../src/examples/programs.js';
 import type { ProgramSpec } from '../src/examples/spec.js';
 import { runChecks } from '../src/checks/run.js';
 import type { Program } from '../src/pte/model.js';
-import { countEngines, engineCensus, referenceEngineLines } from '../src/tensorrt/engine-kind.js';
-import { decodeEngine, encodeEngine, type EngineInit } from '../src/tensorrt/reference-engine.js';
+import { countEngines, engineCensus, standinEngineLines } from '../src/tensorrt/engine-kind.js';
+import { decodeEngine, encodeEngine, type EngineInit } from '../src/tensorrt/standin-engine.js';
 import { TrtxError } from '../src/util/errors.js';
 import { encodePte, pteOf } from './helpers/memory-pte.js';
 import { kernelPartition, withoutDelegates } from '../fixtures/partition.js';
@@ -136,14 +136,14 @@ describe('what the commands say', () => {
   it('a line for the partition programs with their numbers, and "synthetic" for version 1', () => {
     const programs = { engines: 1, instructions: 3, operators: 2, weight_bytes: 4096, program_bytes: 9000 };
     const none = { engines: 0, instructions: 0, operators: 0, weight_bytes: 0, program_bytes: 0 };
-    expect(referenceEngineLines({ tensorrt: 0, reference: 1, synthetic: 0, programs, unknown: 0 })).toEqual([
+    expect(standinEngineLines({ tensorrt: 0, reference: 1, synthetic: 0, programs, unknown: 0 })).toEqual([
       '1 TensorRT delegate holds a trtx reference engine, not a TensorRT plan: the partition as an ExecuTorch program (3 instructions, 2 operators, 4096 weight bytes, 9000 program bytes); the program runs in trtx verify, not on TensorRT',
     ]);
-    const synthetic = referenceEngineLines({ tensorrt: 0, reference: 2, synthetic: 2, programs: none, unknown: 0 });
+    const synthetic = standinEngineLines({ tensorrt: 0, reference: 2, synthetic: 2, programs: none, unknown: 0 });
     expect(synthetic).toHaveLength(1);
     expect(synthetic[0]).toMatch(
       /^2 TensorRT delegates hold synthetic reference engines, not TensorRT plans \(fixtures and benchmarks; they compute a made-up function, not the model\)/,
     );
-    expect(referenceEngineLines(countEngines([{ kind: 'tensorrt', engine: null }]))).toEqual([]);
+    expect(standinEngineLines(countEngines([{ kind: 'tensorrt', engine: null }]))).toEqual([]);
   });
 });

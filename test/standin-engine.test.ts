@@ -8,8 +8,8 @@ import { Step as FbStep } from '../src/generated/trtx-ref/step.js';
 import { Attend as FbAttend } from '../src/generated/trtx-ref/attend.js';
 import { Affine as FbAffine } from '../src/generated/trtx-ref/affine.js';
 import { Op } from '../src/generated/trtx-ref/op.js';
-import { decodeEngine, encodeEngine, isReferenceEngine, type EngineInit } from '../src/tensorrt/reference-engine.js';
-import { checkEngineBindings, scratchBytes, type EngineBinding } from '../src/tensorrt/reference-engine-bindings.js';
+import { decodeEngine, encodeEngine, isStandinEngine, type EngineInit } from '../src/tensorrt/standin-engine.js';
+import { checkEngineBindings, scratchBytes, type EngineBinding } from '../src/tensorrt/standin-engine-bindings.js';
 import { TrtxError } from '../src/util/errors.js';
 import { flatcDecode } from './helpers/flatc.js';
 import { codeOf, refusal } from './helpers/refusal.js';
@@ -71,7 +71,7 @@ describe('reference engine codec', () => {
 
   it('carries identifier TRXE and decodes with flatc against the schema', () => {
     const bytes = encodeEngine(SAMPLE);
-    expect(isReferenceEngine(bytes)).toBe(true);
+    expect(isStandinEngine(bytes)).toBe(true);
     const j = flatcDecode(bytes, SCHEMA) as {
       version: number;
       steps: { op_type: string; op: unknown }[];
@@ -93,8 +93,8 @@ describe('reference engine codec', () => {
   });
 
   it('tells engines apart by identifier', () => {
-    expect(isReferenceEngine(new TextEncoder().encode('ftrt\x00\x00\x00\x00plan'))).toBe(false);
-    expect(isReferenceEngine(new Uint8Array(7))).toBe(false);
+    expect(isStandinEngine(new TextEncoder().encode('ftrt\x00\x00\x00\x00plan'))).toBe(false);
+    expect(isStandinEngine(new Uint8Array(7))).toBe(false);
   });
 });
 

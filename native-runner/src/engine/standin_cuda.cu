@@ -3,7 +3,7 @@
 // the launch), so an engine gives the same bits on every run on one device.
 #include <cuda_runtime.h>
 
-#include "reference_cuda.h"
+#include "standin_cuda.h"
 #include "trtx/runtime/cuda_api.h"
 
 namespace trtx::engine::cuda_kernels {

@@ -10,9 +10,9 @@ import { buildProgram } from '../src/examples/builder.js';
 import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import { runChecks } from '../src/checks/run.js';
 import { delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
-import { readReferenceEngine } from '../src/tensorrt/engine-kind.js';
-import { decodeEngine, encodeEngine, readEngine } from '../src/tensorrt/reference-engine.js';
-import type { EngineReadCost } from '../src/tensorrt/reference-engine-read.js';
+import { readStandinEngine } from '../src/tensorrt/engine-kind.js';
+import { decodeEngine, encodeEngine, readEngine } from '../src/tensorrt/standin-engine.js';
+import type { EngineReadCost } from '../src/tensorrt/standin-engine-read.js';
 import { TrtxError } from '../src/util/errors.js';
 import { externalPartition, externalWeightsSpec, pteBytes, type ExternalWeightsOptions } from '../fixtures/external-weights.js';
 import { pteOf } from './helpers/memory-pte.js';
@@ -122,7 +122,7 @@ describe('version 3: weights in the outer program', () => {
   it("weighs a version-3 engine by its keys' named-data segments", async () => {
     const pte = pteOf(externalWeightsSpec({ weights: WEIGHTS, resized: { 'layers.1.weight': 5000 } }));
     const ref = delegatesOf(pte, isTensorRT)[0];
-    const engine = await readReferenceEngine(pte, ref, await readDelegateBlob(pte, ref));
+    const engine = await readStandinEngine(pte, ref, await readDelegateBlob(pte, ref));
     expect(engine.program!.weightBytes).toBe(1024 + 5000);
   });
 

@@ -35,7 +35,7 @@ enum class EngineKind { Reference, TensorRTPlan, Unknown };
 /// reference engine carries the flatbuffer identifier "TRXE" at byte 4.
 EngineKind classify_engine(const uint8_t* head, size_t n);
 
-struct RefStep {
+struct StandinStep {
   enum class Kind { Affine, KvWrite, Attend, RingShift } kind = Kind::Affine;
   // Binding indices; meaning per kind (see the schema).
   uint32_t a = 0, b = 0, c = 0;
@@ -65,11 +65,11 @@ class AlignedBytes {
   size_t size_;
 };
 
-struct RefEngine {
+struct StandinEngine {
   /// 1: synthetic steps; 2: an ExecuTorch program (`program`); 3: a program
   /// whose weights are the outer program's named data.
   uint32_t version = 1;
-  std::vector<RefStep> steps;
+  std::vector<StandinStep> steps;
   /// Versions 2 and 3: the whole .pte, shared by copies of the engine.
   std::shared_ptr<const AlignedBytes> program;
   uint64_t scratch_base = 0;
@@ -84,17 +84,18 @@ struct RefEngine {
 /// binding index against `binding_is_input` (the blob's io_bindings). Reads
 /// version 1 (steps, no program) and versions 2 and 3 (a program, no steps);
 /// any other combination is EngineFormat at `where`.engine.
-Result<RefEngine> parse_reference_engine(const uint8_t* data, size_t size, const std::vector<bool>& binding_is_input,
-                                         const std::string& where);
+Result<StandinEngine> parse_standin_engine(const uint8_t* data, size_t size, const std::vector<bool>& binding_is_input,
+                                           const std::string& where);
 
 /// The activation scratch the engine declares for these bindings (its
 /// ScratchNeed: base + per_unit * the unit binding's extent), as both
 /// executors compute it.
-Result<uint64_t> declared_scratch_bytes(const RefEngine& engine, const std::vector<BindingView>& bindings,
+Result<uint64_t> declared_scratch_bytes(const StandinEngine& engine, const std::vector<BindingView>& bindings,
                                         const std::string& where);
 
 /// A version-1 (synthetic) executor for the device context's target (CPU or
 /// CUDA).
-Result<std::unique_ptr<EngineExecutor>> make_reference_executor(RefEngine engine, const runtime::DeviceContext& device);
+Result<std::unique_ptr<EngineExecutor>> make_standin_executor(StandinEngine engine,
+                                                              const runtime::DeviceContext& device);
 
 }  // namespace trtx::engine

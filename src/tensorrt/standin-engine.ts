@@ -19,20 +19,12 @@ import { ScratchNeed as FbScratchNeed } from '../generated/trtx-ref/scratch-need
 import { REFERENCE_ENGINE_LAYOUT } from '../generated/layout/reference-engine.js';
 import { verifyFlatBuffer, type BufferFormat } from '../pte/flatbuffer-verify.js';
 import { TrtxError } from '../util/errors.js';
-import { readReferenceProgram, type ReferenceProgram } from './reference-program.js';
-import {
-  deref,
-  fieldPos,
-  memoryEngineSource,
-  readBounded,
-  u64At,
-  type EngineReadCost,
-  type EngineSource,
-} from './reference-engine-read.js';
-import { readSteps, type RefStep } from './reference-engine-steps.js';
-import { engineFail, engineWhere as where, ENGINE_HINT as HINT, type EngineLocationOptions } from './reference-engine-errors.js';
+import { readStandinProgram, type StandinProgram } from './standin-program.js';
+import { deref, fieldPos, memoryEngineSource, readBounded, u64At, type EngineReadCost, type EngineSource } from './standin-engine-read.js';
+import { readSteps, type StandinStep } from './standin-engine-steps.js';
+import { engineFail, engineWhere as where, ENGINE_HINT as HINT, type EngineLocationOptions } from './standin-engine-errors.js';
 
-export type { EngineLocationOptions } from './reference-engine-errors.js';
+export type { EngineLocationOptions } from './standin-engine-errors.js';
 
 const U32_LIMIT = 2 ** 32;
 const U64_LIMIT = 1n << 64n;
@@ -47,10 +39,10 @@ export const REFERENCE_ENGINE_PROGRAM_VERSION = 2;
 /** Version 3: version 2 with the weights outside the engine, in the outer program's named data (EXTERNAL constants). */
 export const REFERENCE_ENGINE_EXTERNAL_VERSION = 3;
 
-export type { RefOp, RefStep } from './reference-engine-steps.js';
+export type { StandinOp, StandinStep } from './standin-engine-steps.js';
 
 /** Step as written by a caller: the float knobs may take their schema defaults. */
-export type RefStepInit =
+export type StandinStepInit =
   | { op: 'Affine'; input: number; output: number; scale?: number; bias?: number }
   | { op: 'KvWrite'; cache: number; position: number; source: number; seqDim: number; salt?: number }
   | { op: 'Attend'; caches: number[]; query: number; output: number }
@@ -63,20 +55,20 @@ export interface ScratchNeed {
   unitDim: number;
 }
 
-export interface ReferenceEngine {
+export interface StandinEngine {
   version: number;
-  steps: RefStep[];
+  steps: StandinStep[];
   /** null: the engine declares no scratch (needs none). */
   scratch: ScratchNeed | null;
   streamableWeightBytes: bigint;
   weightStreaming: boolean;
   /** Versions 2 and 3: the partition's program as trtx reads it; null for version 1 (synthetic). */
-  program: ReferenceProgram | null;
+  program: StandinProgram | null;
 }
 
 export interface EngineInit {
   /** Version 1's steps; empty for version 2. */
-  steps: RefStepInit[];
+  steps: StandinStepInit[];
   /** Version 2: the partition's .pte bytes (the version defaults to 2 with it, 1 without). */
   program?: Uint8Array;
   scratch?: { baseBytes: bigint | number; perUnitBytes?: bigint | number; unitBinding?: number; unitDim?: number } | null;
@@ -107,7 +99,7 @@ function f32(v: number, what: string): number {
   return v;
 }
 
-function encodeStep(b: flatbuffers.Builder, s: RefStepInit, i: number): flatbuffers.Offset {
+function encodeStep(b: flatbuffers.Builder, s: StandinStepInit, i: number): flatbuffers.Offset {
   const at = `steps[${i}]`;
   let type: Op;
   let body: flatbuffers.Offset;
@@ -213,12 +205,12 @@ function engineFormat(opts: EngineLocationOptions | undefined): BufferFormat {
 // Decoding
 
 /** Whether `bytes` carry the reference engine identifier (bytes 4..7 "TRXE"). */
-export function isReferenceEngine(bytes: Uint8Array): boolean {
+export function isStandinEngine(bytes: Uint8Array): boolean {
   return bytes.length >= 8 && String.fromCharCode(...bytes.subarray(4, 8)) === REFERENCE_ENGINE_IDENTIFIER;
 }
 
 /** Decodes engine bytes held in memory; refuses anything but a well-formed reference engine of a known version. */
-export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}): ReferenceEngine {
+export function decodeEngine(bytes: Uint8Array, opts: EngineLocationOptions = {}): StandinEngine {
   return decodeEngineFrom(memoryEngineSource(bytes), opts);
 }
 
@@ -233,7 +225,7 @@ export function readEngine(
   read: (offset: number, length: number) => Promise<Uint8Array>,
   opts: EngineLocationOptions = {},
   cost?: EngineReadCost,
-): Promise<ReferenceEngine> {
+): Promise<StandinEngine> {
   return readBounded(size, read, (src) => decodeEngineFrom(src, opts), cost);
 }
 
@@ -242,14 +234,14 @@ export function readEngine(
  * synchronously (an open file, pagedFileSource): the verifier walks it once,
  * holding a bounded number of pages, however many pages its tables touch.
  */
-export function decodeEngineFromSource(src: EngineSource, opts: EngineLocationOptions = {}): ReferenceEngine {
+export function decodeEngineFromSource(src: EngineSource, opts: EngineLocationOptions = {}): StandinEngine {
   return decodeEngineFrom(src, opts);
 }
 
 function checkIdentifier(src: EngineSource, opts: EngineLocationOptions): void {
   if (src.length < 8) engineFail('REF_ENGINE_TRUNCATED', opts, '', `engine has ${src.length} bytes; a reference engine needs at least 8`);
   const head = src.bytes(0, 8);
-  if (isReferenceEngine(head)) return;
+  if (isStandinEngine(head)) return;
   const id = Array.from(head.subarray(4, 8), (c) => (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : '.')).join('');
   const plan = String.fromCharCode(...head.subarray(0, 4)) === 'ftrt' ? ' (this looks like a TensorRT plan)' : '';
   engineFail(
@@ -291,7 +283,7 @@ function engineFields(src: EngineSource, root: number) {
   };
 }
 
-function decodeEngineFrom(src: EngineSource, opts: EngineLocationOptions): ReferenceEngine {
+function decodeEngineFrom(src: EngineSource, opts: EngineLocationOptions): StandinEngine {
   checkIdentifier(src, opts);
   const root = src.u32(0);
   verifyFlatBuffer(src, root, engineFormat(opts));
@@ -305,8 +297,8 @@ function decodeEngineFrom(src: EngineSource, opts: EngineLocationOptions): Refer
       `version ${version} is not one this reader knows (${REFERENCE_ENGINE_VERSIONS.join(', ')})`,
     );
   }
-  const steps: RefStep[] = [];
-  let program: ReferenceProgram | null = null;
+  const steps: StandinStep[] = [];
+  let program: StandinProgram | null = null;
   if (version === REFERENCE_ENGINE_VERSION) {
     if (fields.program !== null)
       engineFail('REF_ENGINE_PROGRAM', opts, 'program', 'a version-1 (synthetic) engine carries a program; only versions 2 and 3 may');
@@ -327,7 +319,7 @@ function decodeEngineFrom(src: EngineSource, opts: EngineLocationOptions): Refer
         'program',
         `a version-${version} engine carries no program (the partition as an ExecuTorch program)`,
       );
-    program = readReferenceProgram(src, fields.program.start, fields.program.length, opts);
+    program = readStandinProgram(src, fields.program.start, fields.program.length, opts);
     if (version === REFERENCE_ENGINE_PROGRAM_VERSION && program.externalWeights.length)
       engineFail(
         'REF_ENGINE_PROGRAM',

@@ -1,5 +1,5 @@
 // CPU-only build: the CUDA executor is never created, these only refuse.
-#include "reference_cuda.h"
+#include "standin_cuda.h"
 
 namespace trtx::engine::cuda_kernels {
 

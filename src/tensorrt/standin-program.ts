@@ -13,8 +13,8 @@ import { TensorDataLocation, type Program } from '../pte/model.js';
 import { resolveSegments } from '../pte/segments.js';
 import { planName, tensorBytes, tensorName } from '../pte/tensor.js';
 import { isTrtxError } from '../util/errors.js';
-import { engineFail, type EngineLocationOptions } from './reference-engine-errors.js';
-import type { EngineSource } from './reference-engine-read.js';
+import { engineFail, type EngineLocationOptions } from './standin-engine-errors.js';
+import type { EngineSource } from './standin-engine-read.js';
 
 /** The method a version-2 engine's program runs. */
 export const PROGRAM_METHOD = 'forward';
@@ -30,7 +30,7 @@ export interface ExternalWeight {
 }
 
 /** What trtx reads of a version-2 or 3 engine's program. */
-export interface ReferenceProgram {
+export interface StandinProgram {
   /** Bytes of the whole .pte (header and segments included). */
   programBytes: number;
   /** Bytes of its flatbuffer (what a reader reads of it). */
@@ -106,7 +106,7 @@ function asEngineRefusal<T>(opts: EngineLocationOptions, read: () => T): T {
  * (REF_ENGINE_PROGRAM) what trtx's .pte reader refuses, sizes that disagree,
  * or a program without `forward`.
  */
-export function readReferenceProgram(src: EngineSource, at: number, size: number, opts: EngineLocationOptions = {}): ReferenceProgram {
+export function readStandinProgram(src: EngineSource, at: number, size: number, opts: EngineLocationOptions = {}): StandinProgram {
   const head = src.bytes(at, Math.min(HEAD_BYTES, size));
   const header: PteHeader = asEngineRefusal(opts, () => parseHeader(head, size));
   const flatbufferBytes = header.extended ? header.extended.programSize : size;
@@ -139,7 +139,7 @@ export function readReferenceProgram(src: EngineSource, at: number, size: number
 }
 
 /** A disagreement between a version-2 engine's program and its blob's bindings; null when they agree. */
-export function programArityMismatch(program: ReferenceProgram, bindings: readonly { is_input: boolean }[]): string | null {
+export function programArityMismatch(program: StandinProgram, bindings: readonly { is_input: boolean }[]): string | null {
   const ins = bindings.filter((b) => b.is_input).length;
   const outs = bindings.length - ins;
   const wrong: string[] = [];
@@ -149,7 +149,7 @@ export function programArityMismatch(program: ReferenceProgram, bindings: readon
 }
 
 /** "the partition as an ExecuTorch program (N instructions, M operators, W weight bytes, P program bytes)". */
-export function describeReferenceProgram(p: Pick<ReferenceProgram, 'instructions' | 'operators' | 'weightBytes' | 'programBytes'>): string {
+export function describeStandinProgram(p: Pick<StandinProgram, 'instructions' | 'operators' | 'weightBytes' | 'programBytes'>): string {
   return `the partition as an ExecuTorch program (${p.instructions} instructions, ${p.operators} operators, ${p.weightBytes} weight bytes, ${p.programBytes} program bytes)`;
 }
 

@@ -1,7 +1,7 @@
 // The reference engine: format checks, each step's arithmetic against the
 // schema's formulas, determinism, and (CUDA builds with a GPU) the CUDA
 // executor against the CPU one.
-#include "trtx/engine/reference_engine.h"
+#include "trtx/engine/standin_engine.h"
 
 #include <cmath>
 #include <cstring>
@@ -18,9 +18,9 @@
 using trtx::Error;
 using trtx::ScalarType;
 using trtx::engine::BindingView;
-using trtx::engine::parse_reference_engine;
-using trtx::test::RefEngineSpec;
-using trtx::test::RefStepSpec;
+using trtx::engine::parse_standin_engine;
+using trtx::test::StandinEngineSpec;
+using trtx::test::StandinStepSpec;
 namespace rt = trtx::runtime;
 
 namespace {
@@ -31,22 +31,22 @@ BindingView view(const std::string& name, bool in, void* data, ScalarType t, std
 
 // Bindings: 0 pos (int64[1]), 1 x (f32[1,8]), 2 cache (f32[2,3,4]), 3 state
 // (f32[2,4]), 4 logits out (f32[8]), 5 state_out (f32[2,4]).
-RefEngineSpec kv_engine() {
-  RefEngineSpec e;
-  RefStepSpec kv;
-  kv.kind = RefStepSpec::Kind::KvWrite;
+StandinEngineSpec kv_engine() {
+  StandinEngineSpec e;
+  StandinStepSpec kv;
+  kv.kind = StandinStepSpec::Kind::KvWrite;
   kv.a = 2;
   kv.b = 0;
   kv.c = 1;
   kv.seq_dim = 1;
   kv.salt = 0.5f;
-  RefStepSpec ring;
-  ring.kind = RefStepSpec::Kind::RingShift;
+  StandinStepSpec ring;
+  ring.kind = StandinStepSpec::Kind::RingShift;
   ring.a = 3;
   ring.b = 1;
   ring.c = 5;
-  RefStepSpec att;
-  att.kind = RefStepSpec::Kind::Attend;
+  StandinStepSpec att;
+  att.kind = StandinStepSpec::Kind::Attend;
   att.caches = {2, 3};
   att.a = 1;
   att.b = 4;
@@ -79,11 +79,12 @@ struct Buffers {
   }
 };
 
-std::unique_ptr<trtx::engine::EngineExecutor> cpu_executor(const RefEngineSpec& spec, const std::vector<bool>& roles) {
-  auto bytes = trtx::test::build_reference_engine(spec);
-  auto parsed = parse_reference_engine(bytes.data(), bytes.size(), roles, "d");
+std::unique_ptr<trtx::engine::EngineExecutor> cpu_executor(const StandinEngineSpec& spec,
+                                                           const std::vector<bool>& roles) {
+  auto bytes = trtx::test::build_standin_engine(spec);
+  auto parsed = parse_standin_engine(bytes.data(), bytes.size(), roles, "d");
   if (!parsed.ok()) return nullptr;
-  auto ex = trtx::engine::make_reference_executor(parsed.get(), rt::DeviceContext(rt::Target::Host, 0));
+  auto ex = trtx::engine::make_standin_executor(parsed.get(), rt::DeviceContext(rt::Target::Host, 0));
   return ex.ok() ? std::move(ex.get()) : nullptr;
 }
 
@@ -92,7 +93,7 @@ std::unique_ptr<trtx::engine::EngineExecutor> cpu_executor(const RefEngineSpec& 
 TEST(classifies_engine_bytes) {
   const uint8_t plan[8] = {'f', 't', 'r', 't', 0, 0, 0, 0};
   CHECK(trtx::engine::classify_engine(plan, 8) == trtx::engine::EngineKind::TensorRTPlan);
-  auto ref = trtx::test::build_reference_engine(RefEngineSpec{});
+  auto ref = trtx::test::build_standin_engine(StandinEngineSpec{});
   CHECK(trtx::engine::classify_engine(ref.data(), ref.size()) == trtx::engine::EngineKind::Reference);
   const uint8_t junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   CHECK(trtx::engine::classify_engine(junk, 8) == trtx::engine::EngineKind::Unknown);
@@ -100,39 +101,39 @@ TEST(classifies_engine_bytes) {
 }
 
 TEST(refuses_unknown_versions_and_corrupt_bytes) {
-  RefEngineSpec v2;
+  StandinEngineSpec v2;
   v2.version = 2;
-  auto bytes = trtx::test::build_reference_engine(v2);
-  CHECK_ERR(parse_reference_engine(bytes.data(), bytes.size(), kRoles, "d"), Error::EngineFormat);
-  auto good = trtx::test::build_reference_engine(kv_engine());
+  auto bytes = trtx::test::build_standin_engine(v2);
+  CHECK_ERR(parse_standin_engine(bytes.data(), bytes.size(), kRoles, "d"), Error::EngineFormat);
+  auto good = trtx::test::build_standin_engine(kv_engine());
   for (size_t n = 0; n < good.size(); ++n) {
     std::vector<uint8_t> cut(good.begin(), good.begin() + static_cast<long>(n));
-    auto r = parse_reference_engine(cut.data(), cut.size(), kRoles, "d");
+    auto r = parse_standin_engine(cut.data(), cut.size(), kRoles, "d");
     CHECK(!r.ok());
   }
   for (size_t i = 0; i < good.size(); ++i) {
     auto m = good;
     m[i] ^= 0xFF;
-    (void)parse_reference_engine(m.data(), m.size(), kRoles, "d");
+    (void)parse_standin_engine(m.data(), m.size(), kRoles, "d");
   }
 }
 
 TEST(checks_binding_roles_and_indices) {
-  RefEngineSpec e;
-  RefStepSpec a;
-  a.kind = RefStepSpec::Kind::Affine;
+  StandinEngineSpec e;
+  StandinStepSpec a;
+  a.kind = StandinStepSpec::Kind::Affine;
   a.a = 0;
   a.b = 0;  // output names an input binding
   e.steps = {a};
-  auto bytes = trtx::test::build_reference_engine(e);
-  CHECK_ERR(parse_reference_engine(bytes.data(), bytes.size(), {true, false}, "d"), Error::EngineFormat);
+  auto bytes = trtx::test::build_standin_engine(e);
+  CHECK_ERR(parse_standin_engine(bytes.data(), bytes.size(), {true, false}, "d"), Error::EngineFormat);
   e.steps[0].b = 7;
-  bytes = trtx::test::build_reference_engine(e);
-  CHECK_ERR(parse_reference_engine(bytes.data(), bytes.size(), {true, false}, "d"), Error::EngineFormat);
-  RefEngineSpec kv = kv_engine();
+  bytes = trtx::test::build_standin_engine(e);
+  CHECK_ERR(parse_standin_engine(bytes.data(), bytes.size(), {true, false}, "d"), Error::EngineFormat);
+  StandinEngineSpec kv = kv_engine();
   kv.steps[0].a = 4;  // KvWrite cache must be an input
-  bytes = trtx::test::build_reference_engine(kv);
-  CHECK_ERR(parse_reference_engine(bytes.data(), bytes.size(), kRoles, "d"), Error::EngineFormat);
+  bytes = trtx::test::build_standin_engine(kv);
+  CHECK_ERR(parse_standin_engine(bytes.data(), bytes.size(), kRoles, "d"), Error::EngineFormat);
 }
 
 TEST(steps_compute_what_the_schema_says) {
@@ -202,7 +203,7 @@ TEST(position_outside_the_cache_is_an_error_and_writes_nothing) {
 }
 
 TEST(scratch_need_follows_the_declared_formula) {
-  RefEngineSpec e = kv_engine();
+  StandinEngineSpec e = kv_engine();
   e.scratch_base = 1000;
   e.scratch_per_unit = 10;
   e.scratch_unit_binding = 2;
@@ -241,11 +242,11 @@ TEST(cuda_executor_matches_the_cpu_bit_for_bit) {
   }
   rt::DeviceContext dev(rt::Target::Cuda, 0);
   CHECK_OK(dev.activate());
-  auto bytes = trtx::test::build_reference_engine(kv_engine());
-  auto parsed = parse_reference_engine(bytes.data(), bytes.size(), kRoles, "d");
+  auto bytes = trtx::test::build_standin_engine(kv_engine());
+  auto parsed = parse_standin_engine(bytes.data(), bytes.size(), kRoles, "d");
   CHECK_OK(parsed);
   if (!parsed.ok()) return;
-  auto gpu = trtx::engine::make_reference_executor(parsed.get(), dev);
+  auto gpu = trtx::engine::make_standin_executor(parsed.get(), dev);
   CHECK_OK(gpu);
   auto cpu = cpu_executor(kv_engine(), kRoles);
   if (!gpu.ok() || !cpu) return;

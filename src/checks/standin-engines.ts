@@ -13,10 +13,10 @@
 import { planName } from '../pte/tensor.js';
 import type { PteFile } from '../pte/open.js';
 import { specView } from '../tensorrt/delegate-view.js';
-import { namedDataSizes, readEngineKind, readReferenceEngine } from '../tensorrt/engine-kind.js';
-import { checkEngineBindings } from '../tensorrt/reference-engine-bindings.js';
-import type { ReferenceEngine } from '../tensorrt/reference-engine.js';
-import { PROGRAM_METHOD, programArityMismatch, type ExternalWeight } from '../tensorrt/reference-program.js';
+import { namedDataSizes, readEngineKind, readStandinEngine } from '../tensorrt/engine-kind.js';
+import { checkEngineBindings } from '../tensorrt/standin-engine-bindings.js';
+import type { StandinEngine } from '../tensorrt/standin-engine.js';
+import { PROGRAM_METHOD, programArityMismatch, type ExternalWeight } from '../tensorrt/standin-program.js';
 import { isTrtxError } from '../util/errors.js';
 import { formatIEC } from '../util/size.js';
 import type { CheckContext, TrtDelegate } from './context.js';
@@ -46,7 +46,7 @@ function externalWeightFault(w: ExternalWeight, sizes: ReadonlyMap<string, numbe
   return null;
 }
 
-function externalWeightChecks(pte: PteFile, d: TrtDelegate, engine: ReferenceEngine, where: Where): Diagnostic[] {
+function externalWeightChecks(pte: PteFile, d: TrtDelegate, engine: StandinEngine, where: Where): Diagnostic[] {
   const weights = engine.program?.externalWeights ?? [];
   if (!weights.length) return [];
   const sizes = namedDataSizes(pte);
@@ -75,7 +75,7 @@ function externalWeightChecks(pte: PteFile, d: TrtDelegate, engine: ReferenceEng
  * that carries its partition (version 2 or 3): a synthetic engine's
  * streamable size is as made up as its function.
  */
-function streamsNothing(pte: PteFile, d: TrtDelegate, engine: ReferenceEngine, where: Where): Diagnostic[] {
+function streamsNothing(pte: PteFile, d: TrtDelegate, engine: StandinEngine, where: Where): Diagnostic[] {
   const budget = specView(d.delegate).specs.weightStreamingBudget;
   const weights = engine.streamableWeightBytes;
   if (budget === undefined || !engine.program || !engine.weightStreaming || budget < weights) return [];
@@ -92,15 +92,15 @@ function streamsNothing(pte: PteFile, d: TrtDelegate, engine: ReferenceEngine, w
   ];
 }
 
-export async function checkReferenceEngines(ctx: Pick<CheckContext, 'pte' | 'trt'>): Promise<Diagnostic[]> {
+export async function checkStandinEngines(ctx: Pick<CheckContext, 'pte' | 'trt'>): Promise<Diagnostic[]> {
   const out: Diagnostic[] = [];
   for (const d of ctx.trt) {
     const where = { method: planName(d.plan, d.planIndex), delegate: d.delegateIndex };
     const bindings = d.blob.metadata.io_bindings;
-    let engine: ReferenceEngine;
+    let engine: StandinEngine;
     try {
       if ((await readEngineKind(ctx.pte, d, d.blob)) !== 'reference') continue;
-      engine = await readReferenceEngine(ctx.pte, d, d.blob);
+      engine = await readStandinEngine(ctx.pte, d, d.blob);
       if (!engine.program) checkEngineBindings(engine, bindings, { location: `${d.location} > engine` });
     } catch (e) {
       if (!isTrtxError(e)) throw e;

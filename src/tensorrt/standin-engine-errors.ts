@@ -1,7 +1,7 @@
 // How the reference engine's readers refuse: a coded TrtxError at a location
 // inside the engine, with the hint to rebuild it.
 
-import type { RefEngineCode } from '../codes/index.js';
+import type { StandinEngineCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
 
 export interface EngineLocationOptions {
@@ -17,6 +17,6 @@ export function engineWhere(opts: EngineLocationOptions | undefined, rel: string
 }
 
 /** Throws the engine refusal `code` at `rel` (under opts.location), with the reader's hint. */
-export function engineFail(code: RefEngineCode, opts: EngineLocationOptions | undefined, rel: string, message: string): never {
+export function engineFail(code: StandinEngineCode, opts: EngineLocationOptions | undefined, rel: string, message: string): never {
   throw new TrtxError(code, engineWhere(opts, rel), message, { hint: ENGINE_HINT });
 }

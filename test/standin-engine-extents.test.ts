@@ -14,7 +14,7 @@ import { closeSync, openSync, writeSync, ftruncateSync } from 'node:fs';
 import { withPte } from '../src/pte/open.js';
 import { MAX_KEPT_PAGES, pagedFileSource } from '../src/pte/program-source.js';
 import { delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
-import { readReferenceEngine } from '../src/tensorrt/engine-kind.js';
+import { readStandinEngine } from '../src/tensorrt/engine-kind.js';
 import { runChild } from './helpers/child-cli.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -43,7 +43,7 @@ describe('reference engines read by their extents', () => {
     await withPte(file, async (pte) => {
       const [ref] = delegatesOf(pte, isTensorRT);
       const cost = { bytesRead: 0, reads: 0 };
-      const engine = await readReferenceEngine(pte, ref, await readDelegateBlob(pte, ref), cost);
+      const engine = await readStandinEngine(pte, ref, await readDelegateBlob(pte, ref), cost);
       expect(engine.steps).toEqual([{ op: 'Affine', input: 0, output: 1, scale: 1, bias: 0 }]);
       // The head's page and the step's: never the 2 GiB between them.
       expect(cost.bytesRead).toBeLessThan(MiB);
@@ -56,7 +56,7 @@ describe('reference engines read by their extents', () => {
     writeSparseEnginePte(file, { engineBytes: 512 * MiB, shape: 'every-page' });
     await withPte(file, async (pte) => {
       const [ref] = delegatesOf(pte, isTensorRT);
-      const engine = await readReferenceEngine(pte, ref, await readDelegateBlob(pte, ref));
+      const engine = await readStandinEngine(pte, ref, await readDelegateBlob(pte, ref));
       expect(engine.steps).toHaveLength(512 * 16 - 3);
     });
     await boundedCommands(file, 300);
@@ -69,7 +69,7 @@ describe('reference engines read by their extents', () => {
       const refs = delegatesOf(pte, isTensorRT);
       expect(refs).toHaveLength(100);
       const engines = new Set();
-      for (const ref of refs) engines.add(await readReferenceEngine(pte, ref, await readDelegateBlob(pte, ref)));
+      for (const ref of refs) engines.add(await readStandinEngine(pte, ref, await readDelegateBlob(pte, ref)));
       expect(engines.size).toBe(1);
     });
   });
