@@ -11,7 +11,7 @@ import { decimalBelowPattern } from '../util/decimal-below.js';
 
 export const PROTOCOL_VERSION = 2;
 
-/** What the delegates carry: TensorRT plans (Torch-TensorRT) or trtx reference engines (python-bridge/trtx_bridge/reference). */
+/** What the delegates carry: TensorRT plans (Torch-TensorRT) or trtx reference engines (python-bridge/trtx_bridge/standin_lowering). */
 export const EngineKind = z.enum(['tensorrt', 'reference']);
 export type EngineKind = z.infer<typeof EngineKind>;
 
@@ -69,7 +69,7 @@ export const BridgeRequest = z
     check_only: z.boolean().meta({ description: 'Only check the imports and report versions and capabilities.' }),
     engine: EngineKind.meta({
       description:
-        'tensorrt: Torch-TensorRT compiles TensorRT engines (needs torch_tensorrt). reference: the reference lowering of python-bridge/trtx_bridge/reference writes the same delegates with trtx reference engines (needs torch and executorch only).',
+        'tensorrt: Torch-TensorRT compiles TensorRT engines (needs torch_tensorrt). reference: the reference lowering of python-bridge/trtx_bridge/standin_lowering writes the same delegates with trtx reference engines (needs torch and executorch only).',
     }),
     /** null: no eager run (check_only, or trtx export --no-reference). */
     reference: ReferenceRequest.nullable().meta({

@@ -26,7 +26,7 @@ namespace {
 
 /// Every execute runs every step over its bindings, so the step count bounds
 /// the time one execute may take per element; trtx's writers emit a handful
-/// (fixtures/trt.ts, python-bridge/trtx_bridge/reference). Stricter than the
+/// (fixtures/trt.ts, python-bridge/trtx_bridge/standin_lowering). Stricter than the
 /// flatbuffer verifier's own limit of 1,000,000 tables.
 constexpr flatbuffers::uoffset_t kMaxSteps = 4096;
 

@@ -1,5 +1,5 @@
 """The ``lower`` and ``finalize`` stages for ``engine == "reference"``: the
-reference lowering (``trtx_bridge.reference``) in place of Torch-TensorRT's
+reference lowering (``trtx_bridge.standin_lowering``) in place of Torch-TensorRT's
 compile and ExecuTorch export, for machines without TensorRT.
 
 A factory's ``compile_options`` keep their Torch-TensorRT meaning where the
@@ -20,9 +20,9 @@ HONOURED_OPTIONS = ("torch_executed_ops", "min_block_size")
 
 
 def lower_sources(sources: list[MethodSource], programs: dict[str, Any], request: Request, channel: Channel) -> tuple[Any, bool]:
-    from .reference import lower
-    from .reference.lower import BackendConflict
-    from .reference.plan import ReferenceLoweringError
+    from .standin_lowering import lower
+    from .standin_lowering.lower import BackendConflict
+    from .standin_lowering.plan import StandinLoweringError
 
     options: dict[str, dict[str, Any]] = {}
     for source in sources:
@@ -40,7 +40,7 @@ def lower_sources(sources: list[MethodSource], programs: dict[str, Any], request
             weight_streaming_budget=request.budget_bytes,
             options=options,
         )
-    except (ReferenceLoweringError, BackendConflict) as exc:
+    except (StandinLoweringError, BackendConflict) as exc:
         raise BridgeError(
             "LOWER",
             f"the reference lowering cannot stand in for this model: {describe_exception(exc)}",
@@ -78,6 +78,6 @@ def _lowering_failed(exc: BaseException) -> BridgeError:
 
 
 def finalize_config() -> Any:
-    from .reference import executorch_config
+    from .standin_lowering import executorch_config
 
     return executorch_config()

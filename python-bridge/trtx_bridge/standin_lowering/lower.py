@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .partitioner import BACKEND_ID, DEFAULT_MIN_BLOCK_SIZE, ReferencePartitioner
+from .partitioner import BACKEND_ID, DEFAULT_MIN_BLOCK_SIZE, StandinPartitioner
 
 
 class BackendConflict(RuntimeError):
@@ -63,7 +63,7 @@ def lower(
         for name in programs:
             opts = dict((options or {}).get(name, {}))
             partitioners[name] = [
-                ReferencePartitioner(
+                StandinPartitioner(
                     target_device=target_device,
                     weight_streaming_budget=weight_streaming_budget,
                     torch_executed_ops=tuple(opts.get("torch_executed_ops", ())),

@@ -43,7 +43,7 @@ MUTATES_META = "trtx_reference_mutates"  # node whose value a buffer takes -> th
 _INDEX = (torch.int64, torch.int32)
 
 
-class ReferenceLoweringError(ValueError):
+class StandinLoweringError(ValueError):
     """A partition the reference lowering cannot stand in for (an operator ExecuTorch has no kernel for)."""
 
 
@@ -81,7 +81,7 @@ def _device_id(compile_specs: Sequence[object]) -> int:
     decoded = decode_compile_specs(spec_pairs(compile_specs))
     refused = [f for f in decoded.errors if f.code == "SPEC_TARGET_DEVICE_INVALID"]
     if refused:
-        raise ReferenceLoweringError(refused[0].message)
+        raise StandinLoweringError(refused[0].message)
     return 0 if decoded.target is None or decoded.target.type == "cpu" else decoded.target.index
 
 
@@ -144,7 +144,7 @@ def plan_engine(edge_program: object, compile_specs: Sequence[object]) -> Engine
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs: list[torch.fx.Node] = list(output_node.args[0])
     if len(outputs) != len(sig.output_specs):
-        raise ReferenceLoweringError("the partition's outputs and its signature disagree")
+        raise StandinLoweringError("the partition's outputs and its signature disagree")
 
     bindings = [Binding(node.name, True) for node in runtime] + [Binding(f"output{i}", False) for i in range(len(outputs))]
     aliased: list[tuple[str, str, str]] = []

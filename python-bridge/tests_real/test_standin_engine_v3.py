@@ -22,10 +22,10 @@ import unittest
 import flatbuffers
 import torch
 from torch import nn
-from trtx_bridge.reference import executorch_config, lower
-from trtx_bridge.reference.blob import HEADER_FORMAT, HEADER_SIZE
-from trtx_bridge.reference.plan import ReferenceLoweringError
 from trtx_bridge.reference_outputs import run_eager, step_input
+from trtx_bridge.standin_lowering import executorch_config, lower
+from trtx_bridge.standin_lowering.blob import HEADER_FORMAT, HEADER_SIZE
+from trtx_bridge.standin_lowering.plan import StandinLoweringError
 
 
 def _engines(edge, method="forward"):
@@ -231,7 +231,7 @@ class EngineProgram(unittest.TestCase):
         # and ExecuTorch calls it on the way to preprocess.
         from unittest import mock
 
-        from trtx_bridge.reference.backend import TensorRTBackend
+        from trtx_bridge.standin_lowering.backend import TensorRTBackend
 
         ep = _export(Decode(), torch.randn(1, 1, 8), torch.tensor([0]))
         copied = TensorRTBackend.copy_exported_program_for_preprocess(ep, [])
@@ -285,8 +285,8 @@ class EngineProgram(unittest.TestCase):
         # The outer program keeps one named-data entry per FQN: two methods
         # from two differently initialised modules cannot share it.
         from trtx_bridge.errors import BridgeError
-        from trtx_bridge.reference_export import lower_sources
         from trtx_bridge.sources import MethodSource
+        from trtx_bridge.standin_export import lower_sources
 
         class Channel:
             def warning(self, message, code=None):
@@ -308,7 +308,7 @@ class EngineProgram(unittest.TestCase):
             def forward(self, x):
                 return torch.erfinv(torch.tanh(x * 2.0) * 0.5) + 1.0
 
-        with self.assertRaises(ReferenceLoweringError) as raised, torch.no_grad():
+        with self.assertRaises(StandinLoweringError) as raised, torch.no_grad():
             lower({"forward": _export(Erfinv(), torch.randn(4))}, options={"forward": {"min_block_size": 1}})
         self.assertIn("aten::erfinv.out", str(raised.exception))
         self.assertIn("partition taking (x)", str(raised.exception))

@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import torch
 
-from .plan import ReferenceLoweringError
+from .plan import StandinLoweringError
 
 
 @dataclass
@@ -74,7 +74,7 @@ def _index_copy_as_index_put(gm: torch.fx.GraphModule) -> int:
         cache, dim, index, source = node.args[:4]
         rank = node.meta["val"].dim() if "val" in node.meta else None
         if not isinstance(dim, int) or rank is None:
-            raise ReferenceLoweringError(f"{node.name}: index_copy along a dimension not known at export ({dim!r})")
+            raise StandinLoweringError(f"{node.name}: index_copy along a dimension not known at export ({dim!r})")
         dim %= rank
         with gm.graph.inserting_before(node):
             new = gm.graph.call_function(index_put, (cache, [None] * dim + [index], source))
@@ -129,11 +129,11 @@ def partition_program(edge_program: object, label: str) -> PartitionProgram:
     try:
         finalized = manager.to_executorch(ExecutorchBackendConfig(external_constants=True))
     except Exception as exc:
-        raise ReferenceLoweringError(f"partition {label}: ExecuTorch cannot emit it as a program: {exc}") from exc
+        raise StandinLoweringError(f"partition {label}: ExecuTorch cannot emit it as a program: {exc}") from exc
     kernels = available_kernels()
     missing = sorted({name for name in _operator_names(finalized) if name not in kernels})
     if missing:
-        raise ReferenceLoweringError(f"partition {label} uses operator(s) ExecuTorch's CPU kernels do not implement: {', '.join(missing)}")
+        raise StandinLoweringError(f"partition {label} uses operator(s) ExecuTorch's CPU kernels do not implement: {', '.join(missing)}")
     # The program without its weights is the graph's size: joining the Cord
     # copies kilobytes, not the model.
     return PartitionProgram(program=bytes(finalized.buffer), weights=external_weights(finalized))

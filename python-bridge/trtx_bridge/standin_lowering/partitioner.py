@@ -68,7 +68,7 @@ class _Supported(OperatorSupportBase):
         return bool(name) and name not in self.excluded
 
 
-class ReferencePartitioner(Partitioner):
+class StandinPartitioner(Partitioner):
     def __init__(
         self,
         *,

@@ -18,9 +18,9 @@ import sys
 import unittest
 
 import torch
-from test_reference_engine_v3 import _engines, _outer_named_data, _read_engine, _run_program
+from test_standin_engine_v3 import _engines, _outer_named_data, _read_engine, _run_program
 from torch.export.graph_signature import OutputKind
-from trtx_bridge.reference import lower
+from trtx_bridge.standin_lowering import lower
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(_HERE, "..", "corpus"))

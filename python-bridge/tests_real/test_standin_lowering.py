@@ -13,9 +13,9 @@ import unittest
 
 import torch
 from torch import nn
-from trtx_bridge.reference import lower
-from trtx_bridge.reference.blob import HEADER_FORMAT, HEADER_SIZE, Binding, BlobMetadata, serialize_blob
-from trtx_bridge.reference.lower import check_backend
+from trtx_bridge.standin_lowering import lower
+from trtx_bridge.standin_lowering.blob import HEADER_FORMAT, HEADER_SIZE, Binding, BlobMetadata, serialize_blob
+from trtx_bridge.standin_lowering.lower import check_backend
 
 
 def _blobs(edge, method="forward"):
@@ -132,7 +132,7 @@ class Lowering(unittest.TestCase):
             options={"forward": {"min_block_size": 1000, "torch_executed_ops": ["aten.index_copy.default"]}},
         )
         self.assertEqual(_blobs(nothing), [])
-        from trtx_bridge.reference import executorch_config
+        from trtx_bridge.standin_lowering import executorch_config
 
         nothing.to_executorch(executorch_config())  # the update decomposed: a program ExecuTorch can finalize
 
@@ -147,7 +147,7 @@ class Lowering(unittest.TestCase):
             "class TensorRTBackend(BackendDetails):\n"
             "    @staticmethod\n"
             "    def preprocess(ep, specs): raise AssertionError('the impostor ran')\n"
-            "from trtx_bridge.reference.lower import BackendConflict, check_backend\n"
+            "from trtx_bridge.standin_lowering.lower import BackendConflict, check_backend\n"
             "try:\n"
             "    check_backend()\n"
             "except BackendConflict as e:\n"
