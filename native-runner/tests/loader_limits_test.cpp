@@ -86,7 +86,7 @@ TEST(blob_metadata_is_bounded_in_depth_and_values) {
   CHECK_EQ(blob_code(metadata_with(zeros(1000000))), Error::TRT_BLOB_METADATA_JSON);
 }
 
-TEST(reference_engine_steps_are_bounded) {
+TEST(standin_engine_steps_are_bounded) {
   auto at = trtx::test::build_standin_engine(affine_steps(4096));
   CHECK_OK(trtx::engine::parse_standin_engine(at.data(), at.size(), kRoles, "d"));
   auto past = trtx::test::build_standin_engine(affine_steps(4097));
@@ -95,7 +95,7 @@ TEST(reference_engine_steps_are_bounded) {
   if (!r.ok()) CHECK(r.failure().message.find("4097 steps") != std::string::npos);
 }
 
-TEST(reference_engine_attend_caches_are_bounded) {
+TEST(standin_engine_attend_caches_are_bounded) {
   StandinEngineSpec e;
   StandinStepSpec at;
   at.kind = StandinStepSpec::Kind::Attend;
