@@ -29,7 +29,7 @@ const LONG_FILES: Record<string, number> = {
   // Issue 43's real-size hostile shapes (child processes over sparse giants), timed alone on 2 cores.
   'giant-fuzz': 31,
   'report-amplification': 19,
-  'reference-engine-extents': 15,
+  'standin-engine-extents': 15,
   'hostile-structure': 16,
   'real-runtime': 11,
   'runner-build': 9,

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bridgeEnv, bridgePackageDir } from '../src/bridge/env.js';
-import { PROTOCOL_VERSION, type BridgeRequest, type CheckResult, type EngineKind } from '../src/bridge/protocol.js';
+import { PROTOCOL_VERSION, type BridgeRequest, type EnvironmentCheckResult, type EngineKind } from '../src/bridge/protocol.js';
 import { BridgeFailure, runBridge, type RunBridgeOptions } from '../src/bridge/run.js';
 import { DOUBLES_DIR, failure, PYTHON, REPO } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
@@ -10,7 +10,7 @@ import { tempDir } from './helpers/temp.js';
 const doubles = (knobs: Record<string, string> = {}) => ({ PYTHONPATH: DOUBLES_DIR, ...knobs });
 
 /** The bridge's check_only request (schemas/bridge-protocol.schema.json): its import stage alone, answered with versions and capabilities. */
-async function checkPython(opts: RunBridgeOptions & { engine?: EngineKind }): Promise<CheckResult> {
+async function checkPython(opts: RunBridgeOptions & { engine?: EngineKind }): Promise<EnvironmentCheckResult> {
   const request: BridgeRequest = {
     protocol: PROTOCOL_VERSION,
     model: '',

@@ -350,9 +350,9 @@ it('every TensorRT code has a test above', () => {
       'TRT_DEVICE_MISMATCH',
       'TRT_DEVICE_ID_MISMATCH',
       'TRT_BUDGET_MULTI_ENGINE',
-      // test/reference-program.test.ts
+      // test/standin-program.test.ts
       'TRT_REFERENCE_PROGRAM_ARITY',
-      // test/reference-engine-v3.test.ts (and reference-program.test.ts)
+      // test/standin-engine-v3.test.ts (and reference-program.test.ts)
       'TRT_REFERENCE_EXTERNAL_WEIGHT',
       // test/shared-segment.test.ts
       'TRT_SHARED_SEGMENT',

@@ -6,7 +6,7 @@ import { renderBlob, writeFixture } from '../src/examples/builder.js';
 import { cloneSpec, delegateOf, methodOf } from '../src/examples/broken.js';
 import { multiEngine, trtSingle } from '../src/examples/programs.js';
 import { withPte } from '../src/pte/open.js';
-import { engineCensus, engineKindOf, referenceEngineLines, type EngineCensus } from '../src/tensorrt/engine-kind.js';
+import { engineCensus, engineKindOf, standinEngineLines, type EngineCensus } from '../src/tensorrt/engine-kind.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/temp.js';
 
@@ -21,7 +21,7 @@ const census = (tensorrt: number, synthetic: number, unknown: number): EngineCen
   programs: NO_PROGRAMS,
   unknown,
 });
-const line = (c: EngineCensus) => referenceEngineLines(c)[0] ?? null;
+const line = (c: EngineCensus) => standinEngineLines(c)[0] ?? null;
 
 /** trtSingle with its engine's first bytes replaced. */
 async function withEngineHead(name: string, head: Uint8Array): Promise<string> {

@@ -8,7 +8,7 @@ import { trtDelegate } from '../src/examples/trt.js';
 import { DataLocation, DeviceType, ScalarType, memoryOffset } from '../src/pte/model.js';
 import { openPte } from '../src/pte/open.js';
 import { parseBlob, engineBytes } from '../src/tensorrt/blob.js';
-import { decodeEngine } from '../src/tensorrt/reference-engine.js';
+import { decodeEngine } from '../src/tensorrt/standin-engine.js';
 import { flatcDecode } from './helpers/flatc.js';
 import { viewMethod } from './helpers/fixture-view.js';
 import { tempDir } from './helpers/temp.js';

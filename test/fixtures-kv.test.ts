@@ -10,8 +10,8 @@ import { cacheBytes, cacheFqns, kvDecoder, KV_SEED, resolveKv } from '../src/exa
 import { stagingBytes } from '../fixtures/measure.js';
 import { engineBytes, parseBlob } from '../src/tensorrt/blob.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
-import { decodeEngine } from '../src/tensorrt/reference-engine.js';
-import { scratchBytes } from '../src/tensorrt/reference-engine-bindings.js';
+import { decodeEngine } from '../src/tensorrt/standin-engine.js';
+import { scratchBytes } from '../src/tensorrt/standin-engine-bindings.js';
 import { blobMeta, callArgSizes, lineDiff, viewMethod, type MethodView } from './helpers/fixture-view.js';
 import { tempDir } from './helpers/temp.js';
 

@@ -3,7 +3,7 @@
 // field's vtable slot and width agrees with the builders flatc generated
 // from the same schemas (src/generated/<namespace>/), an independent output
 // of the compiler. The verifier itself walks them: test/pte-hostile.test.ts
-// and test/reference-engine.test.ts.
+// and test/standin-engine.test.ts.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { PROGRAM_LAYOUT } from '../src/generated/layout/program.js';
 import { REFERENCE_ENGINE_LAYOUT } from '../src/generated/layout/reference-engine.js';
 import type { FieldKind, SchemaLayout } from '../src/pte/layout.js';
 import { FILE_IDENTIFIER } from '../src/pte/header.js';
-import { REFERENCE_ENGINE_IDENTIFIER } from '../src/tensorrt/reference-engine.js';
+import { REFERENCE_ENGINE_IDENTIFIER } from '../src/tensorrt/standin-engine.js';
 import { REPO } from './helpers/bridge.js';
 import { tempDir } from './helpers/temp.js';
 

@@ -12,7 +12,7 @@ import { CATALOGUE } from '../src/examples/catalogue.js';
 import { repeatedLongName, sharedOperatorName, sharedValueTable } from '../fixtures/hostile.js';
 import { parseHeader } from '../src/pte/header.js';
 import { decodePteBytes } from '../src/pte/open.js';
-import { DECODE_BUDGET_FACTOR, verifyProgram } from '../src/pte/verify.js';
+import { DECODE_BUDGET_FACTOR, verifyProgramFlatBuffer } from '../src/pte/flatbuffer-verify.js';
 import { REPORT_BUDGET_FACTOR, REPORT_BUDGET_FLOOR } from '../src/util/report-budget.js';
 import { runChild } from './helpers/child-cli.js';
 import { corpusPath, corpusPrograms } from './helpers/corpus.js';
@@ -33,7 +33,7 @@ const write = (name: string, bytes: Uint8Array) => {
 function chargeRatio(bytes: Uint8Array): number {
   const h = parseHeader(bytes.subarray(0, 64), bytes.length);
   const size = h.extended ? h.extended.programSize : bytes.length;
-  return verifyProgram(bytes.subarray(0, size), h.rootOffset, Infinity).charged / size;
+  return verifyProgramFlatBuffer(bytes.subarray(0, size), h.rootOffset, Infinity).charged / size;
 }
 
 describe('the decode budget', () => {

@@ -9,7 +9,7 @@ import type { RealCorpus } from '../scripts/corpus/build.js';
 import { withPte } from '../src/pte/open.js';
 import { decodeCompileSpecs } from '../src/tensorrt/compile-specs.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob } from '../src/tensorrt/delegates.js';
-import { decodeEngine } from '../src/tensorrt/reference-engine.js';
+import { decodeEngine } from '../src/tensorrt/standin-engine.js';
 import { CORPUS_TIMEOUT_MS, file, realCorpus } from './helpers/real-corpus.js';
 import { runCli } from './helpers/cli.js';
 import { REPO } from './helpers/bridge.js';

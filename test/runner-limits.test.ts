@@ -1,5 +1,5 @@
 // The runner's loader limits, each met by a hostile file (native-runner/
-// src/executorch/load_limits.h; the plugins' own limits are ctest's
+// src/integration/load_limits.h; the plugins' own limits are ctest's
 // loader_limits_test): the verification level it loads with, the program
 // part a header may claim, and the host memory a program may plan. Each says
 // what `trtx check` does with the same file. Peak memory is the child's

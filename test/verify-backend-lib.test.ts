@@ -1,6 +1,6 @@
 // `trtx verify --backend-lib PATH` (and TRTX_BACKEND_LIB): the runner loads a
 // library that registers TensorRTBackend and runs it instead of its own
-// (native-runner/src/executorch/backend_plugin.h, docs/backend-plugin.md). The
+// (native-runner/src/integration/backend_plugin.h, docs/backend-plugin.md). The
 // library here is trtx's own backend built as one (libtrtx_backend_plugin.so),
 // which marks itself: with TRTX_BACKEND_PLUGIN_TRACE=FILE each init() of its
 // delegates appends a line to FILE, so a runner that ignored the flag leaves

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "support/check.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 
 namespace et = executorch::runtime;
 using trtx::et::ArenaFill;

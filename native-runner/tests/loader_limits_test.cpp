@@ -11,12 +11,12 @@
 #include "support/blob_builder.h"
 #include "support/check.h"
 #include "trtx/backend/tensorrt_blob.h"
-#include "trtx/engine/reference_engine.h"
+#include "trtx/engine/standin_engine.h"
 #include "trtx/runtime/json.h"
 
 using trtx::Error;
-using trtx::test::RefEngineSpec;
-using trtx::test::RefStepSpec;
+using trtx::test::StandinEngineSpec;
+using trtx::test::StandinStepSpec;
 
 namespace {
 
@@ -39,10 +39,10 @@ Error blob_code(const std::string& metadata) {
   return r.ok() ? Error::Ok : r.error();
 }
 
-RefEngineSpec affine_steps(size_t n) {
-  RefEngineSpec e;
-  RefStepSpec a;
-  a.kind = RefStepSpec::Kind::Affine;
+StandinEngineSpec affine_steps(size_t n) {
+  StandinEngineSpec e;
+  StandinStepSpec a;
+  a.kind = StandinStepSpec::Kind::Affine;
   a.a = 0;
   a.b = 1;
   e.steps.assign(n, a);
@@ -86,28 +86,28 @@ TEST(blob_metadata_is_bounded_in_depth_and_values) {
   CHECK_EQ(blob_code(metadata_with(zeros(1000000))), Error::TRT_BLOB_METADATA_JSON);
 }
 
-TEST(reference_engine_steps_are_bounded) {
-  auto at = trtx::test::build_reference_engine(affine_steps(4096));
-  CHECK_OK(trtx::engine::parse_reference_engine(at.data(), at.size(), kRoles, "d"));
-  auto past = trtx::test::build_reference_engine(affine_steps(4097));
-  auto r = trtx::engine::parse_reference_engine(past.data(), past.size(), kRoles, "d");
+TEST(standin_engine_steps_are_bounded) {
+  auto at = trtx::test::build_standin_engine(affine_steps(4096));
+  CHECK_OK(trtx::engine::parse_standin_engine(at.data(), at.size(), kRoles, "d"));
+  auto past = trtx::test::build_standin_engine(affine_steps(4097));
+  auto r = trtx::engine::parse_standin_engine(past.data(), past.size(), kRoles, "d");
   CHECK_ERR(r, Error::EngineFormat);
   if (!r.ok()) CHECK(r.failure().message.find("4097 steps") != std::string::npos);
 }
 
-TEST(reference_engine_attend_caches_are_bounded) {
-  RefEngineSpec e;
-  RefStepSpec at;
-  at.kind = RefStepSpec::Kind::Attend;
+TEST(standin_engine_attend_caches_are_bounded) {
+  StandinEngineSpec e;
+  StandinStepSpec at;
+  at.kind = StandinStepSpec::Kind::Attend;
   at.a = 0;  // query
   at.b = 1;  // output
   at.caches.assign(64, 0);
   e.steps = {at};
-  auto ok = trtx::test::build_reference_engine(e);
-  CHECK_OK(trtx::engine::parse_reference_engine(ok.data(), ok.size(), kRoles, "d"));
+  auto ok = trtx::test::build_standin_engine(e);
+  CHECK_OK(trtx::engine::parse_standin_engine(ok.data(), ok.size(), kRoles, "d"));
   e.steps[0].caches.assign(65, 0);
-  auto past = trtx::test::build_reference_engine(e);
-  CHECK_ERR(trtx::engine::parse_reference_engine(past.data(), past.size(), kRoles, "d"), Error::EngineFormat);
+  auto past = trtx::test::build_standin_engine(e);
+  CHECK_ERR(trtx::engine::parse_standin_engine(past.data(), past.size(), kRoles, "d"), Error::EngineFormat);
 }
 
 int main() { return trtx::test::run_all(); }

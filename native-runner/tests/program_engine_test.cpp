@@ -22,15 +22,15 @@
 #include "support/check.h"
 #include "trtx/backend/tensorrt_backend.h"
 #include "trtx/engine/program_executor.h"
-#include "trtx/engine/reference_engine.h"
+#include "trtx/engine/standin_engine.h"
 #include "trtx/et/device_allocator.h"
 
 namespace et = executorch::runtime;
 using trtx::Error;
 using trtx::ScalarType;
 using trtx::engine::BindingView;
-using trtx::engine::parse_reference_engine;
-using trtx::test::RefEngineSpec;
+using trtx::engine::parse_standin_engine;
+using trtx::test::StandinEngineSpec;
 namespace rt = trtx::runtime;
 
 namespace {
@@ -47,19 +47,19 @@ BindingView view(const std::string& name, bool in, void* data, ScalarType t, std
 }
 
 std::vector<uint8_t> v2_engine(const std::vector<uint8_t>& program) {
-  RefEngineSpec e;
+  StandinEngineSpec e;
   e.version = 2;
   e.program = program;
   e.scratch_base = 96;
   e.streamable = 1234;
   e.streaming = true;
-  return trtx::test::build_reference_engine(e);
+  return trtx::test::build_standin_engine(e);
 }
 
 trtx::Result<std::unique_ptr<trtx::engine::EngineExecutor>> executor(const std::vector<uint8_t>& program,
                                                                      const std::vector<bool>& roles) {
   auto bytes = v2_engine(program);
-  auto parsed = parse_reference_engine(bytes.data(), bytes.size(), roles, "forward.delegates[0]");
+  auto parsed = parse_standin_engine(bytes.data(), bytes.size(), roles, "forward.delegates[0]");
   if (!parsed.ok()) return parsed.take_failure();
   return trtx::engine::make_program_executor(parsed.get(), rt::DeviceContext(rt::Target::Host, 0), roles,
                                              "forward.delegates[0]");
@@ -73,7 +73,7 @@ TEST(version_2_parses_and_owns_an_aligned_program) {
   std::vector<uint8_t> program(1000);
   for (size_t i = 0; i < program.size(); ++i) program[i] = static_cast<uint8_t>(i * 7);
   auto bytes = v2_engine(program);
-  auto parsed = parse_reference_engine(bytes.data(), bytes.size(), kAddRoles, "d");
+  auto parsed = parse_standin_engine(bytes.data(), bytes.size(), kAddRoles, "d");
   CHECK_OK(parsed);
   if (!parsed.ok()) return;
   CHECK_EQ(parsed->version, 2u);
@@ -87,17 +87,17 @@ TEST(version_2_parses_and_owns_an_aligned_program) {
   CHECK_EQ(parsed->streamable_weight_bytes, uint64_t{1234});
   CHECK(parsed->weight_streaming);
   // Version 1 still parses, without a program.
-  RefEngineSpec v1;
-  auto v1_bytes = trtx::test::build_reference_engine(v1);
-  auto p1 = parse_reference_engine(v1_bytes.data(), v1_bytes.size(), kAddRoles, "d");
+  StandinEngineSpec v1;
+  auto v1_bytes = trtx::test::build_standin_engine(v1);
+  auto p1 = parse_standin_engine(v1_bytes.data(), v1_bytes.size(), kAddRoles, "d");
   CHECK_OK(p1);
   if (p1.ok()) CHECK(p1->version == 1 && p1->program == nullptr);
 }
 
 TEST(refuses_every_other_combination) {
-  auto refused = [](const RefEngineSpec& e, const char* says) {
-    auto bytes = trtx::test::build_reference_engine(e);
-    auto r = parse_reference_engine(bytes.data(), bytes.size(), kAddRoles, "forward.delegates[0]");
+  auto refused = [](const StandinEngineSpec& e, const char* says) {
+    auto bytes = trtx::test::build_standin_engine(e);
+    auto r = parse_standin_engine(bytes.data(), bytes.size(), kAddRoles, "forward.delegates[0]");
     CHECK_ERR(r, Error::EngineFormat);
     if (r.ok()) return;
     CHECK_EQ(r.failure().location, std::string("forward.delegates[0].engine"));
@@ -106,32 +106,32 @@ TEST(refuses_every_other_combination) {
       CHECK(false);
     }
   };
-  RefEngineSpec no_program;
+  StandinEngineSpec no_program;
   no_program.version = 2;
   refused(no_program, "version 2 has no program");
-  RefEngineSpec with_steps;
+  StandinEngineSpec with_steps;
   with_steps.version = 2;
   with_steps.program = {1, 2, 3};
   with_steps.steps.resize(1);
   with_steps.steps[0].b = 2;
   refused(with_steps, "synthetic steps");
-  RefEngineSpec v1_program;
+  StandinEngineSpec v1_program;
   v1_program.program = {1, 2, 3};
   refused(v1_program, "version 1");
-  RefEngineSpec v3_no_program;
+  StandinEngineSpec v3_no_program;
   v3_no_program.version = 3;
   refused(v3_no_program, "version 3 has no program");
-  RefEngineSpec v3_with_steps = with_steps;
+  StandinEngineSpec v3_with_steps = with_steps;
   v3_with_steps.version = 3;
   refused(v3_with_steps, "synthetic steps");
   for (uint32_t v : {0u, 4u, 0xFFFFFFFFu}) {
-    RefEngineSpec unknown;
+    StandinEngineSpec unknown;
     unknown.version = v;
     unknown.program = {1};
     refused(unknown, "not one this runner knows");
   }
   // The v1 checks still apply to a v2 engine's scratch.
-  RefEngineSpec bad_scratch;
+  StandinEngineSpec bad_scratch;
   bad_scratch.version = 2;
   bad_scratch.program = {1};
   bad_scratch.scratch_per_unit = 4;

@@ -27,15 +27,15 @@
 #include "support/program_builder.h"
 #include "trtx/backend/tensorrt_backend.h"
 #include "trtx/engine/program_executor.h"
-#include "trtx/engine/reference_engine.h"
+#include "trtx/engine/standin_engine.h"
 #include "trtx/et/device_allocator.h"
 
 namespace et = executorch::runtime;
 using trtx::Error;
 using trtx::ScalarType;
 using trtx::engine::BindingView;
-using trtx::engine::parse_reference_engine;
-using trtx::test::RefEngineSpec;
+using trtx::engine::parse_standin_engine;
+using trtx::test::StandinEngineSpec;
 namespace rt = trtx::runtime;
 
 namespace {
@@ -75,14 +75,14 @@ struct Outer {
 
 trtx::Result<std::unique_ptr<trtx::engine::EngineExecutor>> v3_executor(const std::vector<uint8_t>& program,
                                                                         const et::NamedDataMap* named) {
-  RefEngineSpec e;
+  StandinEngineSpec e;
   e.version = 3;
   e.program = program;
   e.streamable = 8;
   e.streaming = true;
-  auto bytes = trtx::test::build_reference_engine(e);
+  auto bytes = trtx::test::build_standin_engine(e);
   const std::vector<bool> roles = {true, false};
-  auto parsed = parse_reference_engine(bytes.data(), bytes.size(), roles, "forward.delegates[0]");
+  auto parsed = parse_standin_engine(bytes.data(), bytes.size(), roles, "forward.delegates[0]");
   if (!parsed.ok()) return parsed.take_failure();
   return trtx::engine::make_program_executor(parsed.get(), rt::DeviceContext(rt::Target::Host, 0), roles,
                                              "forward.delegates[0]", named);
@@ -153,11 +153,11 @@ TEST(version_2_with_external_constants_is_refused_not_run) {
   // Version 2 carries its weights: ExecuTorch gets no map and refuses the
   // EXTERNAL constant (InvalidState), the runner says EngineFormat.
   Outer outer(trtx::test::add_constant_program("w", {{"w", float_bytes({1.0f, 2.0f})}}));
-  RefEngineSpec e;
+  StandinEngineSpec e;
   e.version = 2;
   e.program = trtx::test::add_constant_program("w");
-  auto bytes = trtx::test::build_reference_engine(e);
-  auto parsed = parse_reference_engine(bytes.data(), bytes.size(), {true, false}, "d");
+  auto bytes = trtx::test::build_standin_engine(e);
+  auto parsed = parse_standin_engine(bytes.data(), bytes.size(), {true, false}, "d");
   CHECK_OK(parsed);
   if (!parsed.ok()) return;
   auto r = trtx::engine::make_program_executor(parsed.get(), rt::DeviceContext(rt::Target::Host, 0), {true, false}, "d",
@@ -177,10 +177,10 @@ TEST(the_backend_hands_a_version_3_engine_the_named_data_map) {
       "{\"io_bindings\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[2],\"is_input\":true},"
       "{\"name\":\"output0\",\"dtype\":\"float32\",\"shape\":[2],\"is_input\":false}],"
       "\"hardware_compatible\":false,\"device_id\":0,\"serialized_metadata\":\"\",\"target_platform\":\"linux\"}";
-  RefEngineSpec e;
+  StandinEngineSpec e;
   e.version = 3;
   e.program = trtx::test::add_constant_program("w");
-  std::vector<uint8_t> blob = trtx::test::make_trt_blob("TR01", metadata, trtx::test::build_reference_engine(e));
+  std::vector<uint8_t> blob = trtx::test::make_trt_blob("TR01", metadata, trtx::test::build_standin_engine(e));
   Outer outer(trtx::test::add_constant_program("w", {{"w", float_bytes({0.5f, 0.25f})}}));
   static uint8_t arena[4096];
   et::MemoryAllocator runtime_allocator(sizeof arena, arena);

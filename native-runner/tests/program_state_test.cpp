@@ -31,14 +31,14 @@ std::vector<uint8_t> affine_blob(float scale, float bias) {
       "{\"io_bindings\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[2],\"is_input\":true},"
       "{\"name\":\"y\",\"dtype\":\"float32\",\"shape\":[2],\"is_input\":false}],"
       "\"hardware_compatible\":false,\"device_id\":0,\"serialized_metadata\":\"\",\"target_platform\":\"linux\"}";
-  trtx::test::RefEngineSpec e;
-  trtx::test::RefStepSpec affine;
+  trtx::test::StandinEngineSpec e;
+  trtx::test::StandinStepSpec affine;
   affine.a = 0;
   affine.b = 1;
   affine.scale = scale;
   affine.bias = bias;
   e.steps = {affine};
-  return trtx::test::make_trt_blob("TR01", metadata, trtx::test::build_reference_engine(e));
+  return trtx::test::make_trt_blob("TR01", metadata, trtx::test::build_standin_engine(e));
 }
 
 void set_up_process() {

@@ -1,5 +1,5 @@
 // The runner's own validation of a program before ExecuTorch reads it
-// (src/executorch/program_validation.h), each shape met by one change to a sound
+// (src/integration/program_validation.h), each shape met by one change to a sound
 // program: the shapes on which ExecuTorch crashed (an op_index of -1 behind
 // a sound call, a value index past the values, a list whose length field
 // claims more than the buffer, a delegate without processed data) and the

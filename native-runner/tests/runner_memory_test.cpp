@@ -1,4 +1,4 @@
-// The runner's device-memory wiring (src/executorch/runner_memory.cpp) on the CPU,
+// The runner's device-memory wiring (src/integration/runner_memory.cpp) on the CPU,
 // against the fake CUDA runtime of tests/memory/: the warm pool is raised at program load
 // and restored and trimmed at teardown; --cold-pool makes no pool call at
 // all; no pool is "unavailable", never "failed"; a pool that cannot be

@@ -18,15 +18,15 @@
 #include "support/check.h"
 #include "trtx/et/caller_stream.h"
 #include "trtx/et/device_allocator.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 
 namespace et = executorch::runtime;
 using executorch::aten::ScalarType;
 using executorch::aten::Tensor;
 using executorch::aten::TensorImpl;
 using trtx::backend::TrtContract;
-using trtx::test::RefEngineSpec;
-using trtx::test::RefStepSpec;
+using trtx::test::StandinEngineSpec;
+using trtx::test::StandinStepSpec;
 
 namespace {
 
@@ -43,15 +43,15 @@ const char* kMetadata =
     "\"hardware_compatible\":false,\"device_id\":0,\"serialized_metadata\":\"\",\"target_platform\":\"linux\"}";
 
 std::vector<uint8_t> kv_blob(bool tensorrt_plan = false, int device_id = 0) {
-  RefEngineSpec e;
-  RefStepSpec kv;
-  kv.kind = RefStepSpec::Kind::KvWrite;
+  StandinEngineSpec e;
+  StandinStepSpec kv;
+  kv.kind = StandinStepSpec::Kind::KvWrite;
   kv.a = 2;
   kv.b = 0;
   kv.c = 1;
   kv.seq_dim = 1;
-  RefStepSpec attend;
-  attend.kind = RefStepSpec::Kind::Attend;
+  StandinStepSpec attend;
+  attend.kind = StandinStepSpec::Kind::Attend;
   attend.caches = {2};
   attend.a = 1;
   attend.b = 3;
@@ -59,7 +59,7 @@ std::vector<uint8_t> kv_blob(bool tensorrt_plan = false, int device_id = 0) {
   e.scratch_base = 64;
   e.streamable = 4096;
   e.streaming = true;
-  std::vector<uint8_t> engine = trtx::test::build_reference_engine(e);
+  std::vector<uint8_t> engine = trtx::test::build_standin_engine(e);
   if (tensorrt_plan) std::memcpy(engine.data(), "ftrt", 4);
   std::string metadata = kMetadata;
   const std::string id = "\"device_id\":0";

@@ -34,7 +34,7 @@ import time
 from typing import Any
 
 import torch
-from trtx_bridge.reference import executorch_config, lower
+from trtx_bridge.standin_lowering import executorch_config, lower
 
 from .models import CORPUS, CorpusModel, export_methods
 
@@ -106,8 +106,8 @@ def build_mixed(model: CorpusModel, exported: dict[str, Any], out: str) -> str:
     """CPU methods on XNNPACK beside a GPU method on the reference TensorRT lowering."""
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
-    from trtx_bridge.reference.lower import check_backend
-    from trtx_bridge.reference.partitioner import ReferencePartitioner
+    from trtx_bridge.standin_lowering.lower import check_backend
+    from trtx_bridge.standin_lowering.partitioner import StandinPartitioner
 
     check_backend()
     programs = _fresh(exported)
@@ -119,7 +119,7 @@ def build_mixed(model: CorpusModel, exported: dict[str, Any], out: str) -> str:
         partitioner={
             "prefill": [XnnpackPartitioner()],
             "decode": [XnnpackPartitioner()],
-            "decode_tensorrt": [ReferencePartitioner(min_block_size=model.min_block_size)],
+            "decode_tensorrt": [StandinPartitioner(min_block_size=model.min_block_size)],
         },
         compile_config=EdgeCompileConfig(_check_ir_validity=False),
     )

@@ -18,7 +18,7 @@ import unittest
 
 from corpus.models import CORPUS, export_methods
 from trtx_bridge.mutation_order import order_copyback_mutations_first, plan_copyback_order, predicted_crossings
-from trtx_bridge.reference import lower
+from trtx_bridge.standin_lowering import lower
 
 KV_CONV = next(m for m in CORPUS if m.name == "kv-conv")
 CACHES = ("attn.k_cache", "attn.v_cache")

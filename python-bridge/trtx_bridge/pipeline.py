@@ -95,7 +95,7 @@ def run(request: Request, channel: Channel) -> dict[str, Any]:
     # operation", trtx issue 24). No value changes; only the graph's tape goes.
     with modules["torch"].no_grad():
         if reference:
-            from .reference_export import lower_sources
+            from .standin_export import lower_sources
 
             _stage(channel, "lower", "lowering to ExecuTorch with the reference partitioner (trtx reference engines, no TensorRT)")
             edge, budget_baked = lower_sources(sources, programs, request, channel)
@@ -329,7 +329,7 @@ def _finalize(edge: Any, request: Request, zero_copy_path: str | None, modules: 
     from executorch.exir import ExecutorchBackendConfig
 
     if request.engine == "reference":
-        from .reference_export import finalize_config
+        from .standin_export import finalize_config
 
         config = finalize_config()
     else:

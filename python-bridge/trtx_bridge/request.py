@@ -60,7 +60,7 @@ class Request:
     allow_pickle: bool
     check_only: bool
     # "tensorrt": Torch-TensorRT builds TensorRT engines; "reference": the
-    # reference lowering (trtx_bridge/reference) writes reference engines.
+    # reference lowering (trtx_bridge/standin_lowering) writes reference engines.
     engine: str = "tensorrt"
     # None: no eager run, no reference file (trtx export --no-reference).
     reference: ReferenceRequest | None = None

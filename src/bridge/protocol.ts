@@ -11,7 +11,7 @@ import { decimalBelowPattern } from '../util/decimal-below.js';
 
 export const PROTOCOL_VERSION = 2;
 
-/** What the delegates carry: TensorRT plans (Torch-TensorRT) or trtx reference engines (python-bridge/trtx_bridge/reference). */
+/** What the delegates carry: TensorRT plans (Torch-TensorRT) or trtx reference engines (python-bridge/trtx_bridge/standin_lowering). */
 export const EngineKind = z.enum(['tensorrt', 'reference']);
 export type EngineKind = z.infer<typeof EngineKind>;
 
@@ -69,7 +69,7 @@ export const BridgeRequest = z
     check_only: z.boolean().meta({ description: 'Only check the imports and report versions and capabilities.' }),
     engine: EngineKind.meta({
       description:
-        'tensorrt: Torch-TensorRT compiles TensorRT engines (needs torch_tensorrt). reference: the reference lowering of python-bridge/trtx_bridge/reference writes the same delegates with trtx reference engines (needs torch and executorch only).',
+        'tensorrt: Torch-TensorRT compiles TensorRT engines (needs torch_tensorrt). reference: the reference lowering of python-bridge/trtx_bridge/standin_lowering writes the same delegates with trtx reference engines (needs torch and executorch only).',
     }),
     /** null: no eager run (check_only, or trtx export --no-reference). */
     reference: ReferenceRequest.nullable().meta({
@@ -183,14 +183,16 @@ export const ExportedMethod = z.strictObject({
 });
 export type ExportedMethod = z.infer<typeof ExportedMethod>;
 
-export const CheckResult = z.strictObject({
+// The check_only answer: the Python environment and what it can lower (not the
+// program checks of src/checks, whose result is CheckResult).
+export const EnvironmentCheckResult = z.strictObject({
   event: z.literal('result'),
   mode: z.literal('check'),
   python: z.strictObject({ executable: z.string(), version: z.string() }),
   versions: Versions,
   capabilities: Capabilities,
 });
-export type CheckResult = z.infer<typeof CheckResult>;
+export type EnvironmentCheckResult = z.infer<typeof EnvironmentCheckResult>;
 
 export const ExportResult = z.strictObject({
   event: z.literal('result'),
@@ -222,7 +224,7 @@ export const ExportResult = z.strictObject({
 });
 export type ExportResult = z.infer<typeof ExportResult>;
 
-export const ResultEvent = z.discriminatedUnion('mode', [CheckResult, ExportResult]);
+export const ResultEvent = z.discriminatedUnion('mode', [EnvironmentCheckResult, ExportResult]);
 export type ResultEvent = z.infer<typeof ResultEvent>;
 
 export const BridgeEvent = z.union([HelloEvent, ProgressEvent, WarningEvent, ResultEvent, ErrorEvent]);

@@ -12,12 +12,12 @@ import { buildCheckContext, type Check, type CheckContext, type CheckOptions } f
 import { diag, type Diagnostic } from './diagnostic.js';
 import { checkProgramStructure, INDEX_CODES } from './structure.js';
 import { checkTensorRT } from './tensorrt.js';
-import { checkReferenceEngines } from './reference-engines.js';
+import { checkStandinEngines } from './standin-engines.js';
 import { checkZeroCopy } from './zero-copy.js';
 import { checkRuntimeHazards } from './runtime-hazards.js';
 import { pushAll } from '../util/arrays.js';
 
-export const CHECKS: Check[] = [checkProgramStructure, checkTensorRT, checkReferenceEngines, checkZeroCopy, checkRuntimeHazards];
+export const CHECKS: Check[] = [checkProgramStructure, checkTensorRT, checkStandinEngines, checkZeroCopy, checkRuntimeHazards];
 
 export interface CheckSummary {
   errors: number;

@@ -24,7 +24,7 @@ import {
   REFERENCE_EXTERNAL_WEIGHT_HINT,
   REFERENCE_PROGRAM_ARITY_HINT,
   REFERENCE_PROGRAM_DELEGATED_HINT,
-} from './reference-engines.js';
+} from './standin-engines.js';
 import { SCALAR_TYPE_CODE } from '../util/dtype.js';
 import { itemAt } from '../util/present.js';
 import type { ReportBudget } from '../util/report-budget.js';

@@ -70,7 +70,7 @@ export const SPEC_CODES = {
   JSON_UNENCODABLE: 'a value cannot be written as the strict JSON a spec or the metadata needs',
 } as const;
 
-/** The trtx reference engine (schemas/reference_engine.fbs, src/tensorrt/reference-engine.ts). */
+/** The trtx reference engine (schemas/reference_engine.fbs, src/tensorrt/standin-engine.ts). */
 export const REF_ENGINE_CODES = {
   REF_ENGINE_TRUNCATED: 'the engine is shorter than a FlatBuffer header',
   REF_ENGINE_IDENTIFIER: 'the engine\u2019s identifier is not TRXE (a TensorRT plan, say)',

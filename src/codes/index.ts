@@ -22,7 +22,7 @@ export * from './runner-report.js';
 export type PteCode = keyof typeof PTE_CODES;
 export type TrtBlobCode = keyof typeof TRT_BLOB_CODES;
 export type SpecCode = keyof typeof SPEC_CODES;
-export type RefEngineCode = keyof typeof REF_ENGINE_CODES;
+export type StandinEngineCode = keyof typeof REF_ENGINE_CODES;
 export type ReferenceCode = keyof typeof REFERENCE_CODES;
 export type TensorFileCode = keyof typeof TENSOR_FILE_CODES;
 export type StructCode = keyof typeof STRUCT_CODES;
@@ -46,7 +46,7 @@ export type Code =
   | PteCode
   | TrtBlobCode
   | SpecCode
-  | RefEngineCode
+  | StandinEngineCode
   | ReferenceCode
   | TensorFileCode
   | StructCode

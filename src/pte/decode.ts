@@ -29,7 +29,7 @@ import { BackendDelegate as FbDelegate } from '../generated/executorch-flatbuffe
 import { SubsegmentOffsets as FbSubsegmentOffsets } from '../generated/executorch-flatbuffer/subsegment-offsets.js';
 import { FrameList as FbFrameList } from '../generated/executorch-flatbuffer/frame-list.js';
 import type * as M from './model.js';
-import { verifyProgram } from './verify.js';
+import { verifyProgramFlatBuffer } from './flatbuffer-verify.js';
 
 /** The generated classes' common shape: a position in a ByteBuffer. */
 interface FbTable {
@@ -301,7 +301,7 @@ function subsegments(s: FbSubsegmentOffsets): M.SubsegmentOffsets {
  */
 export function decodeProgram(bytes: Uint8Array, rootOffset?: number): M.Program {
   const root = rootOffset ?? new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
-  verifyProgram(bytes, root);
+  verifyProgramFlatBuffer(bytes, root);
   const bb = new flatbuffers.ByteBuffer(bytes);
   const p = FbProgram.getRootAsProgram(bb);
   const constantSegment = p.constantSegment();

@@ -12,7 +12,7 @@
 
 import type { PteCode } from '../codes/index.js';
 import { TrtxError } from '../util/errors.js';
-import { FLATBUFFERS_MAX_BUFFER_SIZE } from './verify.js';
+import { FLATBUFFERS_MAX_BUFFER_SIZE } from './flatbuffer-verify.js';
 import { claimedFileSize, TRUNCATED_HINT, truncatedFile } from './truncated.js';
 
 export const FILE_IDENTIFIER = 'ET12';

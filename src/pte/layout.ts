@@ -5,7 +5,7 @@
 // the schemas by `npm run gen` (scripts/flatbuffer-layout.mjs reads flatc's
 // binary schema) into src/generated/layout/, and `npm run gen:check` fails
 // when they are stale: the ET12 program's here, the reference engine's in
-// src/tensorrt/reference-engine.ts.
+// src/tensorrt/standin-engine.ts.
 
 import { PROGRAM_LAYOUT as PROGRAM } from '../generated/layout/program.js';
 

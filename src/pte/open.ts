@@ -13,7 +13,7 @@ import { decodeProgram } from './decode.js';
 import type { Program } from './model.js';
 import { resolveSegments, type SegmentRange } from './segments.js';
 import { pagedFileSource } from './program-source.js';
-import { verifyProgram } from './verify.js';
+import { verifyProgramFlatBuffer } from './flatbuffer-verify.js';
 import { describeHolder, targetLockHeld, type LockHolder } from '../util/file-lock.js';
 import { ReportBudget } from '../util/report-budget.js';
 
@@ -232,7 +232,9 @@ async function decodeOpened(fh: FileHandle, path: string, identity: FileIdentity
   // number kept); only the prefix its tables, vectors and strings reach is
   // then read, its zeros left uncommitted, and decoded.
   const needed =
-    programSize <= EAGER_PROGRAM_BYTES ? programSize : verifyProgram(pagedFileSource(fh.fd, programSize, path), header.rootOffset).extent;
+    programSize <= EAGER_PROGRAM_BYTES
+      ? programSize
+      : verifyProgramFlatBuffer(pagedFileSource(fh.fd, programSize, path), header.rootOffset).extent;
   const programBytes =
     needed <= head.length
       ? head.subarray(0, needed)

@@ -159,7 +159,7 @@ export async function runRunner(program: string, options: RunRunnerOptions): Pro
 
 /**
  * The runner's refusal of a --backend-lib library: one line
- * `RUNNER_BACKEND_LIB_<WHY>: PATH: message` (native-runner/src/executorch/backend_plugin.h),
+ * `RUNNER_BACKEND_LIB_<WHY>: PATH: message` (native-runner/src/integration/backend_plugin.h),
  * an environment error.
  */
 const BACKEND_LIB_CODES: readonly RunnerCode[] = [

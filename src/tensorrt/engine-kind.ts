@@ -9,11 +9,11 @@
 import type { PteFile } from '../pte/open.js';
 import type { ParsedBlob } from './blob.js';
 import { blobPlace, delegatesOf, isTensorRT, readDelegateBlob, type DelegateRef } from './delegates.js';
-import { decodeEngineFromSource, isReferenceEngine, readEngine, type ReferenceEngine } from './reference-engine.js';
+import { decodeEngineFromSource, isStandinEngine, readEngine, type StandinEngine } from './standin-engine.js';
 import { engineOnce, relocated, settle } from './engine-once.js';
 import { pagedFileSource } from '../pte/program-source.js';
-import type { EngineReadCost } from './reference-engine-read.js';
-import { describeReferenceProgram, SYNTHETIC_ENGINE } from './reference-program.js';
+import type { EngineReadCost } from './standin-engine-read.js';
+import { describeStandinProgram, SYNTHETIC_ENGINE } from './standin-program.js';
 import { isTrtxError } from '../util/errors.js';
 import { itemAt } from '../util/present.js';
 
@@ -45,13 +45,13 @@ export interface EngineCensus {
 export interface EngineDetail {
   kind: EngineKind;
   /** null unless a reference engine that decodes. */
-  engine: ReferenceEngine | null;
+  engine: StandinEngine | null;
 }
 
 export function engineKindOf(head: Uint8Array): EngineKind {
   // The plan magic first: a reference engine's bytes 0..3 are a small root offset, never "ftrt".
   if (head.length >= 4 && String.fromCharCode(...head.subarray(0, 4)) === 'ftrt') return 'tensorrt';
-  if (isReferenceEngine(head)) return 'reference';
+  if (isStandinEngine(head)) return 'reference';
   return 'unknown';
 }
 
@@ -79,12 +79,7 @@ export async function readEngineKind(pte: PteFile, ref: DelegateRef, blob: Parse
  * number of delegates name its blob (engine-once.ts); `cost` asks for a read
  * of its own, counted.
  */
-export async function readReferenceEngine(
-  pte: PteFile,
-  ref: DelegateRef,
-  blob: ParsedBlob,
-  cost?: EngineReadCost,
-): Promise<ReferenceEngine> {
+export async function readStandinEngine(pte: PteFile, ref: DelegateRef, blob: ParsedBlob, cost?: EngineReadCost): Promise<StandinEngine> {
   const place = blobPlace(pte, ref);
   const key = `${place.location} ${place.location === 'segment' ? `${place.fileOffset}+${place.size}` : place.index} engine ${blob.engineOffset}+${blob.engineSize}`;
   const inline = place.location === 'inline' ? itemAt(pte.program.backendDelegateData, place.index, 'backend_delegate_data').data : null;
@@ -98,11 +93,11 @@ async function readEngineOf(
   inline: Uint8Array | null,
   blob: ParsedBlob,
   cost: EngineReadCost | undefined,
-): Promise<ReferenceEngine> {
+): Promise<StandinEngine> {
   const at = blob.engineOffset;
   const size = Number(blob.engineSize);
   const opts = { location: 'engine' };
-  let engine: ReferenceEngine;
+  let engine: StandinEngine;
   const fd = pte.opened?.handle.fd;
   if (inline === null && fd !== undefined) {
     const src = pagedFileSource(fd, size, pte.path, { base: place.fileOffset! + at });
@@ -153,7 +148,7 @@ export async function delegateEngine(pte: PteFile, ref: DelegateRef, blob: Parse
   }
   if (kind !== 'reference') return { kind, engine: null };
   try {
-    return { kind, engine: await readReferenceEngine(pte, ref, blob) };
+    return { kind, engine: await readStandinEngine(pte, ref, blob) };
   } catch (e) {
     // trtx check reports why it does not decode.
     if (!isTrtxError(e)) throw e;
@@ -210,15 +205,15 @@ export async function engineCensus(pte: PteFile, parsed?: readonly (DelegateRef 
 }
 
 /** What a program's delegates hold, for people: "the partition as an ExecuTorch program (...)" or "synthetic reference engine (...)". */
-export function describeEngine(engine: ReferenceEngine | null): string {
+export function describeEngine(engine: StandinEngine | null): string {
   if (!engine) return 'trtx reference engine that does not decode (trtx check says why)';
-  return engine.program ? `trtx reference engine: ${describeReferenceProgram(engine.program)}` : SYNTHETIC_ENGINE;
+  return engine.program ? `trtx reference engine: ${describeStandinProgram(engine.program)}` : SYNTHETIC_ENGINE;
 }
 
 const RUNS = 'the program runs in trtx verify, not on TensorRT';
 
 /** The lines every command prints about a program with reference engines; none when it has none. */
-export function referenceEngineLines(census: EngineCensus): string[] {
+export function standinEngineLines(census: EngineCensus): string[] {
   const all = census.tensorrt + census.reference + census.unknown;
   const head = (n: number) =>
     n === all ? (n === 1 ? '1 TensorRT delegate holds' : `${n} TensorRT delegates hold`) : `${n} of ${all} TensorRT delegates hold`;
@@ -226,7 +221,7 @@ export function referenceEngineLines(census: EngineCensus): string[] {
   const p = census.programs;
   if (p.engines > 0) {
     const what = p.engines === 1 ? 'a trtx reference engine, not a TensorRT plan' : 'trtx reference engines, not TensorRT plans';
-    const totals = describeReferenceProgram({
+    const totals = describeStandinProgram({
       instructions: p.instructions,
       operators: p.operators,
       weightBytes: p.weight_bytes,

@@ -7,14 +7,14 @@
 
 import type { PteFile } from '../pte/open.js';
 import { TrtxError } from '../util/errors.js';
-import type { ReferenceEngine } from './reference-engine.js';
+import type { StandinEngine } from './standin-engine.js';
 
-type Settled = ReferenceEngine | TrtxError;
+type Settled = StandinEngine | TrtxError;
 
 const perFile = new WeakMap<PteFile, Map<string, { bytes: Uint8Array | null; result: Promise<Settled> }>>();
 
 /** A read's engine, or its refusal as a value. */
-export async function settle(read: Promise<ReferenceEngine>): Promise<Settled> {
+export async function settle(read: Promise<StandinEngine>): Promise<Settled> {
   try {
     return await read;
   } catch (e) {
@@ -24,7 +24,7 @@ export async function settle(read: Promise<ReferenceEngine>): Promise<Settled> {
 }
 
 /** The engine, or its refusal thrown located under `location`. */
-export function relocated(result: Settled, location: string): ReferenceEngine {
+export function relocated(result: Settled, location: string): StandinEngine {
   if (!(result instanceof TrtxError)) return result;
   const at = result.location ? (location ? `${location} > ${result.location}` : result.location) : location;
   throw new TrtxError(result.code, at, result.message, { hint: result.hint });
@@ -35,9 +35,9 @@ export async function engineOnce(
   pte: PteFile,
   key: string,
   bytes: Uint8Array | null,
-  read: () => Promise<ReferenceEngine>,
+  read: () => Promise<StandinEngine>,
   location: string,
-): Promise<ReferenceEngine> {
+): Promise<StandinEngine> {
   let reads = perFile.get(pte);
   if (reads === undefined) {
     reads = new Map();

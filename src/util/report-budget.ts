@@ -1,4 +1,4 @@
-// The decode budget (src/pte/verify.ts) bounds what a program's offsets can
+// The decode budget (src/pte/flatbuffer-verify.ts) bounds what a program's offsets can
 // make trtx materialise; this bounds what its indices can make trtx report.
 // Indices may repeat (a plan may list one tensor as its input 250,000
 // times, a thousand delegates may share one blob), and every report that

@@ -1,6 +1,6 @@
 // `trtx verify --backend-lib PATH` (or TRTX_BACKEND_LIB): the runner loads a
 // shared library that registers its own TensorRTBackend with ExecuTorch and
-// uses it instead of trtx's (native-runner/src/executorch/backend_plugin.h,
+// uses it instead of trtx's (native-runner/src/integration/backend_plugin.h,
 // docs/backend-plugin.md). trtx's device allocator (poisoned arenas), caller
 // streams and report stay; what only trtx's own backend reports does not:
 // the per-delegate counters, elision and weight-streaming budgets, and

@@ -24,7 +24,7 @@ export interface Shape {
   /**
    * ExecuTorch itself crashes on it (a SEGV, or undefined behaviour ASan
    * reports); the runner's own validation refuses it first
-   * (native-runner/src/executorch/program_validation.h).
+   * (native-runner/src/integration/program_validation.h).
    */
   crashesExecutorch?: true;
   /** Why the runner may refuse what check passes. */

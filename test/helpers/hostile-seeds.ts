@@ -1,6 +1,6 @@
 // The shapes that crashed ExecuTorch inside the runner (issue 27 item 6),
 // each one change to a sound program: the runner's own validation
-// (native-runner/src/executorch/program_validation.h) must refuse every one before
+// (native-runner/src/integration/program_validation.h) must refuse every one before
 // ExecuTorch reads it, in both verification modes. They seed the runner
 // fuzzer (test/runner-fuzz.test.ts) besides the fixtures and the corpus, so
 // its mutants start from the damage, and the test runs each one as it is.

@@ -9,7 +9,7 @@
 //
 // Each mutant runs in both verification modes (`--verification internal`
 // and `minimal`). A crash inside ExecuTorch itself is a finding too: the
-// runner's own validation (native-runner/src/executorch/program_validation.h)
+// runner's own validation (native-runner/src/integration/program_validation.h)
 // refuses every program shape ExecuTorch was seen to crash on before
 // ExecuTorch reads it, in either mode. Whether the first frame is
 // ExecuTorch's is kept in the result, to say where a new one lies.

@@ -9,8 +9,8 @@
 
 #include "trt_handle.h"
 #include "trtx/engine/program_executor.h"
-#include "trtx/engine/reference_engine.h"
-#include "trtx/et/failure.h"
+#include "trtx/engine/standin_engine.h"
+#include "trtx/et/recorded_failure.h"
 #include "trtx/runtime/et_error_for.h"
 
 namespace trtx::backend {
@@ -82,8 +82,8 @@ Result<TrtCompileSpecs> read_compile_specs(et::ArrayRef<et::CompileSpec> compile
 }
 
 // The blob's engine, which must be a trtx reference engine.
-Result<engine::RefEngine> read_engine(const uint8_t* bytes, const TrtBlobHeader& header,
-                                      const std::vector<bool>& is_input, const std::string& where) {
+Result<engine::StandinEngine> read_engine(const uint8_t* bytes, const TrtBlobHeader& header,
+                                          const std::vector<bool>& is_input, const std::string& where) {
   const uint8_t* engine_bytes = bytes + header.engine_offset;
   switch (engine::classify_engine(engine_bytes, static_cast<size_t>(std::min<uint64_t>(header.engine_size, 8)))) {
     case engine::EngineKind::TensorRTPlan:
@@ -105,10 +105,10 @@ Result<engine::RefEngine> read_engine(const uint8_t* bytes, const TrtBlobHeader&
   // carries the weights: a copy here would hold them twice more.
   const size_t size = static_cast<size_t>(header.engine_size);
   if (reinterpret_cast<uintptr_t>(engine_bytes) % alignof(uint64_t) == 0) {
-    return engine::parse_reference_engine(engine_bytes, size, is_input, where);
+    return engine::parse_standin_engine(engine_bytes, size, is_input, where);
   }
   std::vector<uint8_t> engine_copy(engine_bytes, engine_bytes + size);
-  return engine::parse_reference_engine(engine_copy.data(), engine_copy.size(), is_input, where);
+  return engine::parse_standin_engine(engine_copy.data(), engine_copy.size(), is_input, where);
 }
 
 // The weight_streaming_budget backend option, when given.
@@ -167,7 +167,7 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
                         read_compile_specs(compile_specs, blob, config, where, stamp_is_all_aliased));
   std::vector<bool> is_input;
   for (const auto& b : blob.bindings) is_input.push_back(b.is_input);
-  TRTX_ASSIGN_OR_RETURN(engine::RefEngine ref, read_engine(bytes, header, is_input, where));
+  TRTX_ASSIGN_OR_RETURN(engine::StandinEngine ref, read_engine(bytes, header, is_input, where));
   // ExecuTorch keeps the processed bytes until init returns; the handle holds
   // everything it needs, so give them back now, as delegates do.
   processed->Free();
@@ -201,7 +201,7 @@ Result<TrtHandle*> init_handle(et::BackendInitContext& context, et::FreeableBuff
                           engine::make_program_executor(std::move(ref), handle->device, is_input, where,
                                                         context.get_named_data_map(), config.aten_kernels));
   } else {
-    TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_reference_executor(std::move(ref), handle->device));
+    TRTX_ASSIGN_OR_RETURN(handle->engine, engine::make_standin_executor(std::move(ref), handle->device));
   }
   if (budget.effective.has_value()) TRTX_CHECK_OK(handle->engine->set_weight_streaming_budget(*budget.effective));
   handle->info.budget = budget;

@@ -11,7 +11,7 @@
 
 namespace trtx::cli {
 
-// The ExecuTorch integration (src/executorch/).
+// The ExecuTorch integration (src/integration/).
 using integration::JsonWriter;
 
 namespace {

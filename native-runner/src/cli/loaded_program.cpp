@@ -1,6 +1,6 @@
 #include "loaded_program.h"
 
-#include "et_failure.h"
+#include "et_error_cause.h"
 #include "guarded_loader.h"
 #include "load_limits.h"
 

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "trtx/et/device_allocator.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 #include "trtx/runtime/digest.h"
 #include "trtx/runtime/half.h"
 #include "trtx/runtime/scalar_type.h"

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "et_failure.h"
+#include "et_error_cause.h"
 #include "progress.h"
 #include "run_outcome.h"
 #include "trtx/et/device_allocator.h"

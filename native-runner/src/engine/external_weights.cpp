@@ -6,7 +6,7 @@
 
 #include "flatbuffers/flatbuffers.h"
 #include "program_generated.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 #include "trtx/runtime/scalar_type.h"
 
 namespace trtx::engine {

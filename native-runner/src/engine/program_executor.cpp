@@ -15,7 +15,7 @@
 
 #include "external_weights.h"
 #include "trtx/aten/aten_program.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 
 namespace trtx::engine {
 
@@ -37,7 +37,7 @@ std::string shape_text(ScalarType t, const std::vector<int64_t>& sizes) {
 
 // Why ExecuTorch refused the program, in the runner's vocabulary. A missing
 // kernel keeps its code (the runner names the operators from the runtime's
-// log, cli/et_failure.cpp); anything else about the bytes is the engine's
+// log, cli/et_error_cause.cpp); anything else about the bytes is the engine's
 // format.
 Failure load_failure(et::Error e, const std::string& where, const std::string& what) {
   const std::string name = trtx::et::et_error_name(e);
@@ -67,7 +67,7 @@ struct Io {
 
 class ProgramExecutor final : public EngineExecutor {
  public:
-  ProgramExecutor(RefEngine e, runtime::DeviceContext device, const et::NamedDataMap* named_data, bool aten)
+  ProgramExecutor(StandinEngine e, runtime::DeviceContext device, const et::NamedDataMap* named_data, bool aten)
       : engine_(std::move(e)),
         device_(device),
         named_data_(named_data),
@@ -336,7 +336,7 @@ class ProgramExecutor final : public EngineExecutor {
 
   // Declaration order is destruction order reversed: the method goes first,
   // then the memory it was planned in, the program, and its bytes last.
-  RefEngine engine_;
+  StandinEngine engine_;
   runtime::DeviceContext device_;
   const et::NamedDataMap* named_data_;  // the outer program's (version 3); outlives the delegate
   bool use_aten_ = false;
@@ -360,7 +360,8 @@ class ProgramExecutor final : public EngineExecutor {
 
 }  // namespace
 
-Result<std::unique_ptr<EngineExecutor>> make_program_executor(RefEngine engine, const runtime::DeviceContext& device,
+Result<std::unique_ptr<EngineExecutor>> make_program_executor(StandinEngine engine,
+                                                              const runtime::DeviceContext& device,
                                                               const std::vector<bool>& binding_is_input,
                                                               const std::string& where,
                                                               const et::NamedDataMap* named_data, bool aten) {

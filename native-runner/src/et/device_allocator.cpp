@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "trtx/et/caller_stream.h"
-#include "trtx/et/failure.h"
+#include "trtx/et/recorded_failure.h"
 
 namespace trtx::et {
 

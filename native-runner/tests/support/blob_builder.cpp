@@ -30,24 +30,24 @@ std::vector<uint8_t> make_trt_blob(const std::string& magic, const std::string& 
   return blob;
 }
 
-std::vector<uint8_t> build_reference_engine(const RefEngineSpec& spec) {
+std::vector<uint8_t> build_standin_engine(const StandinEngineSpec& spec) {
   FlatBufferBuilder b;
   std::vector<Offset<trtx_ref::Step>> steps;
   for (const auto& s : spec.steps) {
     switch (s.kind) {
-      case RefStepSpec::Kind::Affine:
+      case StandinStepSpec::Kind::Affine:
         steps.push_back(trtx_ref::CreateStep(b, trtx_ref::Op::Affine,
                                              trtx_ref::CreateAffine(b, s.a, s.b, s.scale, s.bias).Union()));
         break;
-      case RefStepSpec::Kind::KvWrite:
+      case StandinStepSpec::Kind::KvWrite:
         steps.push_back(trtx_ref::CreateStep(b, trtx_ref::Op::KvWrite,
                                              trtx_ref::CreateKvWrite(b, s.a, s.b, s.c, s.seq_dim, s.salt).Union()));
         break;
-      case RefStepSpec::Kind::Attend:
+      case StandinStepSpec::Kind::Attend:
         steps.push_back(trtx_ref::CreateStep(b, trtx_ref::Op::Attend,
                                              trtx_ref::CreateAttendDirect(b, &s.caches, s.a, s.b).Union()));
         break;
-      case RefStepSpec::Kind::RingShift:
+      case StandinStepSpec::Kind::RingShift:
         steps.push_back(
             trtx_ref::CreateStep(b, trtx_ref::Op::RingShift, trtx_ref::CreateRingShift(b, s.a, s.b, s.c).Union()));
         break;

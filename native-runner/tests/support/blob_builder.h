@@ -12,7 +12,7 @@ namespace trtx::test {
 std::vector<uint8_t> make_trt_blob(const std::string& magic, const std::string& metadata,
                                    const std::vector<uint8_t>& engine);
 
-struct RefStepSpec {
+struct StandinStepSpec {
   enum class Kind { Affine, KvWrite, Attend, RingShift } kind = Kind::Affine;
   uint32_t a = 0, b = 0, c = 0;
   std::vector<uint32_t> caches;
@@ -20,9 +20,9 @@ struct RefStepSpec {
   float scale = 1.0f, bias = 0.0f, salt = 0.5f;
 };
 
-struct RefEngineSpec {
+struct StandinEngineSpec {
   uint32_t version = 1;
-  std::vector<RefStepSpec> steps;
+  std::vector<StandinStepSpec> steps;
   uint64_t scratch_base = 0, scratch_per_unit = 0;
   uint32_t scratch_unit_binding = 0, scratch_unit_dim = 0;
   uint64_t streamable = 0;
@@ -30,6 +30,6 @@ struct RefEngineSpec {
   std::vector<uint8_t> program;  // version 2: a whole .pte (absent when empty)
 };
 
-std::vector<uint8_t> build_reference_engine(const RefEngineSpec& spec);
+std::vector<uint8_t> build_standin_engine(const StandinEngineSpec& spec);
 
 }  // namespace trtx::test

@@ -16,7 +16,7 @@ import {
   type FileCheckOptions,
 } from '../../checks/files.js';
 import { parseRuntimes, describeRuntime, type RuntimeRules } from '../../checks/runtime-rules.js';
-import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
+import { standinEngineLines } from '../../tensorrt/engine-kind.js';
 import { toSarif } from '../../report/sarif.js';
 import { annotation, toGithubAnnotations } from '../../report/github.js';
 import { action, argAt } from '../action.js';
@@ -43,7 +43,7 @@ function renderFile(file: string, result: FileCheck, strict: boolean, ctx: Pick<
   const failedByStrict = strict && result.summary.errors === 0 && result.summary.warnings > 0;
   return [
     `${s('bold', file)}: ${result.diagnostics.length === 0 ? 'no problems found' : 'checked'} (runtime rules: ${describeRuntime(runtime)})`,
-    ...(result.engines ? referenceEngineLines(result.engines).map((l) => `  ${l}`) : []),
+    ...(result.engines ? standinEngineLines(result.engines).map((l) => `  ${l}`) : []),
     ...renderDiagnostics(result.diagnostics, result.program, ctx),
     `${result.summary.line}${failedByStrict ? ' (--strict: warnings fail)' : ''}`,
   ];

@@ -4,9 +4,9 @@ import { helpAfter } from '../help.js';
 import { withPte } from '../../pte/open.js';
 import { summarize, type DelegateSummary, type InspectReport, type MethodSummary, type TensorSummary } from '../../inspect/summary.js';
 import { formatIEC } from '../../util/size.js';
-import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
+import { standinEngineLines } from '../../tensorrt/engine-kind.js';
 import { streamingLine, type EngineStreaming } from '../../tensorrt/resident.js';
-import { describeReferenceProgram, SYNTHETIC_ENGINE } from '../../tensorrt/reference-program.js';
+import { describeStandinProgram, SYNTHETIC_ENGINE } from '../../tensorrt/standin-program.js';
 import { memoryPlan } from '../../inspect/memory-plan.js';
 import { renderInspectHtml } from '../../html/page.js';
 import { checkReportTarget, writeReport } from '../../html/write.js';
@@ -55,7 +55,7 @@ function delegateLines(d: DelegateSummary, all: boolean): string[] {
       const p = t.reference?.program;
       if (p)
         lines.push(
-          `    engine: ${describeReferenceProgram({ instructions: p.instructions, operators: p.operators, weightBytes: p.weight_bytes, programBytes: p.program_bytes })}`,
+          `    engine: ${describeStandinProgram({ instructions: p.instructions, operators: p.operators, weightBytes: p.weight_bytes, programBytes: p.program_bytes })}`,
         );
       else if (t.reference) lines.push(`    engine: ${SYNTHETIC_ENGINE}`);
       // A partition's weights are the model's; a synthetic engine's streamable size is made up (in --json only).
@@ -162,7 +162,7 @@ export function renderInspect(r: InspectReport, ctx: Pick<Ctx, 'color'>, all = f
       : '  no extended header',
     `  program v${r.program.version}: ${r.program.methods} method(s), constant data ${iec(r.program.constant_data_bytes)}, ${r.program.segments.length} segment(s)`,
   ];
-  for (const l of referenceEngineLines(r.engines)) lines.push(`  ${l}`);
+  for (const l of standinEngineLines(r.engines)) lines.push(`  ${l}`);
   pushAll(lines, summaryLines(r, all));
   if (all) for (const seg of r.program.segments) lines.push(`  segment ${seg.index}: ${iec(seg.size)} at ${seg.offset}`);
   for (const m of r.methods) pushAll(lines, ['', ...methodLines(m, s, all)]);

@@ -22,7 +22,7 @@ import type { VerifyResult } from '../../verify/verify.js';
 import type { VerifyProgress } from '../../verify/progress.js';
 import { formatElapsed } from '../../util/ticker.js';
 import { backendLibAsked } from '../../verify/backend-lib.js';
-import { referenceEngineLines } from '../../tensorrt/engine-kind.js';
+import { standinEngineLines } from '../../tensorrt/engine-kind.js';
 
 interface VerifyOptions extends GlobalOptions {
   zeroCopyKv?: boolean;
@@ -118,7 +118,7 @@ export function renderVerify(r: VerifyResult, ctx: Pick<Ctx, 'color'>): string[]
     lines.push(`  check: ${r.check.summary.line} (${found.join('; ')}; trtx check explains each)`);
   }
   lines.push(`  ran on ${where}`);
-  for (const l of referenceEngineLines(r.engines)) lines.push(`  ${l}`);
+  for (const l of standinEngineLines(r.engines)) lines.push(`  ${l}`);
   const kernels = kernelsLine(r.budgets.map((b) => b.kernels));
   if (kernels) lines.push(`  ${kernels}`);
   if (r.caches.length) lines.push(`  caches: ${shortList(r.caches)}`);

@@ -1,6 +1,6 @@
 // What a TensorRT delegate handle runs: an engine over bound addresses, on a
 // stream. Real programs carry TensorRT plans; this build executes trtx's
-// reference engines (reference_engine.h: synthetic version 1,
+// reference engines (standin_engine.h: synthetic version 1,
 // program_executor.h: version 2) and recognises a TensorRT plan only to
 // refuse it.
 #pragma once

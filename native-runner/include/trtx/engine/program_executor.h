@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "trtx/engine/engine_executor.h"
-#include "trtx/engine/reference_engine.h"
+#include "trtx/engine/standin_engine.h"
 #include "trtx/runtime/device.h"
 #include "trtx/runtime/result.h"
 
@@ -36,7 +36,7 @@ constexpr const char* kProgramExecutorKind = "reference-program";
 /// program runs on ATen's kernels (trtx/aten/aten_program.h) on the device
 /// context's target; otherwise on ExecuTorch's CPU kernels.
 Result<std::unique_ptr<EngineExecutor>> make_program_executor(
-    RefEngine engine, const runtime::DeviceContext& device, const std::vector<bool>& binding_is_input,
+    StandinEngine engine, const runtime::DeviceContext& device, const std::vector<bool>& binding_is_input,
     const std::string& where, const executorch::runtime::NamedDataMap* named_data = nullptr, bool aten = false);
 
 }  // namespace trtx::engine
