@@ -54,4 +54,5 @@ done
 PYTHONUNBUFFERED=1 python3 bench/engine-gpu/eager.py --shape 1b --dtype bfloat16 --max-cache 1024 --steps "$steps" --out "$out" 2>&1 | tail -3
 tar -czf "$OUT/engine-gpu.tgz" -C "$out" . && echo "wrote engine-gpu.tgz"
 # The engine before ATen's kernels (ExecuTorch's CPU kernels, bindings through the host), last: it is slow.
-for zc in "$work"/*.zero-copy.pte; do run zero-copy.executorch "$zc" 2 --caller-stream off --engine-kernels executorch; done
+# TRTX_SKIP_BEFORE=1 leaves it out (measured once: bench/README.md).
+[ -n "${TRTX_SKIP_BEFORE:-}" ] || for zc in "$work"/*.zero-copy.pte; do run zero-copy.executorch "$zc" 2 --caller-stream off --engine-kernels executorch; done
