@@ -32,6 +32,7 @@ const OTHER_PROGRAMS: Record<string, string> = {
   '--outputs': 'the native runner (trtx-runner run)',
   '--engine-kernels': 'the native runner (trtx-runner run)',
   '--progress': 'the native runner (trtx-runner run)',
+  '--loader': 'the native runner (trtx-runner run)',
 };
 
 /**
