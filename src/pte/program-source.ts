@@ -30,6 +30,32 @@ export function bytesSource(bytes: Uint8Array): ProgramSource {
 
 const PAGE = 64 * 1024;
 /** Pages a paged source keeps (16 MiB): a FlatBuffer touching every page of 2 GiB is verified in this much, not in 2 GiB held. */
+/**
+ * The little-endian scalar reads of a source whose bytes come in pages:
+ * `page(at)` gives the page holding `at` and the offset in it. The verifier
+ * reads every scalar aligned to its size, so none straddles a page.
+ */
+export function scalarsOverPages(page: (at: number) => [DataView, number]): Pick<ProgramSource, 'u8' | 'u16' | 'i32' | 'u32'> {
+  return {
+    u8: (at) => {
+      const [v, o] = page(at);
+      return v.getUint8(o);
+    },
+    u16: (at) => {
+      const [v, o] = page(at);
+      return v.getUint16(o, true);
+    },
+    i32: (at) => {
+      const [v, o] = page(at);
+      return v.getInt32(o, true);
+    },
+    u32: (at) => {
+      const [v, o] = page(at);
+      return v.getUint32(o, true);
+    },
+  };
+}
+
 export const MAX_KEPT_PAGES = 256;
 
 export interface PagedOptions {
@@ -98,22 +124,7 @@ export function pagedFileSource(
   };
   return {
     length,
-    u8: (at) => {
-      const [v, o] = page(at);
-      return v.getUint8(o);
-    },
-    u16: (at) => {
-      const [v, o] = page(at);
-      return v.getUint16(o, true);
-    },
-    i32: (at) => {
-      const [v, o] = page(at);
-      return v.getInt32(o, true);
-    },
-    u32: (at) => {
-      const [v, o] = page(at);
-      return v.getUint32(o, true);
-    },
+    ...scalarsOverPages(page),
     bytes: (offset, n) => {
       const buf = new Uint8Array(n);
       readFully(fd, buf, base + offset, path, length);

@@ -15,7 +15,7 @@
 // again (a real engine misses 2 to 4 times); past MAX_MISSES it reads the
 // engine whole, which is what every read cost before.
 
-import type { ProgramSource } from '../pte/program-source.js';
+import { scalarsOverPages, type ProgramSource } from '../pte/program-source.js';
 
 const PAGE = 64 * 1024;
 /** Misses before a read gives up on pages and takes the engine whole (a hostile engine scattered over many pages). */
@@ -62,23 +62,7 @@ function cachedSource(length: number, pages: Map<number, DataView>, ranges: Map<
   };
   return {
     length,
-    u8: (at) => {
-      const [v, o] = page(at);
-      return v.getUint8(o);
-    },
-    // The verifier reads every scalar aligned to its size, so none straddles a page.
-    u16: (at) => {
-      const [v, o] = page(at);
-      return v.getUint16(o, true);
-    },
-    i32: (at) => {
-      const [v, o] = page(at);
-      return v.getInt32(o, true);
-    },
-    u32: (at) => {
-      const [v, o] = page(at);
-      return v.getUint32(o, true);
-    },
+    ...scalarsOverPages(page),
     bytes: (offset, n) => {
       const known = ranges.get(`${offset}+${n}`);
       if (!known) throw new Missing(offset, n, false);
